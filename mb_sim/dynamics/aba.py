@@ -1,0 +1,132 @@
+"""Featherstone's articulated-body algorithm, O(n) forward dynamics (000.md 2.4; 004.md 8(B)).
+
+Three passes over the tree:
+1. base -> tips: X_i, v_i = X_i v_p + S_i qd_i, c_i = v_i x S_i qd_i, I^A_i = I_i,
+   p^A_i = v_i x* I_i v_i - f_ext,i;
+2. tips -> base: U_i = I^A_i S_i, D_i = S_i^T U_i, u_i = tau_i - S_i^T p^A_i,
+   I^A_p += X_i^T (I^A_i - U_i U_i^T / D_i) X_i   (eq. 3.33),
+   p^A_p += X_i^T (p^A_i + I^A_i c_i + U_i u_i / D_i)   (eq. 3.34);
+3. base -> tips: a'_i = X_i a_p + c_i, qdd_i = (u_i - U_i^T a'_i) / D_i,
+   a_i = a'_i + S_i qdd_i   (eqs. 3.28, 3.31).
+Gravity enters as a fictitious base acceleration a_0 = [0; -g]. Viscous joint damping is a
+torque -damping * qd added to tau.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mb_sim._jit import njit
+from mb_sim.dynamics.spatial import (
+    congruence_add,
+    cross_force_into,
+    cross_motion_into,
+    dot6,
+    joint_pose_into,
+    mtv6_add,
+    mv6_into,
+    plucker_into,
+)
+
+
+@njit
+def aba_kernel(
+    parent: np.ndarray,
+    joint_type: np.ndarray,
+    axis: np.ndarray,
+    tree_rot: np.ndarray,
+    tree_pos: np.ndarray,
+    inertia: np.ndarray,
+    damping: np.ndarray,
+    q: np.ndarray,
+    qd: np.ndarray,
+    tau: np.ndarray,
+    a0: np.ndarray,
+    f_ext: np.ndarray,
+    X: np.ndarray,
+    S: np.ndarray,
+    U: np.ndarray,
+    D: np.ndarray,
+    IA: np.ndarray,
+) -> np.ndarray:
+    """Joint accelerations; also leaves X, S, U, D, I^A in the work arrays for impulse response."""
+    n = parent.shape[0]
+    v = np.zeros((n, 6))
+    c = np.zeros((n, 6))
+    pA = np.zeros((n, 6))
+    u = np.zeros(n)
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    t6 = np.empty(6)
+    Ia = np.empty((6, 6))
+    tmp = np.empty((6, 6))
+    for i in range(n):
+        joint_pose_into(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
+        plucker_into(R, p, X[i])
+        S[i, :] = 0.0
+        if joint_type[i] == 0:
+            S[i, :3] = axis[i]
+        else:
+            S[i, 3:] = axis[i]
+        j = parent[i]
+        if j >= 0:
+            mv6_into(X[i], v[j], v[i])
+        for k in range(6):
+            v[i, k] += S[i, k] * qd[i]
+        if j >= 0:
+            cross_motion_into(v[i], S[i], c[i])
+            for k in range(6):
+                c[i, k] *= qd[i]
+        IA[i] = inertia[i]
+        mv6_into(inertia[i], v[i], t6)
+        cross_force_into(v[i], t6, pA[i])
+        for k in range(6):
+            pA[i, k] -= f_ext[i, k]
+    for i in range(n - 1, -1, -1):
+        mv6_into(IA[i], S[i], U[i])
+        D[i] = dot6(S[i], U[i])
+        u[i] = tau[i] - damping[i] * qd[i] - dot6(S[i], pA[i])
+        j = parent[i]
+        if j >= 0:
+            for r in range(6):
+                for k in range(6):
+                    Ia[r, k] = IA[i, r, k] - U[i, r] * U[i, k] / D[i]
+            mv6_into(Ia, c[i], t6)
+            for k in range(6):
+                t6[k] += pA[i, k] + U[i, k] * (u[i] / D[i])
+            congruence_add(X[i], Ia, IA[j], tmp)
+            mtv6_add(X[i], t6, pA[j])
+    qdd = np.zeros(n)
+    a = np.zeros((n, 6))
+    for i in range(n):
+        j = parent[i]
+        mv6_into(X[i], a0 if j < 0 else a[j], t6)
+        for k in range(6):
+            t6[k] += c[i, k]
+        qdd[i] = (u[i] - dot6(U[i], t6)) / D[i]
+        for k in range(6):
+            a[i, k] = t6[k] + S[i, k] * qdd[i]
+    return qdd
+
+
+@njit
+def aba_alloc(
+    parent: np.ndarray,
+    joint_type: np.ndarray,
+    axis: np.ndarray,
+    tree_rot: np.ndarray,
+    tree_pos: np.ndarray,
+    inertia: np.ndarray,
+    damping: np.ndarray,
+    q: np.ndarray,
+    qd: np.ndarray,
+    tau: np.ndarray,
+    a0: np.ndarray,
+) -> np.ndarray:
+    """`aba_kernel` with its work arrays made here (one call from Python)."""
+    n = parent.shape[0]
+    return aba_kernel(
+        parent, joint_type, axis, tree_rot, tree_pos, inertia, damping, q, qd, tau, a0,
+        np.zeros((n, 6)), np.empty((n, 6, 6)), np.empty((n, 6)), np.empty((n, 6)),
+        np.empty(n), np.empty((n, 6, 6)),
+    )

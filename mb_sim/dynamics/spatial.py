@@ -1,0 +1,274 @@
+"""Spatial algebra in Featherstone's notation (000.md 2.2), written out for 6-vectors.
+
+Motion vectors are [omega; v] and force vectors [n; f], both at a frame origin and in that
+frame's coordinates. A Plücker transform from frame A to frame B, with E the rotation from A
+to B coordinates and r the origin of B in A coordinates, is (000.md eq. 3.16)
+
+    B_X_A = [[E, 0], [-E r~, E]],     and forces transform with B_X_A^-T.
+
+The helpers below are small loops so that numba compiles them into the kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mb_sim._jit import njit
+
+
+@njit
+def axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rodrigues: R = cos(a) 1 + (1 - cos(a)) u u^T + sin(a) u~."""
+    c, s = np.cos(angle), np.sin(angle)
+    x, y, z = axis[0], axis[1], axis[2]
+    t = 1.0 - c
+    R = np.empty((3, 3))
+    R[0, 0] = c + t * x * x
+    R[0, 1] = t * x * y - s * z
+    R[0, 2] = t * x * z + s * y
+    R[1, 0] = t * x * y + s * z
+    R[1, 1] = c + t * y * y
+    R[1, 2] = t * y * z - s * x
+    R[2, 0] = t * x * z - s * y
+    R[2, 1] = t * y * z + s * x
+    R[2, 2] = c + t * z * z
+    return R
+
+
+@njit
+def matmul3(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    C = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            C[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
+    return C
+
+
+@njit
+def matvec3(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    return np.array(
+        [
+            A[0, 0] * x[0] + A[0, 1] * x[1] + A[0, 2] * x[2],
+            A[1, 0] * x[0] + A[1, 1] * x[1] + A[1, 2] * x[2],
+            A[2, 0] * x[0] + A[2, 1] * x[1] + A[2, 2] * x[2],
+        ]
+    )
+
+
+@njit
+def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.array(
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    )
+
+
+@njit
+def joint_pose(
+    joint_type: int, axis: np.ndarray, tree_rot: np.ndarray, tree_pos: np.ndarray, q: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pose (R, p) of a body in its parent's frame: the tree offset, then the joint motion."""
+    if joint_type == 0:
+        return matmul3(tree_rot, axis_rotation(axis, q)), tree_pos.copy()
+    return tree_rot.copy(), tree_pos + q * matvec3(tree_rot, axis)
+
+
+@njit
+def plucker(R: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """child_X_parent for a child posed at (R, p) in the parent: E = R^T (eq. 3.16)."""
+    X = np.zeros((6, 6))
+    for i in range(3):
+        e0, e1, e2 = R[0, i], R[1, i], R[2, i]  # row i of E = R^T
+        X[i, 0], X[i, 1], X[i, 2] = e0, e1, e2
+        X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
+        # row i of -E r~ is -(E[i] x r), since E[i] . (r x m) = (E[i] x r) . m
+        X[i + 3, 0] = -(e1 * p[2] - e2 * p[1])
+        X[i + 3, 1] = -(e2 * p[0] - e0 * p[2])
+        X[i + 3, 2] = -(e0 * p[1] - e1 * p[0])
+    return X
+
+
+@njit
+def mv6(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    y = np.zeros(6)
+    for i in range(6):
+        s = 0.0
+        for j in range(6):
+            s += A[i, j] * x[j]
+        y[i] = s
+    return y
+
+
+@njit
+def mtv6(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A^T x (forces go from child to parent with the transpose of child_X_parent)."""
+    y = np.zeros(6)
+    for j in range(6):
+        s = 0.0
+        for i in range(6):
+            s += A[i, j] * x[i]
+        y[j] = s
+    return y
+
+
+@njit
+def congruence(X: np.ndarray, I: np.ndarray) -> np.ndarray:
+    """X^T I X: an inertia moved from child to parent coordinates (eq. 3.33)."""
+    T = np.zeros((6, 6))
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                s += I[i, k] * X[k, j]
+            T[i, j] = s
+    out = np.zeros((6, 6))
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                s += X[k, i] * T[k, j]
+            out[i, j] = s
+    return out
+
+
+@njit
+def cross_motion(v: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """v x m for motion vectors: [w x mw; w x mv + vv x mw]."""
+    w, u = v[:3], v[3:]
+    out = np.empty(6)
+    out[:3] = cross3(w, m[:3])
+    out[3:] = cross3(w, m[3:]) + cross3(u, m[:3])
+    return out
+
+
+@njit
+def cross_force(v: np.ndarray, f: np.ndarray) -> np.ndarray:
+    """v x* f for force vectors: [w x n + vv x f; w x f]."""
+    w, u = v[:3], v[3:]
+    out = np.empty(6)
+    out[:3] = cross3(w, f[:3]) + cross3(u, f[3:])
+    out[3:] = cross3(w, f[3:])
+    return out
+
+
+@njit
+def motion_subspace(joint_type: int, axis: np.ndarray) -> np.ndarray:
+    """S = [u; 0] for a revolute joint, [0; u] for a prismatic one (000.md 2.3)."""
+    S = np.zeros(6)
+    if joint_type == 0:
+        S[:3] = axis
+    else:
+        S[3:] = axis
+    return S
+
+
+@njit
+def dot6(a: np.ndarray, b: np.ndarray) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+# --- allocation-free variants for the per-step kernels -------------------------------------
+
+
+@njit
+def joint_pose_into(
+    joint_type: int,
+    axis: np.ndarray,
+    tree_rot: np.ndarray,
+    tree_pos: np.ndarray,
+    q: float,
+    R: np.ndarray,
+    p: np.ndarray,
+) -> None:
+    """`joint_pose` written into R, p."""
+    if joint_type == 0:
+        c, s = np.cos(q), np.sin(q)
+        x, y, z = axis[0], axis[1], axis[2]
+        t = 1.0 - c
+        j00, j01, j02 = c + t * x * x, t * x * y - s * z, t * x * z + s * y
+        j10, j11, j12 = t * x * y + s * z, c + t * y * y, t * y * z - s * x
+        j20, j21, j22 = t * x * z - s * y, t * y * z + s * x, c + t * z * z
+        for i in range(3):
+            a0, a1, a2 = tree_rot[i, 0], tree_rot[i, 1], tree_rot[i, 2]
+            R[i, 0] = a0 * j00 + a1 * j10 + a2 * j20
+            R[i, 1] = a0 * j01 + a1 * j11 + a2 * j21
+            R[i, 2] = a0 * j02 + a1 * j12 + a2 * j22
+            p[i] = tree_pos[i]
+    else:
+        for i in range(3):
+            R[i, 0], R[i, 1], R[i, 2] = tree_rot[i, 0], tree_rot[i, 1], tree_rot[i, 2]
+            p[i] = tree_pos[i] + q * (
+                tree_rot[i, 0] * axis[0] + tree_rot[i, 1] * axis[1] + tree_rot[i, 2] * axis[2]
+            )
+
+
+@njit
+def plucker_into(R: np.ndarray, p: np.ndarray, X: np.ndarray) -> None:
+    """`plucker` written into X."""
+    for i in range(3):
+        e0, e1, e2 = R[0, i], R[1, i], R[2, i]
+        X[i, 0], X[i, 1], X[i, 2] = e0, e1, e2
+        X[i, 3], X[i, 4], X[i, 5] = 0.0, 0.0, 0.0
+        X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
+        X[i + 3, 0] = -(e1 * p[2] - e2 * p[1])
+        X[i + 3, 1] = -(e2 * p[0] - e0 * p[2])
+        X[i + 3, 2] = -(e0 * p[1] - e1 * p[0])
+
+
+@njit
+def mv6_into(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    for i in range(6):
+        s = 0.0
+        for j in range(6):
+            s += A[i, j] * x[j]
+        out[i] = s
+
+
+@njit
+def mtv6_add(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """out += A^T x."""
+    for j in range(6):
+        s = 0.0
+        for i in range(6):
+            s += A[i, j] * x[i]
+        out[j] += s
+
+
+@njit
+def congruence_add(X: np.ndarray, I: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
+    """out += X^T I X, using the 6x6 scratch `tmp`."""
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                s += I[i, k] * X[k, j]
+            tmp[i, j] = s
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                s += X[k, i] * tmp[k, j]
+            out[i, j] += s
+
+
+@njit
+def cross_motion_into(v: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
+    """out = v x m for motion vectors."""
+    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    out[0] = w1 * m[2] - w2 * m[1]
+    out[1] = w2 * m[0] - w0 * m[2]
+    out[2] = w0 * m[1] - w1 * m[0]
+    out[3] = w1 * m[5] - w2 * m[4] + u1 * m[2] - u2 * m[1]
+    out[4] = w2 * m[3] - w0 * m[5] + u2 * m[0] - u0 * m[2]
+    out[5] = w0 * m[4] - w1 * m[3] + u0 * m[1] - u1 * m[0]
+
+
+@njit
+def cross_force_into(v: np.ndarray, f: np.ndarray, out: np.ndarray) -> None:
+    """out = v x* f for force vectors."""
+    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    out[0] = w1 * f[2] - w2 * f[1] + u1 * f[5] - u2 * f[4]
+    out[1] = w2 * f[0] - w0 * f[2] + u2 * f[3] - u0 * f[5]
+    out[2] = w0 * f[1] - w1 * f[0] + u0 * f[4] - u1 * f[3]
+    out[3] = w1 * f[5] - w2 * f[4]
+    out[4] = w2 * f[3] - w0 * f[5]
+    out[5] = w0 * f[4] - w1 * f[3]

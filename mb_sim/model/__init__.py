@@ -1,0 +1,7 @@
+"""Robot and world descriptions, validated and compiled into read-only models."""
+
+from mb_sim.model.geometry import Geometry
+from mb_sim.model.model import Model
+from mb_sim.model.urdf import load_urdf
+
+__all__ = ["Geometry", "Model", "load_urdf"]

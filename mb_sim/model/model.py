@@ -1,0 +1,120 @@
+"""The compiled robot model: a kinematic tree of 1-dof joints as flat, read-only arrays.
+
+Bodies are numbered so that `parent[i] < i` (000.md 2.3, prefix order); body -1 is the fixed
+base. Every movable URDF joint makes one body; links attached by fixed joints are lumped into
+the body they hang from, keeping their frame as a fixed offset (`link_body`, `link_offset`).
+
+Conventions (Featherstone, 000.md 2.2): the frame of body i is the child-link frame of its
+joint. At q = 0 its pose in the parent body frame is (`tree_rot[i]`, `tree_pos[i]`), and the
+joint moves it by a rotation about, or a translation along, `axis[i]` (body coordinates).
+Spatial motion vectors are [angular; linear] at the body origin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mb_sim.model.geometry import Geometry
+
+REVOLUTE = 0
+PRISMATIC = 1
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """A robot compiled for the dynamics kernels. Read-only; share it freely."""
+
+    name: str
+    source: str
+    joint_names: tuple[str, ...]
+    link_names: tuple[str, ...]
+    base_link: str
+
+    # --- the tree, one entry per body (= movable joint), q order ---
+    parent: np.ndarray  # (n,) int64, -1 for the base
+    joint_type: np.ndarray  # (n,) int64, REVOLUTE or PRISMATIC
+    axis: np.ndarray  # (n, 3) unit joint axis in body coordinates
+    tree_rot: np.ndarray  # (n, 3, 3) body frame at q = 0 in parent coordinates
+    tree_pos: np.ndarray  # (n, 3)
+    mass: np.ndarray  # (n,)
+    com: np.ndarray  # (n, 3) centre of mass in body coordinates
+    inertia: np.ndarray  # (n, 3, 3) rotational inertia about the centre of mass, body axes
+    spatial_inertia: np.ndarray  # (n, 6, 6) about the body origin
+
+    # --- joint properties, q order ---
+    lower: np.ndarray
+    upper: np.ndarray
+    effort_limit: np.ndarray  # inf where the URDF gives none
+    velocity_limit: np.ndarray
+    damping: np.ndarray  # viscous, N m s / rad or N s / m
+    friction: np.ndarray  # Coulomb bound, N m or N
+    continuous: np.ndarray  # (n,) bool
+    mimic: tuple[tuple[int, int, float, float], ...]
+    """(joint, leader, multiplier, offset): q[joint] = multiplier * q[leader] + offset."""
+
+    # --- links and their frames ---
+    link_body: dict[str, int]  # body carrying each link (-1: the base)
+    link_offset: dict[str, np.ndarray]  # (4, 4) link frame in the body frame
+    link_parent: dict[str, str | None]
+    link_joint: dict[str, str | None]
+    fixed_links: tuple[str, ...]
+    collision_geometries: dict[str, tuple[Geometry, ...]]
+    visual_geometries: dict[str, tuple[Geometry, ...]]
+    urdf_xml: str = field(repr=False, default="")
+
+    @property
+    def nq(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def nv(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def nbodies(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def kinematic_arrays(self) -> tuple[np.ndarray, ...]:
+        """The arrays every kernel takes, in their argument order."""
+        return (self.parent, self.joint_type, self.axis, self.tree_rot, self.tree_pos)
+
+    def joint_index(self, name: str) -> int:
+        """Position of a movable joint in q; KeyError naming the joint otherwise."""
+        try:
+            return self.joint_names.index(name)
+        except ValueError:
+            raise KeyError(
+                f"unknown joint {name!r}; movable joints are {list(self.joint_names)}"
+            ) from None
+
+    def __repr__(self) -> str:
+        return f"Model({self.name!r}, nq={self.nq}, links={len(self.link_names)})"
+
+
+def spatial_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
+    """6x6 rigid-body inertia about the frame origin (000.md 2.2, transformed from the c.o.m.).
+
+    I_O = [[I_c + m c~ c~^T, m c~], [m c~^T, m 1]] for motion vectors [omega; v].
+    """
+    c = np.asarray(com, dtype=float)
+    cx = np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
+    out = np.zeros((6, 6))
+    out[:3, :3] = inertia_com + mass * cx @ cx.T
+    out[:3, 3:] = mass * cx
+    out[3:, :3] = mass * cx.T
+    out[3:, 3:] = mass * np.eye(3)
+    return out
+
+
+def freeze_arrays(**arrays: np.ndarray) -> dict[str, np.ndarray]:
+    """Contiguous, write-protected copies, so a shared model cannot be changed by accident."""
+    return {k: _frozen(np.array(v)) for k, v in arrays.items()}

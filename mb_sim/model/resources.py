@@ -1,0 +1,67 @@
+"""Resolving resource URIs (`package://`, `file://`, relative paths) to files.
+
+`package://pkg/path` is looked up, in order, through ament_index (when importable), the
+entries of ROS_PACKAGE_PATH (each a package folder or a folder of packages), the extra
+`package_dirs` the caller gives, and finally relative to the referring file's folder. A URI
+that cannot be resolved is not an error by itself: the caller keeps the explanation and
+raises it only when the file is actually needed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+
+def _ament_share(package: str) -> Path | None:
+    try:
+        from ament_index_python.packages import (
+            PackageNotFoundError,
+            get_package_share_directory,
+        )
+    except ImportError:
+        return None
+    try:
+        return Path(get_package_share_directory(package))
+    except (PackageNotFoundError, ValueError, LookupError):
+        return None
+
+
+def _package_roots(package: str, package_dirs: Iterable[str | os.PathLike]) -> list[Path]:
+    roots: list[Path] = []
+    entries = [p for p in os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep) if p]
+    for entry in [*entries, *(str(d) for d in package_dirs)]:
+        base = Path(entry)
+        if base.name == package:
+            roots.append(base)
+        roots.append(base / package)
+    return roots
+
+
+def resolve_uri(
+    uri: str,
+    base_dir: str | os.PathLike | None = None,
+    package_dirs: Iterable[str | os.PathLike] = (),
+) -> tuple[str | None, str | None]:
+    """Return (absolute path, None) when the file exists, else (None, why not)."""
+    searched: list[str] = []
+    if uri.startswith("package://"):
+        package, _, rel = uri[len("package://") :].partition("/")
+        candidates: list[Path] = []
+        share = _ament_share(package)
+        if share is not None:
+            candidates.append(share / rel)
+        candidates += [root / rel for root in _package_roots(package, package_dirs)]
+        if base_dir is not None:
+            candidates += [Path(base_dir) / rel, Path(base_dir).parent / rel]
+    elif uri.startswith("file://"):
+        candidates = [Path(uri[len("file://") :])]
+    else:
+        path = Path(uri)
+        candidates = [path] if path.is_absolute() or base_dir is None else [Path(base_dir) / path]
+    for candidate in candidates:
+        searched.append(str(candidate))
+        if candidate.is_file():
+            return str(candidate.resolve()), None
+    return None, f"cannot resolve {uri!r}; searched: {', '.join(searched) or 'nothing'}"
