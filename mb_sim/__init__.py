@@ -7,15 +7,22 @@ The physics is a plain Python library: `load_urdf` compiles a robot, `aba`/`rnea
 from mb_sim.dynamics import aba, crba, hybrid, rnea
 from mb_sim.errors import ModelError, WorldError
 from mb_sim.model import Geometry, Model, load_urdf
+from mb_sim.model.world import World, load_world
+from mb_sim.sim import Contacts, Simulation, State
 
 __all__ = [
+    "Contacts",
     "Geometry",
     "Model",
     "ModelError",
+    "Simulation",
+    "State",
+    "World",
     "WorldError",
     "aba",
     "crba",
     "hybrid",
     "load_urdf",
+    "load_world",
     "rnea",
 ]

@@ -59,3 +59,38 @@ def point_impulse(
     out[:3] = matvec3(Rt, cross3(point - pos, direction))
     out[3:] = matvec3(Rt, direction)
     return out
+
+
+@njit
+def joint_impulse_response(
+    parent: np.ndarray,
+    X: np.ndarray,
+    S: np.ndarray,
+    U: np.ndarray,
+    D: np.ndarray,
+    joint: int,
+    dqd: np.ndarray,
+) -> None:
+    """dqd = H^-1 e_joint: the response to a unit impulse of the joint's own actuator.
+
+    The same two sweeps as `impulse_response`, started from u_joint = 1 instead of a link
+    impulse (a joint-space impulse acts on the joint's two links equally and oppositely).
+    """
+    n = parent.shape[0]
+    YA = np.zeros((n, 6))
+    u = np.zeros(n)
+    u[joint] = 1.0
+    i = joint
+    while i >= 0:
+        if i != joint:
+            u[i] = -dot6(S[i], YA[i])
+        j = parent[i]
+        if j >= 0:
+            YA[j] += mtv6(X[i], YA[i] + U[i] * (u[i] / D[i]))
+        i = j
+    dv = np.zeros((n, 6))
+    for i in range(n):
+        j = parent[i]
+        ap = mv6(X[i], dv[j]) if j >= 0 else np.zeros(6)
+        dqd[i] = (u[i] - dot6(U[i], ap)) / D[i]
+        dv[i] = ap + S[i] * dqd[i]

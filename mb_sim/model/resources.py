@@ -24,7 +24,7 @@ def _ament_share(package: str) -> Path | None:
         return None
     try:
         return Path(get_package_share_directory(package))
-    except (PackageNotFoundError, ValueError, LookupError):
+    except (PackageNotFoundError, ValueError, LookupError, OSError):
         return None
 
 

@@ -1,0 +1,249 @@
+"""Mesh files: resolve their URIs, read their triangles, and build the convex hull that collides.
+
+Formats: STL (binary and ASCII) and Wavefront OBJ are read by this module; when the `trimesh`
+package is installed it reads them (and every other format it knows, e.g. PLY, OFF, GLB) instead.
+Vertices are multiplied by the per-axis `scale`. A mesh collides as its convex hull, which is
+built once per (file, modification time, scale) and cached.
+
+Errors are `MeshError` (a ValueError) with the file named; the URDF and world loaders wrap
+them into their own errors with the element or key path.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import struct
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mb_sim.model import resources as _resources
+
+
+@functools.cache
+def _trimesh() -> Any:
+    """The trimesh module, or None when it is not installed (imported on first use: it is slow)."""
+    try:
+        import trimesh
+    except ImportError:
+        return None
+    return trimesh
+
+
+def trimesh_available() -> bool:
+    """Whether mesh files are read by trimesh (else by the built-in STL and OBJ readers)."""
+    return _trimesh() is not None
+
+
+class MeshError(ValueError):
+    """A mesh file that cannot be found, read or turned into a solid."""
+
+
+# --------------------------------------------------------------------------------------------
+# URI resolution
+
+
+def resolve_uri(uri: str, base_dir: str | os.PathLike[str] | None = None) -> str:
+    """Absolute path of the existing file named by `uri`, or MeshError naming what was tried.
+
+    `package://` URIs are looked up as `mb_sim.model.resources.resolve_uri` does (ament index,
+    ROS_PACKAGE_PATH); `file://` URIs and absolute paths are used as they are; relative paths
+    are taken from `base_dir` (the current folder if None).
+    """
+    if not isinstance(uri, str) or not uri:
+        raise MeshError(f"mesh URI must be a non-empty string, got {uri!r}")
+    if base_dir is None:
+        base_dir = os.getcwd()
+    try:
+        path, why = _resources.resolve_uri(os.path.expanduser(uri), base_dir)
+    except OSError as exc:
+        raise MeshError(f"cannot resolve {uri!r}: {exc}") from exc
+    if path is None:
+        raise MeshError(why or f"cannot resolve {uri!r}")
+    return path
+
+
+# --------------------------------------------------------------------------------------------
+# Readers
+
+
+def _merge(corners: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Triangle soup (m, 3, 3) -> shared vertices (n, 3) and triangles (m, 3)."""
+    flat = corners.reshape(-1, 3)
+    verts, inverse = np.unique(flat, axis=0, return_inverse=True)
+    return verts, inverse.reshape(-1, 3).astype(np.int64)
+
+
+def _read_stl(path: str) -> tuple[np.ndarray, np.ndarray]:
+    data = Path(path).read_bytes()
+    if len(data) >= 84:
+        (count,) = struct.unpack_from("<I", data, 80)
+        if len(data) == 84 + 50 * count:
+            rec = np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("attr", "<u2")])
+            tris = np.frombuffer(data, dtype=rec, count=count, offset=84)["v"].astype(float)
+            if count == 0:
+                raise MeshError(f"{path}: binary STL holds no triangles")
+            return _merge(tris)
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError as exc:
+        raise MeshError(f"{path}: neither a binary STL (size does not match its triangle "
+                        "count) nor an ASCII STL") from exc
+    if not text.lstrip().lower().startswith("solid"):
+        raise MeshError(f"{path}: ASCII STL must start with 'solid'")
+    nums = re.findall(r"^\s*vertex\s+(\S+)\s+(\S+)\s+(\S+)", text, flags=re.MULTILINE)
+    if not nums or len(nums) % 3:
+        raise MeshError(f"{path}: ASCII STL has {len(nums)} vertex lines (need a non-zero "
+                        "multiple of 3)")
+    try:
+        corners = np.array(nums, dtype=float).reshape(-1, 3, 3)
+    except ValueError as exc:
+        raise MeshError(f"{path}: ASCII STL has a vertex that is not three numbers") from exc
+    return _merge(corners)
+
+
+def _read_obj(path: str) -> tuple[np.ndarray, np.ndarray]:
+    verts: list[list[float]] = []
+    tris: list[list[int]] = []
+    text = Path(path).read_text(encoding="utf-8", errors="replace")
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        parts = line.split("#", 1)[0].split()
+        if not parts:
+            continue
+        if parts[0] == "v":
+            try:
+                verts.append([float(x) for x in parts[1:4]])
+            except ValueError as exc:
+                raise MeshError(f"{path}: line {lineno}: bad vertex {line.strip()!r}") from exc
+            if len(verts[-1]) != 3:
+                raise MeshError(f"{path}: line {lineno}: vertex needs 3 coordinates")
+        elif parts[0] == "f":
+            idx = []
+            for token in parts[1:]:
+                try:
+                    i = int(token.split("/", 1)[0])
+                except ValueError as exc:
+                    raise MeshError(f"{path}: line {lineno}: bad face index {token!r}") from exc
+                i = i - 1 if i > 0 else len(verts) + i
+                if not 0 <= i < len(verts):
+                    raise MeshError(f"{path}: line {lineno}: face index {token!r} names no "
+                                    "vertex defined before it")
+                idx.append(i)
+            if len(idx) < 3:
+                raise MeshError(f"{path}: line {lineno}: a face needs at least 3 vertices")
+            tris.extend([idx[0], idx[k], idx[k + 1]] for k in range(1, len(idx) - 1))
+    if not verts or not tris:
+        raise MeshError(f"{path}: OBJ holds no faces")
+    return np.array(verts, dtype=float), np.array(tris, dtype=np.int64)
+
+
+def _read_with_trimesh(path: str) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        mesh = _trimesh().load(path, force="mesh", process=False)
+    except Exception as exc:
+        raise MeshError(f"{path}: cannot read mesh: {exc}") from exc
+    verts = np.asarray(getattr(mesh, "vertices", ()), dtype=float).reshape(-1, 3)
+    tris = np.asarray(getattr(mesh, "faces", ()), dtype=np.int64).reshape(-1, 3)
+    if len(verts) == 0 or len(tris) == 0:
+        raise MeshError(f"{path}: the mesh holds no triangles")
+    return verts, tris
+
+
+def _scale_vector(scale: float | tuple[float, ...] | np.ndarray) -> np.ndarray:
+    s = np.broadcast_to(np.asarray(scale, dtype=float), (3,)).copy()
+    if not np.all(np.isfinite(s)) or np.any(s <= 0):
+        raise MeshError(f"mesh scale must be finite and > 0, got {np.asarray(scale).tolist()}")
+    return s
+
+
+def load_mesh(path: str | os.PathLike[str], scale: float | tuple[float, ...] = (1.0, 1.0, 1.0),
+              use_trimesh: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (n, 3) times `scale` and triangles (m, 3) of a mesh file.
+
+    `use_trimesh`: None uses trimesh when installed; False forces the built-in STL/OBJ reader.
+    """
+    path = str(path)
+    s = _scale_vector(scale)
+    if not os.path.isfile(path):
+        raise MeshError(f"mesh file {path!r} does not exist")
+    if not os.access(path, os.R_OK):
+        raise MeshError(f"mesh file {path!r} is not readable")
+    ext = os.path.splitext(path)[1].lower()
+    if use_trimesh is None:
+        use_trimesh = trimesh_available()
+    elif use_trimesh and not trimesh_available():
+        raise MeshError(f"{path}: use_trimesh=True but the trimesh package is not installed")
+    try:
+        if use_trimesh:
+            verts, tris = _read_with_trimesh(path)
+        elif ext == ".stl":
+            verts, tris = _read_stl(path)
+        elif ext == ".obj":
+            verts, tris = _read_obj(path)
+        else:
+            raise MeshError(f"{path}: format {ext or '(none)'!r} needs the trimesh package "
+                            "(built-in readers: .stl, .obj)")
+    except OSError as exc:
+        raise MeshError(f"{path}: cannot read: {exc}") from exc
+    if not np.all(np.isfinite(verts)):
+        raise MeshError(f"{path}: vertex coordinates are not all finite")
+    return verts * s, tris
+
+
+# --------------------------------------------------------------------------------------------
+# Convex hull
+
+
+def convex_hull(vertices: np.ndarray, name: str = "mesh") -> tuple[np.ndarray, np.ndarray]:
+    """Convex hull of a point set: hull vertices (k, 3) and outward-wound triangles.
+
+    Raises MeshError when the points span no volume (fewer than 4, or all in a plane).
+    """
+    from scipy.spatial import ConvexHull, QhullError
+
+    pts = np.asarray(vertices, dtype=float)
+    if len(pts) < 4:
+        raise MeshError(f"{name}: {len(pts)} vertices span no volume (need 4 or more)")
+    try:
+        hull = ConvexHull(pts)
+    except (QhullError, ValueError) as exc:
+        raise MeshError(f"{name}: the vertices are flat or degenerate and span no volume") from exc
+    tris = hull.simplices.copy()
+    p0, p1, p2 = pts[tris[:, 0]], pts[tris[:, 1]], pts[tris[:, 2]]
+    inward = np.einsum("ij,ij->i", np.cross(p1 - p0, p2 - p0), hull.equations[:, :3]) < 0
+    tris[inward] = tris[inward][:, [0, 2, 1]]
+    used = np.unique(tris)
+    remap = np.full(len(pts), -1, dtype=np.int64)
+    remap[used] = np.arange(len(used))
+    return pts[used], remap[tris]
+
+
+@functools.lru_cache(maxsize=256)
+def _hull_cached(path: str, _stamp: tuple[int, int], scale: tuple[float, float, float]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    verts, tris = convex_hull(load_mesh(path, scale)[0], name=path)
+    verts.setflags(write=False)
+    tris.setflags(write=False)
+    return verts, tris
+
+
+def convex_hull_mesh(path: str | os.PathLike[str],
+                     scale: float | tuple[float, ...] = (1.0, 1.0, 1.0)
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only hull vertices and outward triangles of a mesh file, cached per file and scale."""
+    path = os.path.realpath(str(path))
+    s = tuple(float(x) for x in _scale_vector(scale))
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise MeshError(f"mesh file {path!r} does not exist") from exc
+    return _hull_cached(path, (st.st_mtime_ns, st.st_size), s)
+
+
+def convex_hull_vertices(path: str | os.PathLike[str],
+                         scale: float | tuple[float, ...] = (1.0, 1.0, 1.0)) -> np.ndarray:
+    """Read-only vertices (k, 3) of the convex hull of a mesh file, in the mesh file's frame."""
+    return convex_hull_mesh(path, scale)[0]

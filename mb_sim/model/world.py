@@ -1,0 +1,813 @@
+"""World description: ground, gravity, robot placement, environment bodies, joints, solver settings.
+
+`load_world(source)` reads a YAML file (or YAML text, or a dict) and returns a frozen `World`.
+Every problem raises `mb_sim.errors.WorldError` whose message names the file, the path of the
+key (e.g. ``bodies[2].size[1]``) and the offending value.
+
+Format (every key is optional unless marked required; units SI, angles in radians)::
+
+    gravity: [0, 0, -9.81]
+    ground: {height: 0.0, friction: 0.8, restitution: 0.0}   # null, false or absent: no ground
+    robot:                          # where the URDF robot's base stands
+      xyz: [0, 0, 0]
+      rpy: [0, 0, 0]                # or quat_xyzw: [x, y, z, w]
+      friction: 0.8                 # surfaces of the robot's links
+      restitution: 0.0
+      joint_limit_restitution: 0.0  # e of the impulses that keep joints within limits (000.md)
+      initial_positions: {joint1: 0.5}
+    bodies:
+      - name: box1                  # required, unique, not "world"
+        shape: box                  # required: box | sphere | cylinder | capsule | mesh
+        size: [0.1, 0.1, 0.1]       # box: full extents; sphere: [r]; cylinder, capsule: [r, L]
+        mesh: meshes/part.stl       # shape mesh only: relative to this file, absolute,
+                                    # file:// or package://
+        scale: 1.0                  # shape mesh only: number or [sx, sy, sz]
+        mass: 0.5                   # or density: 1000 (kg/m^3); neither: density 1000
+        inertia: [ixx, iyy, izz]    # optional, about the COM in the shape axes; also
+                                    # [ixx, iyy, izz, ixy, ixz, iyz] or a 3x3 list
+        com: [0, 0, 0]              # optional, in the shape frame (default: the centroid)
+        xyz: [0.5, 0.0, 0.05]       # pose of the shape frame (world)
+        rpy: [0, 0, 0]              # or quat_xyzw: [x, y, z, w] (normalised on load)
+        linear_velocity: [0, 0, 0]  # of the centre of mass, world frame
+        angular_velocity: [0, 0, 0] # world frame
+        static: false               # static bodies never move (velocities must be zero)
+        friction: 0.8
+        restitution: 0.0
+    joints:
+      - name: hinge                 # required, unique
+        type: revolute             # required: ball | revolute | prismatic | fixed
+        parent: world               # "world" (default) or a body name
+        child: door                 # required, a body name
+        anchor: [0, 0, 1]           # world frame at load time (default: the child's COM)
+        child_anchor: [0, 0, 1.05]  # point on the child, world frame at load time
+                                    # (default: anchor; differs for a joint that starts apart)
+        axis: [0, 0, 1]             # revolute, prismatic (default z); normalised on load
+        limits: [-1.5, 1.5]         # revolute (rad), prismatic (m); relative to the load pose
+        friction: 20.0              # Coulomb bound: N m (revolute, ball) or N (prismatic)
+        collide_connected: false    # whether parent and child collide with each other
+    solver: {iterations: 30}        # see SolverSettings for all keys and defaults
+
+Shapes and frames. Shapes are those of `mb_sim.model.geometry` (a capsule's L is the length of
+its cylinder, total height L + 2r; cylinders and capsules lie along their local z). A mesh body
+is the convex hull of its mesh. A body's frame has its origin at the centre of mass and the
+axes of the shape frame: `Body.xyz` is the world position of the COM, `Body.com` is zero, and
+`Body.geometry.xyz` is minus the COM in the shape frame (zero for primitives with no `com` key).
+Mass properties come from `mb_sim.model.mass` for a uniform solid of the given density, or of
+the density mass / volume when `mass` is given. Static bodies have infinite mass: they are
+stored with mass 0, inertia 0, `inv_mass` 0 and `inv_inertia` 0 (mass keys are checked, then
+ignored).
+
+Joint coordinates are zero in the configuration at load time; the joint holds the parent's
+point `anchor` on the child's point `child_anchor`, and for revolute and prismatic joints also
+the direction `axis`, both fixed in each body at load time (the `*_local` fields).
+
+Combination rules for a contact between surfaces a and b (ground, body or robot link):
+
+- friction mu = sqrt(mu_a mu_b), the geometric mean: symmetric, equal coefficients give that
+  coefficient, and a frictionless surface (ice, the mu = 0 cube of 000.md T1) makes the contact
+  frictionless whatever it touches.
+- restitution e = max(e_a, e_b): symmetric, equal coefficients give that coefficient, and a
+  bouncing body (a ball with e = 0.8) keeps its bounce on surfaces left at the default e = 0,
+  so a scene sets restitution once, on the body that should bounce.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, NoReturn
+
+import numpy as np
+import yaml
+
+from mb_sim.errors import WorldError
+from mb_sim.model.geometry import KINDS, Geometry
+from mb_sim.model.mass import check_inertia, shape_properties
+from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
+
+DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
+DEFAULT_FRICTION = 0.8
+DEFAULT_RESTITUTION = 0.0
+DEFAULT_DENSITY = 1000.0
+JOINT_TYPES = ("ball", "revolute", "prismatic", "fixed")
+WORLD = "world"
+
+
+def combine_friction(a: float, b: float) -> float:
+    """Friction of a contact between surfaces with coefficients a and b: sqrt(a b)."""
+    return math.sqrt(a * b)
+
+
+def combine_restitution(a: float, b: float) -> float:
+    """Restitution of a contact between surfaces with coefficients a and b: max(a, b)."""
+    return max(a, b)
+
+
+# --------------------------------------------------------------------------------------------
+# Rotations (quaternions are [x, y, z, w])
+
+
+def quat_from_rpy(rpy: np.ndarray | tuple[float, float, float]) -> np.ndarray:
+    """Quaternion of R = Rz(yaw) Ry(pitch) Rx(roll), the URDF convention."""
+    hr, hp, hy = (0.5 * float(a) for a in rpy)
+    cr, sr, cp, sp, cy, sy = (math.cos(hr), math.sin(hr), math.cos(hp), math.sin(hp),
+                              math.cos(hy), math.sin(hy))
+    return np.array([
+        sr * cp * cy - cr * sp * sy,
+        cr * sp * cy + sr * cp * sy,
+        cr * cp * sy - sr * sp * cy,
+        cr * cp * cy + sr * sp * sy,
+    ])
+
+
+def rotation_from_quat(q: np.ndarray | tuple[float, ...]) -> np.ndarray:
+    """Rotation matrix of a unit quaternion [x, y, z, w]."""
+    x, y, z, w = (float(a) for a in q)
+    return np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+
+
+# --------------------------------------------------------------------------------------------
+# Data
+
+
+def _frozen(a: Any, dtype: type = float) -> np.ndarray:
+    arr = np.array(a, dtype=dtype)
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class Ground:
+    """Horizontal plane z = height with normal +z."""
+
+    height: float = 0.0
+    friction: float = DEFAULT_FRICTION
+    restitution: float = DEFAULT_RESTITUTION
+
+    @property
+    def normal(self) -> np.ndarray:
+        return np.array([0.0, 0.0, 1.0])
+
+
+@dataclass(frozen=True, eq=False)
+class RobotPlacement:
+    """Pose of the robot's base in the world and the properties of its link surfaces."""
+
+    xyz: np.ndarray = field(default_factory=lambda: _frozen(np.zeros(3)))
+    quat_xyzw: np.ndarray = field(default_factory=lambda: _frozen([0.0, 0.0, 0.0, 1.0]))
+    friction: float = DEFAULT_FRICTION
+    restitution: float = DEFAULT_RESTITUTION
+    joint_limit_restitution: float = 0.0
+    initial_positions: Mapping[str, float] = field(
+        default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def rotation(self) -> np.ndarray:
+        return rotation_from_quat(self.quat_xyzw)
+
+
+@dataclass(frozen=True, eq=False)
+class Body:
+    """One environment body. Its frame: origin at the COM, axes of the shape frame.
+
+    mass, inertia: kg and kg m^2 about the COM in body axes (0 for static bodies, which have
+    infinite mass: use `inv_mass`, `inv_inertia`). xyz, quat_xyzw: world pose of the body frame.
+    linear_velocity (of the COM), angular_velocity: world frame.
+    """
+
+    name: str
+    geometry: Geometry
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    xyz: np.ndarray
+    quat_xyzw: np.ndarray
+    linear_velocity: np.ndarray
+    angular_velocity: np.ndarray
+    static: bool
+    friction: float
+    restitution: float
+
+    @property
+    def inv_mass(self) -> float:
+        return 0.0 if self.static else 1.0 / self.mass
+
+    @property
+    def inv_inertia(self) -> np.ndarray:
+        """Inverse inertia in body axes (zero for static bodies)."""
+        return np.zeros((3, 3)) if self.static else np.linalg.inv(self.inertia)
+
+    @property
+    def rotation(self) -> np.ndarray:
+        return rotation_from_quat(self.quat_xyzw)
+
+
+@dataclass(frozen=True, eq=False)
+class WorldJoint:
+    """A joint between two environment bodies or a body and the world (parent None).
+
+    anchor, child_anchor, axis: world frame at load time. limits: (lower, upper) of the joint
+    coordinate (rad or m, zero at load time) or None. friction: Coulomb bound (N m or N) or None.
+    *_local: the same points and axis in the parent's and the child's body frames (the
+    parent's is the world frame when parent is None).
+    """
+
+    name: str
+    type: str
+    parent: str | None
+    child: str
+    anchor: np.ndarray
+    axis: np.ndarray
+    limits: tuple[float, float] | None
+    friction: float | None
+    child_anchor: np.ndarray
+    collide_connected: bool
+    parent_anchor_local: np.ndarray
+    child_anchor_local: np.ndarray
+    parent_axis_local: np.ndarray
+    child_axis_local: np.ndarray
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    """Contact and constraint solver settings.
+
+    iterations: sequential-impulse sweeps per step (002.md). tolerance: stop sweeping when no
+    impulse changes by more than this (N s). restitution_threshold: approach speeds below it
+    (m/s) give inelastic contacts. envelope: contacts are gathered when surfaces are closer than
+    this (m; the envelope of 000.md). baumgarte: fraction of the penetration corrected per step
+    (position correction, 004.md). slop: penetration left uncorrected (m). self_collision:
+    robot links collide with each other (adjacent links never do). warm_start: start each step
+    from the last step's impulses. d_max: largest joint gap accepted by the impulse-kept joint
+    loop (m, 003.md). max_passes: passes of that loop per step (1 = its real-time mode).
+    """
+
+    iterations: int = 30
+    tolerance: float = 1e-7
+    restitution_threshold: float = 0.2
+    envelope: float = 0.005
+    baumgarte: float = 0.2
+    slop: float = 0.001
+    self_collision: bool = True
+    warm_start: bool = True
+    d_max: float = 1e-6
+    max_passes: int = 100
+
+
+@dataclass(frozen=True, eq=False)
+class World:
+    """Everything but the robot: gravity, ground, bodies, joints, solver settings.
+
+    source: the world file's absolute path, or "<string>" / "<dict>".
+    """
+
+    gravity: np.ndarray
+    ground: Ground | None
+    robot: RobotPlacement
+    bodies: tuple[Body, ...]
+    joints: tuple[WorldJoint, ...]
+    solver: SolverSettings
+    source: str
+    description: str = ""
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.bodies)
+
+    def body(self, name: str) -> Body:
+        for b in self.bodies:
+            if b.name == name:
+                return b
+        raise KeyError(f"no body named {name!r} in {self.source} (bodies: "
+                       f"{', '.join(self.body_names) or 'none'})")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A description that `load_world` turns back into this world.
+
+        Mass and inertia are written out; mesh paths are absolute.
+        """
+        out: dict[str, Any] = {"gravity": self.gravity.tolist()}
+        if self.description:
+            out["description"] = self.description
+        if self.ground is not None:
+            g = self.ground
+            out["ground"] = {"height": g.height, "friction": g.friction,
+                             "restitution": g.restitution}
+        r = self.robot
+        out["robot"] = {"xyz": r.xyz.tolist(), "quat_xyzw": r.quat_xyzw.tolist(),
+                        "friction": r.friction, "restitution": r.restitution,
+                        "joint_limit_restitution": r.joint_limit_restitution,
+                        "initial_positions": dict(r.initial_positions)}
+        out["bodies"] = [_body_to_dict(b) for b in self.bodies]
+        out["joints"] = [_joint_to_dict(j) for j in self.joints]
+        out["solver"] = {k: getattr(self.solver, k)
+                         for k in SolverSettings.__dataclass_fields__}
+        return out
+
+
+def _body_to_dict(b: Body) -> dict[str, Any]:
+    geo = b.geometry
+    rot = b.rotation
+    com_shape = -np.asarray(geo.xyz, dtype=float)
+    d: dict[str, Any] = {"name": b.name, "shape": geo.kind}
+    if geo.kind == "mesh":
+        d["mesh"] = geo.mesh
+        d["scale"] = list(geo.scale)
+    else:
+        d["size"] = list(geo.size)
+    if not b.static:
+        d["mass"] = b.mass
+        d["inertia"] = b.inertia.tolist()
+        d["com"] = com_shape.tolist()
+        d["linear_velocity"] = b.linear_velocity.tolist()
+        d["angular_velocity"] = b.angular_velocity.tolist()
+    elif np.any(com_shape != 0):
+        d["com"] = com_shape.tolist()
+    d["xyz"] = (b.xyz - rot @ com_shape).tolist()
+    d["quat_xyzw"] = b.quat_xyzw.tolist()
+    d["static"] = b.static
+    d["friction"] = b.friction
+    d["restitution"] = b.restitution
+    return d
+
+
+def _joint_to_dict(j: WorldJoint) -> dict[str, Any]:
+    d: dict[str, Any] = {"name": j.name, "type": j.type, "parent": j.parent or WORLD,
+                         "child": j.child, "anchor": j.anchor.tolist(),
+                         "child_anchor": j.child_anchor.tolist(),
+                         "collide_connected": j.collide_connected}
+    if j.type in ("revolute", "prismatic"):
+        d["axis"] = j.axis.tolist()
+    if j.limits is not None:
+        d["limits"] = list(j.limits)
+    if j.friction is not None:
+        d["friction"] = j.friction
+    return d
+
+
+# --------------------------------------------------------------------------------------------
+# YAML reading
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML that rejects duplicate keys and reads 1e-6 as a float (YAML 1.2)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, Any] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first on line {seen[key]})",
+                    key_node.start_mark)
+            if isinstance(key, (str, int, float, bool)):
+                seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def _read_source(source: Any, base_dir: str | os.PathLike[str] | None
+                 ) -> tuple[Any, str, str]:
+    """(data, label for messages, folder for relative paths)."""
+    if isinstance(source, Mapping):
+        return dict(source), "<dict>", str(base_dir if base_dir is not None else os.getcwd())
+    if isinstance(source, (bytes, bytearray)):
+        source = source.decode("utf-8", errors="replace")
+    if isinstance(source, os.PathLike) or (
+        isinstance(source, str) and "\n" not in source and (
+            os.path.exists(source) or not (": " in source or source.lstrip().startswith("{"))
+        )
+    ):
+        path = Path(source)
+        label = os.fspath(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise WorldError(f"{label}: world file does not exist") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise WorldError(f"{label}: cannot read world file: {exc}") from None
+        folder = str(base_dir if base_dir is not None else path.resolve().parent)
+    elif isinstance(source, str):
+        text, label = source, "<string>"
+        folder = str(base_dir if base_dir is not None else os.getcwd())
+    else:
+        raise WorldError(f"load_world takes a path, YAML text or a dict, got {type(source)}")
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise WorldError(f"{label}: {where}YAML error: {problem}") from None
+    return data, label, folder
+
+
+# --------------------------------------------------------------------------------------------
+# Validation
+
+
+_MISSING = object()
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class _Reader:
+    """Typed access to the parsed YAML with errors that name the file, key path and value."""
+
+    def __init__(self, label: str, folder: str) -> None:
+        self.label = label
+        self.folder = folder
+
+    def fail(self, path: str, message: str, value: Any = _MISSING) -> NoReturn:
+        got = "" if value is _MISSING else f" (got {_show(value)})"
+        raise WorldError(f"{self.label}: {path or '<top level>'}: {message}{got}")
+
+    def mapping(self, path: str, value: Any, allowed: tuple[str, ...],
+                required: tuple[str, ...] = ()) -> dict[str, Any]:
+        if not isinstance(value, Mapping):
+            self.fail(path, "must be a mapping of keys to values", value)
+        for key in value:
+            if not isinstance(key, str) or key not in allowed:
+                hint = ""
+                if isinstance(key, str):
+                    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+                    if close:
+                        hint = f" (did you mean {close[0]!r}?)"
+                self.fail(_key(path, key), f"unknown key{hint}; allowed: "
+                          f"{', '.join(allowed)}", value[key])
+        for key in required:
+            if key not in value:
+                self.fail(_key(path, key), "required key is missing")
+        return dict(value)
+
+    def number(self, path: str, value: Any, lo: float | None = None, lo_open: bool = False,
+               hi: float | None = None) -> float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(path, "must be a number", value)
+        x = float(value)
+        if not math.isfinite(x):
+            self.fail(path, "must be finite", value)
+        if lo is not None and (x < lo or (lo_open and x == lo)):
+            self.fail(path, f"must be {'>' if lo_open else '>='} {lo:g}", value)
+        if hi is not None and x > hi:
+            self.fail(path, f"must be <= {hi:g}", value)
+        return x
+
+    def integer(self, path: str, value: Any, lo: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(path, "must be an integer", value)
+        if value < lo:
+            self.fail(path, f"must be >= {lo}", value)
+        return int(value)
+
+    def boolean(self, path: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            self.fail(path, "must be true or false", value)
+        return value
+
+    def name(self, path: str, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            self.fail(path, "must be a non-empty string", value)
+        return value
+
+    def choice(self, path: str, value: Any, options: tuple[str, ...]) -> str:
+        if not isinstance(value, str) or value not in options:
+            close = difflib.get_close_matches(str(value), options, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            self.fail(path, f"must be one of {', '.join(options)}{hint}", value)
+        return value
+
+    def vector(self, path: str, value: Any, n: int, lo: float | None = None,
+               lo_open: bool = False) -> np.ndarray:
+        if not isinstance(value, (list, tuple)):
+            self.fail(path, f"must be a list of {n} numbers", value)
+        if len(value) != n:
+            self.fail(path, f"must have {n} element{'s' if n != 1 else ''}, has {len(value)}",
+                      value)
+        return np.array([self.number(f"{path}[{i}]", v, lo, lo_open) for i, v in enumerate(value)])
+
+    def seq(self, path: str, value: Any) -> list[Any]:
+        if value is None:
+            return []
+        if not isinstance(value, (list, tuple)):
+            self.fail(path, "must be a list", value)
+        return list(value)
+
+
+def _key(path: str, key: Any) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _orientation(r: _Reader, path: str, d: dict[str, Any]) -> np.ndarray:
+    if "rpy" in d and "quat_xyzw" in d:
+        r.fail(_key(path, "quat_xyzw"), "give rpy or quat_xyzw, not both", d["quat_xyzw"])
+    if "quat_xyzw" in d:
+        q = r.vector(_key(path, "quat_xyzw"), d["quat_xyzw"], 4)
+        norm = float(np.linalg.norm(q))
+        if norm < 1e-9:
+            r.fail(_key(path, "quat_xyzw"), "must not be zero", d["quat_xyzw"])
+        return q / norm
+    return quat_from_rpy(r.vector(_key(path, "rpy"), d.get("rpy", [0, 0, 0]), 3))
+
+
+_TOP_KEYS = ("gravity", "ground", "robot", "bodies", "joints", "solver", "description")
+_GROUND_KEYS = ("height", "friction", "restitution")
+_ROBOT_KEYS = ("xyz", "rpy", "quat_xyzw", "friction", "restitution", "joint_limit_restitution",
+               "initial_positions")
+_BODY_KEYS = ("name", "shape", "size", "mesh", "scale", "mass", "density", "inertia", "com",
+              "xyz", "rpy", "quat_xyzw", "linear_velocity", "angular_velocity", "static",
+              "friction", "restitution")
+_JOINT_KEYS = ("name", "type", "parent", "child", "anchor", "child_anchor", "axis", "limits",
+               "friction", "collide_connected")
+_SIZE_LEN = {"box": 3, "sphere": 1, "cylinder": 2, "capsule": 2}
+_SIZE_DOC = {"box": "[x, y, z] full extents", "sphere": "[radius]",
+             "cylinder": "[radius, length]", "capsule": "[radius, length]"}
+
+
+def _surface(r: _Reader, path: str, d: dict[str, Any]) -> tuple[float, float]:
+    mu = r.number(_key(path, "friction"), d.get("friction", DEFAULT_FRICTION), lo=0.0)
+    e = r.number(_key(path, "restitution"), d.get("restitution", DEFAULT_RESTITUTION),
+                 lo=0.0, hi=1.0)
+    return mu, e
+
+
+def _ground(r: _Reader, value: Any) -> Ground | None:
+    if value is None or value is False:
+        return None
+    if value is True:
+        return Ground()
+    d = r.mapping("ground", value, _GROUND_KEYS)
+    mu, e = _surface(r, "ground", d)
+    return Ground(r.number("ground.height", d.get("height", 0.0)), mu, e)
+
+
+def _robot(r: _Reader, value: Any) -> RobotPlacement:
+    d = r.mapping("robot", {} if value is None else value, _ROBOT_KEYS)
+    mu, e = _surface(r, "robot", d)
+    limit_e = r.number("robot.joint_limit_restitution", d.get("joint_limit_restitution", 0.0),
+                       lo=0.0, hi=1.0)
+    raw = d.get("initial_positions") or {}
+    if not isinstance(raw, Mapping):
+        r.fail("robot.initial_positions", "must be a mapping of joint names to positions", raw)
+    q0: dict[str, float] = {}
+    for k, v in raw.items():
+        name = r.name(f"robot.initial_positions.{k}", k)
+        q0[name] = r.number(f"robot.initial_positions.{k}", v)
+    return RobotPlacement(_frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3)),
+                          _frozen(_orientation(r, "robot", d)), mu, e, limit_e,
+                          MappingProxyType(q0))
+
+
+def _solver(r: _Reader, value: Any) -> SolverSettings:
+    fields = tuple(SolverSettings.__dataclass_fields__)
+    d = r.mapping("solver", {} if value is None else value, fields)
+    base = SolverSettings()
+    kw: dict[str, Any] = {}
+    for k, v in d.items():
+        p = f"solver.{k}"
+        if k in ("iterations", "max_passes"):
+            kw[k] = r.integer(p, v, 1)
+        elif k in ("self_collision", "warm_start"):
+            kw[k] = r.boolean(p, v)
+        elif k == "d_max":
+            kw[k] = r.number(p, v, lo=0.0, lo_open=True)
+        elif k == "baumgarte":
+            kw[k] = r.number(p, v, lo=0.0, hi=1.0)
+        else:
+            kw[k] = r.number(p, v, lo=0.0)
+    return SolverSettings(**{**{k: getattr(base, k) for k in fields}, **kw})
+
+
+def _inertia(r: _Reader, path: str, value: Any) -> np.ndarray:
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, (list, tuple))
+                                                          for v in value):
+        if len(value) != 3:
+            r.fail(path, "a 3x3 inertia needs 3 rows", value)
+        m = np.array([r.vector(f"{path}[{i}]", row, 3) for i, row in enumerate(value)])
+    else:
+        if not isinstance(value, (list, tuple)) or len(value) not in (3, 6):
+            r.fail(path, "must be [ixx, iyy, izz], [ixx, iyy, izz, ixy, ixz, iyz] or 3x3",
+                   value)
+        v = r.vector(path, value, len(value))
+        off = v[3:] if len(v) == 6 else np.zeros(3)
+        m = np.array([[v[0], off[0], off[1]], [off[0], v[1], off[2]], [off[1], off[2], v[2]]])
+    why = check_inertia(m)
+    if why:
+        r.fail(path, f"inertia {why}", value)
+    return 0.5 * (m + m.T)
+
+
+def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
+    d = r.mapping(path, value, _BODY_KEYS, required=("name", "shape"))
+    name = r.name(_key(path, "name"), d["name"])
+    if name == WORLD:
+        r.fail(_key(path, "name"), f"{WORLD!r} is reserved for the fixed world frame", name)
+    if name in names:
+        r.fail(_key(path, "name"), "duplicate body name", name)
+    kind = r.choice(_key(path, "shape"), d["shape"], KINDS)
+
+    size: tuple[float, ...] = ()
+    mesh_path: str | None = None
+    scale = (1.0, 1.0, 1.0)
+    if kind == "mesh":
+        for k in ("size",):
+            if k in d:
+                r.fail(_key(path, k), "is not used by shape mesh (use scale)", d[k])
+        if "mesh" not in d:
+            r.fail(_key(path, "mesh"), "shape mesh needs a mesh file")
+        uri = d["mesh"]
+        if not isinstance(uri, str) or not uri:
+            r.fail(_key(path, "mesh"), "must be a file path or URI", uri)
+        if "scale" in d:
+            sv = d["scale"]
+            s = (np.full(3, r.number(_key(path, "scale"), sv, lo=0.0, lo_open=True))
+                 if not isinstance(sv, (list, tuple))
+                 else r.vector(_key(path, "scale"), sv, 3, lo=0.0, lo_open=True))
+            scale = tuple(float(x) for x in s)
+        try:
+            mesh_path = resolve_uri(uri, r.folder)
+            convex_hull_mesh(mesh_path, scale)
+        except MeshError as exc:
+            r.fail(_key(path, "mesh"), str(exc), uri)
+    else:
+        for k in ("mesh", "scale"):
+            if k in d:
+                r.fail(_key(path, k), f"is only used by shape mesh, not {kind}", d[k])
+        if "size" not in d:
+            r.fail(_key(path, "size"), f"shape {kind} needs size {_SIZE_DOC[kind]}")
+        size = tuple(float(x) for x in r.vector(_key(path, "size"), d["size"], _SIZE_LEN[kind],
+                                                lo=0.0, lo_open=True))
+
+    static = r.boolean(_key(path, "static"), d.get("static", False))
+    if "mass" in d and "density" in d:
+        r.fail(_key(path, "density"), f"give mass or density, not both (mass is {d['mass']!r})",
+               d["density"])
+    mass = density = None
+    if "mass" in d:
+        mass = r.number(_key(path, "mass"), d["mass"], lo=0.0, lo_open=True)
+    if "density" in d:
+        density = r.number(_key(path, "density"), d["density"], lo=0.0, lo_open=True)
+    given_inertia = None
+    if "inertia" in d:
+        if mass is None and density is None:
+            r.fail(_key(path, "inertia"), "an explicit inertia needs mass or density",
+                   d["inertia"])
+        given_inertia = _inertia(r, _key(path, "inertia"), d["inertia"])
+
+    shape = Geometry(kind=kind, size=size, mesh=mesh_path, scale=scale)
+    try:
+        unit = shape_properties(shape, 1.0)
+    except (ValueError, MeshError) as exc:
+        r.fail(_key(path, "mesh" if kind == "mesh" else "size"), str(exc),
+               d.get("mesh", d.get("size")))
+    com_shape = (r.vector(_key(path, "com"), d["com"], 3) if "com" in d else unit.com)
+    if static:
+        m, inertia = 0.0, np.zeros((3, 3))
+    else:
+        m = mass if mass is not None else (density or DEFAULT_DENSITY) * unit.volume
+        if given_inertia is not None:
+            inertia = given_inertia
+        else:
+            shift = com_shape - unit.com
+            inertia = m / unit.volume * unit.inertia + m * (
+                shift @ shift * np.eye(3) - np.outer(shift, shift))
+
+    quat = _orientation(r, path, d)
+    rot = rotation_from_quat(quat)
+    origin = r.vector(_key(path, "xyz"), d.get("xyz", [0, 0, 0]), 3)
+    lin = r.vector(_key(path, "linear_velocity"), d.get("linear_velocity", [0, 0, 0]), 3)
+    ang = r.vector(_key(path, "angular_velocity"), d.get("angular_velocity", [0, 0, 0]), 3)
+    if static:
+        for k, v in (("linear_velocity", lin), ("angular_velocity", ang)):
+            if np.any(v != 0):
+                r.fail(_key(path, k), "a static body cannot move", d[k])
+    mu, e = _surface(r, path, d)
+    geometry = Geometry(kind=kind, size=size, xyz=tuple(0.0 - float(x) for x in com_shape),
+                        mesh=mesh_path, scale=scale)
+    return Body(name=name, geometry=geometry, mass=float(m), com=_frozen(np.zeros(3)),
+                inertia=_frozen(inertia), xyz=_frozen(origin + rot @ com_shape),
+                quat_xyzw=_frozen(quat), linear_velocity=_frozen(lin),
+                angular_velocity=_frozen(ang), static=static, friction=mu, restitution=e)
+
+
+def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: set[str]
+           ) -> WorldJoint:
+    d = r.mapping(path, value, _JOINT_KEYS, required=("name", "type", "child"))
+    name = r.name(_key(path, "name"), d["name"])
+    if name in names:
+        r.fail(_key(path, "name"), "duplicate joint name", name)
+    jtype = r.choice(_key(path, "type"), d["type"], JOINT_TYPES)
+    ends = (WORLD, *bodies)
+
+    def end(key: str, value: Any) -> str:
+        s = r.name(_key(path, key), value)
+        if s not in ends:
+            close = difflib.get_close_matches(s, ends, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            r.fail(_key(path, key), f"names no body{hint}; bodies: {', '.join(bodies) or 'none'}"
+                   f"{'' if key == 'child' else ', or world'}", value)
+        return s
+
+    parent = end("parent", d.get("parent", WORLD))
+    child = end("child", d["child"])
+    if child == WORLD:
+        r.fail(_key(path, "child"), "must be a body (world can only be the parent)", child)
+    if child == parent:
+        r.fail(_key(path, "child"), "parent and child are the same body", child)
+    pb = bodies.get(parent)
+    cb = bodies[child]
+    if cb.static and (pb is None or pb.static):
+        r.fail(_key(path, "child"), "the joint connects nothing that can move "
+               f"(child is static, parent is {'world' if pb is None else 'static'})", child)
+
+    anchor = r.vector(_key(path, "anchor"), d["anchor"], 3) if "anchor" in d else cb.xyz.copy()
+    child_anchor = (r.vector(_key(path, "child_anchor"), d["child_anchor"], 3)
+                    if "child_anchor" in d else anchor.copy())
+    axis = np.array([0.0, 0.0, 1.0])
+    if jtype in ("revolute", "prismatic"):
+        if "axis" in d:
+            axis = r.vector(_key(path, "axis"), d["axis"], 3)
+            norm = float(np.linalg.norm(axis))
+            if norm < 1e-9:
+                r.fail(_key(path, "axis"), "must not be zero", d["axis"])
+            axis = axis / norm
+    elif "axis" in d:
+        r.fail(_key(path, "axis"), f"is not used by {jtype} joints", d["axis"])
+
+    limits = None
+    if "limits" in d and d["limits"] is not None:
+        if jtype not in ("revolute", "prismatic"):
+            r.fail(_key(path, "limits"), f"{jtype} joints take no limits", d["limits"])
+        lo, hi = r.vector(_key(path, "limits"), d["limits"], 2)
+        if lo > hi:
+            r.fail(_key(path, "limits"), "lower limit is above the upper limit", d["limits"])
+        limits = (float(lo), float(hi))
+    friction = None
+    if "friction" in d and d["friction"] is not None:
+        if jtype == "fixed":
+            r.fail(_key(path, "friction"), "fixed joints take no friction", d["friction"])
+        friction = r.number(_key(path, "friction"), d["friction"], lo=0.0)
+    collide = r.boolean(_key(path, "collide_connected"), d.get("collide_connected", False))
+
+    def local(b: Body | None, point: np.ndarray) -> np.ndarray:
+        return point.copy() if b is None else b.rotation.T @ (point - b.xyz)
+
+    return WorldJoint(
+        name=name, type=jtype, parent=None if parent == WORLD else parent, child=child,
+        anchor=_frozen(anchor), axis=_frozen(axis), limits=limits, friction=friction,
+        child_anchor=_frozen(child_anchor), collide_connected=collide,
+        parent_anchor_local=_frozen(local(pb, anchor)),
+        child_anchor_local=_frozen(local(cb, child_anchor)),
+        parent_axis_local=_frozen(axis if pb is None else pb.rotation.T @ axis),
+        child_axis_local=_frozen(cb.rotation.T @ axis),
+    )
+
+
+def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
+               base_dir: str | os.PathLike[str] | None = None) -> World:
+    """Load a world from a YAML file path, YAML text or a dict (format: module docstring).
+
+    Relative mesh paths are taken from the world file's folder (`base_dir` if given, the
+    current folder for text and dicts). Raises WorldError naming the file, key path and value.
+    """
+    data, label, folder = _read_source(source, base_dir)
+    r = _Reader(label, folder)
+    if data is None:
+        r.fail("", "the world description is empty")
+    d = r.mapping("", data, _TOP_KEYS)
+    if "description" in d and not isinstance(d["description"], str):
+        r.fail("description", "must be a string", d["description"])
+    gravity = r.vector("gravity", d.get("gravity", list(DEFAULT_GRAVITY)), 3)
+    ground = _ground(r, d.get("ground"))
+    robot = _robot(r, d.get("robot"))
+    bodies: dict[str, Body] = {}
+    for i, item in enumerate(r.seq("bodies", d.get("bodies"))):
+        b = _body(r, f"bodies[{i}]", item, set(bodies))
+        bodies[b.name] = b
+    joints: list[WorldJoint] = []
+    for i, item in enumerate(r.seq("joints", d.get("joints"))):
+        joints.append(_joint(r, f"joints[{i}]", item, bodies, {j.name for j in joints}))
+    solver = _solver(r, d.get("solver"))
+    source_name = label if label.startswith("<") else str(Path(label).resolve())
+    return World(gravity=_frozen(gravity), ground=ground, robot=robot,
+                 bodies=tuple(bodies.values()), joints=tuple(joints), solver=solver,
+                 source=source_name, description=d.get("description", ""))

@@ -1,0 +1,493 @@
+"""`Simulation`: one robot and a world of free bodies, stepped by a fixed pipeline.
+
+step() runs named stages, each reading the read-only model/world and writing the state:
+1. free motion: robot qdd by ABA with the applied efforts (000.md 2.4), free bodies under
+   gravity with implicit gyroscopic rotation; velocities advance by h (semi-implicit Euler,
+   002.md 1.6) or by RK4 (000.md eq. 2.33) for the robot;
+2. collision: link and body poses, broad phase, narrow phase (000.md 1.1);
+3. rows: contacts, robot joint limits / friction / mimic, world joints (`mb_sim.solver`);
+4. impulses: sequential impulses with warm start (002.md 1.7);
+5. world joints kept by impulses on the predicted positions at t + h (003.md 1.5);
+6. position correction by split impulses: penetration is removed through pseudo-velocities
+   that move positions but are never added to the velocities, so correcting drift adds no
+   energy (in place of Baumgarte's bias terms, 004.md 1.5);
+7. positions advance with the new velocities.
+Same inputs give the same bits: no randomness, fixed iteration order.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+from transforms3d.quaternions import mat2quat
+
+from mb_sim.dynamics import GRAVITY, base_acceleration
+from mb_sim.dynamics.aba import aba_kernel
+from mb_sim.dynamics.crba import crba_kernel
+from mb_sim.dynamics.kinematics import body_poses
+from mb_sim.model.model import Model
+from mb_sim.sim.rigid import gyroscopic_step, quat_integrate, quat_to_matrix
+from mb_sim.sim.state import State
+from mb_sim.solver import pgs
+from mb_sim.solver.joint_rows import joint_rows
+from mb_sim.solver.rows import FOLLOWER, NORMAL, TANGENT, Rows
+
+log = logging.getLogger("mb_sim")
+
+INTEGRATORS = ("semi_implicit_euler", "rk4")
+
+
+@dataclass(frozen=True)
+class Contacts:
+    """Contacts of the last step, world frame. Normals point from body_b to body_a; impulses
+    are those applied to body_a (N s): normal plus friction."""
+
+    points: np.ndarray
+    normals: np.ndarray
+    depths: np.ndarray
+    impulses: np.ndarray
+    body_a: tuple[str, ...]
+    body_b: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.depths)
+
+
+def _empty_contacts() -> Contacts:
+    return Contacts(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), (), ())
+
+
+def _quat_xyzw(R: np.ndarray) -> np.ndarray:
+    w, x, y, z = mat2quat(R)
+    return np.array([x, y, z, w])
+
+
+class Simulation:
+    """A robot (`Model`, optional) and a world (`World`, optional) advanced by fixed steps."""
+
+    def __init__(
+        self,
+        model: Model | None = None,
+        world: object | None = None,
+        dt: float = 0.001,
+        integrator: str = "semi_implicit_euler",
+        gravity: Sequence[float] | None = None,
+    ):
+        if not (np.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt must be a positive number of seconds, got {dt!r}")
+        if integrator not in INTEGRATORS:
+            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
+        from mb_sim.sim.scene import Scene  # the collision side is optional for robot-only use
+
+        self.model = model
+        self.world = world
+        self.dt = float(dt)
+        self.integrator = integrator
+        if gravity is None:
+            gravity = getattr(world, "gravity", GRAVITY) if world is not None else GRAVITY
+        self.gravity = np.array(gravity, dtype=float)
+        self.scene = Scene(model, world)
+        self._init_robot()
+        settings = getattr(world, "solver", None)
+        self.iterations = int(getattr(settings, "iterations", 30))
+        self.tolerance = float(getattr(settings, "tolerance", 1e-7))
+        self.restitution_threshold = float(getattr(settings, "restitution_threshold", 0.2))
+        self.envelope = float(getattr(settings, "envelope", 0.005))
+        self.baumgarte = float(getattr(settings, "baumgarte", 0.2))
+        self.slop = float(getattr(settings, "slop", 0.001))
+        self.warm_starting = bool(getattr(settings, "warm_start", True))
+        self._rows = Rows(self.nv)
+        self._effort_warned: set[int] = set()
+        self._contacts = _empty_contacts()
+        self.last_iterations = 0
+        self._initial = self._make_initial_state()
+        self.state = self._initial.copy()
+
+    # --- construction ------------------------------------------------------------------------
+    def _init_robot(self) -> None:
+        model = self.model
+        n = model.nv if model is not None else 0
+        self.nv = n
+        if model is not None:
+            self._kin = model.kinematic_arrays
+            self._inertia = model.spatial_inertia
+            self._damping = model.damping
+            self._lower, self._upper = model.lower, model.upper
+            self._friction = model.friction
+            self._effort_limit = model.effort_limit
+            self._mimic = np.array(model.mimic, dtype=float).reshape(-1, 4)
+        else:
+            self._kin = (
+                np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 3)),
+                np.zeros((0, 3, 3)), np.zeros((0, 3)),
+            )
+            self._inertia = np.zeros((0, 6, 6))
+            self._damping = self._lower = self._upper = self._friction = np.zeros(0)
+            self._effort_limit = np.zeros(0)
+            self._mimic = np.zeros((0, 4))
+        robot = getattr(self.world, "robot", None)
+        self.base_pos = np.zeros(3)
+        self.base_rot = np.eye(3)
+        if robot is not None:
+            self.base_pos = np.array(robot.xyz, dtype=float)
+            self.base_rot = quat_to_matrix(np.asarray(robot.quat_xyzw, dtype=float))
+        self._limit_restitution = np.full(
+            n, float(getattr(robot, "joint_limit_restitution", 0.0))
+        )
+        self._a0 = base_acceleration(self.base_rot.T @ self.gravity)
+        self._X = np.zeros((n, 6, 6))
+        self._S = np.zeros((n, 6))
+        self._U = np.zeros((n, 6))
+        self._D = np.zeros(n)
+        self._IA = np.zeros((n, 6, 6))
+        self._fext = np.zeros((n, 6))
+        self._rot = np.zeros((n, 3, 3))
+        self._pos = np.zeros((n, 3))
+
+    def _make_initial_state(self) -> State:
+        n = self.nv
+        q0 = np.zeros(n)
+        if self.model is not None:  # start inside the limits when 0 is outside them
+            q0 = np.clip(q0, self._lower, self._upper)
+            robot = getattr(self.world, "robot", None)
+            for name, value in getattr(robot, "initial_positions", {}).items():
+                q0[self._joint_index(name)] = float(value)
+        sc = self.scene
+        return State(
+            time=0.0,
+            q=q0,
+            qd=np.zeros(n),
+            effort=np.zeros(n),
+            body_pos=sc.initial_pos.copy(),
+            body_quat=sc.initial_quat.copy(),
+            body_vel=sc.initial_vel.copy(),
+        )
+
+    # --- public state access -----------------------------------------------------------------
+    @property
+    def time(self) -> float:
+        return self.state.time
+
+    @property
+    def q(self) -> np.ndarray:
+        return self.state.q.copy()
+
+    @property
+    def qd(self) -> np.ndarray:
+        return self.state.qd.copy()
+
+    @property
+    def effort(self) -> np.ndarray:
+        return self.state.effort.copy()
+
+    @property
+    def joint_names(self) -> tuple[str, ...]:
+        return self.model.joint_names if self.model is not None else ()
+
+    @property
+    def body_names(self) -> tuple[str, ...]:
+        return self.scene.body_names
+
+    @property
+    def contacts(self) -> Contacts:
+        return self._contacts
+
+    def set_state(self, q: object = None, qd: object = None) -> None:
+        """Set joint positions and/or velocities (arrays in q order or {joint: value})."""
+        if q is not None:
+            self.state.q = self._joint_vector(q, "q", self.state.q)
+        if qd is not None:
+            self.state.qd = self._joint_vector(qd, "qd", self.state.qd)
+        self.state.warm = {}
+
+    def set_initial_state(self, q: object = None, qd: object = None) -> None:
+        """Change what `reset()` returns to, and reset."""
+        self.reset()
+        self.set_state(q, qd)
+        self._initial = self.state.copy()
+
+    def reset(self) -> None:
+        self.state = self._initial.copy()
+        self._contacts = _empty_contacts()
+
+    def save_state(self) -> State:
+        return self.state.copy()
+
+    def restore_state(self, state: State) -> None:
+        self.state = state.copy()
+
+    def _joint_vector(self, value: object, what: str, current: np.ndarray) -> np.ndarray:
+        if isinstance(value, Mapping):
+            out = current.copy()
+            for name, v in value.items():
+                out[self._joint_index(name)] = float(v)
+        else:
+            out = np.array(value, dtype=float).reshape(-1)
+            if out.shape != (self.nv,):
+                raise ValueError(f"{what} needs {self.nv} values in joint order, got {out.shape[0]}")
+        bad = ~np.isfinite(out)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"{what} for joint {self.joint_names[i]!r} is {out[i]}")
+        return out
+
+    def _joint_index(self, name: str) -> int:
+        if self.model is None:
+            raise KeyError(f"unknown joint {name!r}: the simulation has no robot")
+        return self.model.joint_index(name)
+
+    def set_effort(self, effort: object) -> None:
+        """Joint efforts (N m or N) held until changed: an array in q order or {joint: value}
+        (joints not named keep their effort). Values beyond the URDF effort limit are clamped,
+        with one warning per joint."""
+        tau = self._joint_vector(effort, "effort", self.state.effort)
+        limit = self._effort_limit
+        over = np.abs(tau) > limit
+        for i in np.flatnonzero(over):
+            if i not in self._effort_warned:
+                self._effort_warned.add(int(i))
+                log.warning(
+                    "effort %.6g for joint %r exceeds its limit %.6g; clamped",
+                    tau[i], self.joint_names[i], limit[i],
+                )
+        self.state.effort = np.clip(tau, -limit, limit)
+
+    # --- poses and energy --------------------------------------------------------------------
+    def _robot_poses(self, q: np.ndarray) -> None:
+        body_poses(*self._kin, q, self.base_rot, self.base_pos, self._rot, self._pos)
+
+    def _link_transform(self, name: str) -> np.ndarray:
+        model = self.model
+        if model is None or name not in model.link_body:
+            raise KeyError(f"unknown link {name!r}")
+        b = model.link_body[name]
+        T = np.eye(4)
+        if b < 0:
+            T[:3, :3], T[:3, 3] = self.base_rot, self.base_pos
+        else:
+            T[:3, :3], T[:3, 3] = self._rot[b], self._pos[b]
+        return T @ model.link_offset[name]
+
+    def link_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World pose of a URDF link: (xyz, quaternion x, y, z, w)."""
+        self._robot_poses(self.state.q)
+        T = self._link_transform(name)
+        return T[:3, 3].copy(), _quat_xyzw(T[:3, :3])
+
+    def link_poses(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """World poses of every URDF link."""
+        if self.model is None:
+            return {}
+        self._robot_poses(self.state.q)
+        out = {}
+        for name in self.model.link_names:
+            T = self._link_transform(name)
+            out[name] = (T[:3, 3].copy(), _quat_xyzw(T[:3, :3]))
+        return out
+
+    def body_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """World pose of an environment body (its frame sits at its centre of mass):
+        (xyz, quaternion x, y, z, w)."""
+        b = self.scene.body_index(name)
+        return self.state.body_pos[b].copy(), self.state.body_quat[b].copy()
+
+    def body_velocity(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(linear velocity of the centre of mass, angular velocity), world frame."""
+        b = self.scene.body_index(name)
+        return self.state.body_vel[b, :3].copy(), self.state.body_vel[b, 3:].copy()
+
+    def energy(self) -> float:
+        """Kinetic plus gravitational potential energy of the robot and the free bodies (J)."""
+        e = 0.0
+        st = self.state
+        if self.nv:
+            H = crba_kernel(*self._kin, self._inertia, st.q)
+            e += 0.5 * float(st.qd @ H @ st.qd)
+            self._robot_poses(st.q)
+            for b in range(self.nv):
+                c = self._pos[b] + self._rot[b] @ self.model.com[b]
+                e -= float(self.model.mass[b] * (self.gravity @ c))
+        sc = self.scene
+        for b in range(sc.n_bodies):
+            if sc.inv_mass[b] == 0.0:
+                continue
+            m = 1.0 / sc.inv_mass[b]
+            v, w = st.body_vel[b, :3], st.body_vel[b, 3:]
+            R = quat_to_matrix(st.body_quat[b])
+            e += 0.5 * m * float(v @ v) + 0.5 * float(w @ (R @ sc.body_inertia[b] @ R.T) @ w)
+            e -= m * float(self.gravity @ st.body_pos[b])
+        return e
+
+    # --- stepping -------------------------------------------------------------------------------
+    def step(self, n: int = 1) -> None:
+        """Advance n steps of dt."""
+        for _ in range(int(n)):
+            self._step()
+
+    def _accelerations(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        return aba_kernel(
+            *self._kin, self._inertia, self._damping, q, qd, self.state.effort, self._a0,
+            self._fext, self._X, self._S, self._U, self._D, self._IA,
+        )
+
+    def _step(self) -> None:
+        st = self.state
+        h = self.dt
+        q, qd = st.q, st.qd
+        # 1. free motion
+        if self.integrator == "rk4" and self.nv:
+            k1v, k1a = qd, self._accelerations(q, qd)
+            k2v = qd + 0.5 * h * k1a
+            k2a = self._accelerations(q + 0.5 * h * k1v, k2v)
+            k3v = qd + 0.5 * h * k2a
+            k3a = self._accelerations(q + 0.5 * h * k2v, k3v)
+            k4v = qd + h * k3a
+            k4a = self._accelerations(q + h * k3v, k4v)
+            dq_free = h / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v)
+            qd_free = qd + h / 6.0 * (k1a + 2 * k2a + 2 * k3a + k4a)
+            self._accelerations(q, qd)  # leave the articulated inertias of q for the impulses
+        else:
+            qd_free = qd + h * self._accelerations(q, qd)
+            dq_free = None
+        sc = self.scene
+        vb = st.body_vel.copy()
+        dyn = sc.dynamic
+        vb[dyn, :3] += h * self.gravity
+        for b in np.flatnonzero(dyn):
+            R = quat_to_matrix(st.body_quat[b])
+            vb[b, 3:] = gyroscopic_step(vb[b, 3:], R, sc.body_inertia[b], h)
+        qd_new = qd_free.copy()
+
+        # 2-3. collisions and rows
+        self._robot_poses(q)
+        rows = self._rows
+        rows.clear()
+        contacts = sc.detect(self._rot, self._pos, st.body_pos, st.body_quat, self.envelope)
+        contact_rows = sc.contact_rows(contacts, self, rows, qd_new, vb, h)
+        if self.nv:
+            rows.reserve(3 * self.nv + len(self._mimic))
+            tag = np.zeros(rows.capacity, dtype=np.int64)
+            start = rows.count
+            (kind, J_r, W_r, body, J_b, W_b, target, lo, hi, _mu, link, lam) = rows.columns()
+            rows.count = joint_rows(
+                q, qd_new, self._lower, self._upper, self._friction, self._limit_restitution,
+                self._mimic, h, self.restitution_threshold, 1e-3, 0.2, self._kin[0], self._X,
+                self._S, self._U, self._D, start, kind, J_r, W_r, body, J_b, W_b, target, lo, hi,
+                link, lam, tag,
+            )
+            joint_keys = tag[start : rows.count]
+        else:
+            start, joint_keys = rows.count, np.zeros(0, np.int64)
+        sc.world_joint_rows(self, rows, vb, h)
+        keys = self._row_keys(contacts, contact_rows, start, joint_keys)
+
+        # 4. impulses
+        arrays = rows.arrays()
+        if rows.count:
+            if self.warm_starting:
+                self._warm(keys, arrays[-1])
+            Kinv = pgs.effective_mass(*arrays[:6])
+            pgs.warm_start(arrays[-1], arrays[2], arrays[3], arrays[5], qd_new, vb)
+            self.last_iterations = pgs.solve(
+                *arrays, Kinv, qd_new, vb, self.iterations, self.tolerance
+            )
+            st.warm = self._store_warm(keys, arrays[-1])
+        else:
+            st.warm = {}
+            self.last_iterations = 0
+        # 5. impulse-kept world joints
+        sc.keep_world_joints(self, vb, h)
+        # 6. position correction (pseudo-velocities)
+        dq_push, vb_push = self._split_impulses(
+            rows, contacts, contact_rows, start, joint_keys, q, h
+        )
+        # 7. positions
+        if dq_free is None:
+            st.q = q + h * (qd_new + dq_push)
+        else:
+            st.q = q + dq_free + h * (qd_new - qd_free + dq_push)
+        st.qd = qd_new
+        vb_pos = vb + vb_push
+        for b in np.flatnonzero(dyn):
+            st.body_pos[b] = st.body_pos[b] + h * vb_pos[b, :3]
+            st.body_quat[b] = quat_integrate(st.body_quat[b], vb_pos[b, 3:], h)
+        st.body_vel = vb
+        st.time += h
+        self._contacts = sc.contact_report(contacts, contact_rows, rows)
+
+    # --- warm starting ----------------------------------------------------------------------------
+    def _row_keys(self, contacts: object, contact_rows: np.ndarray, joint_start: int,
+                  joint_keys: np.ndarray) -> dict[tuple, int]:
+        """A stable name for each row group: contacts by (geom a, geom b, n-th point of the
+        pair), joint rows by their tag."""
+        keys: dict[tuple, int] = {}
+        ga, gb = self.scene.contact_geoms(contacts)
+        previous = (-1, -1)
+        nth = 0
+        for c in range(len(contact_rows)):
+            pair = (int(ga[c]), int(gb[c]))
+            nth = nth + 1 if pair == previous else 0
+            previous = pair
+            keys[("c", *pair, nth)] = int(contact_rows[c])
+        for k, tag in enumerate(joint_keys):
+            keys[("j", int(tag))] = joint_start + k
+        return keys
+
+    def _warm(self, keys: dict[tuple, int], lam: np.ndarray) -> None:
+        warm = self.state.warm
+        kind = self._rows.kind
+        for key, r in keys.items():
+            old = warm.get(key)
+            if old is None:
+                continue
+            size = 3 if (r + 1 < len(lam) and kind[r] == NORMAL and kind[r + 1] == TANGENT) else 1
+            lam[r : r + size] = old[:size]
+
+    def _store_warm(self, keys: dict[tuple, int], lam: np.ndarray) -> dict:
+        kind = self._rows.kind
+        out = {}
+        for key, r in keys.items():
+            size = 3 if (r + 1 < len(lam) and kind[r] == NORMAL and kind[r + 1] == TANGENT) else 1
+            out[key] = lam[r : r + size].copy()
+        return out
+
+    # --- position correction --------------------------------------------------------------------
+    def _split_impulses(self, rows: Rows, contacts: object, contact_rows: np.ndarray,
+                        joint_start: int, joint_keys: np.ndarray, q: np.ndarray,
+                        h: float) -> tuple[np.ndarray, np.ndarray]:
+        """Pseudo-velocities that remove beta (depth - slop) / h of each penetration.
+
+        Only contact normals and joint limits take part; the result moves positions this
+        step and is then dropped, so it never changes the momentum or energy."""
+        n = rows.count
+        dq = np.zeros(self.nv)
+        dvb = np.zeros((self.scene.n_bodies, 6))
+        if n == 0 or self.baumgarte <= 0.0:
+            return dq, dvb
+        bias = np.zeros(n)
+        depth = self.scene.contact_depths(contacts)
+        for c, r in enumerate(contact_rows):
+            bias[r] = self.baumgarte * max(depth[c] - self.slop, 0.0) / h
+        for k, tag in enumerate(joint_keys):
+            i, side = divmod(int(tag), 3)
+            if i < self.nv and side < 2:
+                violation = (self._lower[i] - q[i]) if side == 0 else (q[i] - self._upper[i])
+                bias[joint_start + k] = self.baumgarte * max(violation, 0.0) / h
+        kind = rows.kind[:n]
+        pick = np.flatnonzero((kind == NORMAL) & (bias > 0.0))
+        if len(pick) == 0:
+            return dq, dvb
+        a = rows.arrays()
+        sub = [x[pick] for x in a]
+        sub[0] = np.full(len(pick), NORMAL, dtype=np.int64)
+        sub[6] = bias[pick]
+        sub[-1] = np.zeros(len(pick))
+        Kinv = pgs.effective_mass(*sub[:6])
+        pgs.solve(*sub, Kinv, dq, dvb, self.iterations, self.tolerance)
+        return dq, dvb
+
+
+__all__ = ["Contacts", "FOLLOWER", "Simulation"]

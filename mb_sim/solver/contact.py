@@ -1,0 +1,141 @@
+"""Contact rows: a normal row and a Coulomb friction pair per contact point (000.md 2.1).
+
+Normal row (Newton's law with a threshold, 000.md eq. 2.18): with u_n the approach velocity
+before the solve, the row asks for u_n+ >= -e u_n when u_n < -threshold (a bounce), else
+u_n+ >= 0 (resting contact, inelastic). A contact still apart by a gap g (inside the
+envelope) only asks for u_n+ >= -g / h: the bodies may close the gap this step but not pass
+it (speculative contact), unless they would close it anyway and bounce.
+Friction pair: tangents t1, t2 with |lambda_t| <= mu lambda_n and target 0 (sticking when the
+cone allows it, sliding against the motion otherwise).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mb_sim._jit import njit
+from mb_sim.dynamics.spatial import cross3
+from mb_sim.solver.response import add_point
+from mb_sim.solver.rows import FOLLOWER, NORMAL, TANGENT
+
+
+@njit
+def tangent_basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.6 else np.array([0.0, 1.0, 0.0])
+    t1 = cross3(n, a)
+    t1 /= np.sqrt(np.sum(t1 * t1))
+    return t1, cross3(n, t1)
+
+
+@njit
+def _row_velocity(r: int, J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, qd: np.ndarray,
+                  vb: np.ndarray) -> float:
+    s = 0.0
+    for k in range(qd.shape[0]):
+        s += J_r[r, k] * qd[k]
+    for slot in range(2):
+        b = body[r, slot]
+        if b >= 0:
+            for k in range(6):
+                s += J_b[r, slot, k] * vb[b, k]
+    return s
+
+
+@njit
+def _clear(r: int, kind: np.ndarray, J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray,
+           J_b: np.ndarray, W_b: np.ndarray, link: np.ndarray, lam: np.ndarray) -> None:
+    kind[r] = 0
+    J_r[r] = 0.0
+    W_r[r] = 0.0
+    body[r] = -1
+    J_b[r] = 0.0
+    W_b[r] = 0.0
+    link[r] = -1
+    lam[r] = 0.0
+
+
+@njit
+def contact_rows(
+    point: np.ndarray,
+    normal: np.ndarray,
+    depth: np.ndarray,
+    kind_a: np.ndarray,
+    index_a: np.ndarray,
+    kind_b: np.ndarray,
+    index_b: np.ndarray,
+    friction: np.ndarray,
+    restitution: np.ndarray,
+    h: float,
+    threshold: float,
+    parent: np.ndarray,
+    joint_type: np.ndarray,
+    axis: np.ndarray,
+    rot: np.ndarray,
+    pos: np.ndarray,
+    X: np.ndarray,
+    S: np.ndarray,
+    U: np.ndarray,
+    D: np.ndarray,
+    body_pos: np.ndarray,
+    inv_mass: np.ndarray,
+    inv_inertia: np.ndarray,
+    qd: np.ndarray,
+    vb: np.ndarray,
+    start: int,
+    kind: np.ndarray,
+    J_r: np.ndarray,
+    W_r: np.ndarray,
+    body: np.ndarray,
+    J_b: np.ndarray,
+    W_b: np.ndarray,
+    target: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    mu: np.ndarray,
+    link: np.ndarray,
+    lam: np.ndarray,
+    contact_row: np.ndarray,
+) -> int:
+    """Append the rows of every contact from row `start`; returns the next free row.
+    contact_row[c] is the normal row of contact c."""
+    scratch = np.zeros(qd.shape[0])
+    r = start
+    for c in range(point.shape[0]):
+        n = normal[c]
+        t1, t2 = tangent_basis(n)
+        directions = (n, t1, t2)
+        rows = 3 if friction[c] > 0.0 else 1
+        for d in range(rows):
+            _clear(r + d, kind, J_r, W_r, body, J_b, W_b, link, lam)
+            add_point(kind_a[c], index_a[c], 1.0, point[c], directions[d], r + d, 0, J_r, W_r,
+                      body, J_b, W_b, parent, joint_type, axis, rot, pos, X, S, U, D, body_pos,
+                      inv_mass, inv_inertia, scratch)
+            add_point(kind_b[c], index_b[c], -1.0, point[c], directions[d], r + d, 1, J_r, W_r,
+                      body, J_b, W_b, parent, joint_type, axis, rot, pos, X, S, U, D, body_pos,
+                      inv_mass, inv_inertia, scratch)
+        un = _row_velocity(r, J_r, body, J_b, qd, vb)
+        gap = -depth[c]
+        bounce = un < -threshold and restitution[c] > 0.0
+        goal = 0.0
+        if gap > 0.0:
+            goal = -gap / h
+            if bounce and un * h < -gap:
+                goal = -restitution[c] * un
+        elif bounce:
+            goal = -restitution[c] * un
+        kind[r] = NORMAL
+        target[r] = goal
+        lo[r] = 0.0
+        hi[r] = np.inf
+        contact_row[c] = r
+        if rows == 3:
+            kind[r + 1] = TANGENT
+            kind[r + 2] = FOLLOWER
+            for d in (1, 2):
+                target[r + d] = 0.0
+                lo[r + d] = -np.inf
+                hi[r + d] = np.inf
+            mu[r + 1] = friction[c]
+            link[r + 1] = r
+        r += rows
+    return r

@@ -1,0 +1,153 @@
+"""Mesh files: STL (ASCII, binary), OBJ, URI resolution, convex hulls and their cache."""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mb_sim.model import mesh as meshmod
+from mb_sim.model.mass import mesh_properties
+from mb_sim.model.mesh import (
+    MeshError,
+    convex_hull,
+    convex_hull_mesh,
+    convex_hull_vertices,
+    load_mesh,
+    resolve_uri,
+)
+
+ASSETS = Path(__file__).parent / "assets"
+CUBE = ASSETS / "cube.stl"
+PYRAMID = ASSETS / "pyramid.obj"
+READERS = [pytest.param(False, id="builtin"),
+           pytest.param(True, id="trimesh", marks=pytest.mark.skipif(
+               not meshmod.trimesh_available(), reason="trimesh is not installed"))]
+CORNERS = {(x, y, z) for x in (0.0, 1.0) for y in (0.0, 1.0) for z in (0.0, 1.0)}
+
+
+def _triangles(verts: np.ndarray, tris: np.ndarray) -> np.ndarray:
+    return verts[tris]
+
+
+def _write_binary_stl(path: Path, corners: np.ndarray, header: bytes = b"binary") -> None:
+    out = bytearray(header.ljust(80, b" "))
+    out += struct.pack("<I", len(corners))
+    for tri in corners:
+        n = np.cross(tri[1] - tri[0], tri[2] - tri[0])
+        out += struct.pack("<12fH", *n, *tri.reshape(-1), 0)
+    path.write_bytes(bytes(out))
+
+
+@pytest.mark.parametrize("use_trimesh", READERS)
+def test_ascii_stl_cube(use_trimesh: bool) -> None:
+    v, t = load_mesh(CUBE, use_trimesh=use_trimesh)
+    assert t.shape == (12, 3)
+    assert {tuple(p) for p in v.tolist()} == CORNERS
+    p = mesh_properties(v, t, 1.0)
+    assert p.volume == pytest.approx(1.0)
+    np.testing.assert_allclose(p.com, 0.5)
+
+
+@pytest.mark.parametrize("use_trimesh", READERS)
+@pytest.mark.parametrize("header", [b"binary cube", b"solid but binary"])
+def test_binary_stl_matches_ascii(tmp_path: Path, use_trimesh: bool, header: bytes) -> None:
+    v, t = load_mesh(CUBE, use_trimesh=False)
+    soup = _triangles(v, t)
+    path = tmp_path / "cube_bin.stl"
+    _write_binary_stl(path, soup, header)
+    vb, tb = load_mesh(path, scale=(2.0, 3.0, 0.5), use_trimesh=use_trimesh)
+    assert tb.shape == (12, 3)
+    got = sorted(map(tuple, np.round(_triangles(vb, tb).reshape(-1, 9), 9).tolist()))
+    want = sorted(map(tuple, np.round((soup * [2.0, 3.0, 0.5]).reshape(-1, 9), 9).tolist()))
+    assert got == want
+
+
+@pytest.mark.parametrize("use_trimesh", READERS)
+def test_obj_with_quad_and_negative_indices(use_trimesh: bool) -> None:
+    v, t = load_mesh(PYRAMID, use_trimesh=use_trimesh)
+    assert len(t) == 6  # one quad split in two plus four side triangles
+    p = mesh_properties(v, t, 1.0)
+    assert p.volume == pytest.approx(4.0)  # base 2 x 2, height 3: 4 / 3 * 3
+    np.testing.assert_allclose(p.com, [0.0, 0.0, 0.75], atol=1e-12)
+    # square pyramid: I_xx = m (a^2 / 20 + 3 h^2 / 80), I_zz = m a^2 / 10 about the centroid
+    np.testing.assert_allclose(np.diag(p.inertia), [4 * (0.2 + 27 / 80)] * 2 + [4 * 0.4])
+
+
+def test_hull_is_outward_and_minimal() -> None:
+    v, t = convex_hull_mesh(CUBE)
+    assert len(v) == 8 and len(t) == 12
+    center = v.mean(axis=0)
+    a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
+    normals = np.cross(b - a, c - a)
+    assert np.all(np.einsum("ij,ij->i", normals, (a + b + c) / 3 - center) > 0)
+    interior = np.vstack([v, np.random.default_rng(0).uniform(0.1, 0.9, (50, 3))])
+    v2, t2 = convex_hull(interior)
+    assert len(v2) == 8 and len(t2) == 12
+
+
+def test_hull_vertices_are_cached_and_follow_file_changes(tmp_path: Path) -> None:
+    path = tmp_path / "part.stl"
+    path.write_bytes(CUBE.read_bytes())
+    first = convex_hull_vertices(path, (1.0, 1.0, 1.0))
+    assert convex_hull_vertices(str(path), 1.0) is first
+    assert not first.flags.writeable
+    scaled = convex_hull_vertices(path, 2.0)
+    assert scaled is not first
+    np.testing.assert_allclose(np.sort(scaled, axis=0), 2.0 * np.sort(first, axis=0))
+    v, t = load_mesh(CUBE, use_trimesh=False)
+    _write_binary_stl(path, _triangles(v * 3.0, t))
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    changed = convex_hull_vertices(path)
+    assert changed.max() == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize(("name", "content", "use_trimesh"), [
+    ("junk.stl", b"\x00\xff\x10 not a mesh", False),
+    ("bad_vertex.stl", (b"solid x\n facet normal 0 0 1\n outer loop\n vertex 0 0 a\n"
+                        b" vertex 1 0 0\n vertex 0 1 0\n endloop\n endfacet\nendsolid x\n"),
+     False),
+    ("empty.stl", b"solid x\nendsolid x\n", False),
+    ("bad_index.obj", b"v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 7\n", False),
+    ("faceless.obj", b"v 0 0 0\nv 1 0 0\n", False),
+    ("model.ply", b"ply\n", False),
+])
+def test_unreadable_mesh_names_the_file(tmp_path: Path, name: str, content: bytes,
+                                        use_trimesh: bool) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(MeshError) as err:
+        load_mesh(path, use_trimesh=use_trimesh)
+    assert name in str(err.value)
+
+
+def test_missing_and_flat_meshes(tmp_path: Path) -> None:
+    with pytest.raises(MeshError, match="nothere.stl"):
+        load_mesh(tmp_path / "nothere.stl")
+    flat = tmp_path / "flat.obj"
+    flat.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n")
+    with pytest.raises(MeshError, match="flat.obj"):
+        convex_hull_vertices(flat)
+    with pytest.raises(MeshError, match="scale"):
+        load_mesh(CUBE, scale=(1.0, -1.0, 1.0))
+
+
+def test_resolve_uri_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pkg = tmp_path / "src" / "my_pkg" / "meshes"
+    pkg.mkdir(parents=True)
+    target = pkg / "cube.stl"
+    target.write_bytes(CUBE.read_bytes())
+    assert resolve_uri("meshes/cube.stl", tmp_path / "src" / "my_pkg") == str(target)
+    assert resolve_uri(str(target)) == str(target)
+    assert resolve_uri(f"file://{target}") == str(target)
+    monkeypatch.setenv("ROS_PACKAGE_PATH", str(tmp_path / "src"))
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path / "empty_prefix"))
+    assert resolve_uri("package://my_pkg/meshes/cube.stl") == str(target)
+    with pytest.raises(MeshError, match="package://no_such_pkg/x.stl"):
+        resolve_uri("package://no_such_pkg/x.stl")
+    with pytest.raises(MeshError, match="missing.stl"):
+        resolve_uri("missing.stl", tmp_path)
