@@ -252,8 +252,10 @@ class _Loader:
                         value = float(value)
                         if not value >= 0:
                             raise self.fail(f"joint {joint.name!r}: limit {field_name} {value} must be >= 0")
-                        # URDF convention: 0 means "not given" for velocity limits of some exporters
-                        arr[i] = value if value > 0 else np.inf
+                        arr[i] = value
+                if effort[i] == 0.0:
+                    log.warning("%s: joint %r has effort limit 0: it cannot be driven", self.source,
+                                joint.name)
             dyn = joint.dynamics
             if dyn is not None:
                 for field_name, arr in (("damping", damping), ("friction", friction)):
