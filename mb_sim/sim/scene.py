@@ -28,6 +28,7 @@ from mb_sim.model.model import Model
 from mb_sim.sim.rigid import quat_to_matrix
 from mb_sim.solver.contact import contact_rows
 from mb_sim.solver.response import BODY, ROBOT, STATIC
+from mb_sim.solver.rows import TANGENT
 from mb_sim.solver.world_joints import WorldJoints
 
 ROBOT_FRICTION = 0.8
@@ -90,6 +91,8 @@ class Scene:
                 self.initial_vel[i, 3:] = np.asarray(b.angular_velocity, dtype=float)
         self._build_collision(model, world, bodies)
         self.world_joints = WorldJoints(world, self)
+        self.reflect = np.zeros(0)
+        self.tangent = np.zeros((0, 3))
 
     # --- collision geometry -------------------------------------------------------------------
     def _build_collision(self, model: Model | None, world: Any, bodies: tuple) -> None:
@@ -219,9 +222,12 @@ class Scene:
 
     def contact_rows(self, contacts: Any, sim: Any, rows: Any, qd: np.ndarray, vb: np.ndarray,
                      h: float) -> np.ndarray:
-        """Rows of every contact point; returns each contact's normal row."""
+        """Rows of every contact point; returns each contact's normal row. qd, vb: velocities
+        after the free motion (the step's start velocities are in sim.state)."""
         k = 0 if contacts is None else len(contacts.depth)
         out = np.zeros(k, dtype=np.int64)
+        self.reflect = np.zeros(k)
+        self.tangent = np.zeros((k, 3))
         if k == 0:
             return out
         ga, gb = contacts.geom_a, contacts.geom_b
@@ -239,7 +245,7 @@ class Scene:
             self.geom_index[ga], self.geom_kind[gb], self.geom_index[gb], mu, e, h,
             sim.restitution_threshold, sim._kin[0], sim._kin[1], sim._kin[2], sim._rot, sim._pos,
             sim._X, sim._S, sim._U, sim._D, sim.state.body_pos, self.inv_mass, inv_inertia, qd,
-            vb, rows.count, *rows.columns(), out,
+            vb, sim.state.qd, sim.state.body_vel, rows.count, *rows.columns(), out, self.reflect, self.tangent,
         )
         return out
 
@@ -248,16 +254,11 @@ class Scene:
 
         if contacts is None or len(normal_rows) == 0:
             return _empty_contacts()
-        lam = rows.lam
         impulses = np.zeros((len(normal_rows), 3))
-        from mb_sim.solver.contact import tangent_basis
-
         for c, r in enumerate(normal_rows):
-            n = contacts.normal[c]
-            impulses[c] = lam[r] * n
-            if rows.kind[r + 1 if r + 1 < rows.count else r] == 2 and rows.link[r + 1] == r:
-                t1, t2 = tangent_basis(n)
-                impulses[c] += lam[r + 1] * t1 + lam[r + 2] * t2
+            impulses[c] = rows.lam[r] * contacts.normal[c] + self.friction_impulse(
+                rows, r, contacts.normal[c], self.tangent[c]
+            )
         names = self.geom_names
         return Contacts(
             points=contacts.point.copy(),
@@ -267,6 +268,13 @@ class Scene:
             body_a=tuple(names[g] for g in contacts.geom_a),
             body_b=tuple(names[g] for g in contacts.geom_b),
         )
+
+    @staticmethod
+    def friction_impulse(rows: Any, r: int, normal: np.ndarray, t1: np.ndarray) -> np.ndarray:
+        """World friction impulse of the contact whose normal row is r (zero if frictionless)."""
+        if r + 2 < rows.count and rows.kind[r + 1] == TANGENT and rows.link[r + 1] == r:
+            return rows.lam[r + 1] * t1 + rows.lam[r + 2] * np.cross(normal, t1)
+        return np.zeros(3)
 
     def world_joint_rows(self, sim: Any, rows: Any, vb: np.ndarray, h: float) -> None:
         self.world_joints.rows(sim, rows, vb, h)

@@ -33,7 +33,7 @@ from mb_sim.sim.rigid import gyroscopic_step, quat_integrate, quat_to_matrix
 from mb_sim.sim.state import State
 from mb_sim.solver import pgs
 from mb_sim.solver.joint_rows import joint_rows
-from mb_sim.solver.rows import FOLLOWER, NORMAL, TANGENT, Rows
+from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, Rows
 
 log = logging.getLogger("mb_sim")
 
@@ -388,13 +388,13 @@ class Simulation:
         arrays = rows.arrays()
         if rows.count:
             if self.warm_starting:
-                self._warm(keys, arrays[-1])
+                self._warm(keys, contacts)
             Kinv = pgs.effective_mass(*arrays[:6])
             pgs.warm_start(arrays[-1], arrays[2], arrays[3], arrays[5], qd_new, vb)
             self.last_iterations = pgs.solve(
                 *arrays, Kinv, qd_new, vb, self.iterations, self.tolerance
             )
-            st.warm = self._store_warm(keys, arrays[-1])
+            st.warm = self._store_warm(keys, contacts)
         else:
             st.warm = {}
             self.last_iterations = 0
@@ -411,6 +411,8 @@ class Simulation:
             st.q = q + dq_free + h * (qd_new - qd_free + dq_push)
         st.qd = qd_new
         vb_pos = vb + vb_push
+        if self.integrator == "rk4":  # exact for the constant gravity of the free motion
+            vb_pos[dyn, :3] -= 0.5 * h * self.gravity
         for b in np.flatnonzero(dyn):
             st.body_pos[b] = st.body_pos[b] + h * vb_pos[b, :3]
             st.body_quat[b] = quat_integrate(st.body_quat[b], vb_pos[b, 3:], h)
@@ -431,59 +433,76 @@ class Simulation:
             pair = (int(ga[c]), int(gb[c]))
             nth = nth + 1 if pair == previous else 0
             previous = pair
-            keys[("c", *pair, nth)] = int(contact_rows[c])
+            keys[("c", *pair, nth, c)] = int(contact_rows[c])
         for k, tag in enumerate(joint_keys):
             keys[("j", int(tag))] = joint_start + k
         return keys
 
-    def _warm(self, keys: dict[tuple, int], lam: np.ndarray) -> None:
-        warm = self.state.warm
-        kind = self._rows.kind
+    def _warm(self, keys: dict[tuple, int], contacts: object) -> None:
+        """Start from last step's impulses; friction is kept as a world vector and projected
+        on this step's tangents (they follow the slip)."""
+        warm, rows, sc = self.state.warm, self._rows, self.scene
         for key, r in keys.items():
-            old = warm.get(key)
+            old = warm.get(key[:4] if key[0] == "c" else key)
             if old is None:
                 continue
-            size = 3 if (r + 1 < len(lam) and kind[r] == NORMAL and kind[r + 1] == TANGENT) else 1
-            lam[r : r + size] = old[:size]
+            rows.lam[r] = old[0]
+            if key[0] == "c" and r + 2 < rows.count and rows.kind[r + 1] == TANGENT:
+                c = key[4]
+                t1 = sc.tangent[c]
+                t2 = np.cross(contacts.normal[c], t1)
+                rows.lam[r + 1] = old[1:] @ t1
+                rows.lam[r + 2] = old[1:] @ t2
 
-    def _store_warm(self, keys: dict[tuple, int], lam: np.ndarray) -> dict:
-        kind = self._rows.kind
+    def _store_warm(self, keys: dict[tuple, int], contacts: object) -> dict:
+        rows, sc = self._rows, self.scene
         out = {}
         for key, r in keys.items():
-            size = 3 if (r + 1 < len(lam) and kind[r] == NORMAL and kind[r + 1] == TANGENT) else 1
-            out[key] = lam[r : r + size].copy()
+            if key[0] == "c":
+                c = key[4]
+                f = sc.friction_impulse(rows, r, contacts.normal[c], sc.tangent[c])
+                out[key[:4]] = np.array([rows.lam[r], *f])
+            else:
+                out[key] = np.array([rows.lam[r]])
         return out
 
     # --- position correction --------------------------------------------------------------------
     def _split_impulses(self, rows: Rows, contacts: object, contact_rows: np.ndarray,
                         joint_start: int, joint_keys: np.ndarray, q: np.ndarray,
                         h: float) -> tuple[np.ndarray, np.ndarray]:
-        """Pseudo-velocities that remove beta (depth - slop) / h of each penetration.
-
-        Only contact normals and joint limits take part; the result moves positions this
-        step and is then dropped, so it never changes the momentum or energy."""
+        """Pseudo-velocities that move positions this step and are then dropped, so they
+        never change momentum or energy (split impulses):
+        - contact normals and joint limits push out beta (depth - slop) / h of a penetration;
+        - a bounce taken at a gap (speculative contact) takes back the (1 + e) gap that the
+          bodies would otherwise end too far out, as if they had turned at the surface."""
         n = rows.count
         dq = np.zeros(self.nv)
         dvb = np.zeros((self.scene.n_bodies, 6))
-        if n == 0 or self.baumgarte <= 0.0:
+        if n == 0:
             return dq, dvb
         bias = np.zeros(n)
+        lower = np.zeros(n)
         depth = self.scene.contact_depths(contacts)
+        reflect = self.scene.reflect
         for c, r in enumerate(contact_rows):
-            bias[r] = self.baumgarte * max(depth[c] - self.slop, 0.0) / h
+            if reflect[c] > 0.0:
+                bias[r] = -reflect[c] / h
+                lower[r] = -np.inf
+            else:
+                bias[r] = self.baumgarte * max(depth[c] - self.slop, 0.0) / h
         for k, tag in enumerate(joint_keys):
             i, side = divmod(int(tag), 3)
             if i < self.nv and side < 2:
                 violation = (self._lower[i] - q[i]) if side == 0 else (q[i] - self._upper[i])
                 bias[joint_start + k] = self.baumgarte * max(violation, 0.0) / h
-        kind = rows.kind[:n]
-        pick = np.flatnonzero((kind == NORMAL) & (bias > 0.0))
+        pick = np.flatnonzero((rows.kind[:n] == NORMAL) & (bias != 0.0))
         if len(pick) == 0:
             return dq, dvb
-        a = rows.arrays()
-        sub = [x[pick] for x in a]
-        sub[0] = np.full(len(pick), NORMAL, dtype=np.int64)
+        sub = [x[pick] for x in rows.arrays()]
+        sub[0] = np.full(len(pick), SCALAR, dtype=np.int64)
         sub[6] = bias[pick]
+        sub[7] = lower[pick]
+        sub[8] = np.full(len(pick), np.inf)
         sub[-1] = np.zeros(len(pick))
         Kinv = pgs.effective_mass(*sub[:6])
         pgs.solve(*sub, Kinv, dq, dvb, self.iterations, self.tolerance)

@@ -1,12 +1,18 @@
 """Contact rows: a normal row and a Coulomb friction pair per contact point (000.md 2.1).
 
-Normal row (Newton's law with a threshold, 000.md eq. 2.18): with u_n the approach velocity
-before the solve, the row asks for u_n+ >= -e u_n when u_n < -threshold (a bounce), else
-u_n+ >= 0 (resting contact, inelastic). A contact still apart by a gap g (inside the
-envelope) only asks for u_n+ >= -g / h: the bodies may close the gap this step but not pass
-it (speculative contact), unless they would close it anyway and bounce.
+Normal row (Newton's law with a threshold, 000.md eq. 2.18): the normal velocity goes from
+u_0 at the start of the step to u_f after the free motion (the smooth forces add
+a = (u_f - u_0) / h). When the bodies approach faster than the threshold they bounce at the
+time tau of impact within the step (tau = 0 when already touching, tau = g / |u| for a gap g),
+so the row asks for the velocity they end the step with,
+    u+ = -e (u_0 + a tau) + a (h - tau)  =  -e u_f + (1 + e) a (h - tau),
+which keeps a perfectly elastic bounce from gaining the energy of the smooth forces over the
+part of the step after the impact. Slower contacts are inelastic (u+ >= 0, resting contact).
+A contact still a gap g apart (inside the envelope) only asks for u+ >= -g / h: the bodies may
+close the gap this step but not pass it (speculative contact), unless they bounce.
 Friction pair: tangents t1, t2 with |lambda_t| <= mu lambda_n and target 0 (sticking when the
-cone allows it, sliding against the motion otherwise).
+cone allows it, sliding against the motion otherwise); t1 points along the slip velocity
+after the free motion when there is one.
 """
 
 from __future__ import annotations
@@ -81,6 +87,8 @@ def contact_rows(
     inv_inertia: np.ndarray,
     qd: np.ndarray,
     vb: np.ndarray,
+    qd0: np.ndarray,
+    vb0: np.ndarray,
     start: int,
     kind: np.ndarray,
     J_r: np.ndarray,
@@ -95,9 +103,16 @@ def contact_rows(
     link: np.ndarray,
     lam: np.ndarray,
     contact_row: np.ndarray,
+    reflect: np.ndarray,
+    tangent: np.ndarray,
 ) -> int:
     """Append the rows of every contact from row `start`; returns the next free row.
-    contact_row[c] is the normal row of contact c."""
+    qd, vb are the velocities after the free motion, qd0, vb0 those at the start of the step;
+    tangent[c] receives the first friction direction of contact c.
+
+    contact_row[c] is the normal row of contact c. reflect[c] > 0 marks a bounce taken while
+    the surfaces are still a gap apart: the bodies then end the step (1 + e) gap too far out
+    (they turned at the gap, not at the surface), which the position stage takes back."""
     scratch = np.zeros(qd.shape[0])
     r = start
     for c in range(point.shape[0]):
@@ -114,21 +129,42 @@ def contact_rows(
                       body, J_b, W_b, parent, joint_type, axis, rot, pos, X, S, U, D, body_pos,
                       inv_mass, inv_inertia, scratch)
         un = _row_velocity(r, J_r, body, J_b, qd, vb)
+        u0 = _row_velocity(r, J_r, body, J_b, qd0, vb0)
+        e = restitution[c]
+        accel = (un - u0) / h
         gap = -depth[c]
-        bounce = un < -threshold and restitution[c] > 0.0
+        bounce = un < -threshold and e > 0.0
         goal = 0.0
+        reflect[c] = 0.0
         if gap > 0.0:
             goal = -gap / h
-            if bounce and un * h < -gap:
-                goal = -restitution[c] * un
+            if bounce and 0.5 * (u0 + un) * h < -gap:
+                tau = min(gap / max(-0.5 * (u0 + un), 1e-12), h)
+                goal = -e * un + (1.0 + e) * accel * (h - tau)
+                reflect[c] = (1.0 + e) * gap
         elif bounce:
-            goal = -restitution[c] * un
+            goal = -e * un + (1.0 + e) * accel * h
         kind[r] = NORMAL
         target[r] = goal
         lo[r] = 0.0
         hi[r] = np.inf
         contact_row[c] = r
+        tangent[c] = t1
         if rows == 3:
+            ut1 = _row_velocity(r + 1, J_r, body, J_b, qd, vb)
+            ut2 = _row_velocity(r + 2, J_r, body, J_b, qd, vb)
+            slip = np.sqrt(ut1 * ut1 + ut2 * ut2)
+            if slip > 1e-9:  # turn the pair so that t1 lies along the slip
+                ca, sa = ut1 / slip, ut2 / slip
+                for arr in (J_r, W_r):
+                    a1, a2 = arr[r + 1].copy(), arr[r + 2].copy()
+                    arr[r + 1] = ca * a1 + sa * a2
+                    arr[r + 2] = -sa * a1 + ca * a2
+                for arr in (J_b, W_b):
+                    b1, b2 = arr[r + 1].copy(), arr[r + 2].copy()
+                    arr[r + 1] = ca * b1 + sa * b2
+                    arr[r + 2] = -sa * b1 + ca * b2
+                tangent[c] = ca * t1 + sa * t2
             kind[r + 1] = TANGENT
             kind[r + 2] = FOLLOWER
             for d in (1, 2):

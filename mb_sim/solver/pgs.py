@@ -7,6 +7,9 @@ The projection clamps the accumulated impulse, not the increment (002.md eq. 16)
 for scalar rows, lambda >= 0 for contact normals, the disc mu lambda_n for friction pairs and
 the ball |lambda| <= hi for ball-joint friction. K^+ is the pseudo-inverse, so a rank-deficient
 K (a one-dof link hit sideways, 000.md Fig. 3.11) projects onto the reachable directions.
+A friction pair is solved row by row (the diagonal of its K) before the disc projection: its
+first tangent is laid along the sliding direction, so a sliding contact's friction then points
+straight against the slip, as Coulomb's law asks (000.md 2.1, law 4).
 Warm start: the solve starts from last step's impulses (002.md 1.7, p^(0)(t+h) = p(t)).
 """
 
@@ -81,8 +84,9 @@ def effective_mass(kind: np.ndarray, J_r: np.ndarray, W_r: np.ndarray, body: np.
         for a in range(size):
             scale = max(scale, abs(K[a, a]))
         if scale > 1e-300:
-            if size == 1:
-                Kinv[r, 0, 0] = 1.0 / K[0, 0] if K[0, 0] > 1e-12 * scale else 0.0
+            if size <= 2:
+                for a in range(size):
+                    Kinv[r, a, a] = 1.0 / K[a, a] if K[a, a] > 1e-12 * scale else 0.0
             else:
                 Kp = np.linalg.pinv(K, rcond=1e-10)
                 for a in range(size):
