@@ -91,7 +91,6 @@ class Scene:
                 self.initial_vel[i, 3:] = np.asarray(b.angular_velocity, dtype=float)
         self._build_collision(model, world, bodies)
         self.world_joints = WorldJoints(world, self)
-        self.reflect = np.zeros(0)
         self.tangent = np.zeros((0, 3))
 
     # --- collision geometry -------------------------------------------------------------------
@@ -226,7 +225,6 @@ class Scene:
         after the free motion (the step's start velocities are in sim.state)."""
         k = 0 if contacts is None else len(contacts.depth)
         out = np.zeros(k, dtype=np.int64)
-        self.reflect = np.zeros(k)
         self.tangent = np.zeros((k, 3))
         if k == 0:
             return out
@@ -242,10 +240,9 @@ class Scene:
         rows.reserve(3 * k)
         rows.count = contact_rows(
             contacts.point, contacts.normal, contacts.depth, self.geom_kind[ga],
-            self.geom_index[ga], self.geom_kind[gb], self.geom_index[gb], mu, e, h,
-            sim.restitution_threshold, sim._kin[0], sim._kin[1], sim._kin[2], sim._rot, sim._pos,
+            self.geom_index[ga], self.geom_kind[gb], self.geom_index[gb], mu, e, h, sim._kin[0], sim._kin[1], sim._kin[2], sim._rot, sim._pos,
             sim._X, sim._S, sim._U, sim._D, sim.state.body_pos, self.inv_mass, inv_inertia, qd,
-            vb, sim.state.qd, sim.state.body_vel, rows.count, *rows.columns(), out, self.reflect, self.tangent,
+            vb, sim.state.qd, sim.state.body_vel, rows.count, *rows.columns(), *rows.bounce_columns(), out, self.tangent,
         )
         return out
 
@@ -256,7 +253,7 @@ class Scene:
             return _empty_contacts()
         impulses = np.zeros((len(normal_rows), 3))
         for c, r in enumerate(normal_rows):
-            impulses[c] = rows.lam[r] * contacts.normal[c] + self.friction_impulse(
+            impulses[c] = (rows.lam[r] + rows.bounce[r]) * contacts.normal[c] + self.friction_impulse(
                 rows, r, contacts.normal[c], self.tangent[c]
             )
         names = self.geom_names

@@ -373,10 +373,10 @@ class Simulation:
             start = rows.count
             (kind, J_r, W_r, body, J_b, W_b, target, lo, hi, _mu, link, lam) = rows.columns()
             rows.count = joint_rows(
-                q, qd_new, self._lower, self._upper, self._friction, self._limit_restitution,
-                self._mimic, h, self.restitution_threshold, 1e-3, 0.2, self._kin[0], self._X,
-                self._S, self._U, self._D, start, kind, J_r, W_r, body, J_b, W_b, target, lo, hi,
-                link, lam, tag,
+                q, qd_new, qd, self._lower, self._upper, self._friction, self._limit_restitution,
+                self._mimic, h, 1e-3, 0.2, self._kin[0], self._X, self._S, self._U, self._D,
+                start, kind, J_r, W_r, body, J_b, W_b, target, lo, hi, link, lam,
+                *rows.bounce_columns(), tag,
             )
             joint_keys = tag[start : rows.count]
         else:
@@ -386,13 +386,21 @@ class Simulation:
 
         # 4. impulses
         arrays = rows.arrays()
-        if rows.count:
+        n = rows.count
+        rows.bounce[:n] = 0.0
+        rows.reflect[:n] = 0.0
+        if n:
             if self.warm_starting:
                 self._warm(keys, contacts)
             Kinv = pgs.effective_mass(*arrays[:6])
             pgs.warm_start(arrays[-1], arrays[2], arrays[3], arrays[5], qd_new, vb)
+            pgs.restitution_pass(
+                *arrays[:6], Kinv, rows.restitution[:n], rows.gap[:n], rows.accel[:n],
+                rows.bounce[:n], rows.reflect[:n], qd_new, vb, h, self.restitution_threshold,
+                max(4 * n, 10),
+            )
             self.last_iterations = pgs.solve(
-                *arrays, Kinv, qd_new, vb, self.iterations, self.tolerance
+                *arrays, rows.bounce[:n], Kinv, qd_new, vb, self.iterations, self.tolerance
             )
             st.warm = self._store_warm(keys, contacts)
         else:
@@ -483,18 +491,16 @@ class Simulation:
         bias = np.zeros(n)
         lower = np.zeros(n)
         depth = self.scene.contact_depths(contacts)
-        reflect = self.scene.reflect
         for c, r in enumerate(contact_rows):
-            if reflect[c] > 0.0:
-                bias[r] = -reflect[c] / h
-                lower[r] = -np.inf
-            else:
-                bias[r] = self.baumgarte * max(depth[c] - self.slop, 0.0) / h
+            bias[r] = self.baumgarte * max(depth[c] - self.slop, 0.0) / h
         for k, tag in enumerate(joint_keys):
             i, side = divmod(int(tag), 3)
             if i < self.nv and side < 2:
                 violation = (self._lower[i] - q[i]) if side == 0 else (q[i] - self._upper[i])
                 bias[joint_start + k] = self.baumgarte * max(violation, 0.0) / h
+        reflected = np.flatnonzero(rows.reflect[:n] > 0.0)
+        bias[reflected] = -rows.reflect[reflected] / h
+        lower[reflected] = -np.inf
         pick = np.flatnonzero((rows.kind[:n] == NORMAL) & (bias != 0.0))
         if len(pick) == 0:
             return dq, dvb
@@ -505,7 +511,7 @@ class Simulation:
         sub[8] = np.full(len(pick), np.inf)
         sub[-1] = np.zeros(len(pick))
         Kinv = pgs.effective_mass(*sub[:6])
-        pgs.solve(*sub, Kinv, dq, dvb, self.iterations, self.tolerance)
+        pgs.solve(*sub, np.zeros(len(pick)), Kinv, dq, dvb, self.iterations, self.tolerance)
         return dq, dvb
 
 

@@ -1,15 +1,10 @@
 """Contact rows: a normal row and a Coulomb friction pair per contact point (000.md 2.1).
 
-Normal row (Newton's law with a threshold, 000.md eq. 2.18): the normal velocity goes from
-u_0 at the start of the step to u_f after the free motion (the smooth forces add
-a = (u_f - u_0) / h). When the bodies approach faster than the threshold they bounce at the
-time tau of impact within the step (tau = 0 when already touching, tau = g / |u| for a gap g),
-so the row asks for the velocity they end the step with,
-    u+ = -e (u_0 + a tau) + a (h - tau)  =  -e u_f + (1 + e) a (h - tau),
-which keeps a perfectly elastic bounce from gaining the energy of the smooth forces over the
-part of the step after the impact. Slower contacts are inelastic (u+ >= 0, resting contact).
-A contact still a gap g apart (inside the envelope) only asks for u+ >= -g / h: the bodies may
-close the gap this step but not pass it (speculative contact), unless they bounce.
+Normal row: u+ >= 0 when touching (resting contact, inelastic); a contact still a gap g apart
+(inside the envelope) only asks for u+ >= -g / h: the bodies may close the gap this step but
+not pass it (speculative contact). Bounces (Newton's law with a threshold, 000.md eq. 2.18)
+are the restitution pass's (`mb_sim.solver.pgs.restitution_pass`): the row carries e, the gap
+and the smooth acceleration a = (u_f - u_0) / h of its normal velocity over the free motion.
 Friction pair: tangents t1, t2 with |lambda_t| <= mu lambda_n and target 0 (sticking when the
 cone allows it, sliding against the motion otherwise); t1 points along the slip velocity
 after the free motion when there is one.
@@ -72,7 +67,6 @@ def contact_rows(
     friction: np.ndarray,
     restitution: np.ndarray,
     h: float,
-    threshold: float,
     parent: np.ndarray,
     joint_type: np.ndarray,
     axis: np.ndarray,
@@ -102,17 +96,17 @@ def contact_rows(
     mu: np.ndarray,
     link: np.ndarray,
     lam: np.ndarray,
+    rest: np.ndarray,
+    gaps: np.ndarray,
+    accel: np.ndarray,
     contact_row: np.ndarray,
-    reflect: np.ndarray,
     tangent: np.ndarray,
 ) -> int:
     """Append the rows of every contact from row `start`; returns the next free row.
     qd, vb are the velocities after the free motion, qd0, vb0 those at the start of the step;
     tangent[c] receives the first friction direction of contact c.
 
-    contact_row[c] is the normal row of contact c. reflect[c] > 0 marks a bounce taken while
-    the surfaces are still a gap apart: the bodies then end the step (1 + e) gap too far out
-    (they turned at the gap, not at the surface), which the position stage takes back."""
+    contact_row[c] is the normal row of contact c."""
     scratch = np.zeros(qd.shape[0])
     r = start
     for c in range(point.shape[0]):
@@ -130,20 +124,11 @@ def contact_rows(
                       inv_mass, inv_inertia, scratch)
         un = _row_velocity(r, J_r, body, J_b, qd, vb)
         u0 = _row_velocity(r, J_r, body, J_b, qd0, vb0)
-        e = restitution[c]
-        accel = (un - u0) / h
         gap = -depth[c]
-        bounce = un < -threshold and e > 0.0
-        goal = 0.0
-        reflect[c] = 0.0
-        if gap > 0.0:
-            goal = -gap / h
-            if bounce and 0.5 * (u0 + un) * h < -gap:
-                tau = min(gap / max(-0.5 * (u0 + un), 1e-12), h)
-                goal = -e * un + (1.0 + e) * accel * (h - tau)
-                reflect[c] = (1.0 + e) * gap
-        elif bounce:
-            goal = -e * un + (1.0 + e) * accel * h
+        rest[r] = restitution[c]
+        gaps[r] = gap
+        accel[r] = (un - u0) / h
+        goal = -gap / h if gap > 0.0 else 0.0
         kind[r] = NORMAL
         target[r] = goal
         lo[r] = 0.0

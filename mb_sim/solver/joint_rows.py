@@ -1,9 +1,11 @@
 """Rows that act on the robot's joints directly: limits, Coulomb friction, mimic coupling.
 
-- Joint limits are impulse-based collisions (000.md ch. 4): the frictionless Newton law
-  j = -(1 + e) u / K33 (eq. 4.3), here a NORMAL row on J = +e_i at the lower limit and -e_i at
-  the upper one, with K = e_i^T H^-1 e_i from the articulated response; the row is gathered
-  while the joint is within `envelope` of the limit or would pass it this step.
+- Joint limits are impulse-based collisions (000.md ch. 4): a NORMAL row on J = +e_i at the
+  lower limit and -e_i at the upper one, with K = e_i^T H^-1 e_i from the articulated response,
+  gathered while the joint is within `envelope` of the limit or would pass it this step. Like a
+  contact it holds the joint at the limit (speculatively while still apart), and it carries e
+  for the restitution pass, which applies the frictionless Newton law j = -(1 + e) u / K33
+  (eq. 4.3).
 - Coulomb joint friction (002.md 1.4-1.7): a SCALAR row J = e_i with target 0 (static
   friction) and the accumulated impulse clamped to +-F_max h (002.md eq. 12, 16).
 - URDF mimic: q_i = m q_j + offset kept by a SCALAR row J = e_i - m e_j whose target
@@ -20,26 +22,16 @@ from mb_sim.solver.rows import NORMAL, SCALAR
 
 
 @njit
-def _limit_goal(gap: float, u: float, e: float, h: float, threshold: float) -> float:
-    bounce = u < -threshold and e > 0.0
-    if gap > 0.0:
-        if bounce and u * h < -gap:
-            return -e * u
-        return -gap / h
-    return -e * u if bounce else 0.0
-
-
-@njit
 def joint_rows(
     q: np.ndarray,
     qd: np.ndarray,
+    qd0: np.ndarray,
     lower: np.ndarray,
     upper: np.ndarray,
     friction: np.ndarray,
     restitution: np.ndarray,
     mimic: np.ndarray,
     h: float,
-    threshold: float,
     envelope: float,
     mimic_gain: float,
     parent: np.ndarray,
@@ -59,6 +51,9 @@ def joint_rows(
     hi: np.ndarray,
     link: np.ndarray,
     lam: np.ndarray,
+    rest: np.ndarray,
+    gaps: np.ndarray,
+    accel: np.ndarray,
     tag: np.ndarray,
 ) -> int:
     """Append limit, friction and mimic rows from row `start`; returns the next free row.
@@ -95,11 +90,15 @@ def joint_rows(
             link[r] = -1
             lam[r] = 0.0
             tag[r] = 3 * i + side
+            rest[r] = 0.0
             if side < 2:
                 kind[r] = NORMAL
-                target[r] = _limit_goal(gap, sign * qd[i], restitution[i], h, threshold)
+                target[r] = -gap / h if gap > 0.0 else 0.0
                 lo[r] = 0.0
                 hi[r] = np.inf
+                rest[r] = restitution[i]
+                gaps[r] = gap
+                accel[r] = sign * (qd[i] - qd0[i]) / h
             else:
                 kind[r] = SCALAR
                 target[r] = 0.0
@@ -123,6 +122,7 @@ def joint_rows(
         link[r] = -1
         lam[r] = 0.0
         tag[r] = 3 * n + k
+        rest[r] = 0.0
         kind[r] = SCALAR
         target[r] = -mimic_gain * (q[i] - m * q[j] - offset) / h
         lo[r] = -np.inf

@@ -117,6 +117,7 @@ def solve(
     mu: np.ndarray,
     link: np.ndarray,
     lam: np.ndarray,
+    bounce: np.ndarray,
     Kinv: np.ndarray,
     qd: np.ndarray,
     vb: np.ndarray,
@@ -124,7 +125,8 @@ def solve(
     tolerance: float,
 ) -> int:
     """Run up to `iterations` sweeps; stop early when no impulse changes by more than
-    `tolerance`. Velocities qd, vb and impulses lam are updated in place. Returns sweeps run."""
+    `tolerance`. Velocities qd, vb and impulses lam are updated in place; a friction pair's
+    disc also counts its normal's restitution impulse `bounce`. Returns sweeps run."""
     n = kind.shape[0]
     err = np.zeros(3)
     new = np.zeros(3)
@@ -151,7 +153,7 @@ def solve(
                     low, high = 0.0, np.inf
                 new[0] = min(max(new[0], low), high)
             else:
-                bound = mu[r] * lam[link[r]] if k == TANGENT else hi[r]
+                bound = mu[r] * (lam[link[r]] + bounce[link[r]]) if k == TANGENT else hi[r]
                 norm = 0.0
                 for a in range(size):
                     norm += new[a] * new[a]
@@ -170,3 +172,65 @@ def solve(
         if largest <= tolerance:
             break
     return sweep
+
+
+@njit
+def restitution_pass(
+    kind: np.ndarray,
+    J_r: np.ndarray,
+    W_r: np.ndarray,
+    body: np.ndarray,
+    J_b: np.ndarray,
+    W_b: np.ndarray,
+    Kinv: np.ndarray,
+    restitution: np.ndarray,
+    gap: np.ndarray,
+    accel: np.ndarray,
+    bounce: np.ndarray,
+    reflect: np.ndarray,
+    qd: np.ndarray,
+    vb: np.ndarray,
+    h: float,
+    threshold: float,
+    max_passes: int,
+) -> int:
+    """Collisions, one pair at a time, before the contact solve (Newton's law, 000.md eq. 2.18,
+    j = -(1 + e) u / K as for joint limits, eq. 4.3).
+
+    Each sweep visits every bouncing row; a row approaching faster than `threshold` (and, if
+    still a gap apart, closing it within the step) gets the impulse that makes it leave with
+        u+ = -e u + (1 + e) a (h - tau),
+    tau being the time of impact in the step (0 when touching, gap / |u| otherwise) and a the
+    smooth acceleration of the row: it turns at the impact and the smooth forces act on the
+    rest of the step. Velocities change at once, so an impulse passed on to a neighbour makes
+    that pair approach in the next sweep, as in a Newton's cradle. Sweeps stop when no row
+    approaches. The impulses are summed in `bounce` (kept apart from the solver's, which
+    would otherwise take them back) and reflect[r] = (1 + e) gap marks a bounce at a gap."""
+    n = kind.shape[0]
+    sweeps = 0
+    for sweeps in range(1, max_passes + 1):
+        hit = False
+        for r in range(n):
+            e = restitution[r]
+            if kind[r] != NORMAL or e <= 0.0 or Kinv[r, 0, 0] == 0.0:
+                continue
+            u = _row_velocity(r, J_r, body, J_b, qd, vb)
+            if u >= -threshold:
+                continue
+            g = gap[r]
+            tau = 0.0
+            if g > 0.0:
+                if u * h >= -g:
+                    continue
+                tau = g / -u
+            d = (-e * u + (1.0 + e) * accel[r] * (h - tau) - u) * Kinv[r, 0, 0]
+            if d <= 0.0:
+                continue
+            bounce[r] += d
+            _apply(r, d, W_r, body, W_b, qd, vb)
+            if g > 0.0:
+                reflect[r] = (1.0 + e) * g
+            hit = True
+        if not hit:
+            break
+    return sweeps

@@ -13,7 +13,10 @@ Row kinds:
   kept in the disc |lambda_t| <= mu lambda_n (Coulomb, 000.md 2.1 law 4);
 - BALL: three consecutive rows whose impulse vector is kept in the ball |lambda| <= hi
   (friction of a ball joint, 002.md eq. 16).
-Each row tries to reach u_r = target (restitution, speculative contact, friction at rest).
+Each row tries to reach u_r = target (speculative contact, friction at rest). Bouncing rows
+(contact normals and joint limits) also carry their restitution e, their gap and the
+acceleration the smooth forces gave them this step, for the restitution pass that runs before
+the solve (`mb_sim.solver.pgs.restitution_pass`); its impulses are kept in `bounce`.
 """
 
 from __future__ import annotations
@@ -51,10 +54,15 @@ class Rows:
         self.mu = np.zeros(capacity)
         self.link = np.full(capacity, -1, dtype=np.int64)
         self.lam = np.zeros(capacity)
+        self.restitution = np.zeros(capacity)
+        self.gap = np.zeros(capacity)
+        self.accel = np.zeros(capacity)
+        self.bounce = np.zeros(capacity)
+        self.reflect = np.zeros(capacity)
         if old is not None:
             n = old["count"]
             for name in ("kind", "J_r", "W_r", "body", "J_b", "W_b", "target", "lo", "hi", "mu",
-                         "link", "lam"):
+                         "link", "lam", "restitution", "gap", "accel", "bounce", "reflect"):
                 getattr(self, name)[:n] = old[name][:n]
 
     def clear(self) -> None:
@@ -64,6 +72,10 @@ class Rows:
         """Make room for `extra` more rows (kernels write rows [count, count + extra))."""
         if self.count + extra > self.capacity:
             self._allocate(max(2 * self.capacity, self.count + extra))
+
+    def bounce_columns(self) -> tuple[np.ndarray, ...]:
+        """restitution, gap, accel: written by the row builders for bouncing rows."""
+        return self.restitution, self.gap, self.accel
 
     def columns(self) -> tuple[np.ndarray, ...]:
         """The full-capacity arrays, for kernels that append rows themselves."""
@@ -90,6 +102,11 @@ class Rows:
         self.mu[r] = 0.0
         self.link[r] = -1
         self.lam[r] = 0.0
+        self.restitution[r] = 0.0
+        self.gap[r] = 0.0
+        self.accel[r] = 0.0
+        self.bounce[r] = 0.0
+        self.reflect[r] = 0.0
         return r
 
     def arrays(self) -> tuple[np.ndarray, ...]:

@@ -1,20 +1,688 @@
-"""Joints between environment bodies (placeholder until the impulse-kept joints land)."""
+"""Joints between environment bodies in maximal coordinates, kept by impulses (003.md, 002.md).
+
+Each joint holds a point of its child on a point of its parent (or of the world) and, by type,
+directions between them:
+
+- ball: the point (3 linear constraints);
+- revolute: the point and the axis (3 linear, 2 angular: the axes stay parallel);
+- prismatic: the child's point stays on the parent's axis line (2 linear) and the relative
+  orientation is that of load time (3 angular);
+- fixed: point and relative orientation (3 linear, 3 angular).
+
+Two stages of the step use them.
+
+1. Velocity rows (`WorldJoints.rows`, before the sequential-impulse solve, 002.md 1.7), so
+   that contacts pushing a jointed body see the joint. A point row along d has
+   J = [d, r_c x d] on the child and -[d, r_p x d] on the parent, an angular row along d has
+   J = [0, d] and -[0, d]; W = M^-1 J^T (000.md eq. 2.16 terms). The k bilateral rows of a
+   joint (target 0) are handed to the solver K-orthonormalised: with K = J W^T = L L^T,
+   J' = L^-1 J and W' = L^-1 W, an invertible recombination of equality rows with the same
+   solution set whose block is the identity, so one visit solves the joint's own block
+   exactly. On top of them:
+   - Coulomb friction (002.md 1.4-1.7, eqs. 12, 15, 16): revolute, a SCALAR row on
+     (w_c - w_p) . n clamped to +-F h; prismatic, a SCALAR row on the relative velocity of
+     the child's point along d with the lever-arm terms of 002.md 1.9,
+     B = [d, r_c x d] / -[d, r_p x d], clamped to +-F h; ball, a BALL group of three angular
+     rows (w_c - w_p) . e_k kept in the ball |p| <= F h (eq. 16);
+   - limits on the joint coordinate s (revolute: angle about the axis in (-pi, pi];
+     prismatic: displacement along it; both 0 at load time) as NORMAL rows, speculative with
+     restitution 0: s_dot >= -(s - lower) / h and -s_dot >= -(upper - s) / h.
+   Friction and limit rows J_f are made K-orthogonal to the joint's bilateral rows,
+   J_f <- J_f - sum_a (J_f . W'_a) J'_a (the same for W_f). On the joint manifold
+   (J' u = 0) they measure the same velocity, and the part removed is a reaction through the
+   joint, so the friction impulse itself stays the one bounded by F h; what changes is that
+   Gauss-Seidel no longer trades between the friction row and the joint's own rows.
+   World-joint rows are not warm-started (each step starts them from zero), so the copyable
+   `State` holds nothing of theirs.
+
+2. The keeping loop of 003.md 1.5 (`WorldJoints.keep`, after the solve). With the current
+   velocities every body is moved ballistically to t + h (x' = x + h v, R' = exp(h w~) R, the
+   same motion the position stage then makes) and each joint's error is predicted: the gap
+   g = p_c' - p_p' between its points and, per type, the angle between the axes or the
+   rotation vector of R_c' (R_p' R_rel0)^T. A joint whose linear or angular error exceeds
+   D_max gets the impulse that linearly removes it in one step (003.md 1.6, the Bender-Schmitt
+   form I = K^-1 g / h): lambda = -K^-1 c / h on its constraint rows, with K = J M^-1 J^T of
+   the lever arms and world inverse inertias at time t. For a ball joint this is 000.md
+   eq. 2.16, K = (1/m_c + 1/m_p) 1 - r_c~ I_c^-1 r_c~ - r_p~ I_p^-1 r_p~, applied +I at the
+   child's point and -I at the parent's; for the other types the linear and angular rows are
+   solved together (the same orthonormalised block as the rows). A static end (the world or
+   a static body) has zero inverse mass. Passes over all joints repeat, re-predicting after
+   every change, until a whole pass finds every joint within D_max or `max_passes` passes
+   have run (max_passes = 1 is the real-time mode of 003.md 1.7; reaching the cap is never an
+   error, the joints are simply left with what the passes achieved).
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import numpy as np
 
+from mb_sim._jit import njit
+from mb_sim.sim.rigid import quat_to_matrix
+from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, SCALAR
+
+log = logging.getLogger("mb_sim")
+
+BALL_JOINT = 0
+REVOLUTE = 1
+PRISMATIC = 2
+FIXED = 3
+JOINT_CODES = {"ball": BALL_JOINT, "revolute": REVOLUTE, "prismatic": PRISMATIC, "fixed": FIXED}
+
+MAX_ROWS_PER_JOINT = 11
+"""6 bilateral, up to 3 friction, 2 limit rows."""
+
+# slots of the per-joint local vectors
+_CA, _PA, _CAX, _PAX, _CREF, _PREF = 0, 1, 2, 3, 4, 5
+
+
+# --------------------------------------------------------------------------------------------
+# Small vector helpers
+
+
+@njit
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.empty(3)
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+    return out
+
+
+@njit
+def _mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    out = np.empty(3)
+    for i in range(3):
+        out[i] = A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2]
+    return out
+
+
+@njit
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+@njit
+def _rotate(w: np.ndarray, h: float, r: np.ndarray) -> np.ndarray:
+    """exp(h w~) r: r turned by the angle |w| h about w (Rodrigues)."""
+    ax, ay, az = w[0] * h, w[1] * h, w[2] * h
+    angle = np.sqrt(ax * ax + ay * ay + az * az)
+    out = np.empty(3)
+    if angle < 1e-14:
+        out[0] = r[0] + ay * r[2] - az * r[1]
+        out[1] = r[1] + az * r[0] - ax * r[2]
+        out[2] = r[2] + ax * r[1] - ay * r[0]
+        return out
+    kx, ky, kz = ax / angle, ay / angle, az / angle
+    c, s = np.cos(angle), np.sin(angle)
+    kr = (kx * r[0] + ky * r[1] + kz * r[2]) * (1.0 - c)
+    out[0] = r[0] * c + (ky * r[2] - kz * r[1]) * s + kx * kr
+    out[1] = r[1] * c + (kz * r[0] - kx * r[2]) * s + ky * kr
+    out[2] = r[2] * c + (kx * r[1] - ky * r[0]) * s + kz * kr
+    return out
+
+
+@njit
+def _rotate_matrix(w: np.ndarray, h: float, R: np.ndarray) -> np.ndarray:
+    """exp(h w~) R, column by column."""
+    out = np.empty((3, 3))
+    col = np.empty(3)
+    for j in range(3):
+        for i in range(3):
+            col[i] = R[i, j]
+        c = _rotate(w, h, col)
+        for i in range(3):
+            out[i, j] = c[i]
+    return out
+
+
+@njit
+def _perpendicular(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Two unit vectors completing n to a right-handed orthonormal basis."""
+    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.6 else np.array([0.0, 1.0, 0.0])
+    t1 = _cross(n, a)
+    t1 /= np.sqrt(_dot(t1, t1))
+    return t1, _cross(n, t1)
+
+
+@njit
+def _rotation_vector(E: np.ndarray) -> np.ndarray:
+    """log(E) as a rotation vector (angle times unit axis)."""
+    v = np.empty(3)
+    v[0] = 0.5 * (E[2, 1] - E[1, 2])
+    v[1] = 0.5 * (E[0, 2] - E[2, 0])
+    v[2] = 0.5 * (E[1, 0] - E[0, 1])
+    s = np.sqrt(_dot(v, v))
+    c = 0.5 * (E[0, 0] + E[1, 1] + E[2, 2] - 1.0)
+    if s < 1e-12:
+        return v
+    return v * (np.arctan2(s, c) / s)
+
+
+# --------------------------------------------------------------------------------------------
+# Per-step frames and joint blocks
+
+
+@njit
+def body_frames(body_pos: np.ndarray, body_quat: np.ndarray, inv_mass: np.ndarray,
+                inv_inertia: np.ndarray, dynamic: np.ndarray, X: np.ndarray, R: np.ndarray,
+                Iw: np.ndarray, im: np.ndarray, dyn: np.ndarray) -> None:
+    """Pose, world inverse inertia R I^-1 R^T (003.md 1.5) and inverse mass of every body;
+    entry n_bodies is the world (at rest, infinite mass)."""
+    nb = body_pos.shape[0]
+    for b in range(nb + 1):
+        if b < nb:
+            for i in range(3):
+                X[b, i] = body_pos[b, i]
+            R[b] = quat_to_matrix(body_quat[b])
+            dyn[b] = dynamic[b]
+        else:
+            X[b] = 0.0
+            R[b] = 0.0
+            for i in range(3):
+                R[b, i, i] = 1.0
+            dyn[b] = False
+        if dyn[b]:
+            im[b] = inv_mass[b]
+            for i in range(3):
+                for k in range(3):
+                    s = 0.0
+                    for a in range(3):
+                        for c in range(3):
+                            s += R[b, i, a] * inv_inertia[b, a, c] * R[b, k, c]
+                    Iw[b, i, k] = s
+        else:
+            im[b] = 0.0
+            Iw[b] = 0.0
+
+
+@njit
+def _n_rows(jtype: int) -> int:
+    if jtype == BALL_JOINT:
+        return 3
+    if jtype == FIXED:
+        return 6
+    return 5
+
+
+@njit
+def _set_row(Jr: np.ndarray, Wr: np.ndarray, point: bool, d: np.ndarray, rc: np.ndarray,
+             rp: np.ndarray, c: int, p: int, Iw: np.ndarray, im: np.ndarray,
+             dyn: np.ndarray) -> None:
+    """J and W = M^-1 J^T of one constraint row: slot 0 the child (+), slot 1 the parent (-).
+    A point row along d acts at the lever arms rc, rp; an angular row is a pure torque."""
+    Jr[:, :] = 0.0
+    Wr[:, :] = 0.0
+    for slot in range(2):
+        b = c if slot == 0 else p
+        if not dyn[b]:
+            continue
+        sign = 1.0 if slot == 0 else -1.0
+        if point:
+            arm = _cross(rc if slot == 0 else rp, d)
+            for k in range(3):
+                Jr[slot, k] = sign * d[k]
+                Wr[slot, k] = sign * im[b] * d[k]
+        else:
+            arm = d
+        Ia = _mv(Iw[b], arm)
+        for k in range(3):
+            Jr[slot, 3 + k] = sign * arm[k]
+            Wr[slot, 3 + k] = sign * Ia[k]
+
+
+@njit
+def joint_blocks(jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, X: np.ndarray,
+                 R: np.ndarray, Iw: np.ndarray, im: np.ndarray, dyn: np.ndarray,
+                 J: np.ndarray, W: np.ndarray, Linv: np.ndarray, arms: np.ndarray,
+                 basis: np.ndarray) -> None:
+    """Each joint's bilateral rows at time t, K-orthonormalised.
+
+    Rows in order: ball: point x, y, z; revolute: point x, y, z, angular t1, t2; prismatic:
+    point t1, t2 (at the child's point), angular x, y, z; fixed: point x, y, z, angular
+    x, y, z (world axes; n the parent's axis, t1, t2 perpendicular to it). With the raw rows'
+    K = J W^T = L L^T (Cholesky), J[j] and W[j] receive L^-1 J and L^-1 W, Linv[j] receives
+    L^-1, arms[j] the lever arms (child, parent), basis[j] (n, t1, t2)."""
+    raw_J = np.zeros((6, 2, 6))
+    raw_W = np.zeros((6, 2, 6))
+    K = np.zeros((6, 6))
+    L = np.zeros((6, 6))
+    d = np.zeros(3)
+    for j in range(jtype.shape[0]):
+        c, p = ends[j, 0], ends[j, 1]
+        rc = _mv(R[c], loc[j, _CA])
+        rp = _mv(R[p], loc[j, _PA])
+        n = _mv(R[p], loc[j, _PAX])
+        t1, t2 = _perpendicular(n)
+        t = jtype[j]
+        if t == PRISMATIC:  # the parent is pushed where the child's point is
+            rp = X[c] + rc - X[p]
+        for i in range(3):
+            arms[j, 0, i] = rc[i]
+            arms[j, 1, i] = rp[i]
+            basis[j, 0, i] = n[i]
+            basis[j, 1, i] = t1[i]
+            basis[j, 2, i] = t2[i]
+        k = _n_rows(t)
+        for a in range(k):
+            point = a < 3
+            if t == PRISMATIC:
+                point = a < 2
+            if t == PRISMATIC and a < 2:
+                d[:] = t1 if a == 0 else t2
+            elif t == REVOLUTE and a >= 3:
+                d[:] = t1 if a == 3 else t2
+            else:
+                d[:] = 0.0
+                d[(a - 2) % 3 if t == PRISMATIC else a % 3] = 1.0
+            _set_row(raw_J[a], raw_W[a], point, d, rc, rp, c, p, Iw, im, dyn)
+        for a in range(k):
+            for b in range(k):
+                s = 0.0
+                for slot in range(2):
+                    for m in range(6):
+                        s += raw_J[a, slot, m] * raw_W[b, slot, m]
+                K[a, b] = s
+        scale = 0.0
+        for a in range(k):
+            scale = max(scale, K[a, a])
+        L[:, :] = 0.0
+        for a in range(k):  # Cholesky, K = L L^T
+            for b in range(a + 1):
+                s = K[a, b]
+                for m in range(b):
+                    s -= L[a, m] * L[b, m]
+                if a == b:
+                    L[a, a] = np.sqrt(max(s, 1e-14 * scale + 1e-300))
+                else:
+                    L[a, b] = s / L[b, b]
+        Li = Linv[j]
+        Li[:, :] = 0.0
+        for col in range(k):  # forward substitution: L Li = 1
+            for a in range(col, k):
+                s = 1.0 if a == col else 0.0
+                for m in range(col, a):
+                    s -= L[a, m] * Li[m, col]
+                Li[a, col] = s / L[a, a]
+        for a in range(6):
+            for slot in range(2):
+                for m in range(6):
+                    sj = 0.0
+                    sw = 0.0
+                    if a < k:
+                        for b in range(a + 1):
+                            sj += Li[a, b] * raw_J[b, slot, m]
+                            sw += Li[a, b] * raw_W[b, slot, m]
+                    J[j, a, slot, m] = sj
+                    W[j, a, slot, m] = sw
+
+
+@njit
+def joint_coordinate(j: int, jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray,
+                     s0: np.ndarray, X: np.ndarray, R: np.ndarray) -> float:
+    """Revolute: the angle about the parent's axis from the load-time pose, in (-pi, pi];
+    prismatic: the child's point's displacement along the parent's axis from load time."""
+    c, p = ends[j, 0], ends[j, 1]
+    n = _mv(R[p], loc[j, _PAX])
+    if jtype[j] == REVOLUTE:
+        up = _mv(R[p], loc[j, _PREF])
+        uc = _mv(R[c], loc[j, _CREF])
+        return np.arctan2(_dot(n, _cross(up, uc)), _dot(up, uc))
+    gap = X[c] + _mv(R[c], loc[j, _CA]) - X[p] - _mv(R[p], loc[j, _PA])
+    return _dot(gap, n) - s0[j]
+
+
+# --------------------------------------------------------------------------------------------
+# Velocity rows
+
+
+@njit
+def _project_out(Jf: np.ndarray, Wf: np.ndarray, J: np.ndarray, W: np.ndarray, j: int,
+                 k: int) -> None:
+    """Jf <- Jf - sum_a (Jf . W'_a) J'_a, Wf likewise: Jf becomes K-orthogonal to the
+    joint's orthonormal bilateral rows."""
+    for a in range(k):
+        s = 0.0
+        for slot in range(2):
+            for m in range(6):
+                s += Jf[slot, m] * W[j, a, slot, m]
+        for slot in range(2):
+            for m in range(6):
+                Jf[slot, m] -= s * J[j, a, slot, m]
+                Wf[slot, m] -= s * W[j, a, slot, m]
+
+
+@njit
+def _write_row(r: int, Jr: np.ndarray, Wr: np.ndarray, c: int, p: int, dyn: np.ndarray,
+               kind_value: int, tgt: float, low: float, high: float, kind: np.ndarray,
+               J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray, J_b: np.ndarray,
+               W_b: np.ndarray, target: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+               mu: np.ndarray, link: np.ndarray, lam: np.ndarray) -> None:
+    kind[r] = kind_value
+    for m in range(J_r.shape[1]):
+        J_r[r, m] = 0.0
+        W_r[r, m] = 0.0
+    for slot in range(2):
+        b = c if slot == 0 else p
+        body[r, slot] = b if dyn[b] else -1
+        for m in range(6):
+            J_b[r, slot, m] = Jr[slot, m] if dyn[b] else 0.0
+            W_b[r, slot, m] = Wr[slot, m] if dyn[b] else 0.0
+    target[r] = tgt
+    lo[r] = low
+    hi[r] = high
+    mu[r] = 0.0
+    link[r] = -1
+    lam[r] = 0.0
+
+
+@njit
+def joint_rows(
+    jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, s0: np.ndarray, limits: np.ndarray,
+    has_limits: np.ndarray, friction: np.ndarray, X: np.ndarray, R: np.ndarray, Iw: np.ndarray,
+    im: np.ndarray, dyn: np.ndarray, J: np.ndarray, W: np.ndarray, arms: np.ndarray,
+    basis: np.ndarray, h: float, start: int, kind: np.ndarray, J_r: np.ndarray,
+    W_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, W_b: np.ndarray, target: np.ndarray,
+    lo: np.ndarray, hi: np.ndarray, mu: np.ndarray, link: np.ndarray, lam: np.ndarray,
+    first_row: np.ndarray, friction_row: np.ndarray, limit_row: np.ndarray,
+) -> int:
+    """Append every joint's rows from row `start` (bilateral, friction, limits; see the module
+    docstring); returns the next free row. first_row, friction_row, limit_row receive the
+    row indices per joint (-1 where a joint has none)."""
+    Jf = np.zeros((2, 6))
+    Wf = np.zeros((2, 6))
+    d = np.zeros(3)
+    r = start
+    for j in range(jtype.shape[0]):
+        c, p = ends[j, 0], ends[j, 1]
+        t = jtype[j]
+        k = _n_rows(t)
+        first_row[j] = r
+        for a in range(k):
+            _write_row(r, J[j, a], W[j, a], c, p, dyn, SCALAR, 0.0, -np.inf, np.inf, kind, J_r,
+                       W_r, body, J_b, W_b, target, lo, hi, mu, link, lam)
+            r += 1
+        n = basis[j, 0]
+        friction_row[j] = -1
+        bound = friction[j] * h
+        if friction[j] > 0.0:
+            friction_row[j] = r
+            if t == BALL_JOINT:
+                for a in range(3):
+                    d[:] = 0.0
+                    d[a] = 1.0
+                    _set_row(Jf, Wf, False, d, arms[j, 0], arms[j, 1], c, p, Iw, im, dyn)
+                    _project_out(Jf, Wf, J, W, j, k)
+                    _write_row(r, Jf, Wf, c, p, dyn, BALL if a == 0 else FOLLOWER, 0.0,
+                               -bound, bound, kind, J_r, W_r, body, J_b, W_b, target, lo, hi,
+                               mu, link, lam)
+                    r += 1
+            else:
+                _set_row(Jf, Wf, t == PRISMATIC, n, arms[j, 0], arms[j, 1], c, p, Iw, im, dyn)
+                _project_out(Jf, Wf, J, W, j, k)
+                _write_row(r, Jf, Wf, c, p, dyn, SCALAR, 0.0, -bound, bound, kind, J_r, W_r,
+                           body, J_b, W_b, target, lo, hi, mu, link, lam)
+                r += 1
+        limit_row[j, 0] = -1
+        limit_row[j, 1] = -1
+        if has_limits[j] and (t == REVOLUTE or t == PRISMATIC):
+            s = joint_coordinate(j, jtype, ends, loc, s0, X, R)
+            _set_row(Jf, Wf, t == PRISMATIC, n, arms[j, 0], arms[j, 1], c, p, Iw, im, dyn)
+            _project_out(Jf, Wf, J, W, j, k)
+            for side in range(2):  # lower: +s_dot >= -(s - lower) / h; upper: -s_dot
+                gap = s - limits[j, 0] if side == 0 else limits[j, 1] - s
+                if side == 1:
+                    for slot in range(2):
+                        for m in range(6):
+                            Jf[slot, m] = -Jf[slot, m]
+                            Wf[slot, m] = -Wf[slot, m]
+                limit_row[j, side] = r
+                _write_row(r, Jf, Wf, c, p, dyn, NORMAL, -gap / h, 0.0, np.inf, kind, J_r,
+                           W_r, body, J_b, W_b, target, lo, hi, mu, link, lam)
+                r += 1
+    return r
+
+
+# --------------------------------------------------------------------------------------------
+# The keeping loop (003.md 1.5)
+
+
+@njit
+def predicted_error(j: int, jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray,
+                    rrel0: np.ndarray, X: np.ndarray, R: np.ndarray, u: np.ndarray,
+                    basis: np.ndarray, h: float, c_out: np.ndarray) -> tuple[float, float]:
+    """Joint j's error at t + h after ballistic motion from the velocities u, in the order of
+    its constraint rows (c_out), and its linear and angular sizes (m, rad)."""
+    c, p = ends[j, 0], ends[j, 1]
+    wc = u[c, 3:]
+    wp = u[p, 3:]
+    pc = X[c] + h * u[c, :3] + _rotate(wc, h, _mv(R[c], loc[j, _CA]))
+    pp = X[p] + h * u[p, :3] + _rotate(wp, h, _mv(R[p], loc[j, _PA]))
+    g = pc - pp
+    t = jtype[j]
+    lin = 0.0
+    ang = 0.0
+    if t == PRISMATIC:
+        n = _rotate(wp, h, _mv(R[p], loc[j, _PAX]))
+        g = g - _dot(g, n) * n
+        c_out[0] = _dot(g, basis[j, 1])
+        c_out[1] = _dot(g, basis[j, 2])
+    else:
+        for i in range(3):
+            c_out[i] = g[i]
+    lin = np.sqrt(_dot(g, g))
+    if t == REVOLUTE:
+        ap = _rotate(wp, h, _mv(R[p], loc[j, _PAX]))
+        ac = _rotate(wc, h, _mv(R[c], loc[j, _CAX]))
+        axis = _cross(ap, ac)  # rotation from the parent's axis to the child's
+        s = np.sqrt(_dot(axis, axis))
+        err = axis
+        if s > 1e-300:
+            err = axis * (np.arctan2(s, _dot(ap, ac)) / s)
+        c_out[3] = _dot(err, basis[j, 1])
+        c_out[4] = _dot(err, basis[j, 2])
+        ang = np.sqrt(_dot(err, err))
+    elif t == PRISMATIC or t == FIXED:
+        Rc = _rotate_matrix(wc, h, R[c])
+        Rt = _rotate_matrix(wp, h, R[p]) @ rrel0[j]
+        phi = _rotation_vector(Rc @ Rt.T)
+        o = 2 if t == PRISMATIC else 3
+        for i in range(3):
+            c_out[o + i] = phi[i]
+        ang = np.sqrt(_dot(phi, phi))
+    return lin, ang
+
+
+@njit
+def keep_joints(jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, rrel0: np.ndarray,
+                X: np.ndarray, R: np.ndarray, W: np.ndarray, Linv: np.ndarray,
+                basis: np.ndarray, vb: np.ndarray, h: float, d_max: float,
+                max_passes: int) -> tuple[int, int, float]:
+    """003.md 1.5 step 1 on vb (in place): passes over the joints, each joint whose predicted
+    error exceeds d_max receiving lambda' = -L^-1 c / h on its orthonormal rows (that is
+    lambda = -K^-1 c / h on the raw ones), until a pass finds all within d_max or max_passes
+    passes have run. Returns (passes, corrections, largest error seen in the last pass)."""
+    nb = vb.shape[0]
+    u = np.zeros((nb + 1, 6))
+    u[:nb] = vb
+    cvec = np.zeros(6)
+    lam = np.zeros(6)
+    corrections = 0
+    passes = 0
+    worst = 0.0
+    for _ in range(max_passes):
+        passes += 1
+        worst = 0.0
+        fixed_any = False
+        for j in range(jtype.shape[0]):
+            lin, ang = predicted_error(j, jtype, ends, loc, rrel0, X, R, u, basis, h, cvec)
+            worst = max(worst, max(lin, ang))
+            if lin <= d_max and ang <= d_max:
+                continue
+            fixed_any = True
+            corrections += 1
+            k = _n_rows(jtype[j])
+            for a in range(k):
+                s = 0.0
+                for b in range(a + 1):
+                    s += Linv[j, a, b] * cvec[b]
+                lam[a] = -s / h
+            for slot in range(2):
+                b = ends[j, slot]
+                for m in range(6):
+                    s = 0.0
+                    for a in range(k):
+                        s += W[j, a, slot, m] * lam[a]
+                    u[b, m] += s
+        if not fixed_any:
+            break
+    vb[:, :] = u[:nb]
+    return passes, corrections, worst
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _perpendicular_np(n: np.ndarray) -> np.ndarray:
+    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.6 else np.array([0.0, 1.0, 0.0])
+    t = np.cross(n, a)
+    return t / np.linalg.norm(t)
+
 
 class WorldJoints:
+    """The world's joints as flat per-joint arrays, with the two per-step stages.
+
+    Built once from a `World` and the `Scene` (body order, masses, static flags). Settings
+    `d_max` (m and rad) and `max_passes` come from the world's `solver` and may be changed on
+    the instance. After each step: `last_passes`, `last_corrections`, `last_error` (the
+    largest predicted error of the last pass) of the keeping loop, `corrections` in total;
+    `first_row`, `friction_row` (first row of the friction group) and `limit_row` (lower,
+    upper) index the rows table of the last step, -1 where a joint has no such row.
+    """
+
     def __init__(self, world: Any, scene: Any):
-        self.joints = tuple(getattr(world, "joints", ()) or ())
-        if self.joints:
-            raise NotImplementedError("world joints")
+        joints = tuple(getattr(world, "joints", ()) or ())
+        self.joints = joints
+        self.names = tuple(j.name for j in joints)
+        settings = getattr(world, "solver", None)
+        self.d_max = float(getattr(settings, "d_max", 1e-6))
+        self.max_passes = int(getattr(settings, "max_passes", 100))
+        nb = int(scene.n_bodies)
+        nj = len(joints)
+        self.n_bodies = nb
+        self._inv_mass = scene.inv_mass
+        self._inv_inertia = scene.inv_inertia
+        self._dynamic = scene.dynamic
+        self.jtype = np.zeros(nj, dtype=np.int64)
+        self.ends = np.full((nj, 2), nb, dtype=np.int64)
+        self.loc = np.zeros((nj, 6, 3))
+        self.rrel0 = np.zeros((nj, 3, 3))
+        self.s0 = np.zeros(nj)
+        self.limits = np.zeros((nj, 2))
+        self.has_limits = np.zeros(nj, dtype=np.int64)
+        self.friction = np.zeros(nj)
+        quats = scene.initial_quat
+        for i, jt in enumerate(joints):
+            where = f"world joint {jt.name!r}"
+            if jt.type not in JOINT_CODES:
+                raise ValueError(f"{where}: type must be one of {tuple(JOINT_CODES)}, "
+                                 f"got {jt.type!r}")
+            self.jtype[i] = JOINT_CODES[jt.type]
+            c = scene.body_index(jt.child)
+            p = nb if jt.parent is None else scene.body_index(jt.parent)
+            self.ends[i] = (c, p)
+            Rc = quat_to_matrix(np.asarray(quats[c], dtype=float))
+            Rp = np.eye(3) if p == nb else quat_to_matrix(np.asarray(quats[p], dtype=float))
+            axis = np.asarray(jt.axis, dtype=float)
+            ref = _perpendicular_np(axis)
+            self.loc[i, _CA] = jt.child_anchor_local
+            self.loc[i, _PA] = jt.parent_anchor_local
+            self.loc[i, _CAX] = jt.child_axis_local
+            self.loc[i, _PAX] = jt.parent_axis_local
+            self.loc[i, _CREF] = Rc.T @ ref
+            self.loc[i, _PREF] = Rp.T @ ref
+            self.rrel0[i] = Rp.T @ Rc
+            self.s0[i] = float(np.dot(np.asarray(jt.child_anchor) - np.asarray(jt.anchor), axis))
+            if jt.limits is not None and jt.type in ("revolute", "prismatic"):
+                lower, upper = (float(x) for x in jt.limits)
+                if not lower <= upper:
+                    raise ValueError(f"{where}: limits lower {lower} > upper {upper}")
+                if jt.type == "revolute" and (lower <= -np.pi or upper >= np.pi):
+                    log.warning("%s: revolute angles are measured in (-pi, pi]; the limit "
+                                "%s never binds", where,
+                                lower if lower <= -np.pi else upper)
+                self.limits[i] = (lower, upper)
+                self.has_limits[i] = 1
+            if jt.friction is not None:
+                f = float(jt.friction)
+                if not (np.isfinite(f) and f >= 0.0):
+                    raise ValueError(f"{where}: friction must be a finite number >= 0, got {f}")
+                self.friction[i] = f if jt.type != "fixed" else 0.0
+        self._X = np.zeros((nb + 1, 3))
+        self._R = np.zeros((nb + 1, 3, 3))
+        self._Iw = np.zeros((nb + 1, 3, 3))
+        self._im = np.zeros(nb + 1)
+        self._dyn = np.zeros(nb + 1, dtype=np.bool_)
+        self._J = np.zeros((nj, 6, 2, 6))
+        self._W = np.zeros((nj, 6, 2, 6))
+        self._Linv = np.zeros((nj, 6, 6))
+        self._arms = np.zeros((nj, 2, 3))
+        self._basis = np.zeros((nj, 3, 3))
+        self.first_row = np.full(nj, -1, dtype=np.int64)
+        self.friction_row = np.full(nj, -1, dtype=np.int64)
+        self.limit_row = np.full((nj, 2), -1, dtype=np.int64)
+        self.last_passes = 0
+        self.last_corrections = 0
+        self.last_error = 0.0
+        self.corrections = 0
+
+    def __len__(self) -> int:
+        return len(self.joints)
+
+    def _prepare(self, sim: Any) -> None:
+        st = sim.state
+        body_frames(st.body_pos, st.body_quat, self._inv_mass, self._inv_inertia, self._dynamic,
+                    self._X, self._R, self._Iw, self._im, self._dyn)
+        joint_blocks(self.jtype, self.ends, self.loc, self._X, self._R, self._Iw, self._im,
+                     self._dyn, self._J, self._W, self._Linv, self._arms, self._basis)
 
     def rows(self, sim: Any, rows: Any, vb: np.ndarray, h: float) -> None:
-        return None
+        """Append the joints' velocity rows (bilateral, friction, limits) to `rows`."""
+        if not self.joints:
+            return
+        self._prepare(sim)
+        rows.reserve(MAX_ROWS_PER_JOINT * len(self.joints))
+        rows.count = joint_rows(
+            self.jtype, self.ends, self.loc, self.s0, self.limits, self.has_limits,
+            self.friction, self._X, self._R, self._Iw, self._im, self._dyn, self._J, self._W,
+            self._arms, self._basis, float(h), rows.count, *rows.columns(), self.first_row,
+            self.friction_row, self.limit_row,
+        )
 
     def keep(self, sim: Any, vb: np.ndarray, h: float) -> None:
-        return None
+        """003.md 1.5 step 1: correct vb in place until every joint's predicted error at
+        t + h is within d_max, or max_passes passes have run."""
+        if not self.joints:
+            return
+        self._prepare(sim)
+        passes, corrections, worst = keep_joints(
+            self.jtype, self.ends, self.loc, self.rrel0, self._X, self._R, self._W, self._Linv,
+            self._basis, vb, float(h), self.d_max, max(int(self.max_passes), 1),
+        )
+        self.last_passes = int(passes)
+        self.last_corrections = int(corrections)
+        self.last_error = float(worst)
+        self.corrections += int(corrections)
+
+    def coordinates(self, sim: Any) -> np.ndarray:
+        """Current joint coordinates (revolute angle, prismatic displacement; NaN for ball and
+        fixed joints)."""
+        self._prepare(sim)
+        out = np.full(len(self.joints), np.nan)
+        for j in range(len(self.joints)):
+            if self.jtype[j] in (REVOLUTE, PRISMATIC):
+                out[j] = joint_coordinate(j, self.jtype, self.ends, self.loc, self.s0, self._X,
+                                          self._R)
+        return out
