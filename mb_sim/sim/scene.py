@@ -251,11 +251,13 @@ class Scene:
 
         if contacts is None or len(normal_rows) == 0:
             return _empty_contacts()
-        impulses = np.zeros((len(normal_rows), 3))
-        for c, r in enumerate(normal_rows):
-            impulses[c] = (rows.lam[r] + rows.bounce[r]) * contacts.normal[c] + self.friction_impulse(
-                rows, r, contacts.normal[c], self.tangent[c]
-            )
+        r = normal_rows
+        impulses = (rows.lam[r] + rows.bounce[r])[:, None] * contacts.normal
+        friction = (r + 2 < rows.count) & (rows.kind[np.minimum(r + 1, rows.count - 1)] == TANGENT)
+        if friction.any():
+            n, t1, rf = contacts.normal[friction], self.tangent[friction], r[friction]
+            t2 = np.cross(n, t1)
+            impulses[friction] += rows.lam[rf + 1][:, None] * t1 + rows.lam[rf + 2][:, None] * t2
         names = self.geom_names
         return Contacts(
             points=contacts.point.copy(),
@@ -265,13 +267,6 @@ class Scene:
             body_a=tuple(names[g] for g in contacts.geom_a),
             body_b=tuple(names[g] for g in contacts.geom_b),
         )
-
-    @staticmethod
-    def friction_impulse(rows: Any, r: int, normal: np.ndarray, t1: np.ndarray) -> np.ndarray:
-        """World friction impulse of the contact whose normal row is r (zero if frictionless)."""
-        if r + 2 < rows.count and rows.kind[r + 1] == TANGENT and rows.link[r + 1] == r:
-            return rows.lam[r + 1] * t1 + rows.lam[r + 2] * np.cross(normal, t1)
-        return np.zeros(3)
 
     def world_joint_rows(self, sim: Any, rows: Any, vb: np.ndarray, h: float) -> None:
         self.world_joints.rows(sim, rows, vb, h)

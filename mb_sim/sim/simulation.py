@@ -391,7 +391,7 @@ class Simulation:
         rows.reflect[:n] = 0.0
         if n:
             if self.warm_starting:
-                self._warm(keys, contacts)
+                self._warm(keys, contacts, contact_rows)
             Kinv = pgs.effective_mass(*arrays[:6])
             pgs.warm_start(arrays[-1], arrays[2], arrays[3], arrays[5], qd_new, vb)
             pgs.restitution_pass(
@@ -402,7 +402,7 @@ class Simulation:
             self.last_iterations = pgs.solve(
                 *arrays, rows.bounce[:n], Kinv, qd_new, vb, self.iterations, self.tolerance
             )
-            st.warm = self._store_warm(keys, contacts)
+            st.warm = self._store_warm(keys, contacts, contact_rows)
         else:
             st.warm = {}
             self.last_iterations = 0
@@ -430,49 +430,68 @@ class Simulation:
 
     # --- warm starting ----------------------------------------------------------------------------
     def _row_keys(self, contacts: object, contact_rows: np.ndarray, joint_start: int,
-                  joint_keys: np.ndarray) -> dict[tuple, int]:
-        """A stable name for each row group: contacts by (geom a, geom b, n-th point of the
-        pair), joint rows by their tag."""
-        keys: dict[tuple, int] = {}
+                  joint_keys: np.ndarray) -> list[tuple]:
+        """A stable name for each row group, in row-group order: contacts by (geom a, geom b,
+        n-th point of the pair), then joint rows by their tag."""
         ga, gb = self.scene.contact_geoms(contacts)
+        keys: list[tuple] = []
         previous = (-1, -1)
         nth = 0
-        for c in range(len(contact_rows)):
-            pair = (int(ga[c]), int(gb[c]))
-            nth = nth + 1 if pair == previous else 0
-            previous = pair
-            keys[("c", *pair, nth, c)] = int(contact_rows[c])
-        for k, tag in enumerate(joint_keys):
-            keys[("j", int(tag))] = joint_start + k
+        for a, b in zip(ga.tolist(), gb.tolist()):
+            nth = nth + 1 if (a, b) == previous else 0
+            previous = (a, b)
+            keys.append(("c", a, b, nth))
+        keys.extend(("j", tag) for tag in joint_keys.tolist())
+        self._joint_rows = np.arange(joint_start, joint_start + len(joint_keys))
         return keys
 
-    def _warm(self, keys: dict[tuple, int], contacts: object) -> None:
+    def _friction_frames(self, contacts: object, contact_rows: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per contact: whether it has a friction pair, and its two tangents (world)."""
+        rows, sc = self._rows, self.scene
+        r = contact_rows
+        has = (r + 2 < rows.count) & (rows.kind[np.minimum(r + 1, rows.count - 1)] == TANGENT)
+        t1 = sc.tangent
+        n = contacts.normal if contacts is not None else np.zeros((0, 3))
+        t2 = np.stack([n[:, 1] * t1[:, 2] - n[:, 2] * t1[:, 1],
+                       n[:, 2] * t1[:, 0] - n[:, 0] * t1[:, 2],
+                       n[:, 0] * t1[:, 1] - n[:, 1] * t1[:, 0]], axis=1)
+        return has, t1, t2
+
+    def _warm(self, keys: list[tuple], contacts: object, contact_rows: np.ndarray) -> None:
         """Start from last step's impulses; friction is kept as a world vector and projected
         on this step's tangents (they follow the slip)."""
-        warm, rows, sc = self.state.warm, self._rows, self.scene
-        for key, r in keys.items():
-            old = warm.get(key[:4] if key[0] == "c" else key)
-            if old is None:
-                continue
-            rows.lam[r] = old[0]
-            if key[0] == "c" and r + 2 < rows.count and rows.kind[r + 1] == TANGENT:
-                c = key[4]
-                t1 = sc.tangent[c]
-                t2 = np.cross(contacts.normal[c], t1)
-                rows.lam[r + 1] = old[1:] @ t1
-                rows.lam[r + 2] = old[1:] @ t2
+        warm, rows = self.state.warm, self._rows
+        if not warm:
+            return
+        k = len(contact_rows)
+        rows_of = np.concatenate([contact_rows, self._joint_rows]).astype(np.int64)
+        found = [i for i, key in enumerate(keys) if key in warm]
+        if not found:
+            return
+        old = np.array([warm[keys[i]] for i in found])
+        idx = np.array(found)
+        rows.lam[rows_of[idx]] = old[:, 0]
+        c = idx[idx < k]
+        if len(c):
+            has, t1, t2 = self._friction_frames(contacts, contact_rows)
+            f = old[: len(c), 1:]
+            sel = has[c]
+            r = contact_rows[c][sel]
+            rows.lam[r + 1] = np.einsum("ij,ij->i", f[sel], t1[c][sel])
+            rows.lam[r + 2] = np.einsum("ij,ij->i", f[sel], t2[c][sel])
 
-    def _store_warm(self, keys: dict[tuple, int], contacts: object) -> dict:
-        rows, sc = self._rows, self.scene
-        out = {}
-        for key, r in keys.items():
-            if key[0] == "c":
-                c = key[4]
-                f = sc.friction_impulse(rows, r, contacts.normal[c], sc.tangent[c])
-                out[key[:4]] = np.array([rows.lam[r], *f])
-            else:
-                out[key] = np.array([rows.lam[r]])
-        return out
+    def _store_warm(self, keys: list[tuple], contacts: object, contact_rows: np.ndarray) -> dict:
+        rows = self._rows
+        k = len(contact_rows)
+        values = np.zeros((len(keys), 4))
+        rows_of = np.concatenate([contact_rows, self._joint_rows]).astype(np.int64)
+        values[:, 0] = rows.lam[rows_of]
+        if k:
+            has, t1, t2 = self._friction_frames(contacts, contact_rows)
+            r = contact_rows[has]
+            values[:k][has, 1:] = rows.lam[r + 1][:, None] * t1[has] + rows.lam[r + 2][:, None] * t2[has]
+        return dict(zip(keys, values))
 
     # --- position correction --------------------------------------------------------------------
     def _split_impulses(self, rows: Rows, contacts: object, contact_rows: np.ndarray,

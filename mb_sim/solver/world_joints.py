@@ -381,9 +381,10 @@ def _write_row(r: int, Jr: np.ndarray, Wr: np.ndarray, c: int, p: int, dyn: np.n
 @njit
 def joint_rows(
     jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, s0: np.ndarray, limits: np.ndarray,
-    has_limits: np.ndarray, friction: np.ndarray, X: np.ndarray, R: np.ndarray, Iw: np.ndarray,
-    im: np.ndarray, dyn: np.ndarray, J: np.ndarray, W: np.ndarray, arms: np.ndarray,
-    basis: np.ndarray, h: float, start: int, kind: np.ndarray, J_r: np.ndarray,
+    has_limits: np.ndarray, friction: np.ndarray, rrel0: np.ndarray, X: np.ndarray,
+    R: np.ndarray, Iw: np.ndarray, im: np.ndarray, dyn: np.ndarray, J: np.ndarray,
+    W: np.ndarray, Linv: np.ndarray, arms: np.ndarray, basis: np.ndarray, vb: np.ndarray,
+    predictive: bool, h: float, start: int, kind: np.ndarray, J_r: np.ndarray,
     W_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, W_b: np.ndarray, target: np.ndarray,
     lo: np.ndarray, hi: np.ndarray, mu: np.ndarray, link: np.ndarray, lam: np.ndarray,
     first_row: np.ndarray, friction_row: np.ndarray, limit_row: np.ndarray,
@@ -394,15 +395,30 @@ def joint_rows(
     Jf = np.zeros((2, 6))
     Wf = np.zeros((2, 6))
     d = np.zeros(3)
+    cvec = np.zeros(6)
+    nb = vb.shape[0]
+    u = np.zeros((nb + 1, 6))
+    u[:nb] = vb
     r = start
     for j in range(jtype.shape[0]):
         c, p = ends[j, 0], ends[j, 1]
         t = jtype[j]
         k = _n_rows(t)
         first_row[j] = r
+        cvec[:] = 0.0
+        if predictive:
+            predicted_error(j, jtype, ends, loc, rrel0, X, R, u, basis, h, cvec)
         for a in range(k):
-            _write_row(r, J[j, a], W[j, a], c, p, dyn, SCALAR, 0.0, -np.inf, np.inf, kind, J_r,
-                       W_r, body, J_b, W_b, target, lo, hi, mu, link, lam)
+            goal = 0.0
+            if predictive:  # J' u0 - L^-1 c / h: the velocity that closes the predicted error
+                for slot in range(2):
+                    b = ends[j, slot]
+                    for m in range(6):
+                        goal += J[j, a, slot, m] * u[b, m]
+                for b in range(a + 1):
+                    goal -= Linv[j, a, b] * cvec[b] / h
+            _write_row(r, J[j, a], W[j, a], c, p, dyn, SCALAR, goal, -np.inf, np.inf, kind,
+                       J_r, W_r, body, J_b, W_b, target, lo, hi, mu, link, lam)
             r += 1
         n = basis[j, 0]
         friction_row[j] = -1
@@ -569,6 +585,7 @@ class WorldJoints:
         settings = getattr(world, "solver", None)
         self.d_max = float(getattr(settings, "d_max", 1e-6))
         self.max_passes = int(getattr(settings, "max_passes", 100))
+        self.predictive = True
         nb = int(scene.n_bodies)
         nj = len(joints)
         self.n_bodies = nb
@@ -656,8 +673,9 @@ class WorldJoints:
         rows.reserve(MAX_ROWS_PER_JOINT * len(self.joints))
         rows.count = joint_rows(
             self.jtype, self.ends, self.loc, self.s0, self.limits, self.has_limits,
-            self.friction, self._X, self._R, self._Iw, self._im, self._dyn, self._J, self._W,
-            self._arms, self._basis, float(h), rows.count, *rows.columns(), self.first_row,
+            self.friction, self.rrel0, self._X, self._R, self._Iw, self._im, self._dyn, self._J,
+            self._W, self._Linv, self._arms, self._basis, vb, self.predictive, float(h),
+            rows.count, *rows.columns(), self.first_row,
             self.friction_row, self.limit_row,
         )
 

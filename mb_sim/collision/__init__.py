@@ -1,0 +1,46 @@
+"""Collision detection: sweep and prune, narrow phase and contact manifolds (000.md 1.1, 1.3)."""
+
+from mb_sim.collision.broadphase import BroadPhase, aabbs
+from mb_sim.collision.narrowphase import (
+    Contacts,
+    detect,
+    generic_contact,
+    narrow_phase,
+)
+from mb_sim.collision.scene import (
+    BOX,
+    CAPSULE,
+    CONVEX,
+    CYLINDER,
+    PLANE,
+    SPHERE,
+    WORLD,
+    CollisionScene,
+    GeomSpec,
+    build_scene,
+    geometry_poses,
+    rpy_matrix,
+    spec_from_geometry,
+)
+
+__all__ = [
+    "BOX",
+    "CAPSULE",
+    "CONVEX",
+    "CYLINDER",
+    "PLANE",
+    "SPHERE",
+    "WORLD",
+    "BroadPhase",
+    "CollisionScene",
+    "Contacts",
+    "GeomSpec",
+    "aabbs",
+    "build_scene",
+    "detect",
+    "generic_contact",
+    "geometry_poses",
+    "narrow_phase",
+    "rpy_matrix",
+    "spec_from_geometry",
+]

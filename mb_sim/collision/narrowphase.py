@@ -1,0 +1,715 @@
+"""Narrow phase and contact determination (000.md 1.1 and 1.3).
+
+For every candidate pair (a, b) the kernel below writes contacts with
+    point  midway between the two surfaces,
+    normal unit, from b to a (moving a along +normal separates them),
+    depth  penetration (> 0 when overlapping), reported while depth > -envelope,
+so the contact indication of 000.md 1.1 (dist = -depth, point = midpoint, normal from B to A)
+extended to manifolds of up to four points.
+
+Closed forms: sphere-sphere, sphere-plane, sphere-box, sphere-capsule, sphere-cylinder,
+capsule-capsule, capsule-plane, box-plane, cylinder-plane, convex-plane. Boxes and convex hulls
+against each other: SAT with face clipping (manifold.py). Everything else (pairs with a cylinder,
+capsule-box, capsule-convex, sphere-convex): GJK distance on the shape cores, EPA when the cores
+overlap (gjk.py); then, when a flat feature of one shape faces the other, the facing feature of
+the other (polygon, cylinder rim line, capsule segment) is clipped against it to get several
+points.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mb_sim._jit import njit
+from mb_sim.collision._vec import (
+    any_perpendicular,
+    col,
+    cross,
+    dot,
+    madd,
+    norm,
+    normalize,
+    put,
+    rot_mul,
+    rot_tmul,
+    row,
+    scale,
+    sub,
+    add,
+)
+from mb_sim.collision.broadphase import BroadPhase
+from mb_sim.collision.gjk import core_radius, epa, gjk
+from mb_sim.collision.manifold import (
+    cap_polygon,
+    clip_face_contacts,
+    clip_segment,
+    closest_segments,
+    emit,
+    face_polygon,
+    reduce4,
+    sat_polytopes,
+    world_verts,
+)
+from mb_sim.collision.scene import (
+    BOX,
+    CAPSULE,
+    CONVEX,
+    CYLINDER,
+    PLANE,
+    SPHERE,
+    CollisionScene,
+    geometry_poses,
+)
+
+MAX_PER_PAIR = 4
+CAP_POINTS = 8
+"""Rim points of a cylinder cap used as a contact polygon."""
+FEATURE_TILT = 0.2
+"""A face or cylinder cap within this angle (rad) of the contact normal is treated as flat
+against the other shape; a capsule or cylinder axis within it of the contact plane as lying."""
+COS_TILT = math.cos(FEATURE_TILT)
+SIN_TILT = math.sin(FEATURE_TILT)
+PARALLEL_SIN = 0.02
+"""Two capsules closer than this (sine of the angle) to parallel touch along a line: two points."""
+
+
+@dataclass
+class Contacts:
+    """k contacts as flat arrays; contact c is between geometries geom_a[c] and geom_b[c].
+
+    normal points from b to a; depth > 0 when overlapping; point is midway between the
+    surfaces. feature identifies the touching features within the pair (corner, clipped edge,
+    rim point, ...) and stays the same over steps while the same features touch, which lets a
+    solver carry impulses from one step to the next.
+    """
+
+    geom_a: np.ndarray
+    geom_b: np.ndarray
+    point: np.ndarray
+    normal: np.ndarray
+    depth: np.ndarray
+    feature: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.depth.shape[0])
+
+    @staticmethod
+    def empty() -> "Contacts":
+        z = np.zeros(0, dtype=np.int64)
+        return Contacts(z, z.copy(), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), z.copy())
+
+
+# ---------------------------------------------------------------- closed forms (a, b ordered)
+
+
+@njit
+def _spheres(ca, ra, cb, rb, env, fallback, feat, cp, cn, cd, cf, m) -> int:
+    """Two spheres (also a sphere against the closest point of a segment): n = (ca - cb)/|.|,
+    depth = ra + rb - |ca - cb|."""
+    d = sub(ca, cb)
+    dist = norm(d)
+    depth = ra + rb - dist
+    if depth <= -env:
+        return m
+    if dist > 1e-12:
+        n = scale(d, 1.0 / dist)
+    else:
+        n = fallback
+    pa = madd(ca, -ra, n)
+    pb = madd(cb, rb, n)
+    return emit(cp, cn, cd, cf, m, scale(add(pa, pb), 0.5), n, depth, feat)
+
+
+@njit
+def _plane_sphere(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+    """Depth = r - n . (c - p0); normal (from the sphere b to the plane a) = -n."""
+    n = col(gr, ia, 2)
+    c = row(gp, ib)
+    r = size[ib, 0]
+    q = madd(c, -r, n)
+    s = dot(n, sub(q, row(gp, ia)))
+    if s >= env:
+        return 0
+    return emit(cp, cn, cd, cf, 0, madd(q, -0.5 * s, n), scale(n, -1.0), -s, 0)
+
+
+@njit
+def _plane_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+    """The corners below the envelope, depth_i = -n . (corner_i - p0); at most four kept."""
+    n = col(gr, ia, 2)
+    p0 = row(gp, ia)
+    c = row(gp, ib)
+    nn = scale(n, -1.0)
+    m = 0
+    k = 0
+    for sx in (-1.0, 1.0):
+        for sy in (-1.0, 1.0):
+            for sz in (-1.0, 1.0):
+                q = add(c, rot_mul(gr, ib, (sx * size[ib, 0], sy * size[ib, 1], sz * size[ib, 2])))
+                s = dot(n, sub(q, p0))
+                if s < env:
+                    m = emit(cp, cn, cd, cf, m, madd(q, -0.5 * s, n), nn, -s, k)
+                k += 1
+    return reduce4(cp, cn, cd, cf, m)
+
+
+@njit
+def _plane_convex(ia, ib, vert_start, vert_count, verts, gp, gr, env, cp, cn, cd, cf) -> int:
+    """The hull vertices below the envelope; at most four kept."""
+    n = col(gr, ia, 2)
+    p0 = row(gp, ia)
+    c = row(gp, ib)
+    nn = scale(n, -1.0)
+    m = 0
+    for k in range(vert_count[ib]):
+        q = add(c, rot_mul(gr, ib, row(verts, vert_start[ib] + k)))
+        s = dot(n, sub(q, p0))
+        if s < env:
+            m = emit(cp, cn, cd, cf, m, madd(q, -0.5 * s, n), nn, -s, k)
+    return reduce4(cp, cn, cd, cf, m)
+
+
+@njit
+def _plane_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+    """The two end spheres against the plane: 0, 1 or 2 points (2 when lying)."""
+    n = col(gr, ia, 2)
+    p0 = row(gp, ia)
+    c = row(gp, ib)
+    ax = col(gr, ib, 2)
+    r = size[ib, 0]
+    m = 0
+    for k in range(2):
+        e = madd(c, (2.0 * k - 1.0) * size[ib, 1], ax)
+        q = madd(e, -r, n)
+        s = dot(n, sub(q, p0))
+        if s < env:
+            m = emit(cp, cn, cd, cf, m, madd(q, -0.5 * s, n), scale(n, -1.0), -s, k)
+    return m
+
+
+@njit
+def _plane_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+    """Four rim points per cap: the lowest point of the rim (exact closest feature) and the
+    points 90, 180, 270 degrees around; standing gives four points, lying two, tilted one."""
+    n = col(gr, ia, 2)
+    p0 = row(gp, ia)
+    c = row(gp, ib)
+    ax = col(gr, ib, 2)
+    r = size[ib, 0]
+    u = sub(scale(ax, dot(n, ax)), n)
+    lu = norm(u)
+    if lu > 1e-9:
+        u = scale(u, 1.0 / lu)
+    else:
+        u = col(gr, ib, 0)
+    v = cross(ax, u)
+    nn = scale(n, -1.0)
+    m = 0
+    for e in range(2):
+        ce = madd(c, (2.0 * e - 1.0) * size[ib, 1], ax)
+        for k in range(4):
+            if k == 0:
+                d = u
+            elif k == 1:
+                d = v
+            elif k == 2:
+                d = scale(u, -1.0)
+            else:
+                d = scale(v, -1.0)
+            q = madd(ce, r, d)
+            s = dot(n, sub(q, p0))
+            if s < env:
+                m = emit(cp, cn, cd, cf, m, madd(q, -0.5 * s, n), nn, -s, 4 * e + k)
+    return reduce4(cp, cn, cd, cf, m)
+
+
+@njit
+def _sphere_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+    """Closest point q of the box to the centre (clamp in box coordinates); inside, the
+    nearest face: depth = r + (h_k - |c_k|)."""
+    c = row(gp, ia)
+    r = size[ia, 0]
+    pb = row(gp, ib)
+    cl = rot_tmul(gr, ib, sub(c, pb))
+    h = (size[ib, 0], size[ib, 1], size[ib, 2])
+    q = (min(max(cl[0], -h[0]), h[0]), min(max(cl[1], -h[1]), h[1]), min(max(cl[2], -h[2]), h[2]))
+    dl = sub(cl, q)
+    dist = norm(dl)
+    if dist > 0.0:
+        depth = r - dist
+        if depth <= -env:
+            return 0
+        nw = rot_mul(gr, ib, scale(dl, 1.0 / dist))
+    else:
+        k = 0
+        pen = h[0] - abs(cl[0])
+        for j in range(1, 3):
+            pj = h[j] - abs(cl[j])
+            if pj < pen:
+                pen = pj
+                k = j
+        sg = 1.0 if cl[k] >= 0.0 else -1.0
+        if k == 0:
+            nl = (sg, 0.0, 0.0)
+            q = (sg * h[0], cl[1], cl[2])
+        elif k == 1:
+            nl = (0.0, sg, 0.0)
+            q = (cl[0], sg * h[1], cl[2])
+        else:
+            nl = (0.0, 0.0, sg)
+            q = (cl[0], cl[1], sg * h[2])
+        nw = rot_mul(gr, ib, nl)
+        depth = r + pen
+    qb = add(pb, rot_mul(gr, ib, q))
+    pa = madd(c, -r, nw)
+    return emit(cp, cn, cd, cf, 0, scale(add(pa, qb), 0.5), nw, depth, 0)
+
+
+@njit
+def _sphere_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+    """The sphere against the closest point of the capsule segment."""
+    c = row(gp, ia)
+    cb = row(gp, ib)
+    ax = col(gr, ib, 2)
+    hl = size[ib, 1]
+    t = min(max(dot(sub(c, cb), ax), -hl), hl)
+    q = madd(cb, t, ax)
+    return _spheres(c, size[ia, 0], q, size[ib, 0], env, any_perpendicular(ax), 0,
+                    cp, cn, cd, cf, 0)
+
+
+@njit
+def _sphere_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+    """Closest point of the solid cylinder in its frame (radial clamp to r, axial to h);
+    inside, the nearer of the side (r - rho) and the cap (h - |z|)."""
+    c = row(gp, ia)
+    rs = size[ia, 0]
+    pb = row(gp, ib)
+    r = size[ib, 0]
+    hl = size[ib, 1]
+    cl = rot_tmul(gr, ib, sub(c, pb))
+    rho = math.sqrt(cl[0] * cl[0] + cl[1] * cl[1])
+    if rho > r or abs(cl[2]) > hl:
+        if rho > r:
+            q = (cl[0] * r / rho, cl[1] * r / rho, min(max(cl[2], -hl), hl))
+        else:
+            q = (cl[0], cl[1], min(max(cl[2], -hl), hl))
+        dl = sub(cl, q)
+        dist = norm(dl)
+        depth = rs - dist
+        if depth <= -env:
+            return 0
+        nl = scale(dl, 1.0 / dist)
+    else:
+        pen_side = r - rho
+        pen_cap = hl - abs(cl[2])
+        if pen_side < pen_cap:
+            if rho > 1e-12:
+                nl = (cl[0] / rho, cl[1] / rho, 0.0)
+            else:
+                nl = (1.0, 0.0, 0.0)
+            q = (nl[0] * r, nl[1] * r, cl[2])
+            depth = rs + pen_side
+        else:
+            sg = 1.0 if cl[2] >= 0.0 else -1.0
+            nl = (0.0, 0.0, sg)
+            q = (cl[0], cl[1], sg * hl)
+            depth = rs + pen_cap
+    nw = rot_mul(gr, ib, nl)
+    qb = add(pb, rot_mul(gr, ib, q))
+    pa = madd(c, -rs, nw)
+    return emit(cp, cn, cd, cf, 0, scale(add(pa, qb), 0.5), nw, depth, 0)
+
+
+@njit
+def _capsule_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+    """Closest points of the two segments as two spheres; nearly parallel and overlapping along
+    the axis: the two ends of the overlap, each against its closest point on the other."""
+    ca = row(gp, ia)
+    cb = row(gp, ib)
+    ua = col(gr, ia, 2)
+    ub = col(gr, ib, 2)
+    ha = size[ia, 1]
+    hb = size[ib, 1]
+    ra = size[ia, 0]
+    rb = size[ib, 0]
+    a0 = madd(ca, -ha, ua)
+    a1 = madd(ca, ha, ua)
+    b0 = madd(cb, -hb, ub)
+    b1 = madd(cb, hb, ub)
+    x = cross(ua, ub)
+    sx = norm(x)
+    if sx > 1e-12:
+        fb = scale(x, 1.0 / sx)
+        if dot(fb, sub(ca, cb)) < 0.0:
+            fb = scale(fb, -1.0)
+    else:
+        fb = any_perpendicular(ua)
+    if sx < PARALLEL_SIN:
+        t0 = dot(sub(b0, a0), ua)
+        t1 = dot(sub(b1, a0), ua)
+        lo = max(0.0, min(t0, t1))
+        hi = min(2.0 * ha, max(t0, t1))
+        if hi - lo > 1e-9:
+            m = 0
+            for k in range(2):
+                p = madd(a0, lo if k == 0 else hi, ua)
+                t = min(max(dot(sub(p, cb), ub), -hb), hb)
+                m = _spheres(p, ra, madd(cb, t, ub), rb, env, fb, k + 1, cp, cn, cd, cf, m)
+            return m
+    c1, c2 = closest_segments(a0, a1, b0, b1)
+    return _spheres(c1, ra, c2, rb, env, fb, 0, cp, cn, cd, cf, 0)
+
+
+# ---------------------------------------------------------------- GJK / EPA with features
+
+
+@njit
+def _feature(
+    i, d, kind, size, vert_start, vert_count, verts, face_start, face_count, face_normal,
+    face_vert_start, face_vert_count, face_verts, gp, gr, V, out, ids,
+):
+    """The feature of geometry i facing direction d: (3, count, outward normal, 0) for a face
+    or a cylinder cap within FEATURE_TILT of d, (2, 2, -, radius) for a capsule segment or a
+    cylinder rim line lying across d, (0, 0, -, 0) otherwise. Points go to out."""
+    k = kind[i]
+    zero = (0.0, 0.0, 0.0)
+    if k == BOX or k == CONVEX:
+        best = -2.0
+        bf = 0
+        bn = zero
+        for f in range(face_count[i]):
+            nw = rot_mul(gr, i, row(face_normal, face_start[i] + f))
+            t = dot(nw, d)
+            if t > best:
+                best = t
+                bf = f
+                bn = nw
+        if best < COS_TILT:
+            return 0, 0, zero, 0.0
+        world_verts(i, vert_start, vert_count, verts, gp, gr, V)
+        cnt = face_polygon(i, bf, face_start, face_vert_start, face_vert_count, face_verts, V,
+                           out, ids)
+        for q in range(cnt):
+            ids[q] += 256 * bf
+        return 3, cnt, bn, 0.0
+    if k != CYLINDER and k != CAPSULE:
+        return 0, 0, zero, 0.0
+    c = row(gp, i)
+    ax = col(gr, i, 2)
+    t = dot(ax, d)
+    hl = size[i, 1]
+    if k == CYLINDER and abs(t) >= COS_TILT:
+        sg = 1.0 if t > 0.0 else -1.0
+        cap_polygon(madd(c, sg * hl, ax), ax, col(gr, i, 0), col(gr, i, 1), size[i, 0], sg,
+                    out, ids, CAP_POINTS)
+        if sg < 0.0:
+            for q in range(CAP_POINTS):
+                ids[q] += 16
+        return 3, CAP_POINTS, scale(ax, sg), 0.0
+    if abs(t) <= SIN_TILT:
+        if k == CYLINDER:
+            u = scale(normalize(madd(d, -t, ax)), size[i, 0])
+            rad = 0.0
+        else:
+            u = zero
+            rad = size[i, 0]
+        put(out, 0, add(madd(c, -hl, ax), u))
+        put(out, 1, add(madd(c, hl, ax), u))
+        ids[0] = 0
+        ids[1] = 1
+        return 2, 2, zero, rad
+    return 0, 0, zero, 0.0
+
+
+@njit
+def _segment_on_face(ref, nref, ref_n, q0, q1, rad, sign, env, base, cp, cn, cd, cf, m) -> int:
+    """A segment (capsule core with radius rad, or a cylinder rim line) clipped to the side
+    planes of a reference polygon; its two ends against the reference plane."""
+    q0 = madd(q0, -rad, ref_n)
+    q1 = madd(q1, -rad, ref_n)
+    for k in range(nref):
+        v0 = row(ref, k)
+        sn = normalize(cross(sub(row(ref, (k + 1) % nref), v0), ref_n))
+        ok, q0, q1 = clip_segment(q0, q1, sn, dot(sn, v0))
+        if not ok:
+            return m
+    off = dot(ref_n, row(ref, 0))
+    nrm = scale(ref_n, sign)
+    dq = sub(q1, q0)
+    ends = 1 if dot(dq, dq) < 1e-18 else 2
+    for k in range(ends):
+        q = q0 if k == 0 else q1
+        s = dot(ref_n, q) - off
+        if s < env:
+            m = emit(cp, cn, cd, cf, m, madd(q, -0.5 * s, ref_n), nrm, -s, base + k)
+    return m
+
+
+@njit
+def _segments_parallel(a0, a1, ra, b0, b1, rb, nrm, env, cp, cn, cd, cf, m) -> int:
+    """Two nearly parallel segments (capsule cores or cylinder rim lines): the ends of their
+    overlap along a, each with the gap measured along the contact normal."""
+    la = norm(sub(a1, a0))
+    if la < 1e-12:
+        return m
+    ua = scale(sub(a1, a0), 1.0 / la)
+    ub = normalize(sub(b1, b0))
+    if norm(cross(ua, ub)) > SIN_TILT:
+        return m
+    t0 = dot(sub(b0, a0), ua)
+    t1 = dot(sub(b1, a0), ua)
+    if abs(t1 - t0) < 1e-12:
+        return m
+    lo = max(0.0, min(t0, t1))
+    hi = min(la, max(t0, t1))
+    if hi - lo <= 1e-9:
+        return m
+    for k in range(2):
+        t = lo if k == 0 else hi
+        pa = madd(a0, t, ua)
+        pb = madd(b0, (t - t0) / (t1 - t0), sub(b1, b0))
+        sa = madd(pa, -ra, nrm)
+        sb = madd(pb, rb, nrm)
+        depth = -dot(sub(sa, sb), nrm)
+        if depth > -env:
+            m = emit(cp, cn, cd, cf, m, scale(add(sa, sb), 0.5), nrm, depth, 8 + k)
+    return m
+
+
+@njit
+def _generic(
+    ia, ib, kind, size, vert_start, vert_count, verts, face_start, face_count, face_normal,
+    face_vert_start, face_vert_count, face_verts, gp, gr, env, manifold,
+    W, SA, SB, lam, V, FA, IA, FB, IB, T, TI, cp, cn, cd, cf,
+) -> int:
+    """GJK on the cores; EPA when they overlap; then the feature manifold if any."""
+    ra = core_radius(kind, size, ia)
+    rb = core_radius(kind, size, ib)
+    dist, ns, pa, pb = gjk(ia, ib, kind, size, vert_start, vert_count, verts, gp, gr,
+                           W, SA, SB, lam)
+    if dist > 0.0:
+        depth = ra + rb - dist
+        if depth <= -env:
+            return 0
+        nrm = scale(sub(pa, pb), 1.0 / dist)
+    else:
+        ok, d, ne, pa, pb = epa(ia, ib, kind, size, vert_start, vert_count, verts, gp, gr,
+                                W, SA, SB, ns)
+        if ok:
+            nrm = scale(ne, -1.0)
+            depth = d + ra + rb
+        else:
+            nrm = normalize(sub(row(gp, ia), row(gp, ib)))
+            if dot(nrm, nrm) == 0.0:
+                nrm = (0.0, 0.0, 1.0)
+            depth = ra + rb
+    sa = madd(pa, -ra, nrm)
+    sb = madd(pb, rb, nrm)
+    point = scale(add(sa, sb), 0.5)
+    m = 0
+    if manifold:
+        mnrm = scale(nrm, -1.0)
+        ta, na, fna, rada = _feature(ia, mnrm, kind, size, vert_start, vert_count, verts,
+                                     face_start, face_count, face_normal, face_vert_start,
+                                     face_vert_count, face_verts, gp, gr, V, FA, IA)
+        tb, nb, fnb, radb = _feature(ib, nrm, kind, size, vert_start, vert_count, verts,
+                                     face_start, face_count, face_normal, face_vert_start,
+                                     face_vert_count, face_verts, gp, gr, V, FB, IB)
+        if ta == 3 and tb >= 2 and (tb == 2 or abs(dot(fna, nrm)) >= abs(dot(fnb, nrm))):
+            if tb == 3:
+                m = clip_face_contacts(FA, na, fna, FB, IB, nb, T, TI, -1.0, env, 1 << 16,
+                                       cp, cn, cd, cf, 0)
+            else:
+                m = _segment_on_face(FA, na, fna, row(FB, 0), row(FB, 1), radb, -1.0, env,
+                                     1 << 16, cp, cn, cd, cf, 0)
+        elif tb == 3 and ta >= 2:
+            if ta == 3:
+                m = clip_face_contacts(FB, nb, fnb, FA, IA, na, T, TI, 1.0, env, 2 << 16,
+                                       cp, cn, cd, cf, 0)
+            else:
+                m = _segment_on_face(FB, nb, fnb, row(FA, 0), row(FA, 1), rada, 1.0, env,
+                                     2 << 16, cp, cn, cd, cf, 0)
+        elif ta == 2 and tb == 2:
+            m = _segments_parallel(row(FA, 0), row(FA, 1), rada, row(FB, 0), row(FB, 1), radb,
+                                   nrm, env, cp, cn, cd, cf, 0)
+    if m == 0:
+        return emit(cp, cn, cd, cf, 0, point, nrm, depth, 0)
+    deepest = cd[0]
+    for k in range(1, m):
+        deepest = max(deepest, cd[k])
+    if depth > deepest + 1e-7:
+        m = emit(cp, cn, cd, cf, m, point, nrm, depth, 0)
+    return reduce4(cp, cn, cd, cf, m)
+
+
+# ---------------------------------------------------------------- dispatch
+
+
+@njit
+def _collide(
+    ia, ib, kind, size, vert_start, vert_count, verts, face_start, face_count, face_normal,
+    face_vert_start, face_vert_count, face_verts, edge_start, edge_count, edge_verts,
+    edge_faces, centroid, gp, gr, env, force_generic,
+    W, SA, SB, lam, V, V2, NA, NB, FA, IA, FB, IB, T, TI, cp, cn, cd, cf,
+) -> int:
+    """Contacts of geometries ia, ib with kind[ia] <= kind[ib]; normals from ib to ia."""
+    ka = kind[ia]
+    kb = kind[ib]
+    if force_generic:
+        return _generic(ia, ib, kind, size, vert_start, vert_count, verts, face_start,
+                        face_count, face_normal, face_vert_start, face_vert_count, face_verts,
+                        gp, gr, env, False, W, SA, SB, lam, V, FA, IA, FB, IB, T, TI,
+                        cp, cn, cd, cf)
+    if ka == PLANE:
+        if kb == SPHERE:
+            return _plane_sphere(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        if kb == BOX:
+            return _plane_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        if kb == CAPSULE:
+            return _plane_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        if kb == CYLINDER:
+            return _plane_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        if kb == CONVEX:
+            return _plane_convex(ia, ib, vert_start, vert_count, verts, gp, gr, env,
+                                 cp, cn, cd, cf)
+        return 0
+    if ka == SPHERE:
+        if kb == SPHERE:
+            return _spheres(row(gp, ia), size[ia, 0], row(gp, ib), size[ib, 0], env,
+                            (0.0, 0.0, 1.0), 0, cp, cn, cd, cf, 0)
+        if kb == BOX:
+            return _sphere_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        if kb == CAPSULE:
+            return _sphere_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        if kb == CYLINDER:
+            return _sphere_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+    if (ka == BOX or ka == CONVEX) and (kb == BOX or kb == CONVEX):
+        return sat_polytopes(ia, ib, vert_start, vert_count, verts, face_start, face_count,
+                             face_normal, face_vert_start, face_vert_count, face_verts,
+                             edge_start, edge_count, edge_verts, edge_faces, centroid, gp, gr,
+                             env, V, V2, NA, NB, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
+    if ka == CAPSULE and kb == CAPSULE:
+        return _capsule_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+    return _generic(ia, ib, kind, size, vert_start, vert_count, verts, face_start, face_count,
+                    face_normal, face_vert_start, face_vert_count, face_verts, gp, gr, env,
+                    ka != SPHERE, W, SA, SB, lam, V, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
+
+
+@njit
+def _narrow_kernel(
+    kind, size, vert_start, vert_count, verts, face_start, face_count, face_normal,
+    face_vert_start, face_vert_count, face_verts, edge_start, edge_count, edge_verts,
+    edge_faces, centroid, max_face_verts, max_verts, gp, gr, pairs, env, force_generic,
+):
+    npairs = pairs.shape[0]
+    cap = max(max_face_verts, CAP_POINTS)
+    clip_cap = 2 * cap + 4
+    mcap = max(clip_cap + 2, max_verts + 2, 16)
+    nvb = max(max_verts, 1)
+    nfmax = 1
+    for i in range(face_count.shape[0]):
+        nfmax = max(nfmax, face_count[i])
+    W = np.empty((4, 3))
+    SA = np.empty((4, 3))
+    SB = np.empty((4, 3))
+    lam = np.empty(4)
+    V = np.empty((nvb, 3))
+    V2 = np.empty((nvb, 3))
+    NA = np.empty((nfmax, 3))
+    NB = np.empty((nfmax, 3))
+    FA = np.empty((clip_cap, 3))
+    IA = np.empty(clip_cap, dtype=np.int64)
+    FB = np.empty((clip_cap, 3))
+    IB = np.empty(clip_cap, dtype=np.int64)
+    T = np.empty((clip_cap, 3))
+    TI = np.empty(clip_cap, dtype=np.int64)
+    cp = np.empty((mcap, 3))
+    cn = np.empty((mcap, 3))
+    cd = np.empty(mcap)
+    cf = np.empty(mcap, dtype=np.int64)
+    out_a = np.empty(MAX_PER_PAIR * npairs, dtype=np.int64)
+    out_b = np.empty(MAX_PER_PAIR * npairs, dtype=np.int64)
+    out_p = np.empty((MAX_PER_PAIR * npairs, 3))
+    out_n = np.empty((MAX_PER_PAIR * npairs, 3))
+    out_d = np.empty(MAX_PER_PAIR * npairs)
+    out_f = np.empty(MAX_PER_PAIR * npairs, dtype=np.int64)
+    k = 0
+    for p in range(npairs):
+        i = pairs[p, 0]
+        j = pairs[p, 1]
+        if kind[i] <= kind[j]:
+            ia = i
+            ib = j
+            sg = 1.0
+        else:
+            ia = j
+            ib = i
+            sg = -1.0
+        m = _collide(ia, ib, kind, size, vert_start, vert_count, verts, face_start, face_count,
+                     face_normal, face_vert_start, face_vert_count, face_verts, edge_start,
+                     edge_count, edge_verts, edge_faces, centroid, gp, gr, env, force_generic,
+                     W, SA, SB, lam, V, V2, NA, NB, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
+        for c in range(min(m, MAX_PER_PAIR)):
+            out_a[k] = i
+            out_b[k] = j
+            for x in range(3):
+                out_p[k, x] = cp[c, x]
+                out_n[k, x] = sg * cn[c, x]
+            out_d[k] = cd[c]
+            out_f[k] = cf[c]
+            k += 1
+    return out_a[:k], out_b[:k], out_p[:k], out_n[:k], out_d[:k], out_f[:k]
+
+
+def _run(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.ndarray, pairs: np.ndarray,
+         envelope: float, force_generic: bool) -> Contacts:
+    g = scene.n_geoms
+    pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if pairs.shape[0] and (pairs.min() < 0 or pairs.max() >= g):
+        raise ValueError(f"pairs: geometry indices must be in [0, {g}), got {pairs.min()}.."
+                         f"{pairs.max()}")
+    env = float(envelope)
+    if not env >= 0.0:
+        raise ValueError(f"envelope must be >= 0, got {envelope!r}")
+    s = scene
+    out = _narrow_kernel(
+        s.kind, s.size, s.vert_start, s.vert_count, s.verts, s.face_start, s.face_count,
+        s.face_normal, s.face_vert_start, s.face_vert_count, s.face_verts, s.edge_start,
+        s.edge_count, s.edge_verts, s.edge_faces, s.centroid, s.max_face_verts, s.max_verts,
+        geom_pos, geom_rot, pairs, env, force_generic,
+    )
+    return Contacts(*out)
+
+
+def narrow_phase(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.ndarray,
+                 pairs: np.ndarray, envelope: float) -> Contacts:
+    """Contacts of the geometry pairs (p, 2); for a pair (a, b) normals point from b to a.
+
+    Up to four contacts per pair, in pair order; contacts are kept while depth > -envelope.
+    """
+    return _run(scene, np.ascontiguousarray(geom_pos, dtype=np.float64),
+                np.ascontiguousarray(geom_rot, dtype=np.float64), pairs, envelope, False)
+
+
+def generic_contact(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.ndarray,
+                    pairs: np.ndarray, envelope: float) -> Contacts:
+    """Single-point contacts from GJK + EPA alone (the general fallback), for any non-plane
+    pairs; used to check the fallback against the closed forms."""
+    pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
+    for a, b in pairs:
+        if scene.kind[a] == PLANE or scene.kind[b] == PLANE:
+            raise ValueError(f"generic_contact: pair ({a}, {b}) has a plane (no support map)")
+    return _run(scene, np.ascontiguousarray(geom_pos, dtype=np.float64),
+                np.ascontiguousarray(geom_rot, dtype=np.float64), pairs, envelope, True)
+
+
+def detect(scene: CollisionScene, broadphase: BroadPhase, owner_pos: np.ndarray,
+           owner_rot: np.ndarray, envelope: float) -> Contacts:
+    """Owner poses -> geometry poses -> SAP pairs (AABBs grown by the envelope) -> contacts."""
+    gp, gr = geometry_poses(scene, owner_pos, owner_rot)
+    pairs = broadphase.pairs(gp, gr, envelope)
+    return _run(scene, gp, gr, pairs, envelope, False)

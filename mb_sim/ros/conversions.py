@@ -1,0 +1,178 @@
+"""numpy <-> ROS message conversions: time stamps, joint states, transforms, effort commands.
+
+Quaternions are (x, y, z, w), as in geometry_msgs and `mb_sim.Simulation.link_pose`.
+Nothing here talks to the middleware; the functions are pure and tested on their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import TransformStamped
+from sensor_msgs.msg import JointState
+
+Pose = tuple[np.ndarray, np.ndarray]
+"""(xyz (3,), quaternion xyzw (4,)) of a frame in some parent frame."""
+
+
+class CommandError(ValueError):
+    """An effort command that cannot be applied; the message names the topic, joint and value."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+        """Short class of the problem ("nan", "length", "unknown_joint", ...) for throttling."""
+
+
+# --- time ---------------------------------------------------------------------------------
+
+
+def time_msg(seconds: float) -> Time:
+    """builtin_interfaces/Time of a simulation time in seconds, rounded to the nanosecond."""
+    ns = round(seconds * 1e9)
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def time_to_seconds(stamp: Time) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+# --- quaternions and poses ----------------------------------------------------------------
+
+
+def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product a * b of quaternions in (x, y, z, w) order."""
+    ax, ay, az, aw = a
+    bx, by, bz, bw = b
+    return np.array(
+        [
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+            aw * bw - ax * bx - ay * by - az * bz,
+        ]
+    )
+
+
+def quat_conjugate(q: np.ndarray) -> np.ndarray:
+    return np.array([-q[0], -q[1], -q[2], q[3]])
+
+
+def quat_rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """R(q) v for a unit quaternion: v + 2 w (u x v) + 2 u x (u x v), u = (x, y, z)."""
+    u = np.asarray(q[:3], dtype=float)
+    t = 2.0 * np.cross(u, v)
+    return np.asarray(v, dtype=float) + q[3] * t + np.cross(u, t)
+
+
+def relative_pose(parent: Pose, child: Pose) -> Pose:
+    """Pose of `child` in the frame of `parent`, both given in a common frame: T_p^-1 T_c."""
+    p_xyz, p_q = parent
+    c_xyz, c_q = child
+    inv = quat_conjugate(np.asarray(p_q, dtype=float))
+    xyz = quat_rotate(inv, np.asarray(c_xyz, dtype=float) - np.asarray(p_xyz, dtype=float))
+    q = quat_multiply(inv, np.asarray(c_q, dtype=float))
+    if q[3] < 0.0:
+        q = -q
+    return xyz, q / np.linalg.norm(q)
+
+
+def transform_msg(parent: str, child: str, pose: Pose, stamp: Time) -> TransformStamped:
+    """geometry_msgs/TransformStamped of `child` in `parent` (the TF convention)."""
+    xyz, q = pose
+    t = TransformStamped()
+    t.header.stamp = stamp
+    t.header.frame_id = parent
+    t.child_frame_id = child
+    tr = t.transform.translation
+    tr.x, tr.y, tr.z = (float(v) for v in xyz)
+    r = t.transform.rotation
+    r.x, r.y, r.z, r.w = (float(v) for v in q)
+    return t
+
+
+# --- joint states ----------------------------------------------------------------------------
+
+
+def joint_state_msg(
+    names: Sequence[str],
+    position: np.ndarray,
+    velocity: np.ndarray,
+    effort: np.ndarray,
+    stamp: Time,
+) -> JointState:
+    """sensor_msgs/JointState with the three arrays in `names` order."""
+    msg = JointState()
+    msg.header.stamp = stamp
+    msg.name = list(names)
+    msg.position = np.asarray(position, dtype=float).tolist()
+    msg.velocity = np.asarray(velocity, dtype=float).tolist()
+    msg.effort = np.asarray(effort, dtype=float).tolist()
+    return msg
+
+
+# --- effort commands -------------------------------------------------------------------------
+
+
+def _check_finite(topic: str, joints: Sequence[str], values: np.ndarray) -> None:
+    bad = ~np.isfinite(values)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise CommandError(
+            "nan",
+            f"{topic}: effort for joint {joints[i]!r} is {float(values[i])}; "
+            "NaN and infinite efforts are rejected (command ignored)",
+        )
+
+
+def efforts_from_array(
+    topic: str, data: Sequence[float], joints: Sequence[str], index: Mapping[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(q indices, efforts) of a Float64MultiArray command laid out in `joints` order."""
+    values = np.asarray(data, dtype=float).ravel()
+    if values.size != len(joints):
+        raise CommandError(
+            "length",
+            f"{topic}: got {values.size} efforts, expected {len(joints)} "
+            f"(one per joint, in the order {list(joints)}); command ignored",
+        )
+    _check_finite(topic, joints, values)
+    return np.array([index[j] for j in joints], dtype=np.int64), values
+
+
+def efforts_from_joint_state(
+    topic: str, msg: JointState, index: Mapping[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(q indices, efforts) of a JointState command: names with efforts, any subset of joints."""
+    names = list(msg.name)
+    values = np.asarray(msg.effort, dtype=float).ravel()
+    if not names:
+        raise CommandError("length", f"{topic}: JointState command has no joint names; ignored")
+    if values.size != len(names):
+        raise CommandError(
+            "length",
+            f"{topic}: JointState command has {len(names)} names but {values.size} efforts "
+            "(effort must give one value per name); ignored",
+        )
+    unknown = [n for n in names if n not in index]
+    if unknown:
+        raise CommandError(
+            "unknown_joint",
+            f"{topic}: unknown joint name(s) {unknown}; movable joints are {list(index)}; "
+            "command ignored",
+        )
+    if len(set(names)) != len(names):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise CommandError("duplicate", f"{topic}: joint(s) {dup} named twice; command ignored")
+    _check_finite(topic, names, values)
+    return np.array([index[n] for n in names], dtype=np.int64), values
+
+
+def clamp_efforts(effort: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Efforts clamped to +-limit where the limit is finite and positive; also the clamped mask."""
+    bounded = np.isfinite(limit) & (limit > 0.0)
+    lim = np.where(bounded, limit, np.inf)
+    clamped = np.clip(effort, -lim, lim)
+    return clamped, clamped != effort

@@ -1,0 +1,272 @@
+"""`demo_controller`: gravity compensation plus joint PD through a few waypoints, as an example
+of a controller connected to `sim_node`.
+
+    tau = rnea(q, qd, 0) + Kp (q_ref(t) - q) - Kd qd          (gravity compensation + PD)
+
+Kp and Kd come from the joint-space mass matrix at the start pose, M = crba(q0):
+Kp_i = wn^2 M_ii, Kd_i = 2 zeta wn M_ii, so every joint gets the same closed-loop bandwidth.
+
+It reads the robot from the latched `robot_description` topic, the robot base and the target
+body from TF (`/tf_static`, `/tf`), and joint_states; it sends Float64MultiArray efforts in
+URDF joint order to `/effort_controller/commands`. Waypoints: the start pose, above the target
+body, down onto its top face (touching it), above it again, and back to the start; q_ref
+moves between them with a smooth (cosine) profile in simulated time (the joint_states stamps).
+Inverse kinematics for the Cartesian waypoints is damped least squares on the tip position and
+the tip's z axis pointing down.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from tf2_msgs.msg import TFMessage
+
+import mb_sim
+from mb_sim.ros.conversions import quat_rotate, time_to_seconds
+
+LATCHED = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+
+
+def tip_link(model: Any) -> str:
+    """The link farthest down the tree (most ancestors); the last such link in URDF order."""
+
+    def depth(link: str) -> int:
+        d = 0
+        while model.link_parent.get(link) is not None:
+            link = model.link_parent[link]
+            d += 1
+        return d
+
+    best = max(depth(link) for link in model.link_names)
+    return [link for link in model.link_names if depth(link) == best][-1]
+
+
+def reach_below(model: Any, link: str) -> float:
+    """How far the link's collision shapes extend along its +z axis (its lowest point when the
+    z axis points down), m. Shapes are taken as unrotated; 0 without collision shapes."""
+    reach = 0.0
+    for g in model.collision_geometries.get(link, ()):
+        z = float(g.xyz[2])
+        if g.kind == "box":
+            reach = max(reach, z + 0.5 * g.size[2])
+        elif g.kind == "sphere":
+            reach = max(reach, z + g.size[0])
+        elif g.kind in ("cylinder", "capsule"):
+            extra = g.size[0] if g.kind == "capsule" else 0.0
+            reach = max(reach, z + 0.5 * g.size[1] + extra)
+    return reach
+
+
+class Kinematics:
+    """Forward kinematics of the robot alone (base at the origin) through mb_sim.Simulation."""
+
+    def __init__(self, model: Any, tip: str) -> None:
+        self.model = model
+        self.tip = tip
+        self._sim = mb_sim.Simulation(model)
+
+    def tip_pose(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tip position and tip z axis in the base frame."""
+        self._sim.set_state(q=q)
+        xyz, quat = self._sim.link_pose(self.tip)
+        return xyz, quat_rotate(quat, np.array([0.0, 0.0, 1.0]))
+
+    def solve(
+        self, target: np.ndarray, q_start: np.ndarray, iterations: int = 200, tol: float = 1e-4
+    ) -> tuple[np.ndarray, float]:
+        """q that puts the tip at `target` (base frame) with its z axis down; also the error.
+
+        Damped least squares on r(q) = [p(q) - target; w (z(q) + e_z)]:
+        dq = J^T (J J^T + lambda^2 1)^-1 (-r), J by central differences.
+        """
+        model = self.model
+        lo = np.where(np.isfinite(model.lower), model.lower + 0.02, -np.pi)
+        hi = np.where(np.isfinite(model.upper), model.upper - 0.02, np.pi)
+        q = np.clip(np.asarray(q_start, dtype=float).copy(), lo, hi)
+        w, lam, h = 0.3, 0.05, 1e-6
+        down = np.array([0.0, 0.0, -1.0])
+
+        def residual(qq: np.ndarray) -> np.ndarray:
+            p, z = self.tip_pose(qq)
+            return np.concatenate([p - target, w * (z - down)])
+
+        r = residual(q)
+        for _ in range(iterations):
+            if np.linalg.norm(r[:3]) < tol:
+                break
+            jac = np.empty((6, q.size))
+            for i in range(q.size):
+                dq = np.zeros(q.size)
+                dq[i] = h
+                jac[:, i] = (residual(q + dq) - residual(q - dq)) / (2 * h)
+            step = jac.T @ np.linalg.solve(jac @ jac.T + lam**2 * np.eye(6), -r)
+            q = np.clip(q + np.clip(step, -0.2, 0.2), lo, hi)
+            r = residual(q)
+        return q, float(np.linalg.norm(r[:3]))
+
+
+class DemoController(Node):
+    def __init__(self) -> None:
+        super().__init__("demo_controller")
+        self.declare_parameter("target_frame", "box_red")
+        self.declare_parameter("world_frame", "world")
+        self.declare_parameter("command_topic", "/effort_controller/commands")
+        self.declare_parameter("bandwidth", 1.5)  # Hz, closed-loop natural frequency
+        self.declare_parameter("segment_time", 2.0)  # simulated s per waypoint move
+        self.declare_parameter("hold_time", 1.0)  # simulated s at each waypoint
+        self.declare_parameter("approach_height", 0.15)  # m above the target for the approach
+        # m: the tip's lowest point is sent this far below the target body's centre
+        self.declare_parameter("press_depth", 0.0)
+        self.declare_parameter("loop", True)
+
+        self.model: Any = None
+        self.kin: Kinematics | None = None
+        self.kp = self.kd = np.zeros(0)
+        self.base_frame = ""
+        self.base_pose: tuple[np.ndarray, np.ndarray] | None = None
+        self.target_pose: tuple[np.ndarray, np.ndarray] | None = None
+        self.waypoints: list[tuple[str, np.ndarray]] = []
+        self.segment = 0
+        self.segment_start = 0.0
+        self.q_from = np.zeros(0)
+        self.touched_logged = False
+
+        topic = self.get_parameter("command_topic").value
+        self.pub = self.create_publisher(Float64MultiArray, topic, 10)
+        self.create_subscription(String, "robot_description", self.on_description, LATCHED)
+        self.create_subscription(TFMessage, "/tf_static", self.on_tf, LATCHED)
+        self.create_subscription(TFMessage, "/tf", self.on_tf, 100)
+        self.create_subscription(JointState, "joint_states", self.on_joint_states, 10)
+        self.get_logger().info("waiting for robot_description, TF and joint_states")
+
+    # --- inputs -----------------------------------------------------------------------------
+
+    def on_description(self, msg: String) -> None:
+        if self.model is not None:
+            return
+        self.model = mb_sim.load_urdf(msg.data)
+        tip = tip_link(self.model)
+        self.kin = Kinematics(self.model, tip)
+        self.base_frame = self.model.base_link
+        self.get_logger().info(f"robot {self.model.name!r}: {self.model.nq} joints, tip {tip!r}")
+
+    def on_tf(self, msg: TFMessage) -> None:
+        world = self.get_parameter("world_frame").value
+        target = self.get_parameter("target_frame").value
+        for t in msg.transforms:
+            if t.header.frame_id != world:
+                continue
+            tr, rot = t.transform.translation, t.transform.rotation
+            pose = (np.array([tr.x, tr.y, tr.z]), np.array([rot.x, rot.y, rot.z, rot.w]))
+            if t.child_frame_id == target and self.target_pose is None:
+                self.target_pose = pose
+            elif self.base_frame and t.child_frame_id == self.base_frame:
+                self.base_pose = pose
+
+    def on_joint_states(self, msg: JointState) -> None:
+        if self.model is None or self.base_pose is None or self.target_pose is None:
+            return
+        try:
+            order = [list(msg.name).index(n) for n in self.model.joint_names]
+        except ValueError:
+            self.get_logger().error(
+                f"joint_states names {list(msg.name)} do not cover {list(self.model.joint_names)}"
+            )
+            return
+        q = np.asarray(msg.position, dtype=float)[order]
+        qd = np.asarray(msg.velocity, dtype=float)[order]
+        t = time_to_seconds(msg.header.stamp)
+        if not self.waypoints:
+            self.plan(q, t)
+        elif t < self.segment_start:  # the simulation was reset
+            self.segment, self.segment_start, self.q_from = 0, t, q.copy()
+        q_ref = self.reference(t)
+        tau = mb_sim.rnea(self.model, q, qd, np.zeros_like(q))
+        tau = tau + self.kp * (q_ref - q) - self.kd * qd
+        self.pub.publish(Float64MultiArray(data=tau.tolist()))
+
+    # --- plan -------------------------------------------------------------------------------
+
+    def to_base(self, p_world: np.ndarray) -> np.ndarray:
+        assert self.base_pose is not None
+        xyz, quat = self.base_pose
+        inv = np.array([-quat[0], -quat[1], -quat[2], quat[3]])
+        return quat_rotate(inv, p_world - xyz)
+
+    def plan(self, q0: np.ndarray, t: float) -> None:
+        assert self.kin is not None and self.target_pose is not None
+        wn = 2 * math.pi * float(self.get_parameter("bandwidth").value)
+        m_diag = np.diag(mb_sim.crba(self.model, q0))
+        self.kp, self.kd = wn**2 * m_diag, 2.0 * wn * m_diag
+        target = self.to_base(self.target_pose[0])
+        up = float(self.get_parameter("approach_height").value)
+        press = float(self.get_parameter("press_depth").value)
+        # The target frame is the body's centre, below its top face: sending the lowest point
+        # of the tip there makes the tip press on the top face, with a force set by the gains.
+        reach = reach_below(self.model, self.kin.tip)
+        above = target + np.array([0.0, 0.0, up + reach])
+        touch = target + np.array([0.0, 0.0, reach - press])
+        ready = q0.copy()
+        q_above, e1 = self.kin.solve(above, ready)
+        q_touch, e2 = self.kin.solve(touch, q_above)
+        self.waypoints = [
+            ("above target", q_above),
+            ("touch target", q_touch),
+            ("lift", q_above),
+            ("start pose", ready),
+        ]
+        self.segment, self.segment_start, self.q_from = 0, t, q0.copy()
+        self.get_logger().info(
+            f"target {self.get_parameter('target_frame').value!r} at "
+            f"{np.round(self.target_pose[0], 3).tolist()} (world); IK residuals "
+            f"{e1:.3f} m (above), {e2:.3f} m (touch); gains from M(q0), bandwidth {wn / 6.2832:g} Hz"
+        )
+
+    def reference(self, t: float) -> np.ndarray:
+        seg_time = float(self.get_parameter("segment_time").value)
+        hold = float(self.get_parameter("hold_time").value)
+        name, goal = self.waypoints[self.segment]
+        s = (t - self.segment_start) / seg_time
+        if s >= 1.0 + hold / seg_time:
+            self.get_logger().info(f"waypoint {self.segment + 1}/{len(self.waypoints)}: {name}")
+            self.segment += 1
+            if self.segment == len(self.waypoints):
+                if not self.get_parameter("loop").value:
+                    self.segment -= 1
+                    return goal
+                self.segment = 0
+            self.segment_start, self.q_from = t, goal.copy()
+            name, goal = self.waypoints[self.segment]
+            s = 0.0
+        a = 0.5 - 0.5 * math.cos(math.pi * min(max(s, 0.0), 1.0))
+        return self.q_from + a * (goal - self.q_from)
+
+
+def main(args: list[str] | None = None) -> int:
+    node: DemoController | None = None
+    try:
+        rclpy.init(args=args)
+        node = DemoController()
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

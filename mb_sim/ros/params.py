@@ -1,0 +1,175 @@
+"""Parameters of `sim_node`: one table (`SPECS`) that declares them with descriptors and ranges,
+checks values that a range cannot express, and documents them (README "Parameters").
+
+Values load from `--params-file` as usual. An invalid value stops the node at startup with a
+message naming the parameter and the value; at runtime a rejected `ros2 param set` leaves the
+old value in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rcl_interfaces.msg import (
+    FloatingPointRange,
+    IntegerRange,
+    ParameterDescriptor,
+    ParameterType,
+)
+
+INTEGRATORS = ("semi_implicit_euler", "rk4")
+
+
+class ParamError(ValueError):
+    """An invalid parameter value; the message names the parameter and the value."""
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    default: Any
+    description: str
+    lo: float | None = None
+    hi: float | None = None
+    read_only: bool = True
+    check: Callable[[Any], str | None] | None = None
+    """Extra check: returns what is wrong with a value, or None."""
+
+    @property
+    def type(self) -> int:
+        if isinstance(self.default, bool):
+            return ParameterType.PARAMETER_BOOL
+        if isinstance(self.default, int):
+            return ParameterType.PARAMETER_INTEGER
+        if isinstance(self.default, float):
+            return ParameterType.PARAMETER_DOUBLE
+        if isinstance(self.default, list):
+            return ParameterType.PARAMETER_STRING_ARRAY
+        return ParameterType.PARAMETER_STRING
+
+    def descriptor(self) -> ParameterDescriptor:
+        d = ParameterDescriptor(
+            name=self.name, type=self.type, description=self.description, read_only=self.read_only
+        )
+        if self.lo is not None and self.hi is not None:
+            if self.type == ParameterType.PARAMETER_DOUBLE:
+                d.floating_point_range = [
+                    FloatingPointRange(from_value=float(self.lo), to_value=float(self.hi))
+                ]
+            elif self.type == ParameterType.PARAMETER_INTEGER:
+                d.integer_range = [IntegerRange(from_value=int(self.lo), to_value=int(self.hi))]
+        return d
+
+    def validate(self, value: Any) -> None:
+        """ParamError naming the parameter and value when `value` is out of range or invalid."""
+        bounded = self.lo is not None and self.hi is not None and not isinstance(value, bool)
+        if bounded and not (self.lo <= value <= self.hi):
+            raise ParamError(
+                f"parameter {self.name!r}: {value!r} is outside [{self.lo}, {self.hi}]"
+            )
+        if self.check is not None:
+            problem = self.check(value)
+            if problem:
+                raise ParamError(f"parameter {self.name!r}: {value!r}: {problem}")
+
+
+def _integrator(value: str) -> str | None:
+    return None if value in INTEGRATORS else f"must be one of {list(INTEGRATORS)}"
+
+
+def _frame(value: str) -> str | None:
+    if not value or value.strip() != value or "/" in value[:1]:
+        return "must be a non-empty frame name without leading '/' or surrounding spaces"
+    return None
+
+
+def _topic(value: str) -> str | None:
+    if not value or any(c.isspace() for c in value):
+        return "must be a non-empty topic name without spaces"
+    return None
+
+
+SPECS: tuple[Spec, ...] = (
+    Spec("robot_description", "", "URDF XML of the robot (takes precedence over urdf_file)."),
+    Spec("urdf_file", "", "Path of the URDF file, used when robot_description is empty."),
+    Spec("world_file", "", "Path of the world YAML (bodies, ground, robot placement); '' = none."),
+    Spec("physics_rate", 1000.0, "Physics steps per simulated second (dt = 1/physics_rate), Hz.",
+         1.0, 100000.0),
+    Spec("publish_rate", 250.0, "joint_states rate in simulated time, Hz (<= physics_rate).",
+         0.1, 100000.0, read_only=False),
+    Spec("tf_rate", 50.0, "/tf and contact marker rate in simulated time, Hz (<= physics_rate).",
+         0.1, 100000.0, read_only=False),
+    Spec("real_time_factor", 1.0,
+         "Simulated seconds per wall-clock second; 0 = as fast as possible.",
+         0.0, 1000.0, read_only=False),
+    Spec("start_paused", False, "Start paused (~/pause false to run, ~/step to single-step)."),
+    Spec("command_timeout", 0.5,
+         "Simulated seconds without a command after which a joint's effort goes to zero; "
+         "0 disables the watchdog.", 0.0, 3600.0, read_only=False),
+    Spec("integrator", "semi_implicit_euler", "Integrator: semi_implicit_euler or rk4.",
+         check=_integrator),
+    Spec("world_frame", "world", "TF frame of the world (parent of robot base and bodies).",
+         check=_frame),
+    Spec("frame_prefix", "", "Prefix of the robot's link frames in TF (like robot_state_publisher)."),
+    Spec("command_topic", "/effort_controller/commands",
+         "Float64MultiArray effort commands, one value per command_joints entry.", check=_topic),
+    Spec("command_joints", [],
+         "Joint order of command_topic; unset or [''] = all movable joints in URDF order."),
+    Spec("joint_command_topic", "joint_commands",
+         "JointState effort commands by joint name (any subset of joints).", check=_topic),
+    Spec("contact_marker_scale", 10.0,
+         "Length of a contact arrow per unit normal impulse, m / (N s).", 0.0, 1.0e6,
+         read_only=False),
+    Spec("status_period", 5.0,
+         "Wall-clock seconds between status lines (sim time, RTF, contacts); 0 = off.",
+         0.0, 3600.0, read_only=False),
+    Spec("step_count", 1, "Physics steps that one ~/step call advances while paused.",
+         1, 1000000, read_only=False),
+)
+
+BY_NAME: dict[str, Spec] = {s.name: s for s in SPECS}
+INITIAL_POSITIONS = "initial_positions"
+"""Prefix of the per-joint start positions: `initial_positions.<joint>` (rad or m)."""
+
+
+@dataclass
+class SimParams:
+    """The values of all parameters in `SPECS`, plus the initial positions by joint name."""
+
+    values: dict[str, Any]
+    initial_positions: dict[str, float] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def check_cross(values: Mapping[str, Any]) -> None:
+    """Checks that span several parameters; ParamError on the first problem."""
+    rate = values["physics_rate"]
+    for name in ("publish_rate", "tf_rate"):
+        if values[name] > rate * (1.0 + 1e-9):
+            raise ParamError(
+                f"parameter {name!r}: {values[name]!r} Hz exceeds physics_rate {rate!r} Hz "
+                "(at most one message per physics step)"
+            )
+
+
+def command_joint_list(value: list[str] | None, joint_names: tuple[str, ...]) -> list[str]:
+    """The effective joint order of the array command topic; ParamError on unknown names."""
+    names = [n for n in (value or []) if n]
+    if not names:
+        return list(joint_names)
+    unknown = [n for n in names if n not in joint_names]
+    if unknown:
+        raise ParamError(
+            f"parameter 'command_joints': unknown joint(s) {unknown}; "
+            f"movable joints are {list(joint_names)}"
+        )
+    if len(set(names)) != len(names):
+        raise ParamError(f"parameter 'command_joints': {names!r} names a joint twice")
+    return names

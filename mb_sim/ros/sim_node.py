@@ -1,0 +1,672 @@
+"""`sim_node`: runs an `mb_sim.Simulation` on a timer and connects it to ROS 2.
+
+In:  effort commands (std_msgs/Float64MultiArray on `command_topic`, in `command_joints` order;
+     sensor_msgs/JointState with names and efforts on `joint_command_topic`).
+Out: joint_states, /tf and /tf_static, /clock, robot_description, ~/contacts (MarkerArray).
+Services: ~/reset (Trigger), ~/pause (SetBool), ~/step (Trigger, `step_count` steps while paused).
+
+Time: each tick of a wall-clock (steady) timer runs the physics steps that keep simulated time
+at wall time x `real_time_factor` (`pacing.Pacer`); with real_time_factor 0 it steps for a
+fixed wall-time budget per tick instead. Messages carry simulated time stamps, and /clock is
+published after every tick, so nodes with use_sim_time follow the simulation.
+
+QoS: joint_states, commands, ~/contacts reliable depth 10; /tf reliable depth 100 (as tf2's
+broadcaster); /tf_static and robot_description reliable, transient local, depth 1; /clock
+reliable depth 1 (a reliable publisher serves both the best-effort subscription of
+use_sim_time nodes and reliable subscribers; only the newest value matters).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.clock import Clock, ClockType
+from rclpy.exceptions import ParameterException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.logging import get_logger
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock as ClockMsg
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool, Trigger
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import MarkerArray
+
+import mb_sim
+from mb_sim.ros import conversions as conv
+from mb_sim.ros.markers import contact_markers
+from mb_sim.ros.pacing import Pacer, RateMeter
+from mb_sim.ros.params import (
+    BY_NAME,
+    INITIAL_POSITIONS,
+    SPECS,
+    ParamError,
+    SimParams,
+    check_cross,
+    command_joint_list,
+)
+
+FAST_BUDGET = 0.02
+"""Wall seconds of stepping per tick when real_time_factor is 0 (as fast as possible)."""
+MIN_TICK, MAX_TICK = 0.002, 0.02
+"""Bounds of the timer period, s: 1/physics_rate clamped to this interval."""
+WARN_PERIOD = 2.0
+"""Seconds between two warnings of the same kind."""
+
+QOS_RELIABLE_10 = QoSProfile(depth=10)
+QOS_TF = QoSProfile(depth=100)
+QOS_LATCHED = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+QOS_CLOCK = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+
+
+class StartupError(RuntimeError):
+    """The node cannot start: bad parameter, unreadable URDF or world. The message says which."""
+
+
+class Throttle:
+    """Warnings rate-limited per kind, counting what was held back."""
+
+    def __init__(self, logger: Any, period: float = WARN_PERIOD) -> None:
+        self._logger = logger
+        self._period = period
+        self._last: dict[str, float] = {}
+        self._held: dict[str, int] = {}
+
+    def warn(self, kind: str, message: str) -> None:
+        now = time.monotonic()
+        last = self._last.get(kind)
+        if last is not None and now - last < self._period:
+            self._held[kind] = self._held.get(kind, 0) + 1
+            return
+        held = self._held.pop(kind, 0)
+        suffix = f" [{held} similar message(s) suppressed]" if held else ""
+        self._logger.warning(message + suffix)
+        self._last[kind] = now
+
+
+class _ForwardToRos(logging.Handler):
+    """Sends records of the library's "mb_sim" logger to the node's logger."""
+
+    def __init__(self, logger: Any, throttle: Throttle) -> None:
+        super().__init__()
+        self._logger = logger
+        self._throttle = throttle
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+            if record.levelno >= logging.ERROR:
+                self._logger.error(text)
+            elif record.levelno >= logging.WARNING:
+                self._throttle.warn("lib:" + str(record.msg), text)
+            elif record.levelno >= logging.INFO:
+                self._logger.info(text)
+            else:
+                self._logger.debug(text)
+        except (TypeError, ValueError, RuntimeError):  # a log line never stops the simulation
+            self.handleError(record)
+
+
+def _steady() -> float:
+    return time.monotonic()
+
+
+class SimNode(Node):
+    """The simulator node. Construction raises StartupError on any invalid input."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("sim_node", **kwargs)
+        self._throttle = Throttle(self.get_logger())
+        self._lib_handler = _ForwardToRos(self.get_logger(), self._throttle)
+        lib_logger = logging.getLogger("mb_sim")
+        lib_logger.addHandler(self._lib_handler)
+        lib_logger.setLevel(logging.INFO)
+
+        self.p = self._declare_parameters()
+        self.model, self.world, self.urdf_xml = self._load_inputs()
+        self.joint_names: tuple[str, ...] = tuple(self.model.joint_names)
+        self.index = {n: i for i, n in enumerate(self.joint_names)}
+        try:
+            self.command_joints = command_joint_list(self.p.command_joints, self.joint_names)
+        except ParamError as e:
+            raise StartupError(str(e)) from None
+        self.dt = 1.0 / self.p.physics_rate
+        self.sim = self._make_simulation()
+        self._q0 = self._initial_positions()
+        self._apply_initial_state()
+
+        n = len(self.joint_names)
+        self._cmd = np.zeros(n)
+        self._cmd_time = np.full(n, -math.inf)
+        self._timed_out = np.zeros(n, dtype=bool)
+        self._effort_limit = np.asarray(self.model.effort_limit, dtype=float)
+
+        self._paused = bool(self.p.start_paused)
+        self._pacer = Pacer(self.dt, max(self.p.real_time_factor, 1e-9))
+        self._meter = RateMeter()
+        self._had_contacts = False
+        self._last_status = _steady()
+        self._next_js = 0.0
+        self._next_tf = 0.0
+        self._static_frames = self._static_transforms()
+
+        self._make_interfaces()
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+
+        self._publish_latched()
+        self._publish_outputs(force=True)
+        self._pacer.anchor(_steady(), self.sim.time)
+        tick = min(max(self.dt, MIN_TICK), MAX_TICK)
+        self._timer = self.create_timer(
+            tick, self._tick, clock=Clock(clock_type=ClockType.STEADY_TIME)
+        )
+        self.get_logger().info(
+            f"simulating {self.model.name!r} ({n} joints"
+            f"{', ' + str(len(self._body_names())) + ' bodies' if self.world is not None else ''})"
+            f" at {self.p.physics_rate:g} Hz, real_time_factor {self.p.real_time_factor:g}"
+            f"{' (as fast as possible)' if self.p.real_time_factor == 0 else ''}"
+            f"{', paused' if self._paused else ''}; commands on {self._command_topic_name()} "
+            f"({', '.join(self.command_joints)}) and {self.p.joint_command_topic}"
+        )
+
+    # --- parameters and inputs ---------------------------------------------------------------
+
+    def _overrides(self) -> dict[str, Parameter]:
+        overrides = getattr(self, "_parameter_overrides", None)
+        return overrides if isinstance(overrides, dict) else {}
+
+    def _coerce_override(self, name: str, want: int) -> None:
+        """Integers given for floating-point parameters (`physics_rate: 500`) are taken as such."""
+        overrides = self._overrides()
+        param = overrides.get(name)
+        if param is None:
+            return
+        if want == Parameter.Type.DOUBLE.value and param.type_ == Parameter.Type.INTEGER:
+            overrides[name] = Parameter(name, Parameter.Type.DOUBLE, float(param.value))
+
+    def _declare_parameters(self) -> SimParams:
+        values: dict[str, Any] = {}
+        for spec in SPECS:
+            self._coerce_override(spec.name, spec.type)
+            override = self._overrides().get(spec.name)
+            if override is not None and override.type_.value == spec.type:
+                try:
+                    spec.validate(override.value)
+                except ParamError as e:
+                    raise StartupError(str(e)) from None
+            try:
+                if spec.default == []:
+                    param = self.declare_parameter(
+                        spec.name, Parameter.Type.STRING_ARRAY, spec.descriptor()
+                    )
+                else:
+                    param = self.declare_parameter(spec.name, spec.default, spec.descriptor())
+            except (ParameterException, TypeError, ValueError) as e:
+                given = override.value if override is not None else spec.default
+                raise StartupError(f"parameter {spec.name!r}: invalid value {given!r}: {e}") from None
+            value = param.value
+            try:
+                spec.validate(value) if value is not None else None
+            except ParamError as e:
+                raise StartupError(str(e)) from None
+            values[spec.name] = value
+        try:
+            check_cross(values)
+        except ParamError as e:
+            raise StartupError(str(e)) from None
+        return SimParams(values)
+
+    def _load_inputs(self) -> tuple[Any, Any, str]:
+        description = self.p.robot_description
+        urdf_file = self.p.urdf_file
+        if description.strip():
+            if urdf_file:
+                self.get_logger().warning(
+                    f"both robot_description and urdf_file ({urdf_file}) are set; "
+                    "using robot_description"
+                )
+            source, xml = description, description
+        elif urdf_file:
+            path = Path(urdf_file).expanduser()
+            try:
+                xml = path.read_text()
+            except OSError as e:
+                raise StartupError(f"parameter 'urdf_file': cannot read {str(path)!r}: {e}") from None
+            source = str(path)
+        else:
+            raise StartupError(
+                "no robot: set parameter 'robot_description' (URDF XML) or 'urdf_file' (a path)"
+            )
+        try:
+            model = mb_sim.load_urdf(source)
+        except (mb_sim.ModelError, OSError, ValueError) as e:
+            what = "robot_description" if source is description else f"urdf_file {source!r}"
+            raise StartupError(f"cannot load the robot from {what}: {e}") from None
+
+        world = None
+        if self.p.world_file:
+            path = Path(self.p.world_file).expanduser()
+            if not path.is_file():
+                raise StartupError(f"parameter 'world_file': no such file {str(path)!r}")
+            try:
+                world = mb_sim.load_world(str(path))
+            except (mb_sim.WorldError, OSError, ValueError) as e:
+                raise StartupError(f"cannot load world_file {str(path)!r}: {e}") from None
+        return model, world, xml
+
+    def _make_simulation(self) -> Any:
+        kwargs = {"world": self.world, "dt": self.dt, "integrator": self.p.integrator}
+        try:
+            sim = mb_sim.Simulation(self.model, **kwargs)
+            # Compile the numba kernels now, on a throw-away copy, so the first ticks run on time.
+            warm = mb_sim.Simulation(self.model, **kwargs)
+            warm.step(2)
+        except (ValueError, mb_sim.ModelError, mb_sim.WorldError) as e:
+            raise StartupError(f"cannot build the simulation: {e}") from None
+        return sim
+
+    def _initial_positions(self) -> np.ndarray:
+        """q at start and after ~/reset: the world's robot.initial_positions, then the
+        `initial_positions.<joint>` parameters."""
+        q0 = np.asarray(self.sim.q, dtype=float).copy()
+        robot = getattr(self.world, "robot", None)
+        for name, value in dict(getattr(robot, "initial_positions", {}) or {}).items():
+            if name in self.index:
+                q0[self.index[name]] = float(value)
+        prefix = INITIAL_POSITIONS + "."
+        unknown = sorted(
+            k[len(prefix):] for k in self._overrides()
+            if k.startswith(prefix) and k[len(prefix):] not in self.index
+        )
+        if unknown:
+            raise StartupError(
+                f"parameter '{INITIAL_POSITIONS}': unknown joint(s) {unknown}; "
+                f"movable joints are {list(self.joint_names)}"
+            )
+        for i, name in enumerate(self.joint_names):
+            key = prefix + name
+            self._coerce_override(key, Parameter.Type.DOUBLE.value)
+            override = self._overrides().get(key)
+            lo, hi = float(self.model.lower[i]), float(self.model.upper[i])
+            if override is not None:
+                v = override.value
+                if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+                    raise StartupError(f"parameter {key!r}: {v!r} is not a finite number")
+                if not lo <= v <= hi:
+                    raise StartupError(
+                        f"parameter {key!r}: {v!r} is outside the joint limits [{lo}, {hi}]"
+                    )
+            desc = ParameterDescriptor(
+                description=f"Initial position of {name} (rad or m)", read_only=True
+            )
+            try:
+                q0[i] = float(self.declare_parameter(key, float(q0[i]), desc).value)
+            except (ParameterException, TypeError, ValueError) as e:
+                raise StartupError(f"parameter {key!r}: {e}") from None
+        return q0
+
+    def _apply_initial_state(self) -> None:
+        """Make q0 (at rest) the state that start and ~/reset use."""
+        qd0 = np.zeros_like(self._q0)
+        if hasattr(self.sim, "set_initial_state"):
+            self.sim.set_initial_state(q=self._q0, qd=qd0)
+        else:
+            self.sim.set_state(q=self._q0, qd=qd0)
+
+    # --- ROS interfaces ---------------------------------------------------------------------
+
+    def _command_topic_name(self) -> str:
+        return str(self.p.command_topic)
+
+    def _make_interfaces(self) -> None:
+        self._pub_js = self.create_publisher(JointState, "joint_states", QOS_RELIABLE_10)
+        self._pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
+        self._pub_tf_static = self.create_publisher(TFMessage, "/tf_static", QOS_LATCHED)
+        self._pub_description = self.create_publisher(String, "robot_description", QOS_LATCHED)
+        self._pub_clock = self.create_publisher(ClockMsg, "/clock", QOS_CLOCK)
+        self._pub_markers = self.create_publisher(MarkerArray, "~/contacts", QOS_RELIABLE_10)
+        self.create_subscription(
+            Float64MultiArray, self.p.command_topic, self._on_array_command, QOS_RELIABLE_10
+        )
+        self.create_subscription(
+            JointState, self.p.joint_command_topic, self._on_joint_command, QOS_RELIABLE_10
+        )
+        self.create_service(Trigger, "~/reset", self._on_reset)
+        self.create_service(SetBool, "~/pause", self._on_pause)
+        self.create_service(Trigger, "~/step", self._on_step)
+
+    def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
+        merged = dict(self.p.values)
+        for param in params:
+            spec = BY_NAME.get(param.name)
+            if spec is None:
+                continue
+            try:
+                spec.validate(param.value)
+            except ParamError as e:
+                self.get_logger().warning(f"rejected: {e}; keeping {self.p.values[param.name]!r}")
+                return SetParametersResult(successful=False, reason=str(e))
+            merged[param.name] = param.value
+        try:
+            check_cross(merged)
+        except ParamError as e:
+            self.get_logger().warning(f"rejected: {e}")
+            return SetParametersResult(successful=False, reason=str(e))
+        for param in params:
+            if param.name in BY_NAME and merged[param.name] != self.p.values[param.name]:
+                self._apply_parameter(param.name, merged[param.name])
+        return SetParametersResult(successful=True)
+
+    def _apply_parameter(self, name: str, value: Any) -> None:
+        self.p.values[name] = value
+        t = self.sim.time
+        if name == "real_time_factor":
+            self._pacer.set_rtf(max(value, 1e-9), _steady(), t)
+            self._meter.reset()
+        elif name == "publish_rate":
+            self._next_js = min(self._next_js, t + 1.0 / value)
+        elif name == "tf_rate":
+            self._next_tf = min(self._next_tf, t + 1.0 / value)
+        self.get_logger().info(f"parameter {name} set to {value!r}")
+
+    # --- commands ---------------------------------------------------------------------------
+
+    def _store_command(self, idx: np.ndarray, values: np.ndarray) -> None:
+        clamped, hit = conv.clamp_efforts(values, self._effort_limit[idx])
+        if hit.any():
+            names = [self.joint_names[i] for i in idx[hit]]
+            self._throttle.warn(
+                "effort_limit",
+                f"effort command beyond the URDF effort limit for {names} "
+                f"(requested {values[hit].tolist()}, limits {self._effort_limit[idx][hit].tolist()});"
+                " clamped",
+            )
+        self._cmd[idx] = clamped
+        self._cmd_time[idx] = self.sim.time
+        self._timed_out[idx] = False
+
+    def _on_array_command(self, msg: Float64MultiArray) -> None:
+        topic = self.resolve_topic_name(self.p.command_topic)
+        try:
+            idx, values = conv.efforts_from_array(topic, msg.data, self.command_joints, self.index)
+        except conv.CommandError as e:
+            self._throttle.warn(f"cmd:{topic}:{e.kind}", str(e))
+            return
+        self._store_command(idx, values)
+
+    def _on_joint_command(self, msg: JointState) -> None:
+        topic = self.resolve_topic_name(self.p.joint_command_topic)
+        try:
+            idx, values = conv.efforts_from_joint_state(topic, msg, self.index)
+        except conv.CommandError as e:
+            self._throttle.warn(f"cmd:{topic}:{e.kind}", str(e))
+            return
+        self._store_command(idx, values)
+
+    def _effort_now(self) -> np.ndarray:
+        timeout = self.p.command_timeout
+        if timeout <= 0.0:
+            return self._cmd
+        stale = (self.sim.time - self._cmd_time) > timeout + 0.5 * self.dt
+        fresh_timeouts = stale & ~self._timed_out & np.isfinite(self._cmd_time)
+        if fresh_timeouts.any():
+            names = [self.joint_names[i] for i in np.flatnonzero(fresh_timeouts)]
+            self._throttle.warn(
+                "timeout",
+                f"no effort command for {timeout:g} s (sim time) on {names}; efforts set to zero",
+            )
+        self._timed_out |= stale
+        return np.where(stale, 0.0, self._cmd)
+
+    # --- stepping ---------------------------------------------------------------------------
+
+    def _advance(self, n: int | None, deadline: float | None) -> None:
+        """Run n steps (or until `deadline` when n is None), publishing as sim time passes."""
+        done = 0
+        eps = 0.5 * self.dt
+        while n is None or done < n:
+            self.sim.set_effort(self._effort_now())
+            next_event = min(self._next_js, self._next_tf)
+            chunk = max(1, math.ceil((next_event - self.sim.time) / self.dt - 1e-6))
+            if self.p.command_timeout > 0.0:
+                # Do not run past the next watchdog expiry with stale efforts.
+                live = np.isfinite(self._cmd_time) & ~self._timed_out
+                if live.any():
+                    expiry = float(self._cmd_time[live].min()) + self.p.command_timeout
+                    chunk = min(chunk, max(1, math.ceil((expiry - self.sim.time) / self.dt)))
+            if n is not None:
+                chunk = min(chunk, n - done)
+            self.sim.step(chunk)
+            done += chunk
+            t = self.sim.time
+            if t >= self._next_js - eps:
+                self._publish_joint_states()
+                self._next_js = max(self._next_js + 1.0 / self.p.publish_rate, t + eps)
+            if t >= self._next_tf - eps:
+                self._publish_tf()
+                self._publish_markers()
+                self._next_tf = max(self._next_tf + 1.0 / self.p.tf_rate, t + eps)
+            if deadline is not None and _steady() >= deadline:
+                break
+
+    def _tick(self) -> None:
+        try:
+            now = _steady()
+            if not self._paused:
+                rtf = self.p.real_time_factor
+                if rtf > 0.0:
+                    n = self._pacer.steps_due(now, self.sim.time)
+                    if n:
+                        self._advance(n, now + MAX_TICK * 5)
+                    if self._pacer.behind:
+                        achieved = self._meter.rtf()
+                        shown = "n/a" if achieved is None else f"{achieved:.2f}"
+                        self._throttle.warn(
+                            "behind",
+                            f"physics cannot keep up with real_time_factor {rtf:g}: "
+                            f"achieved RTF {shown}",
+                        )
+                else:
+                    self._advance(None, now + FAST_BUDGET)
+                self._publish_clock()
+                self._meter.add(_steady(), self.sim.time)
+            self._status(now)
+        except (ExternalShutdownException, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001 - keep serving: report and pause, never die mid-run
+            self.get_logger().error(f"simulation step failed at t={self.sim.time:.6f} s: {e!r}; "
+                                    "pausing (call ~/reset or ~/pause false)")
+            self._paused = True
+
+    def _status(self, now: float) -> None:
+        period = self.p.status_period
+        if period <= 0.0 or now - self._last_status < period:
+            return
+        self._last_status = now
+        achieved = self._meter.rtf()
+        rtf = "paused" if self._paused else (
+            f"RTF {achieved:.2f}" if achieved is not None else "RTF n/a"
+        )
+        target = self.p.real_time_factor
+        self.get_logger().info(
+            f"sim time {self.sim.time:.3f} s | {rtf} (target "
+            f"{'max' if target == 0 else format(target, 'g')}) | "
+            f"contacts {self._contact_count()}"
+        )
+
+    # --- outputs ----------------------------------------------------------------------------
+
+    def _stamp(self) -> Any:
+        return conv.time_msg(self.sim.time)
+
+    def _body_names(self) -> list[str]:
+        return list(getattr(self.sim, "body_names", []) or [])
+
+    def _link_frame(self, link: str) -> str:
+        return self.p.frame_prefix + link
+
+    def _static_transforms(self) -> list[tuple[str, str, conv.Pose]]:
+        poses = self.sim.link_poses()
+        frames = [(self.p.world_frame, self._link_frame(self.model.base_link),
+                   poses[self.model.base_link])]
+        for link in self.model.fixed_links:
+            parent = self.model.link_parent[link]
+            if parent is None:
+                continue
+            frames.append((self._link_frame(parent), self._link_frame(link),
+                           conv.relative_pose(poses[parent], poses[link])))
+        return frames
+
+    def _moving_links(self) -> list[str]:
+        fixed = set(self.model.fixed_links)
+        return [
+            link for link in self.model.link_names
+            if link != self.model.base_link and link not in fixed
+            and self.model.link_parent.get(link) is not None
+        ]
+
+    def _publish_latched(self) -> None:
+        self._pub_description.publish(String(data=self.urdf_xml))
+        stamp = self._stamp()
+        self._pub_tf_static.publish(TFMessage(transforms=[
+            conv.transform_msg(parent, child, pose, stamp)
+            for parent, child, pose in self._static_frames
+        ]))
+
+    def _publish_joint_states(self) -> None:
+        self._pub_js.publish(conv.joint_state_msg(
+            self.joint_names, self.sim.q, self.sim.qd, self.sim.effort, self._stamp()
+        ))
+
+    def _publish_tf(self) -> None:
+        stamp = self._stamp()
+        poses = self.sim.link_poses()
+        transforms = [
+            conv.transform_msg(
+                self._link_frame(self.model.link_parent[link]), self._link_frame(link),
+                conv.relative_pose(poses[self.model.link_parent[link]], poses[link]), stamp,
+            )
+            for link in self._moving_links()
+        ]
+        for body in self._body_names():
+            transforms.append(
+                conv.transform_msg(self.p.world_frame, body, self.sim.body_pose(body), stamp)
+            )
+        if transforms:
+            self._pub_tf.publish(TFMessage(transforms=transforms))
+
+    def _contact_count(self) -> int:
+        contacts = getattr(self.sim, "contacts", None)
+        if contacts is None:
+            return 0
+        return int(np.asarray(contacts.points).reshape(-1, 3).shape[0])
+
+    def _publish_markers(self, force: bool = False) -> None:
+        contacts = getattr(self.sim, "contacts", None)
+        k = self._contact_count()
+        if k == 0 and not self._had_contacts and not force:
+            return
+        if k:
+            arr = contact_markers(contacts.points, contacts.normals, contacts.impulses,
+                                  self.p.world_frame, self._stamp(), self.p.contact_marker_scale)
+        else:
+            arr = contact_markers(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)),
+                                  self.p.world_frame, self._stamp(), 0.0)
+        self._pub_markers.publish(arr)
+        self._had_contacts = k > 0
+
+    def _publish_clock(self) -> None:
+        self._pub_clock.publish(ClockMsg(clock=self._stamp()))
+
+    def _publish_outputs(self, force: bool = False) -> None:
+        """Everything at the current state (start, reset, single steps)."""
+        self._publish_clock()
+        self._publish_joint_states()
+        self._publish_tf()
+        self._publish_markers(force=force)
+        t = self.sim.time
+        self._next_js = t + 1.0 / self.p.publish_rate
+        self._next_tf = t + 1.0 / self.p.tf_rate
+
+    # --- services ---------------------------------------------------------------------------
+
+    def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+        self.sim.reset()
+        if not hasattr(self.sim, "set_initial_state"):
+            self._apply_initial_state()
+        self._cmd[:] = 0.0
+        self._cmd_time[:] = -math.inf
+        self._timed_out[:] = False
+        self.sim.set_effort(self._cmd)
+        self._publish_outputs(force=True)
+        self._pacer.anchor(_steady(), self.sim.time)
+        self._meter.reset()
+        resp.success = True
+        resp.message = f"reset to the initial state (t = {self.sim.time:g} s)"
+        self.get_logger().info(resp.message)
+        return resp
+
+    def _on_pause(self, req: SetBool.Request, resp: SetBool.Response) -> SetBool.Response:
+        was = self._paused
+        self._paused = bool(req.data)
+        if was and not self._paused:
+            self._pacer.anchor(_steady(), self.sim.time)
+            self._meter.reset()
+        resp.success = True
+        resp.message = f"{'paused' if self._paused else 'running'} at t = {self.sim.time:.6f} s"
+        if was != self._paused:
+            self.get_logger().info(resp.message)
+        return resp
+
+    def _on_step(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+        if not self._paused:
+            resp.success = False
+            resp.message = "~/step works while paused; call ~/pause with data: true first"
+            return resp
+        self._advance(int(self.p.step_count), None)
+        self._publish_outputs()
+        resp.success = True
+        resp.message = f"t = {self.sim.time:.9f} s"
+        return resp
+
+    def destroy_node(self) -> None:
+        logging.getLogger("mb_sim").removeHandler(self._lib_handler)
+        super().destroy_node()
+
+
+def main(args: list[str] | None = None) -> int:
+    """Console script `sim_node`: 0 after Ctrl-C / SIGTERM, 1 when it cannot start."""
+    node: SimNode | None = None
+    try:
+        rclpy.init(args=args)
+        try:
+            node = SimNode()
+        except StartupError as e:
+            get_logger("sim_node").fatal(str(e))
+            return 1
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
