@@ -65,3 +65,34 @@ def gyroscopic_step(w_world: np.ndarray, R: np.ndarray, inertia: np.ndarray, h: 
 def world_inverse_inertia(R: np.ndarray, inv_inertia: np.ndarray) -> np.ndarray:
     """I_w^-1 = R I_body^-1 R^T (003.md 1.5)."""
     return R @ inv_inertia @ R.T
+
+
+@njit
+def free_motion(vel: np.ndarray, quat: np.ndarray, inertia: np.ndarray, dynamic: np.ndarray,
+                gravity: np.ndarray, h: float) -> np.ndarray:
+    """Velocities of all free bodies after h of gravity and torque-free rotation."""
+    out = vel.copy()
+    for b in range(vel.shape[0]):
+        if dynamic[b]:
+            for k in range(3):
+                out[b, k] += h * gravity[k]
+            out[b, 3:] = gyroscopic_step(vel[b, 3:], quat_to_matrix(quat[b]), inertia[b], h)
+    return out
+
+
+@njit
+def advance_poses(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, dynamic: np.ndarray,
+                  h: float) -> None:
+    """x += h v, q = exp(w h / 2) q, for every dynamic body (in place)."""
+    for b in range(pos.shape[0]):
+        if dynamic[b]:
+            for k in range(3):
+                pos[b, k] += h * vel[b, k]
+            quat[b] = quat_integrate(quat[b], vel[b, 3:], h)
+
+
+@njit
+def rotations(quat: np.ndarray, out: np.ndarray) -> None:
+    """Rotation matrices of all bodies into out (b, 3, 3)."""
+    for b in range(quat.shape[0]):
+        out[b] = quat_to_matrix(quat[b])

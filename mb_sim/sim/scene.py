@@ -25,7 +25,7 @@ from mb_sim.collision import (
 from mb_sim.collision.scene import PLANE
 from mb_sim.errors import ModelError
 from mb_sim.model.model import Model
-from mb_sim.sim.rigid import quat_to_matrix
+from mb_sim.sim.rigid import quat_to_matrix, rotations
 from mb_sim.solver.contact import contact_rows
 from mb_sim.solver.response import BODY, ROBOT, STATIC
 from mb_sim.solver.rows import TANGENT
@@ -33,23 +33,6 @@ from mb_sim.solver.world_joints import WorldJoints
 
 ROBOT_FRICTION = 0.8
 """Friction coefficient of robot link surfaces when the world does not give one."""
-
-
-def _combine_friction(a: float, b: float) -> float:
-    return float(np.sqrt(a * b))
-
-
-def _combine_restitution(a: float, b: float) -> float:
-    return max(a, b)
-
-
-try:  # the world loader documents the combination rules; use its functions when present
-    from mb_sim.model.world import combine_friction as _cf
-    from mb_sim.model.world import combine_restitution as _cr
-
-    _combine_friction, _combine_restitution = _cf, _cr  # type: ignore[assignment]  # noqa: F811
-except ImportError:  # pragma: no cover
-    pass
 
 
 def _pose_matrix(xyz: Any, rpy: Any) -> np.ndarray:
@@ -165,6 +148,7 @@ class Scene:
             if len(ends) == 2:
                 excluded.add((min(ends), max(ends)))
         self.geom_names = tuple(names)
+        self.n_geoms = len(names)
         self.geom_kind = np.array([w[0] for w in what], dtype=np.int64)
         self.geom_index = np.array([w[1] for w in what], dtype=np.int64)
         self.geom_friction = np.array(friction)
@@ -199,12 +183,11 @@ class Scene:
                body_quat: np.ndarray, envelope: float) -> Any:
         if self.collision is None:
             return None
-        n = self.nv
+        n, nb = self.nv, self.n_bodies
         self._owner_rot[:n] = rot
         self._owner_pos[:n] = pos
-        for i in range(self.n_bodies):
-            self._owner_rot[n + i] = quat_to_matrix(body_quat[i])
-            self._owner_pos[n + i] = body_pos[i]
+        rotations(body_quat, self._owner_rot[n : n + nb])
+        self._owner_pos[n : n + nb] = body_pos
         gpos, grot = geometry_poses(self.collision, self._owner_pos, self._owner_rot)
         pairs = self.broadphase.pairs(gpos, grot, envelope)
         return narrow_phase(self.collision, gpos, grot, pairs, envelope)
@@ -229,14 +212,11 @@ class Scene:
         if k == 0:
             return out
         ga, gb = contacts.geom_a, contacts.geom_b
-        mu = np.array([_combine_friction(a, b) for a, b in
-                       zip(self.geom_friction[ga], self.geom_friction[gb])])
-        e = np.array([_combine_restitution(a, b) for a, b in
-                      zip(self.geom_restitution[ga], self.geom_restitution[gb])])
-        inv_inertia = np.zeros((self.n_bodies, 3, 3))
-        for i in np.flatnonzero(self.dynamic):
-            R = self._owner_rot[self.nv + i]
-            inv_inertia[i] = R @ self.inv_inertia[i] @ R.T
+        # the combination rules of mb_sim.model.world: sqrt(mu_a mu_b) and max(e_a, e_b)
+        mu = np.sqrt(self.geom_friction[ga] * self.geom_friction[gb])
+        e = np.maximum(self.geom_restitution[ga], self.geom_restitution[gb])
+        R = self._owner_rot[self.nv : self.nv + self.n_bodies]
+        inv_inertia = R @ self.inv_inertia @ R.transpose(0, 2, 1)  # zero for static bodies
         rows.reserve(3 * k)
         rows.count = contact_rows(
             contacts.point, contacts.normal, contacts.depth, self.geom_kind[ga],

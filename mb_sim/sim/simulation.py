@@ -29,7 +29,7 @@ from mb_sim.dynamics.aba import aba_kernel
 from mb_sim.dynamics.crba import crba_kernel
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.model.model import Model
-from mb_sim.sim.rigid import gyroscopic_step, quat_integrate, quat_to_matrix
+from mb_sim.sim.rigid import advance_poses, free_motion, quat_to_matrix
 from mb_sim.sim.state import State
 from mb_sim.solver import pgs
 from mb_sim.solver.joint_rows import joint_rows
@@ -101,7 +101,8 @@ class Simulation:
         self.warm_starting = bool(getattr(settings, "warm_start", True))
         self._rows = Rows(self.nv)
         self._effort_warned: set[int] = set()
-        self._contacts = _empty_contacts()
+        self._contacts: Contacts | None = _empty_contacts()
+        self._last: tuple = (None, np.zeros(0, np.int64))
         self.last_iterations = 0
         self._initial = self._make_initial_state()
         self.state = self._initial.copy()
@@ -193,6 +194,9 @@ class Simulation:
 
     @property
     def contacts(self) -> Contacts:
+        """Contacts of the last step (built when first asked for)."""
+        if self._contacts is None:
+            self._contacts = self.scene.contact_report(*self._last, self._rows)
         return self._contacts
 
     def set_state(self, q: object = None, qd: object = None) -> None:
@@ -353,12 +357,8 @@ class Simulation:
             qd_free = qd + h * self._accelerations(q, qd)
             dq_free = None
         sc = self.scene
-        vb = st.body_vel.copy()
         dyn = sc.dynamic
-        vb[dyn, :3] += h * self.gravity
-        for b in np.flatnonzero(dyn):
-            R = quat_to_matrix(st.body_quat[b])
-            vb[b, 3:] = gyroscopic_step(vb[b, 3:], R, sc.body_inertia[b], h)
+        vb = free_motion(st.body_vel, st.body_quat, sc.body_inertia, dyn, self.gravity, h)
         qd_new = qd_free.copy()
 
         # 2-3. collisions and rows
@@ -421,77 +421,73 @@ class Simulation:
         vb_pos = vb + vb_push
         if self.integrator == "rk4":  # exact for the constant gravity of the free motion
             vb_pos[dyn, :3] -= 0.5 * h * self.gravity
-        for b in np.flatnonzero(dyn):
-            st.body_pos[b] = st.body_pos[b] + h * vb_pos[b, :3]
-            st.body_quat[b] = quat_integrate(st.body_quat[b], vb_pos[b, 3:], h)
+        advance_poses(st.body_pos, st.body_quat, vb_pos, dyn, h)
         st.body_vel = vb
         st.time += h
-        self._contacts = sc.contact_report(contacts, contact_rows, rows)
+        self._last = (contacts, contact_rows)
+        self._contacts = None
 
     # --- warm starting ----------------------------------------------------------------------------
     def _row_keys(self, contacts: object, contact_rows: np.ndarray, joint_start: int,
-                  joint_keys: np.ndarray) -> list[tuple]:
-        """A stable name for each row group, in row-group order: contacts by (geom a, geom b,
-        n-th point of the pair), then joint rows by their tag."""
+                  joint_keys: np.ndarray) -> np.ndarray:
+        """A stable integer name for each row group, in row-group order: a contact by its pair
+        of geometries and its rank among that pair's points, a joint row by its tag."""
         ga, gb = self.scene.contact_geoms(contacts)
-        keys: list[tuple] = []
-        previous = (-1, -1)
-        nth = 0
-        for a, b in zip(ga.tolist(), gb.tolist()):
-            nth = nth + 1 if (a, b) == previous else 0
-            previous = (a, b)
-            keys.append(("c", a, b, nth))
-        keys.extend(("j", tag) for tag in joint_keys.tolist())
-        self._joint_rows = np.arange(joint_start, joint_start + len(joint_keys))
-        return keys
+        k = len(ga)
+        pair = ga.astype(np.int64) * self.scene.n_geoms + gb
+        nth = np.arange(k)
+        if k:
+            starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
+            nth -= np.repeat(starts, np.diff(np.r_[starts, k]))
+        self._group_rows = np.concatenate([contact_rows, joint_start + np.arange(len(joint_keys))])
+        return np.concatenate([(pair * 64 + nth) * 2, joint_keys.astype(np.int64) * 2 + 1])
 
     def _friction_frames(self, contacts: object, contact_rows: np.ndarray
                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per contact: whether it has a friction pair, and its two tangents (world)."""
-        rows, sc = self._rows, self.scene
+        rows = self._rows
         r = contact_rows
         has = (r + 2 < rows.count) & (rows.kind[np.minimum(r + 1, rows.count - 1)] == TANGENT)
-        t1 = sc.tangent
-        n = contacts.normal if contacts is not None else np.zeros((0, 3))
+        t1 = self.scene.tangent
+        n = contacts.normal
         t2 = np.stack([n[:, 1] * t1[:, 2] - n[:, 2] * t1[:, 1],
                        n[:, 2] * t1[:, 0] - n[:, 0] * t1[:, 2],
                        n[:, 0] * t1[:, 1] - n[:, 1] * t1[:, 0]], axis=1)
         return has, t1, t2
 
-    def _warm(self, keys: list[tuple], contacts: object, contact_rows: np.ndarray) -> None:
+    def _warm(self, keys: np.ndarray, contacts: object, contact_rows: np.ndarray) -> None:
         """Start from last step's impulses; friction is kept as a world vector and projected
         on this step's tangents (they follow the slip)."""
-        warm, rows = self.state.warm, self._rows
-        if not warm:
+        old_keys, old_values = self.state.warm.get("keys"), self.state.warm.get("values")
+        if old_keys is None or len(old_keys) == 0 or len(keys) == 0:
             return
+        where = np.minimum(np.searchsorted(old_keys, keys), len(old_keys) - 1)
+        found = old_keys[where] == keys
+        if not found.any():
+            return
+        rows = self._rows
+        values = old_values[where]
+        rows.lam[self._group_rows[found]] = values[found, 0]
         k = len(contact_rows)
-        rows_of = np.concatenate([contact_rows, self._joint_rows]).astype(np.int64)
-        found = [i for i, key in enumerate(keys) if key in warm]
-        if not found:
-            return
-        old = np.array([warm[keys[i]] for i in found])
-        idx = np.array(found)
-        rows.lam[rows_of[idx]] = old[:, 0]
-        c = idx[idx < k]
-        if len(c):
+        if k:
             has, t1, t2 = self._friction_frames(contacts, contact_rows)
-            f = old[: len(c), 1:]
-            sel = has[c]
-            r = contact_rows[c][sel]
-            rows.lam[r + 1] = np.einsum("ij,ij->i", f[sel], t1[c][sel])
-            rows.lam[r + 2] = np.einsum("ij,ij->i", f[sel], t2[c][sel])
+            sel = found[:k] & has
+            r = contact_rows[sel]
+            rows.lam[r + 1] = np.einsum("ij,ij->i", values[:k][sel, 1:], t1[sel])
+            rows.lam[r + 2] = np.einsum("ij,ij->i", values[:k][sel, 1:], t2[sel])
 
-    def _store_warm(self, keys: list[tuple], contacts: object, contact_rows: np.ndarray) -> dict:
+    def _store_warm(self, keys: np.ndarray, contacts: object, contact_rows: np.ndarray) -> dict:
         rows = self._rows
         k = len(contact_rows)
         values = np.zeros((len(keys), 4))
-        rows_of = np.concatenate([contact_rows, self._joint_rows]).astype(np.int64)
-        values[:, 0] = rows.lam[rows_of]
+        values[:, 0] = rows.lam[self._group_rows]
         if k:
             has, t1, t2 = self._friction_frames(contacts, contact_rows)
             r = contact_rows[has]
-            values[:k][has, 1:] = rows.lam[r + 1][:, None] * t1[has] + rows.lam[r + 2][:, None] * t2[has]
-        return dict(zip(keys, values))
+            values[:k][has, 1:] = (rows.lam[r + 1][:, None] * t1[has]
+                                   + rows.lam[r + 2][:, None] * t2[has])
+        order = np.argsort(keys, kind="stable")
+        return {"keys": keys[order], "values": values[order]}
 
     # --- position correction --------------------------------------------------------------------
     def _split_impulses(self, rows: Rows, contacts: object, contact_rows: np.ndarray,
