@@ -15,7 +15,6 @@ import mb_sim
 
 ROOT = Path(__file__).resolve().parents[1]
 WORLDS = ROOT / "config" / "worlds"
-SCENARIOS = ROOT / "urdf" / "scenarios"
 
 
 def world_sim(name: str, integrator: str = "semi_implicit_euler", dt: float = 0.001,
@@ -109,14 +108,9 @@ def test_boxes_on_the_table_do_not_sink():
 def test_newtons_cradle_passes_the_momentum_through():
     """000 T3: six balls, e = 1: the last ball leaves with >= 90 % of the first one's speed
     and the first nearly stops."""
-    model = mb_sim.load_urdf(SCENARIOS / "newtons_cradle.urdf")
-    world = mb_sim.load_world({
-        "robot": {"xyz": [0, 0, 1.0], "restitution": 1.0, "friction": 0.0},
-        "solver": {"restitution_threshold": 0.0},
-    })
-    sim = mb_sim.Simulation(model, world=world, dt=0.001)
-    first, last = model.joint_index("pivot6"), model.joint_index("pivot1")
-    sim.set_state(q={"pivot6": -0.529})
+    sim = world_sim("newtons_cradle.yaml")
+    first, last = sim.model.joint_index("pivot6"), sim.model.joint_index("pivot1")
+    assert sim.q[first] == pytest.approx(-0.529)
     before = 0.0
     while abs(sim.qd[last]) < 1e-3:
         before = abs(sim.qd[first])
@@ -127,14 +121,14 @@ def test_newtons_cradle_passes_the_momentum_through():
     assert abs(sim.qd[first]) <= 0.05 * before
 
 
-@pytest.mark.parametrize("urdf", ["limit_revolute.urdf", "limit_prismatic.urdf"])
+@pytest.mark.parametrize("scene", ["limit_revolute.yaml", "limit_prismatic.yaml"])
 @pytest.mark.parametrize("e", [1.0, 0.5])
-def test_joint_limit_restitution(urdf, e):
+def test_joint_limit_restitution(scene, e):
     """000 T8/T9: gravity off, qd0 = 1: |qd after| = e |qd before| at every hit (2 %)."""
-    model = mb_sim.load_urdf(SCENARIOS / urdf)
-    world = mb_sim.load_world({"gravity": [0, 0, 0], "robot": {"joint_limit_restitution": e},
-                               "solver": {"restitution_threshold": 0.0}})
-    sim = mb_sim.Simulation(model, world=world, dt=0.001)
+    description = mb_sim.load_world(WORLDS / scene).to_dict()
+    description["robot"]["joint_limit_restitution"] = e
+    sim = mb_sim.Simulation(world=mb_sim.load_world(description), dt=0.001)
+    model = sim.model
     sim.set_state(qd=[1.0])
     hits = []
     previous = 1.0
@@ -151,8 +145,8 @@ def test_joint_limit_restitution(urdf, e):
 
 def test_chain_comes_to_rest_on_its_lower_limits():
     """000 T12: a 7-link chain falls onto its lower limits and rests: max |qd| < 1e-3 after 2 s."""
-    model = mb_sim.load_urdf(SCENARIOS / "chain7.urdf")
-    sim = mb_sim.Simulation(model, dt=0.001)
+    sim = world_sim("chain_rest.yaml")
+    model = sim.model
     sim.step(2000)
     worst = 0.0
     for _ in range(500):

@@ -567,7 +567,7 @@ def test_all_expected_scenes_exist() -> None:
 def test_scene_loads_and_round_trips(path: Path, tmp_path: Path) -> None:
     w = load_world(path)
     assert w.source == str(path.resolve())
-    assert w.bodies
+    assert w.bodies or w.robot.urdf  # a scene of bodies, or one made for a robot
     assert w.description
     again = load_world(w.to_dict())
     _assert_same_world(w, again)
@@ -575,6 +575,17 @@ def test_scene_loads_and_round_trips(path: Path, tmp_path: Path) -> None:
     dumped = tmp_path / path.name
     dumped.write_text(yaml.safe_dump(w.to_dict(), sort_keys=False))
     _assert_same_world(w, load_world(dumped))
+
+
+def test_world_names_its_robot(tmp_path: Path) -> None:
+    w = _scene("newtons_cradle")
+    assert w.robot.urdf == str((ROOT / "urdf" / "scenarios" / "newtons_cradle.urdf").resolve())
+    assert load_world(w.to_dict()).robot.urdf == w.robot.urdf
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("robot: {urdf: missing/robot.urdf}\n")
+    with pytest.raises(WorldError, match=r"robot\.urdf") as err:
+        load_world(bad)
+    assert "bad.yaml" in str(err.value) and "missing/robot.urdf" in str(err.value)
 
 
 def _scene(name: str) -> World:

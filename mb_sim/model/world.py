@@ -170,6 +170,8 @@ class RobotPlacement:
     joint_limit_restitution: float = 0.0
     initial_positions: Mapping[str, float] = field(
         default_factory=lambda: MappingProxyType({}))
+    urdf: str | None = None
+    """The robot this world is made for (absolute path), used when no model is given."""
 
     @property
     def rotation(self) -> np.ndarray:
@@ -308,6 +310,8 @@ class World:
                         "friction": r.friction, "restitution": r.restitution,
                         "joint_limit_restitution": r.joint_limit_restitution,
                         "initial_positions": dict(r.initial_positions)}
+        if r.urdf is not None:
+            out["robot"]["urdf"] = r.urdf
         out["bodies"] = [_body_to_dict(b) for b in self.bodies]
         out["joints"] = [_joint_to_dict(j) for j in self.joints]
         out["solver"] = {k: getattr(self.solver, k)
@@ -532,7 +536,7 @@ def _orientation(r: _Reader, path: str, d: dict[str, Any]) -> np.ndarray:
 _TOP_KEYS = ("gravity", "ground", "robot", "bodies", "joints", "solver", "description")
 _GROUND_KEYS = ("height", "friction", "restitution")
 _ROBOT_KEYS = ("xyz", "rpy", "quat_xyzw", "friction", "restitution", "joint_limit_restitution",
-               "initial_positions")
+               "initial_positions", "urdf")
 _BODY_KEYS = ("name", "shape", "size", "mesh", "scale", "mass", "density", "inertia", "com",
               "xyz", "rpy", "quat_xyzw", "linear_velocity", "angular_velocity", "static",
               "friction", "restitution")
@@ -572,9 +576,17 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
     for k, v in raw.items():
         name = r.name(f"robot.initial_positions.{k}", k)
         q0[name] = r.number(f"robot.initial_positions.{k}", v)
+    urdf = None
+    if d.get("urdf") is not None:
+        if not isinstance(d["urdf"], str):
+            r.fail("robot.urdf", "must be a file path or package:// URI", d["urdf"])
+        try:
+            urdf = resolve_uri(d["urdf"], r.folder)
+        except MeshError as exc:
+            r.fail("robot.urdf", str(exc), d["urdf"])
     return RobotPlacement(_frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3)),
                           _frozen(_orientation(r, "robot", d)), mu, e, limit_e,
-                          MappingProxyType(q0))
+                          MappingProxyType(q0), urdf)
 
 
 def _solver(r: _Reader, value: Any) -> SolverSettings:

@@ -18,8 +18,8 @@ Same inputs give the same bits: no randomness, fixed iteration order.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 from transforms3d.quaternions import mat2quat
@@ -66,7 +66,9 @@ def _quat_xyzw(R: np.ndarray) -> np.ndarray:
 
 
 class Simulation:
-    """A robot (`Model`, optional) and a world (`World`, optional) advanced by fixed steps."""
+    """A robot (`Model`, optional) and a world (`World`, optional) advanced by fixed steps.
+
+    Without a model, the robot named by the world file (`robot: {urdf: ...}`) is loaded."""
 
     def __init__(
         self,
@@ -80,8 +82,13 @@ class Simulation:
             raise ValueError(f"dt must be a positive number of seconds, got {dt!r}")
         if integrator not in INTEGRATORS:
             raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
-        from mb_sim.sim.scene import Scene  # the collision side is optional for robot-only use
+        from mb_sim.sim.scene import Scene
 
+        robot = getattr(world, "robot", None)
+        if model is None and getattr(robot, "urdf", None):
+            from mb_sim.model.urdf import load_urdf
+
+            model = load_urdf(robot.urdf)
         self.model = model
         self.world = world
         self.dt = float(dt)
@@ -530,4 +537,4 @@ class Simulation:
         return dq, dvb
 
 
-__all__ = ["Contacts", "FOLLOWER", "Simulation"]
+__all__ = ["FOLLOWER", "Contacts", "Simulation"]
