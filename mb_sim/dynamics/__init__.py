@@ -3,11 +3,10 @@ kinematics and the articulated impulse response."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
-
-from functools import lru_cache
 
 from mb_sim.dynamics.aba import aba_alloc
 from mb_sim.dynamics.crba import crba_kernel
@@ -17,7 +16,7 @@ from mb_sim.model.model import Model
 
 GRAVITY = (0.0, 0.0, -9.81)
 
-__all__ = ["GRAVITY", "aba", "crba", "hybrid", "rnea", "base_acceleration"]
+__all__ = ["GRAVITY", "aba", "base_acceleration", "crba", "hybrid", "rnea"]
 
 
 def base_acceleration(gravity: Sequence[float]) -> np.ndarray:

@@ -10,13 +10,12 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.dynamics.spatial import (
-    congruence,
+    congruence_add,
     dot6,
-    joint_pose,
-    motion_subspace,
-    mtv6,
-    mv6,
-    plucker,
+    joint_pose_into,
+    mtv6_add,
+    mv6_into,
+    plucker_into,
 )
 
 
@@ -31,25 +30,34 @@ def crba_kernel(
     q: np.ndarray,
 ) -> np.ndarray:
     n = parent.shape[0]
-    X = np.zeros((n, 6, 6))
+    X = np.empty((n, 6, 6))
     S = np.zeros((n, 6))
-    Ic = np.zeros((n, 6, 6))
+    Ic = inertia.copy()
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    tmp = np.empty((6, 6))
     for i in range(n):
-        R, p = joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i])
-        X[i] = plucker(R, p)
-        S[i] = motion_subspace(joint_type[i], axis[i])
-        Ic[i] = inertia[i]
+        joint_pose_into(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
+        plucker_into(R, p, X[i])
+        if joint_type[i] == 0:
+            S[i, :3] = axis[i]
+        else:
+            S[i, 3:] = axis[i]
     for i in range(n - 1, -1, -1):
         j = parent[i]
         if j >= 0:
-            Ic[j] += congruence(X[i], Ic[i])
+            congruence_add(X[i], Ic[i], Ic[j], tmp)
     H = np.zeros((n, n))
+    F = np.empty(6)
+    G = np.empty(6)
     for i in range(n):
-        F = mv6(Ic[i], S[i])
+        mv6_into(Ic[i], S[i], F)
         H[i, i] = dot6(S[i], F)
         k = i
         while parent[k] >= 0:
-            F = mtv6(X[k], F)
+            G[:] = 0.0
+            mtv6_add(X[k], F, G)
+            F[:] = G
             k = parent[k]
             H[i, k] = dot6(S[k], F)
             H[k, i] = H[i, k]

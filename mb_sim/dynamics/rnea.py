@@ -12,14 +12,13 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.dynamics.spatial import (
-    cross_force,
-    cross_motion,
+    cross_force_into,
+    cross_motion_into,
     dot6,
-    joint_pose,
-    motion_subspace,
-    mtv6,
-    mv6,
-    plucker,
+    joint_pose_into,
+    mtv6_add,
+    mv6_into,
+    plucker_into,
 )
 
 
@@ -38,28 +37,44 @@ def rnea_kernel(
     a0: np.ndarray,
 ) -> np.ndarray:
     n = parent.shape[0]
-    X = np.zeros((n, 6, 6))
+    X = np.empty((n, 6, 6))
     S = np.zeros((n, 6))
     v = np.zeros((n, 6))
     a = np.zeros((n, 6))
     f = np.zeros((n, 6))
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    t6 = np.empty(6)
+    u6 = np.empty(6)
     for i in range(n):
-        R, p = joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i])
-        X[i] = plucker(R, p)
-        S[i] = motion_subspace(joint_type[i], axis[i])
-        vJ = S[i] * qd[i]
+        joint_pose_into(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
+        plucker_into(R, p, X[i])
+        if joint_type[i] == 0:
+            S[i, :3] = axis[i]
+        else:
+            S[i, 3:] = axis[i]
         j = parent[i]
         if j < 0:
-            v[i] = vJ
-            a[i] = mv6(X[i], a0) + S[i] * qdd[i]
+            mv6_into(X[i], a0, a[i])
         else:
-            v[i] = mv6(X[i], v[j]) + vJ
-            a[i] = mv6(X[i], a[j]) + S[i] * qdd[i] + cross_motion(v[i], vJ)
-        f[i] = mv6(inertia[i], a[i]) + cross_force(v[i], mv6(inertia[i], v[i]))
+            mv6_into(X[i], v[j], v[i])
+            mv6_into(X[i], a[j], a[i])
+        for k in range(6):
+            v[i, k] += S[i, k] * qd[i]
+            a[i, k] += S[i, k] * qdd[i]
+        if j >= 0:
+            cross_motion_into(v[i], S[i], t6)
+            for k in range(6):
+                a[i, k] += t6[k] * qd[i]
+        mv6_into(inertia[i], a[i], f[i])
+        mv6_into(inertia[i], v[i], t6)
+        cross_force_into(v[i], t6, u6)
+        for k in range(6):
+            f[i, k] += u6[k]
     tau = np.zeros(n)
     for i in range(n - 1, -1, -1):
         tau[i] = dot6(S[i], f[i]) + damping[i] * qd[i]
         j = parent[i]
         if j >= 0:
-            f[j] += mtv6(X[i], f[i])
+            mtv6_add(X[i], f[i], f[j])
     return tau
