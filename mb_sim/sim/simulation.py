@@ -426,6 +426,8 @@ class Simulation:
             st.q = q + dq_free + h * (qd_new - qd_free + dq_push)
         st.qd = qd_new
         vb_pos = vb + vb_push
+        if vb_push.any():  # keep the joints closed under the push too (it is dropped after)
+            sc.keep_world_joints(self, vb_pos, h)
         if self.integrator == "rk4":  # exact for the constant gravity of the free motion
             vb_pos[dyn, :3] -= 0.5 * h * self.gravity
         advance_poses(st.body_pos, st.body_quat, vb_pos, dyn, h)

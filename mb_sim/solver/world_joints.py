@@ -15,10 +15,16 @@ Two stages of the step use them.
    that contacts pushing a jointed body see the joint. A point row along d has
    J = [d, r_c x d] on the child and -[d, r_p x d] on the parent, an angular row along d has
    J = [0, d] and -[0, d]; W = M^-1 J^T (000.md eq. 2.16 terms). The k bilateral rows of a
-   joint (target 0) are handed to the solver K-orthonormalised: with K = J W^T = L L^T,
-   J' = L^-1 J and W' = L^-1 W, an invertible recombination of equality rows with the same
-   solution set whose block is the identity, so one visit solves the joint's own block
-   exactly. On top of them:
+   joint are handed to the solver K-orthonormalised: with K = J W^T = L L^T, J' = L^-1 J and
+   W' = L^-1 W, an invertible recombination of equality rows with the same solution set whose
+   block is the identity, so one visit solves the joint's own block exactly. Their targets
+   are the look-ahead of 003.md 1.5 linearised about the velocities u0 after the free motion,
+   target = J' u0 - L^-1 c(u0) / h with c(u0) the joint's error predicted at t + h (below):
+   the relative velocity that closes the predicted error, which is 0 for a joint that is
+   closed and stays closed to first order (`predictive = False` gives plain target 0). The
+   solve then already lands the joints close to D_max together with the contacts, and the
+   keeping loop corrects what the linearisation and the other rows leave (on the ball chain
+   6.6 instead of 55 corrections per step, benchmarks/bench_world_joints.py). On top of them:
    - Coulomb friction (002.md 1.4-1.7, eqs. 12, 15, 16): revolute, a SCALAR row on
      (w_c - w_p) . n clamped to +-F h; prismatic, a SCALAR row on the relative velocity of
      the child's point along d with the lever-arm terms of 002.md 1.9,
@@ -266,17 +272,15 @@ def joint_blocks(jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, X: np.nda
             basis[j, 1, i] = t1[i]
             basis[j, 2, i] = t2[i]
         k = _n_rows(t)
+        n_linear = 2 if t == PRISMATIC else 3
         for a in range(k):
-            point = a < 3
-            if t == PRISMATIC:
-                point = a < 2
-            if t == PRISMATIC and a < 2:
-                d[:] = t1 if a == 0 else t2
-            elif t == REVOLUTE and a >= 3:
-                d[:] = t1 if a == 3 else t2
+            point = a < n_linear
+            i = a if point else a - n_linear
+            if (t == PRISMATIC and point) or (t == REVOLUTE and not point):
+                d[:] = t1 if i == 0 else t2
             else:
                 d[:] = 0.0
-                d[(a - 2) % 3 if t == PRISMATIC else a % 3] = 1.0
+                d[i] = 1.0
             _set_row(raw_J[a], raw_W[a], point, d, rc, rp, c, p, Iw, im, dyn)
         for a in range(k):
             for b in range(k):
@@ -332,6 +336,103 @@ def joint_coordinate(j: int, jtype: np.ndarray, ends: np.ndarray, loc: np.ndarra
         return np.arctan2(_dot(n, _cross(up, uc)), _dot(up, uc))
     gap = X[c] + _mv(R[c], loc[j, _CA]) - X[p] - _mv(R[p], loc[j, _PA])
     return _dot(gap, n) - s0[j]
+
+
+# --------------------------------------------------------------------------------------------
+# The keeping loop (003.md 1.5)
+
+
+@njit
+def predicted_error(j: int, jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray,
+                    rrel0: np.ndarray, X: np.ndarray, R: np.ndarray, u: np.ndarray,
+                    basis: np.ndarray, h: float, c_out: np.ndarray) -> tuple[float, float]:
+    """Joint j's error at t + h after ballistic motion from the velocities u, in the order of
+    its constraint rows (c_out), and its linear and angular sizes (m, rad)."""
+    c, p = ends[j, 0], ends[j, 1]
+    wc = u[c, 3:]
+    wp = u[p, 3:]
+    pc = X[c] + h * u[c, :3] + _rotate(wc, h, _mv(R[c], loc[j, _CA]))
+    pp = X[p] + h * u[p, :3] + _rotate(wp, h, _mv(R[p], loc[j, _PA]))
+    g = pc - pp
+    t = jtype[j]
+    lin = 0.0
+    ang = 0.0
+    if t == PRISMATIC:
+        n = _rotate(wp, h, _mv(R[p], loc[j, _PAX]))
+        g = g - _dot(g, n) * n
+        c_out[0] = _dot(g, basis[j, 1])
+        c_out[1] = _dot(g, basis[j, 2])
+    else:
+        for i in range(3):
+            c_out[i] = g[i]
+    lin = np.sqrt(_dot(g, g))
+    if t == REVOLUTE:
+        ap = _rotate(wp, h, _mv(R[p], loc[j, _PAX]))
+        ac = _rotate(wc, h, _mv(R[c], loc[j, _CAX]))
+        axis = _cross(ap, ac)  # rotation from the parent's axis to the child's
+        s = np.sqrt(_dot(axis, axis))
+        err = axis
+        if s > 1e-300:
+            err = axis * (np.arctan2(s, _dot(ap, ac)) / s)
+        c_out[3] = _dot(err, basis[j, 1])
+        c_out[4] = _dot(err, basis[j, 2])
+        ang = np.sqrt(_dot(err, err))
+    elif t == PRISMATIC or t == FIXED:
+        Rc = _rotate_matrix(wc, h, R[c])
+        Rt = _rotate_matrix(wp, h, R[p]) @ rrel0[j]
+        phi = _rotation_vector(Rc @ Rt.T)
+        o = 2 if t == PRISMATIC else 3
+        for i in range(3):
+            c_out[o + i] = phi[i]
+        ang = np.sqrt(_dot(phi, phi))
+    return lin, ang
+
+
+@njit
+def keep_joints(jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, rrel0: np.ndarray,
+                X: np.ndarray, R: np.ndarray, W: np.ndarray, Linv: np.ndarray,
+                basis: np.ndarray, vb: np.ndarray, h: float, d_max: float,
+                max_passes: int) -> tuple[int, int, float]:
+    """003.md 1.5 step 1 on vb (in place): passes over the joints, each joint whose predicted
+    error exceeds d_max receiving lambda' = -L^-1 c / h on its orthonormal rows (that is
+    lambda = -K^-1 c / h on the raw ones), until a pass finds all within d_max or max_passes
+    passes have run. Returns (passes, corrections, largest error seen in the last pass)."""
+    nb = vb.shape[0]
+    u = np.zeros((nb + 1, 6))
+    u[:nb] = vb
+    cvec = np.zeros(6)
+    lam = np.zeros(6)
+    corrections = 0
+    passes = 0
+    worst = 0.0
+    for _ in range(max_passes):
+        passes += 1
+        worst = 0.0
+        fixed_any = False
+        for j in range(jtype.shape[0]):
+            lin, ang = predicted_error(j, jtype, ends, loc, rrel0, X, R, u, basis, h, cvec)
+            worst = max(worst, max(lin, ang))
+            if lin <= d_max and ang <= d_max:
+                continue
+            fixed_any = True
+            corrections += 1
+            k = _n_rows(jtype[j])
+            for a in range(k):
+                s = 0.0
+                for b in range(a + 1):
+                    s += Linv[j, a, b] * cvec[b]
+                lam[a] = -s / h
+            for slot in range(2):
+                b = ends[j, slot]
+                for m in range(6):
+                    s = 0.0
+                    for a in range(k):
+                        s += W[j, a, slot, m] * lam[a]
+                    u[b, m] += s
+        if not fixed_any:
+            break
+    vb[:, :] = u[:nb]
+    return passes, corrections, worst
 
 
 # --------------------------------------------------------------------------------------------
@@ -462,103 +563,6 @@ def joint_rows(
 
 
 # --------------------------------------------------------------------------------------------
-# The keeping loop (003.md 1.5)
-
-
-@njit
-def predicted_error(j: int, jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray,
-                    rrel0: np.ndarray, X: np.ndarray, R: np.ndarray, u: np.ndarray,
-                    basis: np.ndarray, h: float, c_out: np.ndarray) -> tuple[float, float]:
-    """Joint j's error at t + h after ballistic motion from the velocities u, in the order of
-    its constraint rows (c_out), and its linear and angular sizes (m, rad)."""
-    c, p = ends[j, 0], ends[j, 1]
-    wc = u[c, 3:]
-    wp = u[p, 3:]
-    pc = X[c] + h * u[c, :3] + _rotate(wc, h, _mv(R[c], loc[j, _CA]))
-    pp = X[p] + h * u[p, :3] + _rotate(wp, h, _mv(R[p], loc[j, _PA]))
-    g = pc - pp
-    t = jtype[j]
-    lin = 0.0
-    ang = 0.0
-    if t == PRISMATIC:
-        n = _rotate(wp, h, _mv(R[p], loc[j, _PAX]))
-        g = g - _dot(g, n) * n
-        c_out[0] = _dot(g, basis[j, 1])
-        c_out[1] = _dot(g, basis[j, 2])
-    else:
-        for i in range(3):
-            c_out[i] = g[i]
-    lin = np.sqrt(_dot(g, g))
-    if t == REVOLUTE:
-        ap = _rotate(wp, h, _mv(R[p], loc[j, _PAX]))
-        ac = _rotate(wc, h, _mv(R[c], loc[j, _CAX]))
-        axis = _cross(ap, ac)  # rotation from the parent's axis to the child's
-        s = np.sqrt(_dot(axis, axis))
-        err = axis
-        if s > 1e-300:
-            err = axis * (np.arctan2(s, _dot(ap, ac)) / s)
-        c_out[3] = _dot(err, basis[j, 1])
-        c_out[4] = _dot(err, basis[j, 2])
-        ang = np.sqrt(_dot(err, err))
-    elif t == PRISMATIC or t == FIXED:
-        Rc = _rotate_matrix(wc, h, R[c])
-        Rt = _rotate_matrix(wp, h, R[p]) @ rrel0[j]
-        phi = _rotation_vector(Rc @ Rt.T)
-        o = 2 if t == PRISMATIC else 3
-        for i in range(3):
-            c_out[o + i] = phi[i]
-        ang = np.sqrt(_dot(phi, phi))
-    return lin, ang
-
-
-@njit
-def keep_joints(jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, rrel0: np.ndarray,
-                X: np.ndarray, R: np.ndarray, W: np.ndarray, Linv: np.ndarray,
-                basis: np.ndarray, vb: np.ndarray, h: float, d_max: float,
-                max_passes: int) -> tuple[int, int, float]:
-    """003.md 1.5 step 1 on vb (in place): passes over the joints, each joint whose predicted
-    error exceeds d_max receiving lambda' = -L^-1 c / h on its orthonormal rows (that is
-    lambda = -K^-1 c / h on the raw ones), until a pass finds all within d_max or max_passes
-    passes have run. Returns (passes, corrections, largest error seen in the last pass)."""
-    nb = vb.shape[0]
-    u = np.zeros((nb + 1, 6))
-    u[:nb] = vb
-    cvec = np.zeros(6)
-    lam = np.zeros(6)
-    corrections = 0
-    passes = 0
-    worst = 0.0
-    for _ in range(max_passes):
-        passes += 1
-        worst = 0.0
-        fixed_any = False
-        for j in range(jtype.shape[0]):
-            lin, ang = predicted_error(j, jtype, ends, loc, rrel0, X, R, u, basis, h, cvec)
-            worst = max(worst, max(lin, ang))
-            if lin <= d_max and ang <= d_max:
-                continue
-            fixed_any = True
-            corrections += 1
-            k = _n_rows(jtype[j])
-            for a in range(k):
-                s = 0.0
-                for b in range(a + 1):
-                    s += Linv[j, a, b] * cvec[b]
-                lam[a] = -s / h
-            for slot in range(2):
-                b = ends[j, slot]
-                for m in range(6):
-                    s = 0.0
-                    for a in range(k):
-                        s += W[j, a, slot, m] * lam[a]
-                    u[b, m] += s
-        if not fixed_any:
-            break
-    vb[:, :] = u[:nb]
-    return passes, corrections, worst
-
-
-# --------------------------------------------------------------------------------------------
 
 
 def _perpendicular_np(n: np.ndarray) -> np.ndarray:
@@ -572,7 +576,8 @@ class WorldJoints:
 
     Built once from a `World` and the `Scene` (body order, masses, static flags). Settings
     `d_max` (m and rad) and `max_passes` come from the world's `solver` and may be changed on
-    the instance. After each step: `last_passes`, `last_corrections`, `last_error` (the
+    the instance, as may `predictive` (bilateral row targets from the predicted error, default
+    True, or 0). After each step: `last_passes`, `last_corrections`, `last_error` (the
     largest predicted error of the last pass) of the keeping loop, `corrections` in total;
     `first_row`, `friction_row` (first row of the friction group) and `limit_row` (lower,
     upper) index the rows table of the last step, -1 where a joint has no such row.
@@ -671,13 +676,15 @@ class WorldJoints:
             return
         self._prepare(sim)
         rows.reserve(MAX_ROWS_PER_JOINT * len(self.joints))
+        start = rows.count
         rows.count = joint_rows(
             self.jtype, self.ends, self.loc, self.s0, self.limits, self.has_limits,
             self.friction, self.rrel0, self._X, self._R, self._Iw, self._im, self._dyn, self._J,
             self._W, self._Linv, self._arms, self._basis, vb, self.predictive, float(h),
-            rows.count, *rows.columns(), self.first_row,
-            self.friction_row, self.limit_row,
+            start, *rows.columns(), self.first_row, self.friction_row, self.limit_row,
         )
+        for column in rows.bounce_columns():  # no restitution on world-joint rows
+            column[start : rows.count] = 0.0
 
     def keep(self, sim: Any, vb: np.ndarray, h: float) -> None:
         """003.md 1.5 step 1: correct vb in place until every joint's predicted error at
