@@ -231,13 +231,10 @@ def chain_run() -> dict[str, np.ndarray]:
 def test_chain_gaps_within_d_max_after_every_step(chain_run: dict[str, np.ndarray]) -> None:
     worst, touching = chain_run["worst"], chain_run["contacts"] > 0
     d_max = float(chain_run["d_max"])
-    assert np.all(~touching[: int(1.5 / DT)])
-    assert np.max(worst[~touching]) <= d_max * (1.0 + 1e-6)
+    assert touching.any()  # links touch too: the contact push must not open the joints
+    assert np.max(worst) <= d_max * (1.0 + 1e-6)
     assert np.max(chain_run["passes"]) < chain_run["max_passes"]  # it finished every step
     assert np.max(chain_run["passes"]) > 1  # and it had to iterate
-    # Where links touch, the position stage's split impulses (simulation.py step 6) move the
-    # bodies after the keeping loop and can open a joint by up to the contact push.
-    assert np.max(worst[touching], initial=0.0) < 1e-3
 
 
 def test_chain_energy_does_not_grow(chain_run: dict[str, np.ndarray]) -> None:
