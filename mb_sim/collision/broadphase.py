@@ -156,6 +156,29 @@ def _sap_update(
     return out
 
 
+@njit
+def sap_pairs(
+    kind: np.ndarray,
+    size: np.ndarray,
+    vert_start: np.ndarray,
+    vert_count: np.ndarray,
+    verts: np.ndarray,
+    gp: np.ndarray,
+    gr: np.ndarray,
+    margin: float,
+    ep_val: np.ndarray,
+    ep_id: np.ndarray,
+    overlap: np.ndarray,
+    allowed: np.ndarray,
+) -> np.ndarray:
+    """AABBs of the geometries, then the sweep-and-prune update."""
+    g = kind.shape[0]
+    lo = np.empty((g, 3))
+    hi = np.empty((g, 3))
+    _aabb_kernel(kind, size, vert_start, vert_count, verts, gp, gr, margin, lo, hi)
+    return _sap_update(lo, hi, ep_val, ep_id, overlap, allowed)
+
+
 class BroadPhase:
     """Sweep and prune with persistent sorted end point lists (000.md 1.1).
 
@@ -178,6 +201,12 @@ class BroadPhase:
 
     def pairs(self, geom_pos: np.ndarray, geom_rot: np.ndarray, margin: float = 0.0) -> np.ndarray:
         """Candidate pairs (p, 2), i < j, whose AABBs grown by `margin` overlap, filtered."""
-        lo, hi = aabbs(self.scene, geom_pos, geom_rot, margin)
-        return _sap_update(lo, hi, self._ep_val, self._ep_id, self._overlap,
-                           self.scene.pair_allowed)
+        sc = self.scene
+        g = sc.n_geoms
+        if geom_pos.shape != (g, 3) or geom_rot.shape != (g, 3, 3):
+            raise ValueError(f"geom_pos, geom_rot must be ({g}, 3), ({g}, 3, 3); got "
+                             f"{geom_pos.shape}, {geom_rot.shape}")
+        return sap_pairs(sc.kind, sc.size, sc.vert_start, sc.vert_count, sc.verts,
+                         np.ascontiguousarray(geom_pos, dtype=np.float64),
+                         np.ascontiguousarray(geom_rot, dtype=np.float64), float(margin),
+                         self._ep_val, self._ep_id, self._overlap, sc.pair_allowed)

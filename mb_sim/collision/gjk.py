@@ -18,6 +18,7 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.collision._vec import (
+    Vec,
     add,
     any_perpendicular,
     col,
@@ -294,14 +295,20 @@ def gjk(
 
 
 @njit
-def _md_support(ia, ib, kind, size, vert_start, vert_count, verts, gp, gr, d):
+def _md_support(
+    ia: int, ib: int, kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray,
+    vert_count: np.ndarray, verts: np.ndarray, gp: np.ndarray, gr: np.ndarray, d: Vec,
+) -> tuple[Vec, Vec, Vec]:
     pa = support(ia, kind, size, vert_start, vert_count, verts, gp, gr, d)
     pb = support(ib, kind, size, vert_start, vert_count, verts, gp, gr, scale(d, -1.0))
     return sub(pa, pb), pa, pb
 
 
 @njit
-def _set_face(EW, faces, fn, fd, alive, f, a, b, c) -> None:
+def _set_face(
+    EW: np.ndarray, faces: np.ndarray, fn: np.ndarray, fd: np.ndarray, alive: np.ndarray, f: int,
+    a: int, b: int, c: int,
+) -> None:
     faces[f, 0] = a
     faces[f, 1] = b
     faces[f, 2] = c
@@ -421,7 +428,7 @@ def epa(
     for k in range(4):
         cen = madd(cen, 0.25, row(EW, k))
     nf = 0
-    for a, b, c, o in ((0, 1, 2, 3), (0, 3, 1, 2), (0, 2, 3, 1), (1, 3, 2, 0)):
+    for a, b, c in ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2)):
         nrm = cross(sub(row(EW, b), row(EW, a)), sub(row(EW, c), row(EW, a)))
         if dot(nrm, sub(row(EW, a), cen)) < 0.0:
             _set_face(EW, faces, fn, fd, alive, nf, a, c, b)
@@ -473,14 +480,13 @@ def epa(
                 b = faces[f, (k + 1) % 3]
                 g = -1
                 for h in range(nf):
-                    if alive[h] and h != f:
-                        if (
-                            (faces[h, 0] == b and faces[h, 1] == a)
-                            or (faces[h, 1] == b and faces[h, 2] == a)
-                            or (faces[h, 2] == b and faces[h, 0] == a)
-                        ):
-                            g = h
-                            break
+                    if alive[h] and h != f and (
+                        (faces[h, 0] == b and faces[h, 1] == a)
+                        or (faces[h, 1] == b and faces[h, 2] == a)
+                        or (faces[h, 2] == b and faces[h, 0] == a)
+                    ):
+                        g = h
+                        break
                 if g >= 0 and visible[g]:
                     continue
                 if g >= 0 and dot(row(fn, g), sub(w, row(EW, faces[g, 0]))) > 1e-14:

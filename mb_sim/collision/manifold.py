@@ -18,6 +18,7 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.collision._vec import (
+    Vec,
     add,
     cross,
     dot,
@@ -37,22 +38,16 @@ EDGE_REL_TOL = 1e-2
 
 
 @njit
-def emit(cp, cn, cd, cf, m, point, normal, depth, feature) -> int:
+def emit(
+    cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int, point: Vec, normal: Vec,
+    depth: float, feature: int,
+) -> int:
     """Append one candidate contact; return the new count."""
     put(cp, m, point)
     put(cn, m, normal)
     cd[m] = depth
     cf[m] = feature
     return m + 1
-
-
-@njit
-def _copy_candidate(cp, cn, cd, cf, src, dst) -> None:
-    for c in range(3):
-        cp[dst, c] = cp[src, c]
-        cn[dst, c] = cn[src, c]
-    cd[dst] = cd[src]
-    cf[dst] = cf[src]
 
 
 @njit
@@ -224,7 +219,10 @@ def closest_segments(
 
 
 @njit
-def world_verts(i, vert_start, vert_count, verts, gp, gr, out) -> int:
+def world_verts(
+    i: int, vert_start: np.ndarray, vert_count: np.ndarray, verts: np.ndarray, gp: np.ndarray,
+    gr: np.ndarray, out: np.ndarray,
+) -> int:
     c = row(gp, i)
     n = vert_count[i]
     for k in range(n):
@@ -233,7 +231,10 @@ def world_verts(i, vert_start, vert_count, verts, gp, gr, out) -> int:
 
 
 @njit
-def world_face_normals(i, face_start, face_count, face_normal, gr, out) -> int:
+def world_face_normals(
+    i: int, face_start: np.ndarray, face_count: np.ndarray, face_normal: np.ndarray, gr: np.ndarray,
+    out: np.ndarray,
+) -> int:
     n = face_count[i]
     for f in range(n):
         put(out, f, rot_mul(gr, i, row(face_normal, face_start[i] + f)))
@@ -241,8 +242,11 @@ def world_face_normals(i, face_start, face_count, face_normal, gr, out) -> int:
 
 
 @njit
-def face_polygon(i, f, face_start, face_vert_start, face_vert_count, face_verts, V, out,
-                 ids) -> int:
+def face_polygon(
+    i: int, f: int, face_start: np.ndarray, face_vert_start: np.ndarray,
+    face_vert_count: np.ndarray, face_verts: np.ndarray, V: np.ndarray, out: np.ndarray,
+    ids: np.ndarray,
+) -> int:
     """World polygon of face f of geometry i (V: its world vertices), with vertex ids."""
     g = face_start[i] + f
     n = face_vert_count[g]
@@ -290,9 +294,11 @@ def clip_face_contacts(
 
 @njit
 def sat_polytopes(
-    ia: int, ib: int,
-    vert_start, vert_count, verts, face_start, face_count, face_normal, face_vert_start,
-    face_vert_count, face_verts, edge_start, edge_count, edge_verts, edge_faces, centroid,
+    ia: int, ib: int, vert_start: np.ndarray, vert_count: np.ndarray, verts: np.ndarray,
+    face_start: np.ndarray, face_count: np.ndarray, face_normal: np.ndarray,
+    face_vert_start: np.ndarray, face_vert_count: np.ndarray, face_verts: np.ndarray,
+    edge_start: np.ndarray, edge_count: np.ndarray, edge_verts: np.ndarray,
+    edge_faces: np.ndarray, centroid: np.ndarray,
     gp: np.ndarray, gr: np.ndarray, envelope: float,
     VA: np.ndarray, VB: np.ndarray, NA: np.ndarray, NB: np.ndarray,
     P0: np.ndarray, I0: np.ndarray, P1: np.ndarray, I1: np.ndarray, P2: np.ndarray,
@@ -428,6 +434,153 @@ def sat_polytopes(
             p = row(VI, kbest)
             m = emit(cp, cn, cd, cf, 0, madd(p, -0.5 * sbest, ref_n), scale(ref_n, sign),
                      -sbest, base + kbest)
+    return reduce4(cp, cn, cd, cf, m)
+
+
+@njit
+def _box_face(
+    c: Vec, ax0: Vec, ax1: Vec, ax2: Vec, h0: float, h1: float, h2: float, sg: float,
+    out: np.ndarray, ids: np.ndarray, tag: int,
+) -> None:
+    """The face of a box (centre c, axes ax0..ax2, half extents h) with outward normal sg * ax0,
+    counter-clockwise about that normal (ax1 x ax2 = ax0)."""
+    fc = madd(c, sg * h0, ax0)
+    for k in range(4):
+        s1 = 1.0 if k == 0 or k == 3 else -1.0
+        s2 = 1.0 if k < 2 else -1.0
+        if sg < 0.0:
+            s2 = -s2
+        put(out, k, madd(madd(fc, s1 * h1, ax1), s2 * h2, ax2))
+        ids[k] = tag + k
+
+
+@njit
+def _box_axes(gr: np.ndarray, i: int, k: int) -> tuple[Vec, Vec, Vec, int, int]:
+    """Axis k of box i and the two that complete it to a right-handed (cyclic) frame."""
+    if k == 0:
+        return (gr[i, 0, 0], gr[i, 1, 0], gr[i, 2, 0]), (gr[i, 0, 1], gr[i, 1, 1], gr[i, 2, 1]), (
+            gr[i, 0, 2], gr[i, 1, 2], gr[i, 2, 2]), 1, 2
+    if k == 1:
+        return (gr[i, 0, 1], gr[i, 1, 1], gr[i, 2, 1]), (gr[i, 0, 2], gr[i, 1, 2], gr[i, 2, 2]), (
+            gr[i, 0, 0], gr[i, 1, 0], gr[i, 2, 0]), 2, 0
+    return (gr[i, 0, 2], gr[i, 1, 2], gr[i, 2, 2]), (gr[i, 0, 0], gr[i, 1, 0], gr[i, 2, 0]), (
+        gr[i, 0, 1], gr[i, 1, 1], gr[i, 2, 1]), 0, 1
+
+
+@njit
+def sat_boxes(
+    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, envelope: float,
+    P0: np.ndarray, I0: np.ndarray, P1: np.ndarray, I1: np.ndarray, P2: np.ndarray,
+    I2: np.ndarray, cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+) -> int:
+    """Two boxes: the 15 axes of the OBB test (3 + 3 face normals, 9 edge cross products),
+    separation along L: |d . L| - sum_k h_k^A |a_k . L| - sum_k h_k^B |b_k . L|; then the same
+    face clipping or edge-edge point as `sat_polytopes`. Normals point from b to a."""
+    ca = row(gp, ia)
+    cb = row(gp, ib)
+    d = sub(cb, ca)
+    best_a = -np.inf
+    fa = 0
+    sa = 1.0
+    best_b = -np.inf
+    fb = 0
+    sb = 1.0
+    for k in range(3):
+        ak = (gr[ia, 0, k], gr[ia, 1, k], gr[ia, 2, k])
+        t = dot(d, ak)
+        rb = 0.0
+        for j in range(3):
+            rb += size[ib, j] * abs(gr[ib, 0, j] * ak[0] + gr[ib, 1, j] * ak[1]
+                                    + gr[ib, 2, j] * ak[2])
+        s = abs(t) - size[ia, k] - rb
+        if s > envelope:
+            return 0
+        if s > best_a:
+            best_a = s
+            fa = k
+            sa = 1.0 if t >= 0.0 else -1.0
+    for k in range(3):
+        bk = (gr[ib, 0, k], gr[ib, 1, k], gr[ib, 2, k])
+        t = dot(d, bk)
+        ra = 0.0
+        for j in range(3):
+            ra += size[ia, j] * abs(gr[ia, 0, j] * bk[0] + gr[ia, 1, j] * bk[1]
+                                    + gr[ia, 2, j] * bk[2])
+        s = abs(t) - size[ib, k] - ra
+        if s > envelope:
+            return 0
+        if s > best_b:
+            best_b = s
+            fb = k
+            sb = -1.0 if t >= 0.0 else 1.0
+    best_e = -np.inf
+    ei = 0
+    ej = 0
+    axis = (0.0, 0.0, 1.0)
+    for i in range(3):
+        ai = (gr[ia, 0, i], gr[ia, 1, i], gr[ia, 2, i])
+        for j in range(3):
+            L = cross(ai, (gr[ib, 0, j], gr[ib, 1, j], gr[ib, 2, j]))
+            ln = norm(L)
+            if ln < 1e-6:
+                continue
+            L = scale(L, 1.0 / ln)
+            ra = 0.0
+            rb = 0.0
+            for k in range(3):
+                ra += size[ia, k] * abs(gr[ia, 0, k] * L[0] + gr[ia, 1, k] * L[1]
+                                        + gr[ia, 2, k] * L[2])
+                rb += size[ib, k] * abs(gr[ib, 0, k] * L[0] + gr[ib, 1, k] * L[1]
+                                        + gr[ib, 2, k] * L[2])
+            t = dot(d, L)
+            s = abs(t) - ra - rb
+            if s > envelope:
+                return 0
+            if s > best_e:
+                best_e = s
+                ei = i
+                ej = j
+                axis = L if t >= 0.0 else scale(L, -1.0)
+    best_face = max(best_a, best_b)
+    if best_e > best_face + AXIS_ABS_TOL + EDGE_REL_TOL * abs(best_face):
+        # supporting edges: A's edge parallel to a_ei farthest along +axis, B's along -axis
+        ea = ca
+        eb = cb
+        for k in range(3):
+            ak = (gr[ia, 0, k], gr[ia, 1, k], gr[ia, 2, k])
+            bk = (gr[ib, 0, k], gr[ib, 1, k], gr[ib, 2, k])
+            if k != ei:
+                ea = madd(ea, size[ia, k] if dot(ak, axis) >= 0.0 else -size[ia, k], ak)
+            if k != ej:
+                eb = madd(eb, -size[ib, k] if dot(bk, axis) >= 0.0 else size[ib, k], bk)
+        ua = (gr[ia, 0, ei], gr[ia, 1, ei], gr[ia, 2, ei])
+        ub = (gr[ib, 0, ej], gr[ib, 1, ej], gr[ib, 2, ej])
+        c1, c2 = closest_segments(madd(ea, -size[ia, ei], ua), madd(ea, size[ia, ei], ua),
+                                  madd(eb, -size[ib, ej], ub), madd(eb, size[ib, ej], ub))
+        return emit(cp, cn, cd, cf, 0, scale(add(c1, c2), 0.5), scale(axis, -1.0), -best_e,
+                    (1 << 30) + ei * 4 + ej)
+    if best_b > best_a + AXIS_ABS_TOL + FACE_REL_TOL * abs(best_a):
+        ri, ii, rf, rs, sign, side = ib, ia, fb, sb, 1.0, 1
+    else:
+        ri, ii, rf, rs, sign, side = ia, ib, fa, sa, -1.0, 0
+    n0, n1, n2, k1, k2 = _box_axes(gr, ri, rf)
+    ref_n = scale(n0, rs)
+    _box_face(row(gp, ri), n0, n1, n2, size[ri, rf], size[ri, k1], size[ri, k2], rs, P0, I0, 0)
+    inc = 0
+    lo = 2.0
+    for k in range(3):
+        t = abs(gr[ii, 0, k] * ref_n[0] + gr[ii, 1, k] * ref_n[1] + gr[ii, 2, k] * ref_n[2])
+        if -t < lo:
+            lo = -t
+            inc = k
+    m0, m1, m2, j1, j2 = _box_axes(gr, ii, inc)
+    isg = -1.0 if dot(m0, ref_n) > 0.0 else 1.0
+    tag = (2 * inc + (1 if isg > 0.0 else 0)) * 4
+    _box_face(row(gp, ii), m0, m1, m2, size[ii, inc], size[ii, j1], size[ii, j2], isg, P1, I1,
+              tag)
+    base = (side << 29) + (2 * rf + (1 if rs > 0.0 else 0)) * 65536
+    m = clip_face_contacts(P0, 4, ref_n, P1, I1, 4, P2, I2, sign, envelope, base,
+                           cp, cn, cd, cf, 0)
     return reduce4(cp, cn, cd, cf, m)
 
 

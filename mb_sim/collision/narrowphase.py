@@ -25,6 +25,8 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.collision._vec import (
+    Vec,
+    add,
     any_perpendicular,
     col,
     cross,
@@ -38,9 +40,8 @@ from mb_sim.collision._vec import (
     row,
     scale,
     sub,
-    add,
 )
-from mb_sim.collision.broadphase import BroadPhase
+from mb_sim.collision.broadphase import BroadPhase, sap_pairs
 from mb_sim.collision.gjk import core_radius, epa, gjk
 from mb_sim.collision.manifold import (
     cap_polygon,
@@ -50,6 +51,7 @@ from mb_sim.collision.manifold import (
     emit,
     face_polygon,
     reduce4,
+    sat_boxes,
     sat_polytopes,
     world_verts,
 )
@@ -61,7 +63,7 @@ from mb_sim.collision.scene import (
     PLANE,
     SPHERE,
     CollisionScene,
-    geometry_poses,
+    poses_kernel,
 )
 
 MAX_PER_PAIR = 4
@@ -97,7 +99,7 @@ class Contacts:
         return int(self.depth.shape[0])
 
     @staticmethod
-    def empty() -> "Contacts":
+    def empty() -> Contacts:
         z = np.zeros(0, dtype=np.int64)
         return Contacts(z, z.copy(), np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), z.copy())
 
@@ -106,7 +108,10 @@ class Contacts:
 
 
 @njit
-def _spheres(ca, ra, cb, rb, env, fallback, feat, cp, cn, cd, cf, m) -> int:
+def _spheres(
+    ca: Vec, ra: float, cb: Vec, rb: float, env: float, fallback: Vec, feat: int, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int,
+) -> int:
     """Two spheres (also a sphere against the closest point of a segment): n = (ca - cb)/|.|,
     depth = ra + rb - |ca - cb|."""
     d = sub(ca, cb)
@@ -124,7 +129,10 @@ def _spheres(ca, ra, cb, rb, env, fallback, feat, cp, cn, cd, cf, m) -> int:
 
 
 @njit
-def _plane_sphere(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+def _plane_sphere(
+    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+) -> int:
     """Depth = r - n . (c - p0); normal (from the sphere b to the plane a) = -n."""
     n = col(gr, ia, 2)
     c = row(gp, ib)
@@ -137,7 +145,10 @@ def _plane_sphere(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
 
 
 @njit
-def _plane_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+def _plane_box(
+    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+) -> int:
     """The corners below the envelope, depth_i = -n . (corner_i - p0); at most four kept."""
     n = col(gr, ia, 2)
     p0 = row(gp, ia)
@@ -157,7 +168,11 @@ def _plane_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
 
 
 @njit
-def _plane_convex(ia, ib, vert_start, vert_count, verts, gp, gr, env, cp, cn, cd, cf) -> int:
+def _plane_convex(
+    ia: int, ib: int, vert_start: np.ndarray, vert_count: np.ndarray, verts: np.ndarray,
+    gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray, cn: np.ndarray, cd: np.ndarray,
+    cf: np.ndarray,
+) -> int:
     """The hull vertices below the envelope; at most four kept."""
     n = col(gr, ia, 2)
     p0 = row(gp, ia)
@@ -173,7 +188,10 @@ def _plane_convex(ia, ib, vert_start, vert_count, verts, gp, gr, env, cp, cn, cd
 
 
 @njit
-def _plane_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+def _plane_capsule(
+    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+) -> int:
     """The two end spheres against the plane: 0, 1 or 2 points (2 when lying)."""
     n = col(gr, ia, 2)
     p0 = row(gp, ia)
@@ -191,7 +209,10 @@ def _plane_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
 
 
 @njit
-def _plane_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+def _plane_cylinder(
+    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+) -> int:
     """Four rim points per cap: the lowest point of the rim (exact closest feature) and the
     points 90, 180, 270 degrees around; standing gives four points, lying two, tilted one."""
     n = col(gr, ia, 2)
@@ -227,7 +248,10 @@ def _plane_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
 
 
 @njit
-def _sphere_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+def _sphere_box(
+    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+) -> int:
     """Closest point q of the box to the centre (clamp in box coordinates); inside, the
     nearest face: depth = r + (h_k - |c_k|)."""
     c = row(gp, ia)
@@ -269,7 +293,10 @@ def _sphere_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
 
 
 @njit
-def _sphere_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+def _sphere_capsule(
+    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+) -> int:
     """The sphere against the closest point of the capsule segment."""
     c = row(gp, ia)
     cb = row(gp, ib)
@@ -282,7 +309,10 @@ def _sphere_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
 
 
 @njit
-def _sphere_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+def _sphere_cylinder(
+    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+) -> int:
     """Closest point of the solid cylinder in its frame (radial clamp to r, axial to h);
     inside, the nearer of the side (r - rho) and the cap (h - |z|)."""
     c = row(gp, ia)
@@ -325,7 +355,10 @@ def _sphere_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
 
 
 @njit
-def _capsule_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
+def _capsule_capsule(
+    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+) -> int:
     """Closest points of the two segments as two spheres; nearly parallel and overlapping along
     the axis: the two ends of the overlap, each against its closest point on the other."""
     ca = row(gp, ia)
@@ -369,9 +402,12 @@ def _capsule_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf) -> int:
 
 @njit
 def _feature(
-    i, d, kind, size, vert_start, vert_count, verts, face_start, face_count, face_normal,
-    face_vert_start, face_vert_count, face_verts, gp, gr, V, out, ids,
-):
+    i: int, d: Vec, kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray,
+    vert_count: np.ndarray, verts: np.ndarray, face_start: np.ndarray, face_count: np.ndarray,
+    face_normal: np.ndarray, face_vert_start: np.ndarray, face_vert_count: np.ndarray,
+    face_verts: np.ndarray, gp: np.ndarray, gr: np.ndarray, V: np.ndarray, out: np.ndarray,
+    ids: np.ndarray,
+) -> tuple[int, int, Vec, float]:
     """The feature of geometry i facing direction d: (3, count, outward normal, 0) for a face
     or a cylinder cap within FEATURE_TILT of d, (2, 2, -, radius) for a capsule segment or a
     cylinder rim line lying across d, (0, 0, -, 0) otherwise. Points go to out."""
@@ -426,7 +462,10 @@ def _feature(
 
 
 @njit
-def _segment_on_face(ref, nref, ref_n, q0, q1, rad, sign, env, base, cp, cn, cd, cf, m) -> int:
+def _segment_on_face(
+    ref: np.ndarray, nref: int, ref_n: Vec, q0: Vec, q1: Vec, rad: float, sign: float, env: float,
+    base: int, cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int,
+) -> int:
     """A segment (capsule core with radius rad, or a cylinder rim line) clipped to the side
     planes of a reference polygon; its two ends against the reference plane."""
     q0 = madd(q0, -rad, ref_n)
@@ -450,7 +489,10 @@ def _segment_on_face(ref, nref, ref_n, q0, q1, rad, sign, env, base, cp, cn, cd,
 
 
 @njit
-def _segments_parallel(a0, a1, ra, b0, b1, rb, nrm, env, cp, cn, cd, cf, m) -> int:
+def _segments_parallel(
+    a0: Vec, a1: Vec, ra: float, b0: Vec, b1: Vec, rb: float, nrm: Vec, env: float, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int,
+) -> int:
     """Two nearly parallel segments (capsule cores or cylinder rim lines): the ends of their
     overlap along a, each with the gap measured along the contact normal."""
     la = norm(sub(a1, a0))
@@ -482,9 +524,13 @@ def _segments_parallel(a0, a1, ra, b0, b1, rb, nrm, env, cp, cn, cd, cf, m) -> i
 
 @njit
 def _generic(
-    ia, ib, kind, size, vert_start, vert_count, verts, face_start, face_count, face_normal,
-    face_vert_start, face_vert_count, face_verts, gp, gr, env, manifold,
-    W, SA, SB, lam, V, FA, IA, FB, IB, T, TI, cp, cn, cd, cf,
+    ia: int, ib: int, kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray,
+    vert_count: np.ndarray, verts: np.ndarray, face_start: np.ndarray, face_count: np.ndarray,
+    face_normal: np.ndarray, face_vert_start: np.ndarray, face_vert_count: np.ndarray,
+    face_verts: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, manifold: bool,
+    W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray, V: np.ndarray, FA: np.ndarray,
+    IA: np.ndarray, FB: np.ndarray, IB: np.ndarray, T: np.ndarray, TI: np.ndarray, cp: np.ndarray,
+    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
 ) -> int:
     """GJK on the cores; EPA when they overlap; then the feature manifold if any."""
     ra = core_radius(kind, size, ia)
@@ -550,61 +596,14 @@ def _generic(
 
 
 @njit
-def _collide(
-    ia, ib, kind, size, vert_start, vert_count, verts, face_start, face_count, face_normal,
-    face_vert_start, face_vert_count, face_verts, edge_start, edge_count, edge_verts,
-    edge_faces, centroid, gp, gr, env, force_generic,
-    W, SA, SB, lam, V, V2, NA, NB, FA, IA, FB, IB, T, TI, cp, cn, cd, cf,
-) -> int:
-    """Contacts of geometries ia, ib with kind[ia] <= kind[ib]; normals from ib to ia."""
-    ka = kind[ia]
-    kb = kind[ib]
-    if force_generic:
-        return _generic(ia, ib, kind, size, vert_start, vert_count, verts, face_start,
-                        face_count, face_normal, face_vert_start, face_vert_count, face_verts,
-                        gp, gr, env, False, W, SA, SB, lam, V, FA, IA, FB, IB, T, TI,
-                        cp, cn, cd, cf)
-    if ka == PLANE:
-        if kb == SPHERE:
-            return _plane_sphere(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
-        if kb == BOX:
-            return _plane_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
-        if kb == CAPSULE:
-            return _plane_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
-        if kb == CYLINDER:
-            return _plane_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
-        if kb == CONVEX:
-            return _plane_convex(ia, ib, vert_start, vert_count, verts, gp, gr, env,
-                                 cp, cn, cd, cf)
-        return 0
-    if ka == SPHERE:
-        if kb == SPHERE:
-            return _spheres(row(gp, ia), size[ia, 0], row(gp, ib), size[ib, 0], env,
-                            (0.0, 0.0, 1.0), 0, cp, cn, cd, cf, 0)
-        if kb == BOX:
-            return _sphere_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
-        if kb == CAPSULE:
-            return _sphere_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
-        if kb == CYLINDER:
-            return _sphere_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
-    if (ka == BOX or ka == CONVEX) and (kb == BOX or kb == CONVEX):
-        return sat_polytopes(ia, ib, vert_start, vert_count, verts, face_start, face_count,
-                             face_normal, face_vert_start, face_vert_count, face_verts,
-                             edge_start, edge_count, edge_verts, edge_faces, centroid, gp, gr,
-                             env, V, V2, NA, NB, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
-    if ka == CAPSULE and kb == CAPSULE:
-        return _capsule_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
-    return _generic(ia, ib, kind, size, vert_start, vert_count, verts, face_start, face_count,
-                    face_normal, face_vert_start, face_vert_count, face_verts, gp, gr, env,
-                    ka != SPHERE, W, SA, SB, lam, V, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
-
-
-@njit
 def _narrow_kernel(
-    kind, size, vert_start, vert_count, verts, face_start, face_count, face_normal,
-    face_vert_start, face_vert_count, face_verts, edge_start, edge_count, edge_verts,
-    edge_faces, centroid, max_face_verts, max_verts, gp, gr, pairs, env, force_generic,
-):
+    kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray, vert_count: np.ndarray,
+    verts: np.ndarray, face_start: np.ndarray, face_count: np.ndarray, face_normal: np.ndarray,
+    face_vert_start: np.ndarray, face_vert_count: np.ndarray, face_verts: np.ndarray,
+    edge_start: np.ndarray, edge_count: np.ndarray, edge_verts: np.ndarray, edge_faces: np.ndarray,
+    centroid: np.ndarray, max_face_verts: int, max_verts: int, gp: np.ndarray, gr: np.ndarray,
+    pairs: np.ndarray, env: float, force_generic: bool,
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     npairs = pairs.shape[0]
     cap = max(max_face_verts, CAP_POINTS)
     clip_cap = 2 * cap + 4
@@ -637,6 +636,12 @@ def _narrow_kernel(
     out_n = np.empty((MAX_PER_PAIR * npairs, 3))
     out_d = np.empty(MAX_PER_PAIR * npairs)
     out_f = np.empty(MAX_PER_PAIR * npairs, dtype=np.int64)
+    g = kind.shape[0]
+    for p in range(npairs):
+        i = pairs[p, 0]
+        j = pairs[p, 1]
+        if i < 0 or i >= g or j < 0 or j >= g or i == j:
+            return p, out_a[:0], out_b[:0], out_p[:0], out_n[:0], out_d[:0], out_f[:0]
     k = 0
     for p in range(npairs):
         i = pairs[p, 0]
@@ -649,10 +654,51 @@ def _narrow_kernel(
             ia = j
             ib = i
             sg = -1.0
-        m = _collide(ia, ib, kind, size, vert_start, vert_count, verts, face_start, face_count,
-                     face_normal, face_vert_start, face_vert_count, face_verts, edge_start,
-                     edge_count, edge_verts, edge_faces, centroid, gp, gr, env, force_generic,
-                     W, SA, SB, lam, V, V2, NA, NB, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
+        # dispatch on the kinds (ka <= kb); written out here rather than in a function so
+        # that the many scene arrays are not passed (and reference counted) once more per pair
+        ka = kind[ia]
+        kb = kind[ib]
+        m = 0
+        if force_generic:
+            m = _generic(ia, ib, kind, size, vert_start, vert_count, verts, face_start,
+                         face_count, face_normal, face_vert_start, face_vert_count, face_verts,
+                         gp, gr, env, False, W, SA, SB, lam, V, FA, IA, FB, IB, T, TI,
+                         cp, cn, cd, cf)
+        elif ka == PLANE:
+            if kb == SPHERE:
+                m = _plane_sphere(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+            elif kb == BOX:
+                m = _plane_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+            elif kb == CAPSULE:
+                m = _plane_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+            elif kb == CYLINDER:
+                m = _plane_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+            elif kb == CONVEX:
+                m = _plane_convex(ia, ib, vert_start, vert_count, verts, gp, gr, env,
+                                  cp, cn, cd, cf)
+        elif ka == SPHERE and kb == SPHERE:
+            m = _spheres(row(gp, ia), size[ia, 0], row(gp, ib), size[ib, 0], env,
+                         (0.0, 0.0, 1.0), 0, cp, cn, cd, cf, 0)
+        elif ka == SPHERE and kb == BOX:
+            m = _sphere_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        elif ka == SPHERE and kb == CAPSULE:
+            m = _sphere_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        elif ka == SPHERE and kb == CYLINDER:
+            m = _sphere_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        elif ka == BOX and kb == BOX:
+            m = sat_boxes(ia, ib, size, gp, gr, env, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
+        elif (ka == BOX or ka == CONVEX) and (kb == BOX or kb == CONVEX):
+            m = sat_polytopes(ia, ib, vert_start, vert_count, verts, face_start, face_count,
+                              face_normal, face_vert_start, face_vert_count, face_verts,
+                              edge_start, edge_count, edge_verts, edge_faces, centroid, gp, gr,
+                              env, V, V2, NA, NB, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
+        elif ka == CAPSULE and kb == CAPSULE:
+            m = _capsule_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+        else:
+            m = _generic(ia, ib, kind, size, vert_start, vert_count, verts, face_start,
+                         face_count, face_normal, face_vert_start, face_vert_count, face_verts,
+                         gp, gr, env, ka != SPHERE, W, SA, SB, lam, V, FA, IA, FB, IB, T, TI,
+                         cp, cn, cd, cf)
         for c in range(min(m, MAX_PER_PAIR)):
             out_a[k] = i
             out_b[k] = j
@@ -662,26 +708,29 @@ def _narrow_kernel(
             out_d[k] = cd[c]
             out_f[k] = cf[c]
             k += 1
-    return out_a[:k], out_b[:k], out_p[:k], out_n[:k], out_d[:k], out_f[:k]
+    return -1, out_a[:k], out_b[:k], out_p[:k], out_n[:k], out_d[:k], out_f[:k]
 
 
 def _run(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.ndarray, pairs: np.ndarray,
          envelope: float, force_generic: bool) -> Contacts:
     g = scene.n_geoms
+    if geom_pos.shape != (g, 3) or geom_rot.shape != (g, 3, 3):
+        raise ValueError(f"geom_pos, geom_rot must be ({g}, 3), ({g}, 3, 3); got "
+                         f"{geom_pos.shape}, {geom_rot.shape}")
     pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
-    if pairs.shape[0] and (pairs.min() < 0 or pairs.max() >= g):
-        raise ValueError(f"pairs: geometry indices must be in [0, {g}), got {pairs.min()}.."
-                         f"{pairs.max()}")
     env = float(envelope)
     if not env >= 0.0:
         raise ValueError(f"envelope must be >= 0, got {envelope!r}")
     s = scene
-    out = _narrow_kernel(
+    bad, *out = _narrow_kernel(
         s.kind, s.size, s.vert_start, s.vert_count, s.verts, s.face_start, s.face_count,
         s.face_normal, s.face_vert_start, s.face_vert_count, s.face_verts, s.edge_start,
         s.edge_count, s.edge_verts, s.edge_faces, s.centroid, s.max_face_verts, s.max_verts,
         geom_pos, geom_rot, pairs, env, force_generic,
     )
+    if bad >= 0:
+        raise ValueError(f"pairs[{bad}] = {pairs[bad].tolist()}: geometry indices must be two "
+                         f"different numbers in [0, {g})")
     return Contacts(*out)
 
 
@@ -707,9 +756,50 @@ def generic_contact(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.nd
                 np.ascontiguousarray(geom_rot, dtype=np.float64), pairs, envelope, True)
 
 
+@njit
+def _detect_kernel(
+    owner: np.ndarray, local_pos: np.ndarray, local_rot: np.ndarray, owner_pos: np.ndarray,
+    owner_rot: np.ndarray, kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray,
+    vert_count: np.ndarray, verts: np.ndarray, face_start: np.ndarray, face_count: np.ndarray,
+    face_normal: np.ndarray, face_vert_start: np.ndarray, face_vert_count: np.ndarray,
+    face_verts: np.ndarray, edge_start: np.ndarray, edge_count: np.ndarray, edge_verts: np.ndarray,
+    edge_faces: np.ndarray, centroid: np.ndarray, max_face_verts: int, max_verts: int,
+    ep_val: np.ndarray, ep_id: np.ndarray, overlap: np.ndarray, allowed: np.ndarray, env: float,
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    g = kind.shape[0]
+    gp = np.empty((g, 3))
+    gr = np.empty((g, 3, 3))
+    poses_kernel(owner, local_pos, local_rot, owner_pos, owner_rot, gp, gr)
+    pairs = sap_pairs(kind, size, vert_start, vert_count, verts, gp, gr, env, ep_val, ep_id,
+                      overlap, allowed)
+    return _narrow_kernel(kind, size, vert_start, vert_count, verts, face_start, face_count,
+                          face_normal, face_vert_start, face_vert_count, face_verts, edge_start,
+                          edge_count, edge_verts, edge_faces, centroid, max_face_verts,
+                          max_verts, gp, gr, pairs, env, False)
+
+
 def detect(scene: CollisionScene, broadphase: BroadPhase, owner_pos: np.ndarray,
            owner_rot: np.ndarray, envelope: float) -> Contacts:
-    """Owner poses -> geometry poses -> SAP pairs (AABBs grown by the envelope) -> contacts."""
-    gp, gr = geometry_poses(scene, owner_pos, owner_rot)
-    pairs = broadphase.pairs(gp, gr, envelope)
-    return _run(scene, gp, gr, pairs, envelope, False)
+    """Owner poses -> geometry poses -> SAP pairs (AABBs grown by the envelope) -> contacts,
+    in one compiled call; the same result as geometry_poses, BroadPhase.pairs and
+    narrow_phase in turn."""
+    if broadphase.scene is not scene:
+        raise ValueError("detect: the broad phase was built for another scene")
+    owner_pos = np.ascontiguousarray(owner_pos, dtype=np.float64)
+    owner_rot = np.ascontiguousarray(owner_rot, dtype=np.float64)
+    if owner_pos.ndim != 2 or owner_pos.shape[1] != 3 or owner_pos.shape[0] < scene.n_owners:
+        raise ValueError(f"owner_pos must be ({scene.n_owners}, 3), got {owner_pos.shape}")
+    if owner_rot.shape != (owner_pos.shape[0], 3, 3):
+        raise ValueError(f"owner_rot must be ({owner_pos.shape[0]}, 3, 3), got {owner_rot.shape}")
+    env = float(envelope)
+    if not env >= 0.0:
+        raise ValueError(f"envelope must be >= 0, got {envelope!r}")
+    s = scene
+    _, *out = _detect_kernel(
+        s.owner, s.local_pos, s.local_rot, owner_pos, owner_rot, s.kind, s.size, s.vert_start,
+        s.vert_count, s.verts, s.face_start, s.face_count, s.face_normal, s.face_vert_start,
+        s.face_vert_count, s.face_verts, s.edge_start, s.edge_count, s.edge_verts, s.edge_faces,
+        s.centroid, s.max_face_verts, s.max_verts, broadphase._ep_val, broadphase._ep_id,
+        broadphase._overlap, s.pair_allowed, env,
+    )
+    return Contacts(*out)

@@ -16,11 +16,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
 
 from mb_sim._jit import njit
+
+if TYPE_CHECKING:
+    from mb_sim.model.geometry import Geometry
 
 PLANE = 0
 SPHERE = 1
@@ -107,7 +111,9 @@ def _orthonormal(rot: np.ndarray) -> bool:
 def rpy_matrix(rpy: Sequence[float]) -> np.ndarray:
     """URDF roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
     r, p, y = (float(v) for v in rpy)
-    cr, sr, cp, sp, cy, sy = math.cos(r), math.sin(r), math.cos(p), math.sin(p), math.cos(y), math.sin(y)
+    cr, sr = math.cos(r), math.sin(r)
+    cp, sp = math.cos(p), math.sin(p)
+    cy, sy = math.cos(y), math.sin(y)
     return np.array(
         [
             [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
@@ -117,13 +123,13 @@ def rpy_matrix(rpy: Sequence[float]) -> np.ndarray:
     )
 
 
-def spec_from_geometry(geometry: object, owner: int, verts: np.ndarray | None = None) -> GeomSpec:
+def spec_from_geometry(geometry: Geometry, owner: int, verts: np.ndarray | None = None) -> GeomSpec:
     """Convert a `mb_sim.model.geometry.Geometry` (full box extents, (r, length) for cylinder and
     capsule with `length` the straight part) to a GeomSpec; meshes need their hull `verts`."""
-    kind = getattr(geometry, "kind")
-    size = tuple(float(s) for s in getattr(geometry, "size"))
-    pos = tuple(float(v) for v in getattr(geometry, "xyz"))
-    rot = rpy_matrix(getattr(geometry, "rpy"))
+    kind = geometry.kind
+    size = tuple(float(s) for s in geometry.size)
+    pos = tuple(float(v) for v in geometry.xyz)
+    rot = rpy_matrix(geometry.rpy)
     if kind == "box":
         return GeomSpec(owner, BOX, (size[0] / 2, size[1] / 2, size[2] / 2), pos, rot)
     if kind == "sphere":
@@ -134,7 +140,7 @@ def spec_from_geometry(geometry: object, owner: int, verts: np.ndarray | None = 
     if kind == "mesh":
         if verts is None:
             raise ValueError(f"mesh geometry of owner {owner}: vertices are required")
-        sc = np.asarray(getattr(geometry, "scale"), dtype=float)
+        sc = np.asarray(geometry.scale, dtype=float)
         return GeomSpec(owner, CONVEX, (0.0, 0.0, 0.0), pos, rot, np.asarray(verts) * sc)
     raise ValueError(f"geometry of owner {owner}: unknown kind {kind!r}")
 
@@ -217,7 +223,8 @@ def polytope_from_points(points: np.ndarray, where: str) -> _Polytope:
     try:
         hull = ConvexHull(pts)
     except QhullError as exc:
-        raise ValueError(f"{where}: convex vertices span no volume ({exc.args[0].splitlines()[0]})")
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "qhull error"
+        raise ValueError(f"{where}: convex vertices span no volume ({first})") from None
     keep = np.array(sorted(int(i) for i in hull.vertices))
     remap = -np.ones(pts.shape[0], dtype=np.int64)
     remap[keep] = np.arange(keep.size)
@@ -256,7 +263,9 @@ def _check_spec(i: int, g: GeomSpec) -> tuple[int, int, np.ndarray, np.ndarray, 
         owner = int(g.owner)
         kind = int(g.kind)
     except (TypeError, ValueError):
-        raise ValueError(f"{where}: owner and kind must be integers, got {g.owner!r}, {g.kind!r}")
+        raise ValueError(
+            f"{where}: owner and kind must be integers, got {g.owner!r}, {g.kind!r}"
+        ) from None
     if owner < WORLD:
         raise ValueError(f"{where}: owner must be >= -1, got {owner}")
     if kind not in range(6):
@@ -408,7 +417,7 @@ def build_scene(
 
 
 @njit
-def _poses_kernel(
+def poses_kernel(
     owner: np.ndarray,
     local_pos: np.ndarray,
     local_rot: np.ndarray,
@@ -454,6 +463,6 @@ def geometry_poses(
     g = scene.n_geoms
     geom_pos = np.empty((g, 3))
     geom_rot = np.empty((g, 3, 3))
-    _poses_kernel(scene.owner, scene.local_pos, scene.local_rot, owner_pos, owner_rot, geom_pos,
+    poses_kernel(scene.owner, scene.local_pos, scene.local_rot, owner_pos, owner_rot, geom_pos,
                   geom_rot)
     return geom_pos, geom_rot

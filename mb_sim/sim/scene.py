@@ -18,8 +18,7 @@ from mb_sim.collision import (
     BroadPhase,
     GeomSpec,
     build_scene,
-    geometry_poses,
-    narrow_phase,
+    detect,
     spec_from_geometry,
 )
 from mb_sim.collision.scene import PLANE
@@ -188,9 +187,7 @@ class Scene:
         self._owner_pos[:n] = pos
         rotations(body_quat, self._owner_rot[n : n + nb])
         self._owner_pos[n : n + nb] = body_pos
-        gpos, grot = geometry_poses(self.collision, self._owner_pos, self._owner_rot)
-        pairs = self.broadphase.pairs(gpos, grot, envelope)
-        return narrow_phase(self.collision, gpos, grot, pairs, envelope)
+        return detect(self.collision, self.broadphase, self._owner_pos, self._owner_rot, envelope)
 
     @staticmethod
     def contact_geoms(contacts: Any) -> tuple[np.ndarray, np.ndarray]:
