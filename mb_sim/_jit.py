@@ -6,7 +6,8 @@ that the kernels are plain numpy code.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 try:
     import numba as _numba

@@ -10,8 +10,8 @@ raises it only when the file is actually needed.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 
 def _ament_share(package: str) -> Path | None:

@@ -9,9 +9,10 @@ import io
 import logging
 import math
 import os
+from collections.abc import Iterable
 from contextlib import redirect_stderr
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 from transforms3d.euler import euler2mat

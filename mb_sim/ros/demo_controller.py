@@ -1,16 +1,21 @@
 """`demo_controller`: gravity compensation plus joint PD through a few waypoints, as an example
 of a controller connected to `sim_node`.
 
-    tau = rnea(q, qd, 0) + Kp (q_ref(t) - q) - Kd qd          (gravity compensation + PD)
+    tau = g(q) + M(q) (wn^2 (q_ref - q) + 2 zeta wn (qd_ref - qd))
+    g(q) = rnea(q, 0, 0)  (gravity compensation),  M(q) = crba(q)  (joint-space mass matrix)
 
-Kp and Kd come from the joint-space mass matrix at the start pose, M = crba(q0):
-Kp_i = wn^2 M_ii, Kd_i = 2 zeta wn M_ii, so every joint gets the same closed-loop bandwidth.
+The PD gains are the matrices Kp = wn^2 M(q), Kd = 2 zeta wn M(q): every mode of the arm gets the
+same closed-loop frequency wn (`bandwidth`) and damping zeta = 1. Diagonal gains would leave
+the strongly coupled modes (two roll joints with nearly parallel axes) much stiffer than their
+inertia allows at the 250 Hz, one-sample-delayed rate of joint_states, which makes them ring.
 
 It reads the robot from the latched `robot_description` topic, the robot base and the target
 body from TF (`/tf_static`, `/tf`), and joint_states; it sends Float64MultiArray efforts in
-URDF joint order to `/effort_controller/commands`. Waypoints: the start pose, above the target
-body, down onto its top face (touching it), above it again, and back to the start; q_ref
-moves between them with a smooth (cosine) profile in simulated time (the joint_states stamps).
+URDF joint order to `/effort_controller/commands`. Waypoints: above the target body, down onto
+its top face (touching it), above it again, and back to the start pose; q_ref moves between
+them with a smooth (cosine) profile in simulated time (the joint_states stamps). With
+`unpause` set it starts a paused simulation (~/pause false) once it has the robot and the TF
+it needs, so the arm does not fall before the controller takes over.
 Inverse kinematics for the Cartesian waypoints is damped least squares on the tip position and
 the tip's z axis pointing down.
 """
@@ -28,6 +33,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool
 from tf2_msgs.msg import TFMessage
 
 import mb_sim
@@ -125,14 +131,17 @@ class DemoController(Node):
         self.declare_parameter("bandwidth", 1.5)  # Hz, closed-loop natural frequency
         self.declare_parameter("segment_time", 2.0)  # simulated s per waypoint move
         self.declare_parameter("hold_time", 1.0)  # simulated s at each waypoint
-        self.declare_parameter("approach_height", 0.15)  # m above the target for the approach
+        self.declare_parameter("approach_height", 0.05)  # m above the touch pose
         # m: the tip's lowest point is sent this far below the target body's centre
         self.declare_parameter("press_depth", 0.0)
         self.declare_parameter("loop", True)
+        self.declare_parameter("unpause", "")  # e.g. /sim_node/pause: started when ready
 
         self.model: Any = None
         self.kin: Kinematics | None = None
-        self.kp = self.kd = np.zeros(0)
+        self.wn = 0.0
+        self.unpause_client: Any = None
+        self.unpaused = False
         self.base_frame = ""
         self.base_pose: tuple[np.ndarray, np.ndarray] | None = None
         self.target_pose: tuple[np.ndarray, np.ndarray] | None = None
@@ -148,7 +157,21 @@ class DemoController(Node):
         self.create_subscription(TFMessage, "/tf_static", self.on_tf, LATCHED)
         self.create_subscription(TFMessage, "/tf", self.on_tf, 100)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, 10)
+        service = str(self.get_parameter("unpause").value)
+        if service:
+            self.unpause_client = self.create_client(SetBool, service)
+            self.create_timer(0.1, self.try_unpause)
         self.get_logger().info("waiting for robot_description, TF and joint_states")
+
+    def try_unpause(self) -> None:
+        ready = self.model is not None and self.base_pose is not None
+        if self.unpaused or not ready or self.target_pose is None:
+            return
+        if not self.unpause_client.service_is_ready():
+            return
+        self.unpaused = True
+        self.unpause_client.call_async(SetBool.Request(data=False))
+        self.get_logger().info("controller ready: starting the simulation")
 
     # --- inputs -----------------------------------------------------------------------------
 
@@ -191,9 +214,10 @@ class DemoController(Node):
             self.plan(q, t)
         elif t < self.segment_start:  # the simulation was reset
             self.segment, self.segment_start, self.q_from = 0, t, q.copy()
-        q_ref = self.reference(t)
-        tau = mb_sim.rnea(self.model, q, qd, np.zeros_like(q))
-        tau = tau + self.kp * (q_ref - q) - self.kd * qd
+        q_ref, qd_ref = self.reference(t)
+        zero = np.zeros_like(q)
+        accel = self.wn**2 * (q_ref - q) + 2.0 * self.wn * (qd_ref - qd)
+        tau = mb_sim.rnea(self.model, q, zero, zero) + mb_sim.crba(self.model, q) @ accel
         self.pub.publish(Float64MultiArray(data=tau.tolist()))
 
     # --- plan -------------------------------------------------------------------------------
@@ -206,9 +230,7 @@ class DemoController(Node):
 
     def plan(self, q0: np.ndarray, t: float) -> None:
         assert self.kin is not None and self.target_pose is not None
-        wn = 2 * math.pi * float(self.get_parameter("bandwidth").value)
-        m_diag = np.diag(mb_sim.crba(self.model, q0))
-        self.kp, self.kd = wn**2 * m_diag, 2.0 * wn * m_diag
+        self.wn = 2 * math.pi * float(self.get_parameter("bandwidth").value)
         target = self.to_base(self.target_pose[0])
         up = float(self.get_parameter("approach_height").value)
         press = float(self.get_parameter("press_depth").value)
@@ -230,27 +252,28 @@ class DemoController(Node):
         self.get_logger().info(
             f"target {self.get_parameter('target_frame').value!r} at "
             f"{np.round(self.target_pose[0], 3).tolist()} (world); IK residuals "
-            f"{e1:.3f} m (above), {e2:.3f} m (touch); gains from M(q0), bandwidth {wn / 6.2832:g} Hz"
+            f"{e1:.3f} m (above), {e2:.3f} m (touch); bandwidth "
+            f"{self.get_parameter('bandwidth').value:g} Hz"
         )
 
-    def reference(self, t: float) -> np.ndarray:
+    def reference(self, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """q_ref(t) and its rate: cosine blend from the last waypoint to the current one."""
         seg_time = float(self.get_parameter("segment_time").value)
         hold = float(self.get_parameter("hold_time").value)
         name, goal = self.waypoints[self.segment]
         s = (t - self.segment_start) / seg_time
         if s >= 1.0 + hold / seg_time:
             self.get_logger().info(f"waypoint {self.segment + 1}/{len(self.waypoints)}: {name}")
-            self.segment += 1
-            if self.segment == len(self.waypoints):
-                if not self.get_parameter("loop").value:
-                    self.segment -= 1
-                    return goal
-                self.segment = 0
+            if self.segment + 1 == len(self.waypoints) and not self.get_parameter("loop").value:
+                return goal, np.zeros_like(goal)
+            self.segment = (self.segment + 1) % len(self.waypoints)
             self.segment_start, self.q_from = t, goal.copy()
             name, goal = self.waypoints[self.segment]
             s = 0.0
-        a = 0.5 - 0.5 * math.cos(math.pi * min(max(s, 0.0), 1.0))
-        return self.q_from + a * (goal - self.q_from)
+        s = min(max(s, 0.0), 1.0)
+        a = 0.5 - 0.5 * math.cos(math.pi * s)
+        a_rate = 0.5 * math.pi * math.sin(math.pi * s) / seg_time
+        return self.q_from + a * (goal - self.q_from), a_rate * (goal - self.q_from)
 
 
 def main(args: list[str] | None = None) -> int:

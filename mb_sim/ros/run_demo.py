@@ -59,7 +59,6 @@ def main(argv: list[str] | None = None) -> int:
 
     env = dict(os.environ)
     env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    env.setdefault("RCUTILS_COLORIZED_OUTPUT", "1")
     sim_cmd = [
         sys.executable, "-m", "mb_sim.ros.sim_node", "--ros-args",
         "--params-file", str(params),
@@ -67,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         "-p", "status_period:=2.0",
     ]
     ctl_cmd = [sys.executable, "-m", "mb_sim.ros.demo_controller"]
+    if not args.no_controller:
+        # Paused until the controller is ready (it calls ~/pause false), so the arm is held
+        # from the first step.
+        sim_cmd += ["-p", "start_paused:=true"]
+        ctl_cmd += ["--ros-args", "-p", "unpause:=/sim_node/pause"]
     print(f"run_demo: sim_node with {urdf} and {world}"
           f"{f' for {args.duration:g} s' if args.duration else ' (Ctrl-C to stop)'}", flush=True)
 

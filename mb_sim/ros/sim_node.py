@@ -651,16 +651,25 @@ def main(args: list[str] | None = None) -> int:
     node: SimNode | None = None
     try:
         rclpy.init(args=args)
+    except Exception as e:  # noqa: BLE001 - bad command line, e.g. an unreadable --params-file
+        print(f"sim_node: cannot start: {e}", file=sys.stderr)
+        return 1
+    try:
+        executor = SingleThreadedExecutor()
         try:
             node = SimNode()
         except StartupError as e:
             get_logger("sim_node").fatal(str(e))
             return 1
-        executor = SingleThreadedExecutor()
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        # A signal during startup shuts the context down under the node being built; whatever
+        # rclpy raises then is the shutdown, not an error.
+        if rclpy.ok():
+            raise
     finally:
         if node is not None:
             node.destroy_node()

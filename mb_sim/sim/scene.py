@@ -74,6 +74,7 @@ class Scene:
         self._build_collision(model, world, bodies)
         self.world_joints = WorldJoints(world, self)
         self.tangent = np.zeros((0, 3))
+        self.tangent2 = np.zeros((0, 3))
 
     # --- collision geometry -------------------------------------------------------------------
     def _build_collision(self, model: Model | None, world: Any, bodies: tuple) -> None:
@@ -206,6 +207,7 @@ class Scene:
         k = 0 if contacts is None else len(contacts.depth)
         out = np.zeros(k, dtype=np.int64)
         self.tangent = np.zeros((k, 3))
+        self.tangent2 = np.zeros((k, 3))
         if k == 0:
             return out
         ga, gb = contacts.geom_a, contacts.geom_b
@@ -219,7 +221,7 @@ class Scene:
             contacts.point, contacts.normal, contacts.depth, self.geom_kind[ga],
             self.geom_index[ga], self.geom_kind[gb], self.geom_index[gb], mu, e, h, sim._kin[0], sim._kin[1], sim._kin[2], sim._rot, sim._pos,
             sim._X, sim._S, sim._U, sim._D, sim.state.body_pos, self.inv_mass, inv_inertia, qd,
-            vb, sim.state.qd, sim.state.body_vel, rows.count, *rows.columns(), *rows.bounce_columns(), out, self.tangent,
+            vb, sim.state.qd, sim.state.body_vel, rows.count, *rows.columns(), *rows.bounce_columns(), out, self.tangent, self.tangent2,
         )
         return out
 
@@ -232,8 +234,7 @@ class Scene:
         impulses = (rows.lam[r] + rows.bounce[r])[:, None] * contacts.normal
         friction = (r + 2 < rows.count) & (rows.kind[np.minimum(r + 1, rows.count - 1)] == TANGENT)
         if friction.any():
-            n, t1, rf = contacts.normal[friction], self.tangent[friction], r[friction]
-            t2 = np.cross(n, t1)
+            t1, t2, rf = self.tangent[friction], self.tangent2[friction], r[friction]
             impulses[friction] += rows.lam[rf + 1][:, None] * t1 + rows.lam[rf + 2][:, None] * t2
         names = self.geom_names
         return Contacts(

@@ -31,9 +31,9 @@ from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.model.model import Model
 from mb_sim.sim.rigid import advance_poses, free_motion, quat_to_matrix
 from mb_sim.sim.state import State
-from mb_sim.solver import pgs
+from mb_sim.solver import pgs, warm
 from mb_sim.solver.joint_rows import joint_rows
-from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, Rows
+from mb_sim.solver.rows import NORMAL, SCALAR, Rows
 
 log = logging.getLogger("mb_sim")
 
@@ -389,7 +389,9 @@ class Simulation:
         else:
             start, joint_keys = rows.count, np.zeros(0, np.int64)
         sc.world_joint_rows(self, rows, vb, h)
-        keys = self._row_keys(contacts, contact_rows, start, joint_keys)
+        ga, gb = sc.contact_geoms(contacts)
+        keys = warm.row_keys(ga, gb, sc.n_geoms, joint_keys)
+        groups = np.concatenate((contact_rows, np.arange(start, start + len(joint_keys))))
 
         # 4. impulses
         arrays = rows.arrays()
@@ -397,8 +399,9 @@ class Simulation:
         rows.bounce[:n] = 0.0
         rows.reflect[:n] = 0.0
         if n:
-            if self.warm_starting:
-                self._warm(keys, contacts, contact_rows)
+            if self.warm_starting and "keys" in st.warm:
+                warm.load(keys, groups, len(contact_rows), st.warm["keys"], st.warm["values"],
+                          rows.kind, n, sc.tangent, sc.tangent2, rows.lam)
             Kinv = pgs.effective_mass(*arrays[:6])
             pgs.warm_start(arrays[-1], arrays[2], arrays[3], arrays[5], qd_new, vb)
             pgs.restitution_pass(
@@ -409,7 +412,9 @@ class Simulation:
             self.last_iterations = pgs.solve(
                 *arrays, rows.bounce[:n], Kinv, qd_new, vb, self.iterations, self.tolerance
             )
-            st.warm = self._store_warm(keys, contacts, contact_rows)
+            saved = warm.save(keys, groups, len(contact_rows), rows.kind, n, sc.tangent,
+                              sc.tangent2, rows.lam)
+            st.warm = {"keys": saved[0], "values": saved[1]}
         else:
             st.warm = {}
             self.last_iterations = 0
@@ -436,68 +441,6 @@ class Simulation:
         self._last = (contacts, contact_rows)
         self._contacts = None
 
-    # --- warm starting ----------------------------------------------------------------------------
-    def _row_keys(self, contacts: object, contact_rows: np.ndarray, joint_start: int,
-                  joint_keys: np.ndarray) -> np.ndarray:
-        """A stable integer name for each row group, in row-group order: a contact by its pair
-        of geometries and its rank among that pair's points, a joint row by its tag."""
-        ga, gb = self.scene.contact_geoms(contacts)
-        k = len(ga)
-        pair = ga.astype(np.int64) * self.scene.n_geoms + gb
-        nth = np.arange(k)
-        if k:
-            starts = np.flatnonzero(np.r_[True, pair[1:] != pair[:-1]])
-            nth -= np.repeat(starts, np.diff(np.r_[starts, k]))
-        self._group_rows = np.concatenate([contact_rows, joint_start + np.arange(len(joint_keys))])
-        return np.concatenate([(pair * 64 + nth) * 2, joint_keys.astype(np.int64) * 2 + 1])
-
-    def _friction_frames(self, contacts: object, contact_rows: np.ndarray
-                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per contact: whether it has a friction pair, and its two tangents (world)."""
-        rows = self._rows
-        r = contact_rows
-        has = (r + 2 < rows.count) & (rows.kind[np.minimum(r + 1, rows.count - 1)] == TANGENT)
-        t1 = self.scene.tangent
-        n = contacts.normal
-        t2 = np.stack([n[:, 1] * t1[:, 2] - n[:, 2] * t1[:, 1],
-                       n[:, 2] * t1[:, 0] - n[:, 0] * t1[:, 2],
-                       n[:, 0] * t1[:, 1] - n[:, 1] * t1[:, 0]], axis=1)
-        return has, t1, t2
-
-    def _warm(self, keys: np.ndarray, contacts: object, contact_rows: np.ndarray) -> None:
-        """Start from last step's impulses; friction is kept as a world vector and projected
-        on this step's tangents (they follow the slip)."""
-        old_keys, old_values = self.state.warm.get("keys"), self.state.warm.get("values")
-        if old_keys is None or len(old_keys) == 0 or len(keys) == 0:
-            return
-        where = np.minimum(np.searchsorted(old_keys, keys), len(old_keys) - 1)
-        found = old_keys[where] == keys
-        if not found.any():
-            return
-        rows = self._rows
-        values = old_values[where]
-        rows.lam[self._group_rows[found]] = values[found, 0]
-        k = len(contact_rows)
-        if k:
-            has, t1, t2 = self._friction_frames(contacts, contact_rows)
-            sel = found[:k] & has
-            r = contact_rows[sel]
-            rows.lam[r + 1] = np.einsum("ij,ij->i", values[:k][sel, 1:], t1[sel])
-            rows.lam[r + 2] = np.einsum("ij,ij->i", values[:k][sel, 1:], t2[sel])
-
-    def _store_warm(self, keys: np.ndarray, contacts: object, contact_rows: np.ndarray) -> dict:
-        rows = self._rows
-        k = len(contact_rows)
-        values = np.zeros((len(keys), 4))
-        values[:, 0] = rows.lam[self._group_rows]
-        if k:
-            has, t1, t2 = self._friction_frames(contacts, contact_rows)
-            r = contact_rows[has]
-            values[:k][has, 1:] = (rows.lam[r + 1][:, None] * t1[has]
-                                   + rows.lam[r + 2][:, None] * t2[has])
-        order = np.argsort(keys, kind="stable")
-        return {"keys": keys[order], "values": values[order]}
-
     # --- position correction --------------------------------------------------------------------
     def _split_impulses(self, rows: Rows, contacts: object, contact_rows: np.ndarray,
                         joint_start: int, joint_keys: np.ndarray, q: np.ndarray,
@@ -515,13 +458,15 @@ class Simulation:
         bias = np.zeros(n)
         lower = np.zeros(n)
         depth = self.scene.contact_depths(contacts)
-        for c, r in enumerate(contact_rows):
-            bias[r] = self.baumgarte * max(depth[c] - self.slop, 0.0) / h
-        for k, tag in enumerate(joint_keys):
-            i, side = divmod(int(tag), 3)
-            if i < self.nv and side < 2:
-                violation = (self._lower[i] - q[i]) if side == 0 else (q[i] - self._upper[i])
-                bias[joint_start + k] = self.baumgarte * max(violation, 0.0) / h
+        bias[contact_rows] = self.baumgarte * np.maximum(depth - self.slop, 0.0) / h
+        joint, side = np.divmod(joint_keys, 3)
+        limit = (joint < self.nv) & (side < 2)
+        if limit.any():
+            i, lo_side = joint[limit], side[limit] == 0
+            violation = np.where(lo_side, self._lower[i] - q[i], q[i] - self._upper[i])
+            bias[joint_start + np.flatnonzero(limit)] = (
+                self.baumgarte * np.maximum(violation, 0.0) / h
+            )
         reflected = np.flatnonzero(rows.reflect[:n] > 0.0)
         bias[reflected] = -rows.reflect[reflected] / h
         lower[reflected] = -np.inf
@@ -539,4 +484,4 @@ class Simulation:
         return dq, dvb
 
 
-__all__ = ["FOLLOWER", "Contacts", "Simulation"]
+__all__ = ["Contacts", "Simulation"]

@@ -23,5 +23,5 @@ class State:
     body_vel: np.ndarray  # (b, 6) linear, angular
     warm: dict = field(default_factory=dict)
 
-    def copy(self) -> "State":
+    def copy(self) -> State:
         return copy.deepcopy(self)

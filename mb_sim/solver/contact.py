@@ -101,10 +101,11 @@ def contact_rows(
     accel: np.ndarray,
     contact_row: np.ndarray,
     tangent: np.ndarray,
+    tangent2: np.ndarray,
 ) -> int:
     """Append the rows of every contact from row `start`; returns the next free row.
     qd, vb are the velocities after the free motion, qd0, vb0 those at the start of the step;
-    tangent[c] receives the first friction direction of contact c.
+    tangent[c], tangent2[c] receive the friction directions of contact c.
 
     contact_row[c] is the normal row of contact c."""
     scratch = np.zeros(qd.shape[0])
@@ -135,6 +136,7 @@ def contact_rows(
         hi[r] = np.inf
         contact_row[c] = r
         tangent[c] = t1
+        tangent2[c] = t2
         if rows == 3:
             ut1 = _row_velocity(r + 1, J_r, body, J_b, qd, vb)
             ut2 = _row_velocity(r + 2, J_r, body, J_b, qd, vb)
@@ -150,6 +152,7 @@ def contact_rows(
                     arr[r + 1] = ca * b1 + sa * b2
                     arr[r + 2] = -sa * b1 + ca * b2
                 tangent[c] = ca * t1 + sa * t2
+                tangent2[c] = -sa * t1 + ca * t2
             kind[r + 1] = TANGENT
             kind[r + 2] = FOLLOWER
             for d in (1, 2):

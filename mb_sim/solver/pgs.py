@@ -164,8 +164,7 @@ def solve(
                         new[a] *= f
             for a in range(size):
                 d = new[a] - lam[r + a]
-                if abs(d) > largest:
-                    largest = abs(d)
+                largest = max(largest, abs(d))
                 lam[r + a] = new[a]
                 _apply(r + a, d, W_r, body, W_b, qd, vb)
             r += size
