@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.spatial import cross3, dot6, matvec3, mtv6, mv6
+from mb_sim.dynamics.spatial import dot6, mtv6, mtv6_add, mv6, mv6_into
 
 
 @njit
@@ -31,34 +31,63 @@ def impulse_response(
 ) -> None:
     """dqd = H^-1 J_body^T impulse, with `impulse` = [moment; force] in body coordinates."""
     n = parent.shape[0]
-    YA = np.zeros((n, 6))
-    u = np.zeros(n)
-    YA[body] = -impulse
+    impulse_response_into(parent, X, S, U, D, body, impulse, dqd, np.zeros((n, 6)),
+                          np.zeros(n), np.zeros((n, 6)), np.zeros(6))
+
+
+@njit
+def impulse_response_into(
+    parent: np.ndarray,
+    X: np.ndarray,
+    S: np.ndarray,
+    U: np.ndarray,
+    D: np.ndarray,
+    body: int,
+    impulse: np.ndarray,
+    dqd: np.ndarray,
+    YA: np.ndarray,
+    u: np.ndarray,
+    dv: np.ndarray,
+    t6: np.ndarray,
+) -> None:
+    """`impulse_response` with its work arrays given (YA, dv: (n, 6), u: (n,), t6: (6,))."""
+    n = parent.shape[0]
+    YA[:] = 0.0
+    u[:] = 0.0
+    for k in range(6):
+        YA[body, k] = -impulse[k]
     i = body
     while i >= 0:
         u[i] = -dot6(S[i], YA[i])
         j = parent[i]
         if j >= 0:
-            YA[j] += mtv6(X[i], YA[i] + U[i] * (u[i] / D[i]))
+            for k in range(6):
+                t6[k] = YA[i, k] + U[i, k] * (u[i] / D[i])
+            mtv6_add(X[i], t6, YA[j])
         i = j
-    dv = np.zeros((n, 6))
     for i in range(n):
         j = parent[i]
-        ap = mv6(X[i], dv[j]) if j >= 0 else np.zeros(6)
-        dqd[i] = (u[i] - dot6(U[i], ap)) / D[i]
-        dv[i] = ap + S[i] * dqd[i]
+        if j >= 0:
+            mv6_into(X[i], dv[j], dv[i])
+        else:
+            dv[i, :] = 0.0
+        dqd[i] = (u[i] - dot6(U[i], dv[i])) / D[i]
+        for k in range(6):
+            dv[i, k] += S[i, k] * dqd[i]
 
 
 @njit
 def point_impulse(
-    rot: np.ndarray, pos: np.ndarray, point: np.ndarray, direction: np.ndarray
-) -> np.ndarray:
-    """A unit linear impulse along `direction` at world `point`, as [moment; force] in body axes."""
-    out = np.empty(6)
-    Rt = rot.T.copy()
-    out[:3] = matvec3(Rt, cross3(point - pos, direction))
-    out[3:] = matvec3(Rt, direction)
-    return out
+    rot: np.ndarray, pos: np.ndarray, point: np.ndarray, direction: np.ndarray, out: np.ndarray
+) -> None:
+    """A unit linear impulse along `direction` at world `point`, as [moment; force] in body
+    axes, written into out."""
+    rx, ry, rz = point[0] - pos[0], point[1] - pos[1], point[2] - pos[2]
+    d0, d1, d2 = direction[0], direction[1], direction[2]
+    m0, m1, m2 = ry * d2 - rz * d1, rz * d0 - rx * d2, rx * d1 - ry * d0
+    for k in range(3):
+        out[k] = rot[0, k] * m0 + rot[1, k] * m1 + rot[2, k] * m2
+        out[3 + k] = rot[0, k] * d0 + rot[1, k] * d1 + rot[2, k] * d2
 
 
 @njit

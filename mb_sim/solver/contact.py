@@ -16,7 +16,7 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.dynamics.spatial import cross3
-from mb_sim.solver.response import add_point
+from mb_sim.solver.response import add_point, response_work
 from mb_sim.solver.rows import FOLLOWER, NORMAL, TANGENT
 
 
@@ -109,6 +109,7 @@ def contact_rows(
 
     contact_row[c] is the normal row of contact c."""
     scratch = np.zeros(qd.shape[0])
+    work = response_work(qd.shape[0])
     r = start
     for c in range(point.shape[0]):
         n = normal[c]
@@ -119,10 +120,10 @@ def contact_rows(
             _clear(r + d, kind, J_r, W_r, body, J_b, W_b, link, lam)
             add_point(kind_a[c], index_a[c], 1.0, point[c], directions[d], r + d, 0, J_r, W_r,
                       body, J_b, W_b, parent, joint_type, axis, rot, pos, X, S, U, D, body_pos,
-                      inv_mass, inv_inertia, scratch)
+                      inv_mass, inv_inertia, scratch, work)
             add_point(kind_b[c], index_b[c], -1.0, point[c], directions[d], r + d, 1, J_r, W_r,
                       body, J_b, W_b, parent, joint_type, axis, rot, pos, X, S, U, D, body_pos,
-                      inv_mass, inv_inertia, scratch)
+                      inv_mass, inv_inertia, scratch, work)
         un = _row_velocity(r, J_r, body, J_b, qd, vb)
         u0 = _row_velocity(r, J_r, body, J_b, qd0, vb0)
         gap = -depth[c]

@@ -12,9 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.impulse import impulse_response, point_impulse
+from mb_sim.dynamics.impulse import impulse_response_into, point_impulse
 from mb_sim.dynamics.kinematics import point_jacobian_row
-from mb_sim.dynamics.spatial import cross3
 
 ROBOT = 0
 BODY = 1
@@ -48,20 +47,24 @@ def add_point(
     inv_mass: np.ndarray,
     inv_inertia: np.ndarray,
     scratch: np.ndarray,
+    work: tuple,
 ) -> None:
-    """Add sign x (the point's J and W along `direction`) to row r (free bodies go in `slot`)."""
+    """Add sign x (the point's J and W along `direction`) to row r (free bodies go in `slot`).
+    `work` holds the articulated response's scratch arrays (`response_work`)."""
     if kind == ROBOT:
         point_jacobian_row(parent, joint_type, rot, pos, axis, index, point, direction, scratch)
         for k in range(scratch.shape[0]):
             J_r[r, k] += sign * scratch[k]
-        impulse_response(
-            parent, X, S, U, D, index, point_impulse(rot[index], pos[index], point, direction),
-            scratch,
-        )
+        YA, u, dv, t6, f6 = work
+        point_impulse(rot[index], pos[index], point, direction, f6)
+        impulse_response_into(parent, X, S, U, D, index, f6, scratch, YA, u, dv, t6)
         for k in range(scratch.shape[0]):
             W_r[r, k] += sign * scratch[k]
     elif kind == BODY:
-        arm = cross3(point - body_pos[index], direction)
+        c = body_pos[index]
+        rx, ry, rz = point[0] - c[0], point[1] - c[1], point[2] - c[2]
+        d0, d1, d2 = direction[0], direction[1], direction[2]
+        arm = (ry * d2 - rz * d1, rz * d0 - rx * d2, rx * d1 - ry * d0)
         body[r, slot] = index
         m = inv_mass[index]
         Ii = inv_inertia[index]
@@ -70,3 +73,9 @@ def add_point(
             J_b[r, slot, 3 + k] = sign * arm[k]
             W_b[r, slot, k] = sign * direction[k] * m
             W_b[r, slot, 3 + k] = sign * (Ii[k, 0] * arm[0] + Ii[k, 1] * arm[1] + Ii[k, 2] * arm[2])
+
+
+@njit
+def response_work(n: int) -> tuple:
+    """Scratch arrays for `add_point` on a robot of n bodies."""
+    return np.zeros((n, 6)), np.zeros(n), np.zeros((n, 6)), np.zeros(6), np.zeros(6)
