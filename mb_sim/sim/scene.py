@@ -24,6 +24,7 @@ from mb_sim.collision import (
 from mb_sim.collision.scene import PLANE
 from mb_sim.errors import ModelError
 from mb_sim.model.model import Model
+from mb_sim.sim.contacts import Contacts
 from mb_sim.sim.rigid import quat_to_matrix, rotations
 from mb_sim.solver.contact import contact_rows
 from mb_sim.solver.response import BODY, ROBOT, STATIC
@@ -226,10 +227,8 @@ class Scene:
         return out
 
     def contact_report(self, contacts: Any, normal_rows: np.ndarray, rows: Any) -> Any:
-        from mb_sim.sim.simulation import Contacts, _empty_contacts
-
         if contacts is None or len(normal_rows) == 0:
-            return _empty_contacts()
+            return Contacts.empty()
         r = normal_rows
         impulses = (rows.lam[r] + rows.bounce[r])[:, None] * contacts.normal
         friction = (r + 2 < rows.count) & (rows.kind[np.minimum(r + 1, rows.count - 1)] == TANGENT)

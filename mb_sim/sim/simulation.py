@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 from transforms3d.quaternions import mat2quat
@@ -29,6 +28,7 @@ from mb_sim.dynamics.aba import aba_kernel
 from mb_sim.dynamics.crba import crba_kernel
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.model.model import Model
+from mb_sim.sim.contacts import Contacts
 from mb_sim.sim.rigid import advance_poses, free_motion, quat_to_matrix
 from mb_sim.sim.state import State
 from mb_sim.solver import pgs, warm
@@ -38,26 +38,6 @@ from mb_sim.solver.rows import NORMAL, SCALAR, Rows
 log = logging.getLogger("mb_sim")
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
-
-
-@dataclass(frozen=True)
-class Contacts:
-    """Contacts of the last step, world frame. Normals point from body_b to body_a; impulses
-    are those applied to body_a (N s): normal plus friction."""
-
-    points: np.ndarray
-    normals: np.ndarray
-    depths: np.ndarray
-    impulses: np.ndarray
-    body_a: tuple[str, ...]
-    body_b: tuple[str, ...]
-
-    def __len__(self) -> int:
-        return len(self.depths)
-
-
-def _empty_contacts() -> Contacts:
-    return Contacts(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3)), (), ())
 
 
 def _quat_xyzw(R: np.ndarray) -> np.ndarray:
@@ -108,7 +88,7 @@ class Simulation:
         self.warm_starting = bool(getattr(settings, "warm_start", True))
         self._rows = Rows(self.nv)
         self._effort_warned: set[int] = set()
-        self._contacts: Contacts | None = _empty_contacts()
+        self._contacts: Contacts | None = Contacts.empty()
         self._last: tuple = (None, np.zeros(0, np.int64))
         self.last_iterations = 0
         self._initial = self._make_initial_state()
@@ -222,7 +202,7 @@ class Simulation:
 
     def reset(self) -> None:
         self.state = self._initial.copy()
-        self._contacts = _empty_contacts()
+        self._contacts = Contacts.empty()
 
     def save_state(self) -> State:
         return self.state.copy()
@@ -484,4 +464,4 @@ class Simulation:
         return dq, dvb
 
 
-__all__ = ["Contacts", "Simulation"]
+__all__ = ["Simulation"]
