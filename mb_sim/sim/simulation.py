@@ -6,7 +6,8 @@ step() runs named stages, each reading the read-only model/world and writing the
    002.md 1.6) or by RK4 (000.md eq. 2.33) for the robot;
 2. collision: link and body poses, broad phase, narrow phase (000.md 1.1);
 3. rows: contacts, robot joint limits / friction / mimic, world joints (`mb_sim.solver`);
-4. impulses: sequential impulses with warm start (002.md 1.7);
+4. impulses: collisions pair by pair (restitution pass), then sequential impulses with
+   warm start (002.md 1.7);
 5. world joints kept by impulses on the predicted positions at t + h (003.md 1.5);
 6. position correction by split impulses: penetration is removed through pseudo-velocities
    that move positions but are never added to the velocities, so correcting drift adds no
@@ -38,6 +39,10 @@ from mb_sim.solver.rows import NORMAL, SCALAR, Rows
 log = logging.getLogger("mb_sim")
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
+LIMIT_ENVELOPE = 1e-3
+"""A joint limit row is gathered this close to the limit (rad or m), or when it would pass it."""
+MIMIC_GAIN = 0.2
+"""Fraction of a mimic joint's position error removed per step."""
 
 
 def _quat_xyzw(R: np.ndarray) -> np.ndarray:
@@ -325,10 +330,24 @@ class Simulation:
         )
 
     def _step(self) -> None:
-        st = self.state
-        h = self.dt
+        st, h = self.state, self.dt
         q, qd = st.q, st.qd
-        # 1. free motion
+        qd_free, dq_free, vb = self._free_motion(q, qd, h)
+        qd_new = qd_free.copy()
+        contacts, contact_rows, joint_start, joint_tags = self._gather_rows(q, qd, qd_new, vb, h)
+        self._solve_impulses(contacts, contact_rows, joint_start, joint_tags, qd_new, vb, h)
+        self.scene.keep_world_joints(self, vb, h)
+        dq_push, vb_push = self._split_impulses(
+            self._rows, contacts, contact_rows, joint_start, joint_tags, q, h
+        )
+        self._advance(q, qd_free, dq_free, qd_new, dq_push, vb, vb_push, h)
+        self._last = (contacts, contact_rows)
+        self._contacts = None
+
+    def _free_motion(self, q: np.ndarray, qd: np.ndarray, h: float
+                     ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """Stage 1: velocities after h of the smooth forces; (qd, the RK4 position increment
+        or None for semi-implicit Euler, free-body velocities)."""
         if self.integrator == "rk4" and self.nv:
             k1v, k1a = qd, self._accelerations(q, qd)
             k2v = qd + 0.5 * h * k1a
@@ -343,68 +362,73 @@ class Simulation:
         else:
             qd_free = qd + h * self._accelerations(q, qd)
             dq_free = None
-        sc = self.scene
-        dyn = sc.dynamic
-        vb = free_motion(st.body_vel, st.body_quat, sc.body_inertia, dyn, self.gravity, h)
-        qd_new = qd_free.copy()
+        sc, st = self.scene, self.state
+        vb = free_motion(st.body_vel, st.body_quat, sc.body_inertia, sc.dynamic, self.gravity, h)
+        return qd_free, dq_free, vb
 
-        # 2-3. collisions and rows
+    def _gather_rows(self, q: np.ndarray, qd: np.ndarray, qd_new: np.ndarray, vb: np.ndarray,
+                     h: float) -> tuple:
+        """Stages 2-3: collision detection and every constraint row of this step.
+        Returns (contacts, their normal rows, first joint row, joint row tags)."""
+        sc, st, rows = self.scene, self.state, self._rows
         self._robot_poses(q)
-        rows = self._rows
         rows.clear()
         contacts = sc.detect(self._rot, self._pos, st.body_pos, st.body_quat, self.envelope)
         contact_rows = sc.contact_rows(contacts, self, rows, qd_new, vb, h)
+        start = rows.count
+        tags = np.zeros(0, np.int64)
         if self.nv:
             rows.reserve(3 * self.nv + len(self._mimic))
             tag = np.zeros(rows.capacity, dtype=np.int64)
-            start = rows.count
             (kind, J_r, W_r, body, J_b, W_b, target, lo, hi, _mu, link, lam) = rows.columns()
             rows.count = joint_rows(
                 q, qd_new, qd, self._lower, self._upper, self._friction, self._limit_restitution,
-                self._mimic, h, 1e-3, 0.2, self._kin[0], self._X, self._S, self._U, self._D,
-                start, kind, J_r, W_r, body, J_b, W_b, target, lo, hi, link, lam,
-                *rows.bounce_columns(), tag,
+                self._mimic, h, LIMIT_ENVELOPE, MIMIC_GAIN, self._kin[0], self._X, self._S,
+                self._U, self._D, start, kind, J_r, W_r, body, J_b, W_b, target, lo, hi, link,
+                lam, *rows.bounce_columns(), tag,
             )
-            joint_keys = tag[start : rows.count]
-        else:
-            start, joint_keys = rows.count, np.zeros(0, np.int64)
+            tags = tag[start : rows.count]
         sc.world_joint_rows(self, rows, vb, h)
-        ga, gb = sc.contact_geoms(contacts)
-        keys = warm.row_keys(ga, gb, sc.n_geoms, joint_keys)
-        groups = np.concatenate((contact_rows, np.arange(start, start + len(joint_keys))))
+        return contacts, contact_rows, start, tags
 
-        # 4. impulses
-        arrays = rows.arrays()
+    def _solve_impulses(self, contacts: object, contact_rows: np.ndarray, joint_start: int,
+                        joint_tags: np.ndarray, qd: np.ndarray, vb: np.ndarray,
+                        h: float) -> None:
+        """Stage 4: warm start, restitution pass, sequential impulses (velocities in place)."""
+        sc, st, rows = self.scene, self.state, self._rows
         n = rows.count
         rows.bounce[:n] = 0.0
         rows.reflect[:n] = 0.0
-        if n:
-            if self.warm_starting and "keys" in st.warm:
-                warm.load(keys, groups, len(contact_rows), st.warm["keys"], st.warm["values"],
-                          rows.kind, n, sc.tangent, sc.tangent2, rows.lam)
-            Kinv = pgs.effective_mass(*arrays[:6])
-            pgs.warm_start(arrays[-1], arrays[2], arrays[3], arrays[5], qd_new, vb)
-            pgs.restitution_pass(
-                *arrays[:6], Kinv, rows.restitution[:n], rows.gap[:n], rows.accel[:n],
-                rows.bounce[:n], rows.reflect[:n], qd_new, vb, h, self.restitution_threshold,
-                max(4 * n, 10),
-            )
-            self.last_iterations = pgs.solve(
-                *arrays, rows.bounce[:n], Kinv, qd_new, vb, self.iterations, self.tolerance
-            )
-            saved = warm.save(keys, groups, len(contact_rows), rows.kind, n, sc.tangent,
-                              sc.tangent2, rows.lam)
-            st.warm = {"keys": saved[0], "values": saved[1]}
-        else:
+        if n == 0:
             st.warm = {}
             self.last_iterations = 0
-        # 5. impulse-kept world joints
-        sc.keep_world_joints(self, vb, h)
-        # 6. position correction (pseudo-velocities)
-        dq_push, vb_push = self._split_impulses(
-            rows, contacts, contact_rows, start, joint_keys, q, h
+            return
+        ga, gb = sc.contact_geoms(contacts)
+        keys = warm.row_keys(ga, gb, sc.n_geoms, joint_tags)
+        groups = np.concatenate((contact_rows, joint_start + np.arange(len(joint_tags))))
+        if self.warm_starting and "keys" in st.warm:
+            warm.load(keys, groups, len(contact_rows), st.warm["keys"], st.warm["values"],
+                      rows.kind, n, sc.tangent, sc.tangent2, rows.lam)
+        arrays = rows.arrays()
+        Kinv = pgs.effective_mass(*arrays[:6])
+        pgs.warm_start(arrays[-1], arrays[2], arrays[3], arrays[5], qd, vb)
+        pgs.restitution_pass(
+            *arrays[:6], Kinv, rows.restitution[:n], rows.gap[:n], rows.accel[:n],
+            rows.bounce[:n], rows.reflect[:n], qd, vb, h, self.restitution_threshold,
+            max(4 * n, 10),
         )
-        # 7. positions
+        self.last_iterations = pgs.solve(
+            *arrays, rows.bounce[:n], Kinv, qd, vb, self.iterations, self.tolerance
+        )
+        saved = warm.save(keys, groups, len(contact_rows), rows.kind, n, sc.tangent,
+                          sc.tangent2, rows.lam)
+        st.warm = {"keys": saved[0], "values": saved[1]}
+
+    def _advance(self, q: np.ndarray, qd_free: np.ndarray, dq_free: np.ndarray | None,
+                 qd_new: np.ndarray, dq_push: np.ndarray, vb: np.ndarray, vb_push: np.ndarray,
+                 h: float) -> None:
+        """Stage 7: positions move with the new velocities plus this step's push."""
+        st, sc = self.state, self.scene
         if dq_free is None:
             st.q = q + h * (qd_new + dq_push)
         else:
@@ -414,12 +438,10 @@ class Simulation:
         if vb_push.any():  # keep the joints closed under the push too (it is dropped after)
             sc.keep_world_joints(self, vb_pos, h)
         if self.integrator == "rk4":  # exact for the constant gravity of the free motion
-            vb_pos[dyn, :3] -= 0.5 * h * self.gravity
-        advance_poses(st.body_pos, st.body_quat, vb_pos, dyn, h)
+            vb_pos[sc.dynamic, :3] -= 0.5 * h * self.gravity
+        advance_poses(st.body_pos, st.body_quat, vb_pos, sc.dynamic, h)
         st.body_vel = vb
         st.time += h
-        self._last = (contacts, contact_rows)
-        self._contacts = None
 
     # --- position correction --------------------------------------------------------------------
     def _split_impulses(self, rows: Rows, contacts: object, contact_rows: np.ndarray,
