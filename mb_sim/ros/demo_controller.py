@@ -149,7 +149,6 @@ class DemoController(Node):
         self.segment = 0
         self.segment_start = 0.0
         self.q_from = np.zeros(0)
-        self.touched_logged = False
 
         topic = self.get_parameter("command_topic").value
         self.pub = self.create_publisher(Float64MultiArray, topic, 10)

@@ -58,6 +58,8 @@ from mb_sim.ros.params import (
 
 FAST_BUDGET = 0.02
 """Wall seconds of stepping per tick when real_time_factor is 0 (as fast as possible)."""
+FAST_CHUNK = 20
+"""Most steps run between two looks at the clock when real_time_factor is 0."""
 MIN_TICK, MAX_TICK = 0.002, 0.02
 """Bounds of the timer period, s: 1/physics_rate clamped to this interval."""
 WARN_PERIOD = 2.0
@@ -161,6 +163,8 @@ class SimNode(Node):
         self._next_js = 0.0
         self._next_tf = 0.0
         self._static_frames = self._static_transforms()
+        self._tf_links = self._moving_links()
+        self._tf_bodies = self._moving_bodies()
 
         self._make_interfaces()
         self.add_on_set_parameters_callback(self._on_set_parameters)
@@ -217,10 +221,11 @@ class SimNode(Node):
                 given = override.value if override is not None else spec.default
                 raise StartupError(f"parameter {spec.name!r}: invalid value {given!r}: {e}") from None
             value = param.value
-            try:
-                spec.validate(value) if value is not None else None
-            except ParamError as e:
-                raise StartupError(str(e)) from None
+            if value is not None:
+                try:
+                    spec.validate(value)
+                except ParamError as e:
+                    raise StartupError(str(e)) from None
             values[spec.name] = value
         try:
             check_cross(values)
@@ -273,18 +278,15 @@ class SimNode(Node):
             # Compile the numba kernels now, on a throw-away copy, so the first ticks run on time.
             warm = mb_sim.Simulation(self.model, **kwargs)
             warm.step(2)
+            warm.link_poses()
         except (ValueError, mb_sim.ModelError, mb_sim.WorldError) as e:
             raise StartupError(f"cannot build the simulation: {e}") from None
         return sim
 
     def _initial_positions(self) -> np.ndarray:
-        """q at start and after ~/reset: the world's robot.initial_positions, then the
-        `initial_positions.<joint>` parameters."""
+        """q at start and after ~/reset: the simulation's (the world's robot.initial_positions),
+        overridden by the `initial_positions.<joint>` parameters."""
         q0 = np.asarray(self.sim.q, dtype=float).copy()
-        robot = getattr(self.world, "robot", None)
-        for name, value in dict(getattr(robot, "initial_positions", {}) or {}).items():
-            if name in self.index:
-                q0[self.index[name]] = float(value)
         prefix = INITIAL_POSITIONS + "."
         unknown = sorted(
             k[len(prefix):] for k in self._overrides()
@@ -448,6 +450,8 @@ class SimNode(Node):
                     chunk = min(chunk, max(1, math.ceil((expiry - self.sim.time) / self.dt)))
             if n is not None:
                 chunk = min(chunk, n - done)
+            else:  # as fast as possible: look at the clock often enough to keep the budget
+                chunk = min(chunk, FAST_CHUNK)
             self.sim.step(chunk)
             done += chunk
             t = self.sim.time
@@ -496,14 +500,16 @@ class SimNode(Node):
             return
         self._last_status = now
         achieved = self._meter.rtf()
-        rtf = "paused" if self._paused else (
-            f"RTF {achieved:.2f}" if achieved is not None else "RTF n/a"
-        )
         target = self.p.real_time_factor
+        goal = "max" if target == 0 else format(target, "g")
+        if self._paused:
+            speed = "paused"
+        elif achieved is None:
+            speed = f"RTF n/a (target {goal})"
+        else:
+            speed = f"RTF {achieved:.2f} (target {goal})"
         self.get_logger().info(
-            f"sim time {self.sim.time:.3f} s | {rtf} (target "
-            f"{'max' if target == 0 else format(target, 'g')}) | "
-            f"contacts {self._contact_count()}"
+            f"sim time {self.sim.time:.3f} s | {speed} | contacts {self._contact_count()}"
         )
 
     # --- outputs ----------------------------------------------------------------------------
@@ -513,6 +519,15 @@ class SimNode(Node):
 
     def _body_names(self) -> list[str]:
         return list(getattr(self.sim, "body_names", []) or [])
+
+    def _is_static(self, body: str) -> bool:
+        try:
+            return bool(self.world.body(body).static)
+        except (AttributeError, KeyError):
+            return False
+
+    def _moving_bodies(self) -> list[str]:
+        return [b for b in self._body_names() if not self._is_static(b)]
 
     def _link_frame(self, link: str) -> str:
         return self.p.frame_prefix + link
@@ -527,6 +542,9 @@ class SimNode(Node):
                 continue
             frames.append((self._link_frame(parent), self._link_frame(link),
                            conv.relative_pose(poses[parent], poses[link])))
+        for body in self._body_names():
+            if self._is_static(body):
+                frames.append((self.p.world_frame, body, self.sim.body_pose(body)))
         return frames
 
     def _moving_links(self) -> list[str]:
@@ -558,9 +576,9 @@ class SimNode(Node):
                 self._link_frame(self.model.link_parent[link]), self._link_frame(link),
                 conv.relative_pose(poses[self.model.link_parent[link]], poses[link]), stamp,
             )
-            for link in self._moving_links()
+            for link in self._tf_links
         ]
-        for body in self._body_names():
+        for body in self._tf_bodies:
             transforms.append(
                 conv.transform_msg(self.p.world_frame, body, self.sim.body_pose(body), stamp)
             )

@@ -1,0 +1,36 @@
+# The two commands of the README:
+#   make test   build the environment (.venv), lint, run the whole test suite
+#   make run    build the environment, run the simulator node with the default arm and world plus
+#               the demo controller (Ctrl-C to stop, or DURATION=<seconds>)
+# The environment is built by tools/setup_env.sh and reused while its inputs are unchanged.
+
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTEST_ARGS ?=
+DURATION ?=
+
+export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
+# Compiled kernels are cached per version of the sources: numba only re-checks a kernel's own
+# file, so a cache shared across edits could keep a kernel built from an older helper.
+export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba-$(shell cat $$(find mb_sim -name '*.py' | sort) | sha256sum | cut -c1-12)
+
+.PHONY: env test lint pytest run clean-env
+
+env:
+	@bash tools/setup_env.sh $(VENV)
+
+lint: env
+	$(VENV)/bin/ruff check .
+
+pytest: env
+	$(PY) -m pytest test/ $(PYTEST_ARGS)
+
+test: env
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory pytest
+
+run: env
+	$(PY) -m mb_sim.ros.run_demo $(if $(DURATION),--duration $(DURATION),)
+
+clean-env:
+	rm -rf $(VENV)

@@ -1,0 +1,97 @@
+"""Launch sim_node with the default arm, config/arm.yaml and a world; optionally RViz.
+
+    ros2 launch mb_sim arm.launch.py [world:=<name or path>] [use_sim_time:=true|false]
+                                     [rviz:=true|false]
+
+world: a file name in share/mb_sim/config/worlds (with or without .yaml), or a path to a world
+YAML; "none" for the robot alone. Default: table.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from launch_ros.actions import Node
+
+from launch import LaunchContext, LaunchDescription
+
+PACKAGE = "mb_sim"
+URDF = os.path.join("urdf", "arm.urdf")
+PARAMS = os.path.join("config", "arm.yaml")
+RVIZ = os.path.join("config", "arm.rviz")
+WORLDS = os.path.join("config", "worlds")
+DEFAULT_WORLD = "table"
+
+
+def _true(text: str) -> bool:
+    return text.strip().lower() in ("1", "true", "yes", "on")
+
+
+def resolve_world(share: str, world: str) -> str:
+    """Path of the world file named by the `world` argument ('' for none)."""
+    if world.strip().lower() in ("", "none"):
+        return ""
+    if os.sep in world or os.path.isfile(world):
+        return os.path.abspath(world)
+    name = world if world.endswith((".yaml", ".yml")) else world + ".yaml"
+    return os.path.join(share, WORLDS, name)
+
+
+def _actions(context: LaunchContext, *_args: object, **_kwargs: object) -> list[Node]:
+    share = get_package_share_directory(PACKAGE)
+    config = context.launch_configurations
+    use_sim_time = _true(config.get("use_sim_time", "true"))
+    world = resolve_world(share, config.get("world", DEFAULT_WORLD))
+    if world and not os.path.isfile(world):
+        raise RuntimeError(f"world {config.get('world')!r}: no such file {world}")
+    actions = [
+        Node(
+            package=PACKAGE,
+            executable="sim_node",
+            name="sim_node",
+            output="screen",
+            parameters=[
+                os.path.join(share, PARAMS),
+                {
+                    "urdf_file": os.path.join(share, URDF),
+                    "world_file": world,
+                    "use_sim_time": use_sim_time,
+                },
+            ],
+        )
+    ]
+    if _true(config.get("rviz", "false")):
+        actions.append(
+            Node(
+                package="rviz2",
+                executable="rviz2",
+                name="rviz2",
+                output="screen",
+                arguments=["-d", os.path.join(share, RVIZ)],
+                parameters=[{"use_sim_time": use_sim_time}],
+            )
+        )
+    return actions
+
+
+def generate_launch_description() -> LaunchDescription:
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument(
+                "world",
+                default_value=DEFAULT_WORLD,
+                description="World: a name in config/worlds, a path to a world YAML, or none",
+            ),
+            DeclareLaunchArgument(
+                "use_sim_time",
+                default_value="true",
+                description="Nodes follow /clock, which sim_node publishes",
+            ),
+            DeclareLaunchArgument(
+                "rviz", default_value="false", description="Open RViz with config/arm.rviz"
+            ),
+            OpaqueFunction(function=_actions),
+        ]
+    )

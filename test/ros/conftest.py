@@ -1,0 +1,78 @@
+"""Fixtures of the ROS tests: real rclpy, real DDS on loopback, sim_node as a subprocess.
+
+Before rclpy is imported anywhere in the session, discovery is limited to this machine and the
+session gets a ROS_DOMAIN_ID of its own, so parallel test runs never see each other.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ros_helpers import ARM_URDF, TABLE_WORLD, Probe, SimProcess
+
+# Set before any rclpy context exists (the middleware reads them when a participant starts).
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+# A fresh domain per session (1..100: valid and clear of the ephemeral port range), unless
+# MB_SIM_TEST_DOMAIN_ID picks one.
+os.environ["ROS_DOMAIN_ID"] = os.environ.get(
+    "MB_SIM_TEST_DOMAIN_ID", str(random.SystemRandom().randint(1, 100))
+)
+os.environ.pop("ROS_STATIC_PEERS", None)
+os.environ.setdefault("RCUTILS_COLORIZED_OUTPUT", "0")
+
+
+def rclpy_available() -> bool:
+    try:
+        import rclpy  # noqa: F401
+        from tf2_msgs.msg import TFMessage  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="session")
+def warm_jit() -> None:
+    """Compile (or load from cache) the physics kernels once, before nodes start."""
+    import mb_sim
+
+    model = mb_sim.load_urdf(str(ARM_URDF))
+    world = mb_sim.load_world(str(TABLE_WORLD))
+    mb_sim.Simulation(model, world=world, dt=0.001).step(3)
+
+
+@pytest.fixture
+def start_sim(tmp_path: Path, warm_jit: None) -> Iterator[Callable[..., SimProcess]]:
+    """start_sim(params, args=None) -> SimProcess; every process is stopped at teardown."""
+    started: list[SimProcess] = []
+
+    def start(params: dict[str, Any], args: list[str] | None = None) -> SimProcess:
+        p = SimProcess(params, tmp_path, args)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.stop()
+
+
+@pytest.fixture(scope="session")
+def ros_context() -> Iterator[None]:
+    if not rclpy_available():
+        pytest.fail("rclpy and tf2_msgs must be importable (run through `make test`)")
+    import rclpy
+
+    rclpy.init()
+    yield
+    rclpy.try_shutdown()
+
+
+@pytest.fixture
+def probe(ros_context: None) -> Iterator[Probe]:
+    p = Probe()
+    yield p
+    p.close()

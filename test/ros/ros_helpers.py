@@ -1,0 +1,140 @@
+"""Helpers of the ROS tests: sim_node subprocesses and a probe node (see conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parent / "data"
+ARM_URDF = REPO / "urdf" / "arm.urdf"
+TABLE_WORLD = REPO / "config" / "worlds" / "table.yaml"
+STARTUP_TIMEOUT = float(os.environ.get("MB_SIM_TEST_STARTUP_TIMEOUT", "120"))
+"""Seconds allowed for a node's first message (numba compiles on a fresh checkout)."""
+
+
+class SimProcess:
+    """sim_node in a subprocess, its stderr and stdout collected into `output`."""
+
+    def __init__(self, params: dict[str, Any], tmp: Path, args: list[str] | None = None) -> None:
+        self.params_file = tmp / f"params_{id(self)}.yaml"
+        self.params_file.write_text(yaml.safe_dump({"sim_node": {"ros__parameters": params}}))
+        cmd = [sys.executable, "-m", "mb_sim.ros.sim_node", "--ros-args",
+               "--params-file", str(self.params_file), *(args or [])]
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            cwd=tmp, env=dict(os.environ),
+        )
+        self._lines: list[str] = []
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            with self._lock:
+                self._lines.append(raw.decode(errors="replace"))
+
+    @property
+    def output(self) -> str:
+        with self._lock:
+            return "".join(self._lines)
+
+    def wait_for_output(self, text: str, timeout: float = 10.0) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if text in self.output:
+                return True
+            if self.proc.poll() is not None:
+                time.sleep(0.2)
+                return text in self.output
+            time.sleep(0.05)
+        return False
+
+    def stop(self, sig: int = signal.SIGINT, timeout: float = 10.0) -> int | None:
+        """Send `sig`, wait; the exit status, or None when it had to be killed."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                self._reader.join(timeout=2)
+                return None
+        self._reader.join(timeout=2)
+        return self.proc.returncode
+
+
+class Probe:
+    """A test-side rclpy node spun on a background thread, with helpers to wait for data."""
+
+    def __init__(self) -> None:
+        import rclpy
+        from rclpy.executors import SingleThreadedExecutor
+
+        self.rclpy = rclpy
+        self.node = rclpy.create_node(f"probe_{os.getpid()}_{random.randint(0, 1 << 30)}")
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self._clients: dict[tuple[Any, str], Any] = {}
+        self._stop = False
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self) -> None:
+        while not self._stop:
+            self.executor.spin_once(timeout_sec=0.02)
+
+    def collect(self, msg_type: Any, topic: str, qos: Any = 10) -> list[tuple[float, Any]]:
+        """Every message arriving on `topic` from now on, as (wall time, message)."""
+        got: list[tuple[float, Any]] = []
+        self.node.create_subscription(msg_type, topic, lambda m: got.append((time.monotonic(), m)),
+                                      qos)
+        return got
+
+    def call(self, srv_type: Any, name: str, request: Any, timeout: float = 10.0) -> Any:
+        """Call a service (clients are kept: a new client has to be discovered again)."""
+        key = (srv_type, name)
+        client = self._clients.get(key)
+        if client is None:
+            client = self._clients[key] = self.node.create_client(srv_type, name)
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise TimeoutError(f"service {name} not available")
+        future = client.call_async(request)
+        end = time.monotonic() + timeout
+        while not future.done():
+            if time.monotonic() > end:
+                raise TimeoutError(f"service {name} did not answer within {timeout} s")
+            time.sleep(0.002)
+        return future.result()
+
+    def publisher(self, msg_type: Any, topic: str, qos: Any = 10) -> Any:
+        return self.node.create_publisher(msg_type, topic, qos)
+
+    def close(self) -> None:
+        self._stop = True
+        self._thread.join(timeout=2)
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+
+
+def wait_until(pred: Callable[[], bool], timeout: float, period: float = 0.02) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(period)
+    return pred()
+

@@ -1,0 +1,430 @@
+"""sim_node end to end: a real node process, real DDS on loopback, a probe node in the test.
+
+Each test starts its own node from a params file (`start_sim`) and talks to it through topics,
+services and parameters, as any ROS client would.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import signal
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from rcl_interfaces.msg import Parameter as ParameterMsg
+from rcl_interfaces.msg import ParameterType, ParameterValue
+from rcl_interfaces.srv import GetParameters, SetParameters
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from ros_helpers import ARM_URDF, DATA, STARTUP_TIMEOUT, TABLE_WORLD, wait_until
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import SetBool, Trigger
+from tf2_msgs.msg import TFMessage
+from visualization_msgs.msg import Marker, MarkerArray
+
+import mb_sim
+from mb_sim.ros.conversions import time_to_seconds
+
+pytestmark = pytest.mark.usefixtures("ros_context")
+
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL)
+ARM_INITIAL = {"joint2": 0.2, "joint4": 1.8, "joint6": 1.14}
+
+
+def arm_params(**extra: Any) -> dict[str, Any]:
+    params = {
+        "urdf_file": str(ARM_URDF),
+        "world_file": str(DATA / "far_box.yaml"),
+        "physics_rate": 1000.0,
+        "publish_rate": 250.0,
+        "tf_rate": 50.0,
+        "status_period": 0.0,
+    }
+    params.update(extra)
+    return params
+
+
+def lift_params(**extra: Any) -> dict[str, Any]:
+    params = {
+        "urdf_file": str(DATA / "lift.urdf"),
+        "world_file": str(DATA / "lift_table.yaml"),
+        "tf_rate": 100.0,
+        "status_period": 0.0,
+        "command_timeout": 30.0,
+    }
+    params.update(extra)
+    return params
+
+
+def wait_first(got: list, proc: Any, timeout: float = STARTUP_TIMEOUT) -> None:
+    ok = wait_until(lambda: bool(got) or proc.proc.poll() is not None, timeout)
+    assert ok and got, f"no message from sim_node within {timeout} s; output:\n{proc.output}"
+
+
+def set_param(probe: Any, name: str, value: ParameterValue) -> Any:
+    req = SetParameters.Request(parameters=[ParameterMsg(name=name, value=value)])
+    return probe.call(SetParameters, "/sim_node/set_parameters", req).results[0]
+
+
+def get_param(probe: Any, name: str) -> ParameterValue:
+    return probe.call(GetParameters, "/sim_node/get_parameters",
+                      GetParameters.Request(names=[name])).values[0]
+
+
+def double(v: float) -> ParameterValue:
+    return ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=v)
+
+
+# --- startup, rates, TF, clock -----------------------------------------------------------------
+
+
+def test_starts_from_params_file_rates_tf_and_clock(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params())
+    js = probe.collect(JointState, "joint_states")
+    tf = probe.collect(TFMessage, "/tf", 100)
+    tf_static = probe.collect(TFMessage, "/tf_static", LATCHED)
+    clock = probe.collect(Clock, "/clock", QoSProfile(depth=10))
+    desc = probe.collect(String, "robot_description", LATCHED)
+    wait_first(js, sim)
+    time.sleep(1.0)  # let discovery bursts settle, then measure over a fresh window
+    n0, t0 = len(js), time.monotonic()
+    time.sleep(3.0)
+    rate = (len(js) - n0) / (time.monotonic() - t0)
+    assert rate == pytest.approx(250.0, rel=0.10), f"joint_states at {rate:.1f} Hz"
+
+    model = mb_sim.load_urdf(str(ARM_URDF))
+    last = js[-1][1]
+    assert list(last.name) == list(model.joint_names)
+    assert len(last.position) == len(last.velocity) == len(last.effort) == model.nq
+    # sim-time stamps 1 / publish_rate apart
+    stamps = [time_to_seconds(m.header.stamp) for _, m in js[-50:]]
+    np.testing.assert_allclose(np.diff(stamps), 0.004, atol=2e-9)
+
+    frames = {t.child_frame_id for _, m in tf for t in m.transforms}
+    static = {t.child_frame_id for _, m in tf_static for t in m.transforms}
+    parents = {t.child_frame_id: t.header.frame_id for _, m in tf + tf_static for t in m.transforms}
+    assert set(model.link_names) <= frames | static
+    assert "far_box" in frames and parents["far_box"] == "world"
+    assert {model.base_link, *model.fixed_links} <= static
+    assert parents[model.base_link] == "world"
+    for link in model.link_names:
+        if link != model.base_link:
+            assert parents[link] == model.link_parent[link]
+
+    assert desc and desc[-1][1].data == ARM_URDF.read_text()
+    times = [time_to_seconds(m.clock) for _, m in clock]
+    assert len(times) > 10 and times[-1] > times[0] + 2.0
+    assert all(b >= a for a, b in itertools.pairwise(times))
+
+
+# --- commands ------------------------------------------------------------------------------------
+
+
+def test_constant_effort_moves_joint_the_expected_way(start_sim: Any, probe: Any) -> None:
+    # At q = 0 the arm stands straight up and gravity exerts no torque; joint1 turns about z.
+    # 0.5 N m against 0.3 N m of joint friction and 0.5 N m s of damping: about 0.4 rad/s.
+    sim = start_sim(arm_params(command_timeout=0.5))
+    js = probe.collect(JointState, "joint_states")
+    pub = probe.publisher(Float64MultiArray, "/effort_controller/commands")
+    wait_first(js, sim)
+    model = mb_sim.load_urdf(str(ARM_URDF))
+    i = model.joint_names.index("joint1")
+    q_start = js[-1][1].position[i]
+    tau = np.zeros(model.nq)
+    tau[i] = 0.5
+    end = time.monotonic() + 1.5
+    while time.monotonic() < end:
+        pub.publish(Float64MultiArray(data=tau.tolist()))
+        time.sleep(0.02)
+    last = js[-1][1]
+    assert last.effort[i] == pytest.approx(0.5)
+    assert 0.2 < last.velocity[i] < 0.6
+    assert last.position[i] - q_start > 0.2
+    others = [abs(v) for k, v in enumerate(last.position) if k != i]
+    assert max(others) < 0.05
+
+    # Same through JointState commands, the other way round, one joint named.
+    cmd = probe.publisher(JointState, "joint_commands")
+    v0 = js[-1][1].velocity[i]
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end:
+        cmd.publish(JointState(name=["joint1"], effort=[-1.0]))
+        time.sleep(0.02)
+    assert js[-1][1].velocity[i] < -0.5 < v0
+    assert js[-1][1].effort[i] == pytest.approx(-1.0)
+
+
+def test_bad_commands_rejected_node_keeps_running(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params())
+    js = probe.collect(JointState, "joint_states")
+    arr = probe.publisher(Float64MultiArray, "/effort_controller/commands")
+    named = probe.publisher(JointState, "joint_commands")
+    wait_first(js, sim)
+    time.sleep(0.5)
+    arr.publish(Float64MultiArray(data=[0.0, math.nan, 0, 0, 0, 0, 0]))
+    arr.publish(Float64MultiArray(data=[1.0, 2.0]))
+    named.publish(JointState(name=["joint1", "elbow_of_nobody"], effort=[1.0, 2.0]))
+    named.publish(JointState(name=["joint3"], effort=[math.inf]))
+    assert sim.wait_for_output("'joint2' is nan", 5.0), sim.output
+    assert sim.wait_for_output("got 2 efforts, expected 7", 5.0), sim.output
+    assert sim.wait_for_output("unknown joint name(s) ['elbow_of_nobody']", 5.0), sim.output
+    assert sim.wait_for_output("'joint3' is inf", 5.0), sim.output
+    n = len(js)
+    time.sleep(0.5)
+    assert len(js) > n + 50 and sim.proc.poll() is None
+    assert all(e == 0.0 for e in js[-1][1].effort)
+
+
+def test_effort_limit_applied(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params())
+    js = probe.collect(JointState, "joint_states")
+    named = probe.publisher(JointState, "joint_commands")
+    wait_first(js, sim)
+    time.sleep(0.3)
+    named.publish(JointState(name=["joint7"], effort=[500.0]))  # URDF limit 12 N m
+    assert sim.wait_for_output("effort limit", 5.0), sim.output
+    assert wait_until(lambda: js[-1][1].effort[6] != 0.0, 2.0)
+    assert js[-1][1].effort[6] == pytest.approx(12.0)
+
+
+def test_watchdog_zeroes_efforts(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params(command_timeout=0.3))
+    js = probe.collect(JointState, "joint_states")
+    named = probe.publisher(JointState, "joint_commands")
+    wait_first(js, sim)
+    time.sleep(0.5)
+    named.publish(JointState(name=["joint1"], effort=[3.0]))
+    assert wait_until(lambda: js[-1][1].effort[0] == 3.0, 3.0)
+    t_cmd = time_to_seconds(js[-1][1].header.stamp)
+    assert wait_until(lambda: js[-1][1].effort[0] == 0.0, 3.0)
+    t_zero = next(time_to_seconds(m.header.stamp) for _, m in js
+                  if time_to_seconds(m.header.stamp) > t_cmd and m.effort[0] == 0.0)
+    assert 0.25 <= t_zero - t_cmd <= 0.35
+    assert sim.wait_for_output("no effort command for 0.3 s", 3.0), sim.output
+
+
+# --- pause, step, reset, lockstep --------------------------------------------------------------
+
+
+def test_pause_freezes_time_and_reset_restores(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params(initial_positions=ARM_INITIAL))
+    js = probe.collect(JointState, "joint_states")
+    clock = probe.collect(Clock, "/clock", QoSProfile(depth=10))
+    wait_first(js, sim)
+    model = mb_sim.load_urdf(str(ARM_URDF))
+    q0 = np.zeros(model.nq)
+    for name, v in ARM_INITIAL.items():
+        q0[model.joint_names.index(name)] = v
+    time.sleep(0.5)
+
+    assert probe.call(SetBool, "/sim_node/pause", SetBool.Request(data=True)).success
+    time.sleep(0.2)
+    t_paused = time_to_seconds(clock[-1][1].clock)
+    n_js = len(js)
+    time.sleep(1.0)
+    assert time_to_seconds(clock[-1][1].clock) == t_paused
+    assert len(js) == n_js  # nothing moves, nothing is published
+    assert np.linalg.norm(np.asarray(js[-1][1].position) - q0) > 1e-3  # it had fallen
+
+    step = probe.call(Trigger, "/sim_node/step", Trigger.Request())
+    assert step.success
+    assert wait_until(lambda: time_to_seconds(clock[-1][1].clock) > t_paused, 2.0)
+    assert time_to_seconds(clock[-1][1].clock) == pytest.approx(t_paused + 0.001, abs=1e-9)
+
+    reset = probe.call(Trigger, "/sim_node/reset", Trigger.Request())
+    assert reset.success
+    assert wait_until(lambda: time_to_seconds(clock[-1][1].clock) == 0.0, 2.0)
+    assert wait_until(lambda: time_to_seconds(js[-1][1].header.stamp) == 0.0, 2.0)
+    np.testing.assert_array_equal(js[-1][1].position, q0)
+    np.testing.assert_array_equal(js[-1][1].velocity, np.zeros(model.nq))
+
+    assert probe.call(SetBool, "/sim_node/pause", SetBool.Request(data=False)).success
+    assert wait_until(lambda: time_to_seconds(clock[-1][1].clock) > 0.2, 3.0)
+    assert not probe.call(Trigger, "/sim_node/step", Trigger.Request()).success
+
+
+def test_lockstep_matches_simulation(start_sim: Any, probe: Any) -> None:
+    """Gravity only, arm falling onto the table among the boxes: node == library, bit for bit."""
+    steps_per_call, calls = 40, 10
+    sim = start_sim({
+        "urdf_file": str(ARM_URDF),
+        "world_file": str(TABLE_WORLD),
+        "physics_rate": 1000.0,
+        "start_paused": True,
+        "step_count": steps_per_call,
+        "status_period": 0.0,
+        "initial_positions": ARM_INITIAL,
+    })
+    js = probe.collect(JointState, "joint_states")
+    tf = probe.collect(TFMessage, "/tf", 100)
+    # Paused: the node publishes once at start, maybe before discovery; wait for the topics
+    # instead. Only messages after the last step count.
+    assert wait_until(lambda: probe.node.count_publishers("/tf") > 0 or sim.proc.poll() is not None,
+                      STARTUP_TIMEOUT), sim.output
+    time.sleep(0.5)
+    for _ in range(calls):
+        resp = probe.call(Trigger, "/sim_node/step", Trigger.Request())
+        assert resp.success, resp.message
+    n = steps_per_call * calls
+    assert wait_until(
+        lambda: abs(time_to_seconds(js[-1][1].header.stamp) - n * 0.001) < 1e-9, 5.0
+    )
+    assert wait_until(
+        lambda: any(abs(time_to_seconds(m.transforms[0].header.stamp) - n * 0.001) < 1e-9
+                    for _, m in tf), 5.0
+    )
+
+    model = mb_sim.load_urdf(str(ARM_URDF))
+    world = mb_sim.load_world(str(TABLE_WORLD))
+    ref = mb_sim.Simulation(model, world=world, dt=0.001)
+    q0 = ref.q
+    for name, v in ARM_INITIAL.items():
+        q0[model.joint_names.index(name)] = v
+    ref.set_initial_state(q=q0)
+    ref.step(n)
+    assert len(ref.contacts) > 0  # the run exercised contacts, not free fall alone
+    last = js[-1][1]
+    np.testing.assert_allclose(last.position, ref.q, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(last.velocity, ref.qd, rtol=0, atol=1e-9)
+    assert np.linalg.norm(ref.q - q0) > 1e-3
+    tf_last = next(m for _, m in reversed(tf)
+                   if abs(time_to_seconds(m.transforms[0].header.stamp) - n * 0.001) < 1e-9)
+    bodies = {t.child_frame_id: t.transform for t in tf_last.transforms}
+    for name in ("box_red", "ball"):
+        xyz, _ = ref.body_pose(name)
+        tr = bodies[name].translation
+        np.testing.assert_allclose([tr.x, tr.y, tr.z], xyz, rtol=0, atol=1e-9)
+
+
+# --- contact markers -----------------------------------------------------------------------------
+
+
+def added(arr: MarkerArray) -> list[Marker]:
+    return [m for m in arr.markers if m.action == Marker.ADD]
+
+
+def test_contact_markers_appear_and_clear(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(lift_params())
+    markers = probe.collect(MarkerArray, "/sim_node/contacts")
+    js = probe.collect(JointState, "joint_states")
+    tf_static = probe.collect(TFMessage, "/tf_static", LATCHED)
+    named = probe.publisher(JointState, "joint_commands")
+    wait_first(js, sim)
+    # The static table is a fixed frame: /tf_static, at its place in the world file.
+    assert wait_until(lambda: bool(tf_static), 5.0)
+    table = next(t for t in tf_static[-1][1].transforms if t.child_frame_id == "table")
+    assert table.header.frame_id == "world"
+    assert table.transform.translation.z == pytest.approx(0.28, abs=1e-12)
+    # The pad falls 3 cm onto the table and rests there.
+    assert wait_until(lambda: bool(markers) and bool(added(markers[-1][1])), 10.0), sim.output
+    arr = markers[-1][1]
+    assert arr.markers[0].action == Marker.DELETEALL
+    dots = [m for m in added(arr) if m.type == Marker.SPHERE]
+    arrows = [m for m in added(arr) if m.type == Marker.ARROW]
+    assert dots and len(dots) == len(arrows)
+    for d in dots:
+        assert d.pose.position.z == pytest.approx(0.30, abs=0.005)
+        assert abs(d.pose.position.x) <= 0.051 and abs(d.pose.position.y) <= 0.051
+    for a in arrows:
+        direction = np.array([a.points[1].x - a.points[0].x, a.points[1].y - a.points[0].y,
+                              a.points[1].z - a.points[0].z])
+        assert abs(direction[2]) == pytest.approx(np.linalg.norm(direction))
+
+    # Lifted off the table: the next arrays hold no contact.
+    named.publish(JointState(name=["lift"], effort=[30.0]))
+    assert wait_until(lambda: not added(markers[-1][1]), 5.0)
+    assert js[-1][1].position[0] > -0.025  # risen from its rest at -0.03
+
+    # Back down: contacts return; then reset puts the pad in the air again and clears them.
+    named.publish(JointState(name=["lift"], effort=[0.0]))
+    assert wait_until(lambda: bool(added(markers[-1][1])), 5.0)
+    assert probe.call(SetBool, "/sim_node/pause", SetBool.Request(data=True)).success
+    assert probe.call(Trigger, "/sim_node/reset", Trigger.Request()).success
+    assert wait_until(lambda: not added(markers[-1][1]), 5.0)
+    assert [m.action for m in markers[-1][1].markers] == [Marker.DELETEALL]
+
+
+# --- parameters ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [
+        ({"physics_rate": -5.0}, ["physics_rate", "-5"]),
+        ({"real_time_factor": "fast"}, ["real_time_factor", "fast"]),
+        ({"integrator": "euler"}, ["integrator", "euler"]),
+        ({"publish_rate": 5000.0}, ["publish_rate", "exceeds physics_rate"]),
+        ({"urdf_file": "/nonexistent/robot.urdf"}, ["urdf_file", "/nonexistent/robot.urdf"]),
+        ({"initial_positions": {"joint9": 0.1}}, ["initial_positions", "joint9"]),
+        ({"initial_positions": {"joint4": 3.0}}, ["initial_positions.joint4", "3.0"]),
+        ({"command_joints": ["joint1", "wrist"]}, ["command_joints", "wrist"]),
+    ],
+)
+def test_invalid_parameters_stop_startup(
+    start_sim: Any, params: dict[str, Any], words: list[str]
+) -> None:
+    sim = start_sim(arm_params(**params))
+    rc = sim.proc.wait(timeout=STARTUP_TIMEOUT)
+    assert rc != 0
+    out = sim.output
+    for w in words:
+        assert w in out, out
+    assert "Traceback" not in out
+
+
+def test_runtime_parameter_changes(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params())
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    bad = set_param(probe, "real_time_factor", double(-1.0))
+    assert not bad.successful
+    assert get_param(probe, "real_time_factor").double_value == 1.0
+    bad = set_param(probe, "publish_rate", double(2000.0))
+    assert not bad.successful and "physics_rate" in bad.reason
+    assert not set_param(probe, "physics_rate", double(500.0)).successful  # read-only
+    good = set_param(probe, "publish_rate", double(100.0))
+    assert good.successful
+    time.sleep(0.5)
+    stamps = [time_to_seconds(m.header.stamp) for _, m in js[-10:]]
+    np.testing.assert_allclose(np.diff(stamps), 0.01, atol=2e-9)
+
+
+def test_as_fast_as_possible_and_slow_motion(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params(real_time_factor=0.0))
+    clock = probe.collect(Clock, "/clock", QoSProfile(depth=10))
+    wait_first(clock, sim)
+    time.sleep(0.5)
+    t0, s0 = time.monotonic(), time_to_seconds(clock[-1][1].clock)
+    time.sleep(2.0)
+    fast = (time_to_seconds(clock[-1][1].clock) - s0) / (time.monotonic() - t0)
+    assert fast > 1.5, f"real_time_factor 0 ran at {fast:.2f} x real time"
+
+    assert set_param(probe, "real_time_factor", double(0.25)).successful
+    time.sleep(0.5)
+    t0, s0 = time.monotonic(), time_to_seconds(clock[-1][1].clock)
+    time.sleep(2.0)
+    slow = (time_to_seconds(clock[-1][1].clock) - s0) / (time.monotonic() - t0)
+    assert slow == pytest.approx(0.25, rel=0.1)
+
+
+# --- shutdown ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_exits_cleanly(start_sim: Any, probe: Any, sig: int) -> None:
+    sim = start_sim(arm_params())
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    t0 = time.monotonic()
+    sim.proc.send_signal(sig)
+    rc = sim.proc.wait(timeout=10)
+    elapsed = time.monotonic() - t0
+    assert rc == 0, sim.output
+    assert elapsed < 2.0
+    time.sleep(0.1)
+    assert "Traceback" not in sim.output

@@ -1,0 +1,269 @@
+"""The package as ROS sees it: `colcon build` with colcon from PyPI, what it installs, the
+launch file (checked with stand-ins for launch/launch_ros when those are not installed, and
+launched for real when they are), and the shell environment of `.venv/bin/activate`."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import types
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from ros_helpers import REPO, STARTUP_TIMEOUT, wait_until
+
+PACKAGE_FILES = ("package.xml", "setup.py", "setup.cfg", "resource", "mb_sim", "launch", "urdf",
+                 "config")
+
+
+@pytest.fixture(scope="module")
+def colcon_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workspace with this package in src/mb_sim, built by `colcon build`."""
+    ws = tmp_path_factory.mktemp("ws")
+    src = ws / "src" / "mb_sim"
+    src.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in PACKAGE_FILES:
+        path = REPO / name
+        if path.is_dir():
+            shutil.copytree(path, src / name, ignore=ignore)
+        else:
+            shutil.copy2(path, src / name)
+    proc = subprocess.run(
+        [sys.executable, "-m", "colcon", "build", "--event-handlers", "console_direct-"],
+        cwd=ws, capture_output=True, text=True, timeout=600, check=False,
+    )
+    assert proc.returncode == 0, f"colcon build failed:\n{proc.stdout}\n{proc.stderr}"
+    return ws
+
+
+def sourced(ws: Path, command: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    """Run `command` in bash after `source install/setup.bash`, as a ROS user would."""
+    return subprocess.run(
+        ["bash", "-c", f"source install/setup.bash && {command}"],
+        cwd=ws, capture_output=True, text=True, check=False, **kw,
+    )
+
+
+def test_colcon_installs_scripts_and_share_files(colcon_ws: Path) -> None:
+    prefix = colcon_ws / "install" / "mb_sim"
+    for script in ("sim_node", "demo_controller"):
+        path = prefix / "lib" / "mb_sim" / script
+        assert path.is_file() and os.access(path, os.X_OK), path
+    share = prefix / "share" / "mb_sim"
+    for rel in ("package.xml", "launch/arm.launch.py", "urdf/arm.urdf", "config/arm.yaml",
+                "config/arm.rviz", "config/worlds/table.yaml"):
+        assert (share / rel).is_file(), rel
+    assert (prefix / "share" / "ament_index" / "resource_index" / "packages" / "mb_sim").is_file()
+
+
+def test_sourced_install_finds_package_and_runs_node(colcon_ws: Path, tmp_path: Path) -> None:
+    probe = sourced(
+        colcon_ws,
+        f"{sys.executable} -c 'import mb_sim; from ament_index_python.packages import "
+        "get_package_share_directory as g, get_package_prefix as p; "
+        "print(mb_sim.__file__); print(g(\"mb_sim\")); print(p(\"mb_sim\"))'",
+    )
+    assert probe.returncode == 0, probe.stderr
+    module, share, prefix = probe.stdout.split()
+    install = str(colcon_ws / "install" / "mb_sim")
+    assert module.startswith(install) and share == install + "/share/mb_sim"
+
+    # The installed executable, installed params file, URDF and world: it starts and stops.
+    # (Interpreted kernels: this copy of the package has no numba cache, and compiling it
+    # would only repeat what the other tests do.)
+    log = tmp_path / "sim_node.log"
+    command = (
+        f"source install/setup.bash && exec {prefix}/lib/mb_sim/sim_node --ros-args "
+        f"--params-file {share}/config/arm.yaml -p urdf_file:={share}/urdf/arm.urdf "
+        f"-p world_file:={share}/config/worlds/table.yaml"
+    )
+    with log.open("w") as sink:
+        proc = subprocess.Popen(["bash", "-c", command], cwd=colcon_ws, stdout=sink,
+                                stderr=subprocess.STDOUT,
+                                env={**os.environ, "NUMBA_DISABLE_JIT": "1"})
+        try:
+            assert wait_until(
+                lambda: "simulating 'mb_sim_arm'" in log.read_text() or proc.poll() is not None,
+                STARTUP_TIMEOUT, 0.1,
+            )
+            assert proc.poll() is None, log.read_text()
+        finally:
+            proc.send_signal(signal.SIGINT)
+            rc = proc.wait(timeout=10)
+    assert rc == 0, log.read_text()
+
+
+# --- launch file ---------------------------------------------------------------------------------
+
+
+class _Recorder:
+    def __init__(self, **kwargs: Any) -> None:
+        self.kwargs = kwargs
+
+
+def _fake_launch_modules() -> dict[str, types.ModuleType]:
+    """Minimal launch / launch_ros stand-ins that record what the launch file asks for."""
+    launch = types.ModuleType("launch")
+    launch_actions = types.ModuleType("launch.actions")
+    launch_ros = types.ModuleType("launch_ros")
+    launch_ros_actions = types.ModuleType("launch_ros.actions")
+
+    class LaunchDescription:
+        def __init__(self, entities: list[Any]) -> None:
+            self.entities = entities
+
+    class DeclareLaunchArgument(_Recorder):
+        def __init__(self, name: str, **kwargs: Any) -> None:
+            super().__init__(name=name, **kwargs)
+
+    class OpaqueFunction(_Recorder):
+        pass
+
+    class Node(_Recorder):
+        pass
+
+    launch.LaunchDescription = LaunchDescription  # type: ignore[attr-defined]
+    launch.LaunchContext = object  # type: ignore[attr-defined]
+    launch_actions.DeclareLaunchArgument = DeclareLaunchArgument  # type: ignore[attr-defined]
+    launch_actions.OpaqueFunction = OpaqueFunction  # type: ignore[attr-defined]
+    launch_ros_actions.Node = Node  # type: ignore[attr-defined]
+    launch.actions = launch_actions  # type: ignore[attr-defined]
+    launch_ros.actions = launch_ros_actions  # type: ignore[attr-defined]
+    return {"launch": launch, "launch.actions": launch_actions, "launch_ros": launch_ros,
+            "launch_ros.actions": launch_ros_actions}
+
+
+@pytest.fixture
+def launch_module(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[types.ModuleType]:
+    """The installed launch file, imported against stand-ins (real launch is not needed)."""
+    install = colcon_ws / "install" / "mb_sim"
+    monkeypatch.setenv("AMENT_PREFIX_PATH",
+                       os.pathsep.join([str(install), os.environ.get("AMENT_PREFIX_PATH", "")]))
+    for name, module in _fake_launch_modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    path = install / "share" / "mb_sim" / "launch" / "arm.launch.py"
+    spec = importlib.util.spec_from_file_location("arm_launch", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    yield module
+
+
+def _evaluate(module: types.ModuleType, **arguments: str) -> tuple[dict[str, Any], list[Any]]:
+    desc = module.generate_launch_description()
+    declared = {e.kwargs["name"]: e.kwargs for e in desc.entities if "default_value" in e.kwargs}
+    config = {name: kw["default_value"] for name, kw in declared.items()}
+    config.update(arguments)
+    context = types.SimpleNamespace(launch_configurations=config)
+    nodes: list[Any] = []
+    for e in desc.entities:
+        if "function" in e.kwargs:
+            nodes.extend(e.kwargs["function"](context))
+    return declared, nodes
+
+
+def test_launch_file_names_existing_things(launch_module: types.ModuleType,
+                                           colcon_ws: Path) -> None:
+    install = colcon_ws / "install" / "mb_sim"
+    declared, nodes = _evaluate(launch_module)
+    assert {"world", "use_sim_time", "rviz"} <= set(declared)
+    assert len(nodes) == 1  # rviz is off by default
+    sim = nodes[0].kwargs
+    assert (sim["package"], sim["executable"]) == ("mb_sim", "sim_node")
+    assert (install / "lib" / sim["package"] / sim["executable"]).is_file()
+    files = [p for p in sim["parameters"] if isinstance(p, str)]
+    overrides = next(p for p in sim["parameters"] if isinstance(p, dict))
+    assert files and all(Path(f).is_file() for f in files)
+    for f in files:
+        data = yaml.safe_load(Path(f).read_text())
+        assert "ros__parameters" in data["sim_node"]
+    assert Path(overrides["urdf_file"]).is_file()
+    assert Path(overrides["world_file"]).name == "table.yaml"
+    assert Path(overrides["world_file"]).is_file()
+    assert overrides["use_sim_time"] is True
+    ET.parse(overrides["urdf_file"])
+
+
+def test_launch_arguments(launch_module: types.ModuleType, tmp_path: Path) -> None:
+    _, nodes = _evaluate(launch_module, rviz="true", use_sim_time="false", world="cube_drop")
+    assert [n.kwargs["executable"] for n in nodes] == ["sim_node", "rviz2"]
+    rviz_args = nodes[1].kwargs["arguments"]
+    assert rviz_args[0] == "-d" and Path(rviz_args[1]).is_file()
+    rviz = yaml.safe_load(Path(rviz_args[1]).read_text())
+    classes = {d["Class"] for d in rviz["Visualization Manager"]["Displays"]}
+    assert {"rviz_default_plugins/RobotModel", "rviz_default_plugins/TF",
+            "rviz_default_plugins/MarkerArray"} <= classes
+    sim = nodes[0].kwargs["parameters"][1]
+    assert sim["use_sim_time"] is False
+    assert Path(sim["world_file"]).name == "cube_drop.yaml" and Path(sim["world_file"]).is_file()
+
+    _, nodes = _evaluate(launch_module, world="none")
+    assert nodes[0].kwargs["parameters"][1]["world_file"] == ""
+    own = tmp_path / "mine.yaml"
+    own.write_text("bodies: []\n")
+    _, nodes = _evaluate(launch_module, world=str(own))
+    assert nodes[0].kwargs["parameters"][1]["world_file"] == str(own)
+    with pytest.raises(RuntimeError, match="no_such_world"):
+        _evaluate(launch_module, world="no_such_world")
+
+
+def test_launch_for_real_when_launch_ros_is_installed(colcon_ws: Path) -> None:
+    pytest.importorskip("launch_ros", reason="launch_ros is not installed (no ROS 2 install)")
+    if shutil.which("ros2") is None:
+        pytest.skip("ros2 command line not installed")
+    proc = subprocess.Popen(
+        ["bash", "-c", "source install/setup.bash && exec ros2 launch mb_sim arm.launch.py"],
+        cwd=colcon_ws, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )
+    try:
+        topics = ""
+        end = time.monotonic() + STARTUP_TIMEOUT
+        while time.monotonic() < end and "/joint_states" not in topics:
+            time.sleep(1.0)
+            topics = sourced(colcon_ws, "ros2 topic list", timeout=30).stdout
+        assert "/joint_states" in topics and "/sim_node/contacts" in topics
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=15)
+
+
+# --- the activated venv ----------------------------------------------------------------------
+
+
+def test_activated_venv_has_everything(tmp_path: Path) -> None:
+    activate = Path(sys.prefix) / "bin" / "activate"
+    if sys.prefix == sys.base_prefix or "mb_sim ROS environment" not in activate.read_text():
+        pytest.skip("not running in the project's venv (tools/setup_env.sh)")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("AMENT_PREFIX_PATH", "LD_LIBRARY_PATH", "PYTHONPATH",
+                        "_ROS_WHEELS_BOOTSTRAP_COMPLETE", "ROS_AUTOMATIC_DISCOVERY_RANGE")}
+    env["PATH"] = "/usr/bin:/bin"
+    script = (
+        f"source {activate} && "
+        "command -v sim_node && "
+        "python -c 'from tf2_msgs.msg import TFMessage; TFMessage()' && "
+        "python -c 'import os; print(os.environ[\"ROS_AUTOMATIC_DISCOVERY_RANGE\"])' && "
+        "python -c 'from ament_index_python.packages import get_package_share_directory as g; "
+        "print(g(\"sensor_msgs\"))' && "
+        "python -m pytest --version && "
+        "sim_node --ros-args -p physics_rate:=-1.0 -p urdf_file:=x.urdf; echo rc=$?"
+    )
+    proc = subprocess.run(["bash", "-c", script], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=STARTUP_TIMEOUT, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    assert f"{sys.prefix}/bin/sim_node" in out
+    assert "LOCALHOST" in out
+    assert "share/sensor_msgs" in out
+    assert "physics_rate" in out and "rc=1" in out

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Create or update the project's virtual environment: library, test and ROS 2 (Jazzy wheels)
+# dependencies, the tf2_msgs fallback build, the package itself (editable), and the additions to
+# bin/activate that make `sim_node`, rclpy and tf2_msgs work in an activated shell.
+#
+# Usage: tools/setup_env.sh [VENV]     (VENV defaults to .venv)
+#
+# Re-runs are fast: a stamp in the venv records a hash of every input below, and nothing is
+# installed while it matches. Set MB_SIM_FORCE_ENV=1 to reinstall anyway.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+venv="${1:-.venv}"
+python="${PYTHON:-python3}"
+stamp="$venv/.mb_sim_env.stamp"
+
+inputs=(requirements.txt requirements-ros.txt requirements-dev.txt
+        tools/requirements-tf2-build.txt tools/setup_env.sh tools/build_tf2_msgs.sh
+        tools/activate_hook.sh tools/tf2_msgs/CMakeLists.txt tools/tf2_msgs/package.xml
+        setup.py setup.cfg package.xml)
+hash="$(cat "${inputs[@]}" | sha256sum | cut -c1-16)"
+
+if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$hash" \
+      && -z "${MB_SIM_FORCE_ENV:-}" ]]; then
+    exit 0
+fi
+
+start=$SECONDS
+if [[ ! -x "$venv/bin/python" ]]; then
+    echo "env: creating $venv with $("$python" --version 2>&1)"
+    if ! "$python" -m venv "$venv"; then
+        echo "env: '$python -m venv' failed; on Debian/Ubuntu: apt-get install python3-venv" >&2
+        rm -rf "$venv"
+        exit 1
+    fi
+fi
+pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+
+quiet_pip() {
+    # pip warns about every package on each unreachable extra index of a machine's pip.conf
+    "${pip[@]}" "$@" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+}
+
+echo "env: installing dependencies (requirements*.txt)"
+quiet_pip -r requirements-dev.txt -r requirements-ros.txt
+
+echo "env: tf2_msgs"
+bash tools/build_tf2_msgs.sh "$venv"
+
+echo "env: installing mb_sim (editable)"
+quiet_pip --no-deps --use-pep517 -e .
+
+# Shell additions for `source .venv/bin/activate`, replaced on every run.
+activate="$venv/bin/activate"
+begin="# >>> mb_sim ROS environment >>>"
+end="# <<< mb_sim ROS environment <<<"
+sed -i "/^$begin\$/,/^$end\$/d" "$activate"
+{
+    echo "$begin"
+    cat tools/activate_hook.sh
+    echo "$end"
+} >> "$activate"
+
+echo "$hash" > "$stamp"
+echo "env: ready in $((SECONDS - start)) s ($venv)"
