@@ -19,13 +19,13 @@ import numpy as np
 from mb_sim._jit import njit
 from mb_sim.dynamics.spatial import (
     congruence_add,
-    cross_force_into,
-    cross_motion_into,
+    cross_force,
+    cross_motion,
     dot6,
-    joint_pose_into,
+    joint_pose,
     mtv6_add,
-    mv6_into,
-    plucker_into,
+    mv6,
+    plucker,
 )
 
 
@@ -61,8 +61,8 @@ def aba_kernel(
     Ia = np.empty((6, 6))
     tmp = np.empty((6, 6))
     for i in range(n):
-        joint_pose_into(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
-        plucker_into(R, p, X[i])
+        joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
+        plucker(R, p, X[i])
         S[i, :] = 0.0
         if joint_type[i] == 0:
             S[i, :3] = axis[i]
@@ -70,20 +70,20 @@ def aba_kernel(
             S[i, 3:] = axis[i]
         j = parent[i]
         if j >= 0:
-            mv6_into(X[i], v[j], v[i])
+            mv6(X[i], v[j], v[i])
         for k in range(6):
             v[i, k] += S[i, k] * qd[i]
         if j >= 0:
-            cross_motion_into(v[i], S[i], c[i])
+            cross_motion(v[i], S[i], c[i])
             for k in range(6):
                 c[i, k] *= qd[i]
         IA[i] = inertia[i]
-        mv6_into(inertia[i], v[i], t6)
-        cross_force_into(v[i], t6, pA[i])
+        mv6(inertia[i], v[i], t6)
+        cross_force(v[i], t6, pA[i])
         for k in range(6):
             pA[i, k] -= f_ext[i, k]
     for i in range(n - 1, -1, -1):
-        mv6_into(IA[i], S[i], U[i])
+        mv6(IA[i], S[i], U[i])
         D[i] = dot6(S[i], U[i])
         u[i] = tau[i] - damping[i] * qd[i] - dot6(S[i], pA[i])
         j = parent[i]
@@ -91,7 +91,7 @@ def aba_kernel(
             for r in range(6):
                 for k in range(6):
                     Ia[r, k] = IA[i, r, k] - U[i, r] * U[i, k] / D[i]
-            mv6_into(Ia, c[i], t6)
+            mv6(Ia, c[i], t6)
             for k in range(6):
                 t6[k] += pA[i, k] + U[i, k] * (u[i] / D[i])
             congruence_add(X[i], Ia, IA[j], tmp)
@@ -100,7 +100,7 @@ def aba_kernel(
     a = np.zeros((n, 6))
     for i in range(n):
         j = parent[i]
-        mv6_into(X[i], a0 if j < 0 else a[j], t6)
+        mv6(X[i], a0 if j < 0 else a[j], t6)
         for k in range(6):
             t6[k] += c[i, k]
         qdd[i] = (u[i] - dot6(U[i], t6)) / D[i]

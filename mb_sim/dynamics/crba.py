@@ -12,10 +12,10 @@ from mb_sim._jit import njit
 from mb_sim.dynamics.spatial import (
     congruence_add,
     dot6,
-    joint_pose_into,
+    joint_pose,
     mtv6_add,
-    mv6_into,
-    plucker_into,
+    mv6,
+    plucker,
 )
 
 
@@ -37,8 +37,8 @@ def crba_kernel(
     p = np.empty(3)
     tmp = np.empty((6, 6))
     for i in range(n):
-        joint_pose_into(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
-        plucker_into(R, p, X[i])
+        joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
+        plucker(R, p, X[i])
         if joint_type[i] == 0:
             S[i, :3] = axis[i]
         else:
@@ -51,7 +51,7 @@ def crba_kernel(
     F = np.empty(6)
     G = np.empty(6)
     for i in range(n):
-        mv6_into(Ic[i], S[i], F)
+        mv6(Ic[i], S[i], F)
         H[i, i] = dot6(S[i], F)
         k = i
         while parent[k] >= 0:

@@ -13,13 +13,12 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.dynamics.spatial import (
-    congruence,
+    congruence_add,
     cross_force,
     cross_motion,
     dot6,
     joint_pose,
-    motion_subspace,
-    mtv6,
+    mtv6_add,
     mv6,
     plucker,
 )
@@ -51,44 +50,54 @@ def hybrid_kernel(
     U = np.zeros((n, 6))
     D = np.zeros(n)
     u = np.zeros(n)
+    R, p = np.empty((3, 3)), np.empty(3)
+    t6, u6, Ia, tmp = np.empty(6), np.empty(6), np.empty((6, 6)), np.empty((6, 6))
     for i in range(n):
-        R, p = joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i])
-        X[i] = plucker(R, p)
-        S[i] = motion_subspace(joint_type[i], axis[i])
-        vJ = S[i] * qd[i]
-        j = parent[i]
-        if j < 0:
-            v[i] = vJ
+        joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
+        plucker(R, p, X[i])
+        if joint_type[i] == 0:
+            S[i, :3] = axis[i]
         else:
-            v[i] = mv6(X[i], v[j]) + vJ
-            c[i] = cross_motion(v[i], vJ)
+            S[i, 3:] = axis[i]
+        j = parent[i]
+        if j >= 0:
+            mv6(X[i], v[j], v[i])
+        v[i] += S[i] * qd[i]
+        if j >= 0:
+            cross_motion(v[i], S[i], c[i])
+            c[i] *= qd[i]
         IA[i] = inertia[i]
-        pA[i] = cross_force(v[i], mv6(inertia[i], v[i]))
+        mv6(inertia[i], v[i], t6)
+        cross_force(v[i], t6, pA[i])
     for i in range(n - 1, -1, -1):
         j = parent[i]
         if prescribed[i]:
-            Ia = IA[i].copy()
-            pa = pA[i] + mv6(IA[i], c[i] + S[i] * qdd_prescribed[i])
+            Ia[:] = IA[i]
+            mv6(IA[i], c[i] + S[i] * qdd_prescribed[i], t6)
+            t6 += pA[i]
         else:
-            U[i] = mv6(IA[i], S[i])
+            mv6(IA[i], S[i], U[i])
             D[i] = dot6(S[i], U[i])
             u[i] = tau[i] - damping[i] * qd[i] - dot6(S[i], pA[i])
-            Ia = IA[i] - np.outer(U[i], U[i]) / D[i]
-            pa = pA[i] + mv6(Ia, c[i]) + U[i] * (u[i] / D[i])
+            Ia[:] = IA[i] - np.outer(U[i], U[i]) / D[i]
+            mv6(Ia, c[i], t6)
+            t6 += pA[i] + U[i] * (u[i] / D[i])
         if j >= 0:
-            IA[j] += congruence(X[i], Ia)
-            pA[j] += mtv6(X[i], pa)
+            congruence_add(X[i], Ia, IA[j], tmp)
+            mtv6_add(X[i], t6, pA[j])
     qdd = np.zeros(n)
     tau_out = tau.copy()
     a = np.zeros((n, 6))
     for i in range(n):
         j = parent[i]
-        ap = mv6(X[i], a0 if j < 0 else a[j]) + c[i]
+        mv6(X[i], a0 if j < 0 else a[j], t6)
+        t6 += c[i]
         if prescribed[i]:
             qdd[i] = qdd_prescribed[i]
-            a[i] = ap + S[i] * qdd[i]
-            tau_out[i] = dot6(S[i], mv6(IA[i], a[i]) + pA[i]) + damping[i] * qd[i]
+            a[i] = t6 + S[i] * qdd[i]
+            mv6(IA[i], a[i], u6)
+            tau_out[i] = dot6(S[i], u6 + pA[i]) + damping[i] * qd[i]
         else:
-            qdd[i] = (u[i] - dot6(U[i], ap)) / D[i]
-            a[i] = ap + S[i] * qdd[i]
+            qdd[i] = (u[i] - dot6(U[i], t6)) / D[i]
+            a[i] = t6 + S[i] * qdd[i]
     return qdd, tau_out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.spatial import dot6, mtv6, mtv6_add, mv6, mv6_into
+from mb_sim.dynamics.spatial import dot6, mtv6_add, mv6
 
 
 @njit
@@ -68,7 +68,7 @@ def impulse_response_into(
     for i in range(n):
         j = parent[i]
         if j >= 0:
-            mv6_into(X[i], dv[j], dv[i])
+            mv6(X[i], dv[j], dv[i])
         else:
             dv[i, :] = 0.0
         dqd[i] = (u[i] - dot6(U[i], dv[i])) / D[i]
@@ -108,6 +108,7 @@ def joint_impulse_response(
     n = parent.shape[0]
     YA = np.zeros((n, 6))
     u = np.zeros(n)
+    t6 = np.zeros(6)
     u[joint] = 1.0
     i = joint
     while i >= 0:
@@ -115,11 +116,15 @@ def joint_impulse_response(
             u[i] = -dot6(S[i], YA[i])
         j = parent[i]
         if j >= 0:
-            YA[j] += mtv6(X[i], YA[i] + U[i] * (u[i] / D[i]))
+            for k in range(6):
+                t6[k] = YA[i, k] + U[i, k] * (u[i] / D[i])
+            mtv6_add(X[i], t6, YA[j])
         i = j
     dv = np.zeros((n, 6))
     for i in range(n):
         j = parent[i]
-        ap = mv6(X[i], dv[j]) if j >= 0 else np.zeros(6)
-        dqd[i] = (u[i] - dot6(U[i], ap)) / D[i]
-        dv[i] = ap + S[i] * dqd[i]
+        if j >= 0:
+            mv6(X[i], dv[j], dv[i])
+        dqd[i] = (u[i] - dot6(U[i], dv[i])) / D[i]
+        for k in range(6):
+            dv[i, k] += S[i, k] * dqd[i]

@@ -8,15 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.spatial import (
-    cross3,
-    joint_pose,
-    matmul3,
-    matvec3,
-    motion_subspace,
-    mv6,
-    plucker,
-)
+from mb_sim.dynamics.spatial import cross3, joint_pose, matmul3, matvec3
 
 
 @njit
@@ -33,8 +25,9 @@ def body_poses(
     pos: np.ndarray,
 ) -> None:
     """World pose (rot[i], pos[i]) of every body, given the base pose."""
+    R, p = np.empty((3, 3)), np.empty(3)
     for i in range(parent.shape[0]):
-        R, p = joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i])
+        joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
         j = parent[i]
         if j < 0:
             rot[i] = matmul3(base_rot, R)
@@ -42,28 +35,6 @@ def body_poses(
         else:
             rot[i] = matmul3(rot[j], R)
             pos[i] = pos[j] + matvec3(rot[j], p)
-
-
-@njit
-def body_velocities(
-    parent: np.ndarray,
-    joint_type: np.ndarray,
-    axis: np.ndarray,
-    tree_rot: np.ndarray,
-    tree_pos: np.ndarray,
-    q: np.ndarray,
-    qd: np.ndarray,
-    vel: np.ndarray,
-) -> None:
-    """Spatial velocity of every body in its own coordinates: v_i = X_i v_parent + S_i qd_i (3.21)."""
-    for i in range(parent.shape[0]):
-        R, p = joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i])
-        vJ = motion_subspace(joint_type[i], axis[i]) * qd[i]
-        j = parent[i]
-        if j < 0:
-            vel[i] = vJ
-        else:
-            vel[i] = mv6(plucker(R, p), vel[j]) + vJ
 
 
 @njit

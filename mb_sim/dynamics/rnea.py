@@ -12,13 +12,13 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.dynamics.spatial import (
-    cross_force_into,
-    cross_motion_into,
+    cross_force,
+    cross_motion,
     dot6,
-    joint_pose_into,
+    joint_pose,
     mtv6_add,
-    mv6_into,
-    plucker_into,
+    mv6,
+    plucker,
 )
 
 
@@ -47,28 +47,28 @@ def rnea_kernel(
     t6 = np.empty(6)
     u6 = np.empty(6)
     for i in range(n):
-        joint_pose_into(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
-        plucker_into(R, p, X[i])
+        joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
+        plucker(R, p, X[i])
         if joint_type[i] == 0:
             S[i, :3] = axis[i]
         else:
             S[i, 3:] = axis[i]
         j = parent[i]
         if j < 0:
-            mv6_into(X[i], a0, a[i])
+            mv6(X[i], a0, a[i])
         else:
-            mv6_into(X[i], v[j], v[i])
-            mv6_into(X[i], a[j], a[i])
+            mv6(X[i], v[j], v[i])
+            mv6(X[i], a[j], a[i])
         for k in range(6):
             v[i, k] += S[i, k] * qd[i]
             a[i, k] += S[i, k] * qdd[i]
         if j >= 0:
-            cross_motion_into(v[i], S[i], t6)
+            cross_motion(v[i], S[i], t6)
             for k in range(6):
                 a[i, k] += t6[k] * qd[i]
-        mv6_into(inertia[i], a[i], f[i])
-        mv6_into(inertia[i], v[i], t6)
-        cross_force_into(v[i], t6, u6)
+        mv6(inertia[i], a[i], f[i])
+        mv6(inertia[i], v[i], t6)
+        cross_force(v[i], t6, u6)
         for k in range(6):
             f[i, k] += u6[k]
     tau = np.zeros(n)

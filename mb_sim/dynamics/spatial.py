@@ -17,25 +17,6 @@ from mb_sim._jit import njit
 
 
 @njit
-def axis_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rodrigues: R = cos(a) 1 + (1 - cos(a)) u u^T + sin(a) u~."""
-    c, s = np.cos(angle), np.sin(angle)
-    x, y, z = axis[0], axis[1], axis[2]
-    t = 1.0 - c
-    R = np.empty((3, 3))
-    R[0, 0] = c + t * x * x
-    R[0, 1] = t * x * y - s * z
-    R[0, 2] = t * x * z + s * y
-    R[1, 0] = t * x * y + s * z
-    R[1, 1] = c + t * y * y
-    R[1, 2] = t * y * z - s * x
-    R[2, 0] = t * x * z - s * y
-    R[2, 1] = t * y * z + s * x
-    R[2, 2] = c + t * z * z
-    return R
-
-
-@njit
 def matmul3(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     C = np.empty((3, 3))
     for i in range(3):
@@ -63,114 +44,12 @@ def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @njit
-def joint_pose(
-    joint_type: int, axis: np.ndarray, tree_rot: np.ndarray, tree_pos: np.ndarray, q: float
-) -> tuple[np.ndarray, np.ndarray]:
-    """Pose (R, p) of a body in its parent's frame: the tree offset, then the joint motion."""
-    if joint_type == 0:
-        return matmul3(tree_rot, axis_rotation(axis, q)), tree_pos.copy()
-    return tree_rot.copy(), tree_pos + q * matvec3(tree_rot, axis)
-
-
-@njit
-def plucker(R: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """child_X_parent for a child posed at (R, p) in the parent: E = R^T (eq. 3.16)."""
-    X = np.zeros((6, 6))
-    for i in range(3):
-        e0, e1, e2 = R[0, i], R[1, i], R[2, i]  # row i of E = R^T
-        X[i, 0], X[i, 1], X[i, 2] = e0, e1, e2
-        X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
-        # row i of -E r~ is -(E[i] x r), since E[i] . (r x m) = (E[i] x r) . m
-        X[i + 3, 0] = -(e1 * p[2] - e2 * p[1])
-        X[i + 3, 1] = -(e2 * p[0] - e0 * p[2])
-        X[i + 3, 2] = -(e0 * p[1] - e1 * p[0])
-    return X
-
-
-@njit
-def mv6(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-    y = np.zeros(6)
-    for i in range(6):
-        s = 0.0
-        for j in range(6):
-            s += A[i, j] * x[j]
-        y[i] = s
-    return y
-
-
-@njit
-def mtv6(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """A^T x (forces go from child to parent with the transpose of child_X_parent)."""
-    y = np.zeros(6)
-    for j in range(6):
-        s = 0.0
-        for i in range(6):
-            s += A[i, j] * x[i]
-        y[j] = s
-    return y
-
-
-@njit
-def congruence(X: np.ndarray, I: np.ndarray) -> np.ndarray:
-    """X^T I X: an inertia moved from child to parent coordinates (eq. 3.33)."""
-    T = np.zeros((6, 6))
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for k in range(6):
-                s += I[i, k] * X[k, j]
-            T[i, j] = s
-    out = np.zeros((6, 6))
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for k in range(6):
-                s += X[k, i] * T[k, j]
-            out[i, j] = s
-    return out
-
-
-@njit
-def cross_motion(v: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """v x m for motion vectors: [w x mw; w x mv + vv x mw]."""
-    w, u = v[:3], v[3:]
-    out = np.empty(6)
-    out[:3] = cross3(w, m[:3])
-    out[3:] = cross3(w, m[3:]) + cross3(u, m[:3])
-    return out
-
-
-@njit
-def cross_force(v: np.ndarray, f: np.ndarray) -> np.ndarray:
-    """v x* f for force vectors: [w x n + vv x f; w x f]."""
-    w, u = v[:3], v[3:]
-    out = np.empty(6)
-    out[:3] = cross3(w, f[:3]) + cross3(u, f[3:])
-    out[3:] = cross3(w, f[3:])
-    return out
-
-
-@njit
-def motion_subspace(joint_type: int, axis: np.ndarray) -> np.ndarray:
-    """S = [u; 0] for a revolute joint, [0; u] for a prismatic one (000.md 2.3)."""
-    S = np.zeros(6)
-    if joint_type == 0:
-        S[:3] = axis
-    else:
-        S[3:] = axis
-    return S
-
-
-@njit
 def dot6(a: np.ndarray, b: np.ndarray) -> float:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-# --- allocation-free variants for the per-step kernels -------------------------------------
-
-
 @njit
-def joint_pose_into(
+def joint_pose(
     joint_type: int,
     axis: np.ndarray,
     tree_rot: np.ndarray,
@@ -179,7 +58,9 @@ def joint_pose_into(
     R: np.ndarray,
     p: np.ndarray,
 ) -> None:
-    """`joint_pose` written into R, p."""
+    """Pose (R, p) of a body in its parent's frame, written into R, p: the tree offset, then
+    the joint's motion, a rotation about the axis (Rodrigues:
+    R_J = cos q 1 + (1 - cos q) u u^T + sin q u~) or a translation along it."""
     if joint_type == 0:
         c, s = np.cos(q), np.sin(q)
         x, y, z = axis[0], axis[1], axis[2]
@@ -202,8 +83,9 @@ def joint_pose_into(
 
 
 @njit
-def plucker_into(R: np.ndarray, p: np.ndarray, X: np.ndarray) -> None:
-    """`plucker` written into X."""
+def plucker(R: np.ndarray, p: np.ndarray, X: np.ndarray) -> None:
+    """child_X_parent for a child posed at (R, p) in the parent, written into X: E = R^T
+    (eq. 3.16)."""
     for i in range(3):
         e0, e1, e2 = R[0, i], R[1, i], R[2, i]
         X[i, 0], X[i, 1], X[i, 2] = e0, e1, e2
@@ -215,7 +97,7 @@ def plucker_into(R: np.ndarray, p: np.ndarray, X: np.ndarray) -> None:
 
 
 @njit
-def mv6_into(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+def mv6(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     for i in range(6):
         s = 0.0
         for j in range(6):
@@ -251,7 +133,7 @@ def congruence_add(X: np.ndarray, I: np.ndarray, out: np.ndarray, tmp: np.ndarra
 
 
 @njit
-def cross_motion_into(v: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
+def cross_motion(v: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
     """out = v x m for motion vectors."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
     out[0] = w1 * m[2] - w2 * m[1]
@@ -263,7 +145,7 @@ def cross_motion_into(v: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
 
 
 @njit
-def cross_force_into(v: np.ndarray, f: np.ndarray, out: np.ndarray) -> None:
+def cross_force(v: np.ndarray, f: np.ndarray, out: np.ndarray) -> None:
     """out = v x* f for force vectors."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
     out[0] = w1 * f[2] - w2 * f[1] + u1 * f[5] - u2 * f[4]

@@ -16,6 +16,7 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.dynamics.spatial import cross3
+from mb_sim.solver.pgs import row_velocity
 from mb_sim.solver.response import add_point, response_work
 from mb_sim.solver.rows import FOLLOWER, NORMAL, TANGENT
 
@@ -26,20 +27,6 @@ def tangent_basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     t1 = cross3(n, a)
     t1 /= np.sqrt(np.sum(t1 * t1))
     return t1, cross3(n, t1)
-
-
-@njit
-def _row_velocity(r: int, J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, qd: np.ndarray,
-                  vb: np.ndarray) -> float:
-    s = 0.0
-    for k in range(qd.shape[0]):
-        s += J_r[r, k] * qd[k]
-    for slot in range(2):
-        b = body[r, slot]
-        if b >= 0:
-            for k in range(6):
-                s += J_b[r, slot, k] * vb[b, k]
-    return s
 
 
 @njit
@@ -124,8 +111,8 @@ def contact_rows(
             add_point(kind_b[c], index_b[c], -1.0, point[c], directions[d], r + d, 1, J_r, W_r,
                       body, J_b, W_b, parent, joint_type, axis, rot, pos, X, S, U, D, body_pos,
                       inv_mass, inv_inertia, scratch, work)
-        un = _row_velocity(r, J_r, body, J_b, qd, vb)
-        u0 = _row_velocity(r, J_r, body, J_b, qd0, vb0)
+        un = row_velocity(r, J_r, body, J_b, qd, vb)
+        u0 = row_velocity(r, J_r, body, J_b, qd0, vb0)
         gap = -depth[c]
         rest[r] = restitution[c]
         gaps[r] = gap
@@ -139,8 +126,8 @@ def contact_rows(
         tangent[c] = t1
         tangent2[c] = t2
         if rows == 3:
-            ut1 = _row_velocity(r + 1, J_r, body, J_b, qd, vb)
-            ut2 = _row_velocity(r + 2, J_r, body, J_b, qd, vb)
+            ut1 = row_velocity(r + 1, J_r, body, J_b, qd, vb)
+            ut2 = row_velocity(r + 2, J_r, body, J_b, qd, vb)
             slip = np.sqrt(ut1 * ut1 + ut2 * ut2)
             if slip > 1e-9:  # turn the pair so that t1 lies along the slip
                 ca, sa = ut1 / slip, ut2 / slip

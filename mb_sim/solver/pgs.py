@@ -22,8 +22,9 @@ from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, TANGENT
 
 
 @njit
-def _row_velocity(r: int, J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, qd: np.ndarray,
+def row_velocity(r: int, J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, qd: np.ndarray,
                   vb: np.ndarray) -> float:
+    """J_r . u: the velocity of row r."""
     s = 0.0
     for k in range(qd.shape[0]):
         s += J_r[r, k] * qd[k]
@@ -141,7 +142,7 @@ def solve(
                 continue
             size = 2 if k == TANGENT else (3 if k == BALL else 1)
             for a in range(size):
-                err[a] = target[r + a] - _row_velocity(r + a, J_r, body, J_b, qd, vb)
+                err[a] = target[r + a] - row_velocity(r + a, J_r, body, J_b, qd, vb)
             for a in range(size):
                 s = lam[r + a]
                 for c in range(size):
@@ -213,7 +214,7 @@ def restitution_pass(
             e = restitution[r]
             if kind[r] != NORMAL or e <= 0.0 or Kinv[r, 0, 0] == 0.0:
                 continue
-            u = _row_velocity(r, J_r, body, J_b, qd, vb)
+            u = row_velocity(r, J_r, body, J_b, qd, vb)
             if u >= -threshold:
                 continue
             g = gap[r]
