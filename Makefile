@@ -14,22 +14,27 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 # file, so a cache shared across edits could keep a kernel built from an older helper.
 export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba-$(shell cat $$(find mb_sim -name '*.py' | sort) | sha256sum | cut -c1-12)
 
-.PHONY: env test lint pytest run clean-env
+.PHONY: env kernels test lint pytest run clean-env
 
 env:
 	@bash tools/setup_env.sh $(VENV)
 
+# Compile the physics kernels once per source version (about a minute), so that tests and the
+# node start at once.
+kernels: env
+	@test -f $(NUMBA_CACHE_DIR)/ready || ($(PY) -m mb_sim.warmup && touch $(NUMBA_CACHE_DIR)/ready)
+
 lint: env
 	$(VENV)/bin/ruff check .
 
-pytest: env
+pytest: env kernels
 	$(PY) -m pytest test/ $(PYTEST_ARGS)
 
 test: env
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory pytest
 
-run: env
+run: env kernels
 	$(PY) -m mb_sim.ros.run_demo $(if $(DURATION),--duration $(DURATION),)
 
 clean-env:

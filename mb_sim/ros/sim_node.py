@@ -276,9 +276,15 @@ class SimNode(Node):
         try:
             sim = mb_sim.Simulation(self.model, **kwargs)
             # Compile the numba kernels now, on a throw-away copy, so the first ticks run on time.
+            started = time.monotonic()
             warm = mb_sim.Simulation(self.model, **kwargs)
             warm.step(2)
             warm.link_poses()
+            if time.monotonic() - started > 5.0:
+                self.get_logger().info(
+                    f"physics kernels compiled in {time.monotonic() - started:.0f} s; they are "
+                    "cached, so the next start is quick (python -m mb_sim.warmup does this ahead)"
+                )
         except (ValueError, mb_sim.ModelError, mb_sim.WorldError) as e:
             raise StartupError(f"cannot build the simulation: {e}") from None
         return sim

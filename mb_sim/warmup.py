@@ -1,0 +1,115 @@
+"""Compile the physics kernels ahead of time: `python -m mb_sim.warmup`.
+
+numba compiles each kernel on its first call and caches the machine code on disk
+(`cache=True`, in `__pycache__` or `NUMBA_CACHE_DIR`), so the first simulation after an
+install or an upgrade would otherwise spend a minute compiling before its first step. This
+steps a small scene that reaches every kernel (a robot with revolute, prismatic and mimic
+joints touching free bodies of every shape, a ball joint, both integrators), so later
+processes start at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+
+import numpy as np
+
+import mb_sim
+
+ROBOT = """<robot name="warmup">
+  <link name="base"><collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
+  <joint name="turn" type="revolute">
+    <parent link="base"/><child link="arm"/><origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>
+    <limit lower="-0.5" upper="0.5" effort="10" velocity="1"/>
+    <dynamics damping="0.1" friction="0.1"/>
+  </joint>
+  <link name="arm">
+    <inertial><origin xyz="0.2 0 0"/><mass value="1"/>
+      <inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0.2 0 0"/><geometry><cylinder radius="0.03" length="0.4"/></geometry>
+    </collision>
+  </link>
+  <joint name="slide" type="prismatic">
+    <parent link="arm"/><child link="finger"/><origin xyz="0.4 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-0.2" upper="0.0" effort="10" velocity="1"/>
+  </joint>
+  <link name="finger">
+    <inertial><mass value="0.2"/>
+      <inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><sphere radius="0.03"/></geometry></collision>
+  </link>
+  <joint name="slide2" type="prismatic">
+    <parent link="arm"/><child link="finger2"/><origin xyz="0.3 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-0.2" upper="0.0" effort="10" velocity="1"/>
+    <mimic joint="slide"/>
+  </joint>
+  <link name="finger2">
+    <inertial><mass value="0.2"/>
+      <inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><geometry><box size="0.04 0.04 0.04"/></geometry></collision>
+  </link>
+</robot>"""
+
+WORLD = {
+    "ground": {"friction": 0.8, "restitution": 0.2},
+    "bodies": [
+        {"name": "box", "shape": "box", "size": [0.1, 0.1, 0.1], "mass": 0.5,
+         "xyz": [0.4, 0.0, 0.05]},
+        {"name": "ball", "shape": "sphere", "size": [0.05], "mass": 0.2, "xyz": [0.4, 0.0, 0.2],
+         "restitution": 0.5},
+        {"name": "can", "shape": "cylinder", "size": [0.04, 0.1], "mass": 0.2,
+         "xyz": [-0.3, 0.0, 0.05]},
+        {"name": "pill", "shape": "capsule", "size": [0.03, 0.1], "mass": 0.2,
+         "xyz": [-0.3, 0.3, 0.03], "rpy": [1.5708, 0, 0]},
+        {"name": "link_a", "shape": "box", "size": [0.2, 0.04, 0.04], "mass": 0.3,
+         "xyz": [0.0, 0.6, 0.5]},
+        {"name": "link_b", "shape": "box", "size": [0.2, 0.04, 0.04], "mass": 0.3,
+         "xyz": [0.2, 0.6, 0.5]},
+    ],
+    "joints": [
+        {"name": "hang", "type": "ball", "parent": "world", "child": "link_a",
+         "anchor": [-0.1, 0.6, 0.5], "friction": 0.01},
+        {"name": "elbow", "type": "revolute", "parent": "link_a", "child": "link_b",
+         "anchor": [0.1, 0.6, 0.5], "axis": [0, 1, 0], "limits": [-1, 1], "friction": 0.01},
+    ],
+}
+
+
+def warm_up(steps: int = 40) -> float:
+    """Step the warm-up scene with both integrators; returns the seconds it took."""
+    start = time.perf_counter()
+    log = logging.getLogger("mb_sim")
+    level = log.level
+    log.setLevel(logging.ERROR)  # the scene's mimic joint and clamped efforts are on purpose
+    try:
+        _step_scene(steps)
+    finally:
+        log.setLevel(level)
+    return time.perf_counter() - start
+
+
+def _step_scene(steps: int) -> None:
+    model = mb_sim.load_urdf(ROBOT)
+    world = mb_sim.load_world(WORLD)
+    q = np.zeros(model.nv)
+    mb_sim.aba(model, q, q, q)
+    mb_sim.rnea(model, q, q, q)
+    mb_sim.crba(model, q)
+    mb_sim.hybrid(model, q, q, q, q, np.zeros(model.nv, dtype=bool))
+    for integrator in ("semi_implicit_euler", "rk4"):
+        sim = mb_sim.Simulation(model, world=world, dt=0.002, integrator=integrator)
+        sim.set_effort(np.full(model.nv, 2.0))
+        sim.step(steps)
+        _ = sim.contacts, sim.energy(), sim.link_poses()
+
+
+def main() -> int:
+    print("mb_sim: compiling the physics kernels (once per version) ...", flush=True)
+    print(f"mb_sim: kernels ready in {warm_up():.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
