@@ -43,6 +43,8 @@ def _pose_matrix(xyz: Any, rpy: Any) -> np.ndarray:
 
 
 class Scene:
+    """Free bodies and collision geometry of one robot and world; built once per Simulation."""
+
     def __init__(self, model: Model | None, world: Any | None):
         self.model = model
         self.world = world
