@@ -327,11 +327,7 @@ class SimNode(Node):
 
     def _apply_initial_state(self) -> None:
         """Make q0 (at rest) the state that start and ~/reset use."""
-        qd0 = np.zeros_like(self._q0)
-        if hasattr(self.sim, "set_initial_state"):
-            self.sim.set_initial_state(q=self._q0, qd=qd0)
-        else:
-            self.sim.set_state(q=self._q0, qd=qd0)
+        self.sim.set_initial_state(q=self._q0, qd=np.zeros_like(self._q0))
 
     # --- ROS interfaces ---------------------------------------------------------------------
 
@@ -524,7 +520,7 @@ class SimNode(Node):
         return conv.time_msg(self.sim.time)
 
     def _body_names(self) -> list[str]:
-        return list(getattr(self.sim, "body_names", []) or [])
+        return list(self.sim.body_names)
 
     def _is_static(self, body: str) -> bool:
         try:
@@ -592,14 +588,11 @@ class SimNode(Node):
             self._pub_tf.publish(TFMessage(transforms=transforms))
 
     def _contact_count(self) -> int:
-        contacts = getattr(self.sim, "contacts", None)
-        if contacts is None:
-            return 0
-        return int(np.asarray(contacts.points).reshape(-1, 3).shape[0])
+        return len(self.sim.contacts)
 
     def _publish_markers(self, force: bool = False) -> None:
-        contacts = getattr(self.sim, "contacts", None)
-        k = self._contact_count()
+        contacts = self.sim.contacts
+        k = len(contacts)
         if k == 0 and not self._had_contacts and not force:
             return
         if k:
@@ -628,8 +621,6 @@ class SimNode(Node):
 
     def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
         self.sim.reset()
-        if not hasattr(self.sim, "set_initial_state"):
-            self._apply_initial_state()
         self._cmd[:] = 0.0
         self._cmd_time[:] = -math.inf
         self._timed_out[:] = False
