@@ -15,18 +15,34 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.spatial import cross3
 from mb_sim.solver.pgs import row_velocity
 from mb_sim.solver.response import add_point, response_work
 from mb_sim.solver.rows import FOLLOWER, NORMAL, TANGENT
 
 
 @njit
-def tangent_basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.6 else np.array([0.0, 1.0, 0.0])
-    t1 = cross3(n, a)
-    t1 /= np.sqrt(np.sum(t1 * t1))
-    return t1, cross3(n, t1)
+def tangent_basis(n: np.ndarray, dirs: np.ndarray) -> None:
+    """dirs = [n, t1, t2], a right-handed orthonormal frame around the normal n."""
+    if abs(n[0]) < 0.6:  # t1 = n x e_x
+        t = (0.0, n[2], -n[1])
+    else:  # t1 = n x e_y
+        t = (-n[2], 0.0, n[0])
+    norm = np.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+    for k in range(3):
+        dirs[0, k] = n[k]
+        dirs[1, k] = t[k] / norm
+    dirs[2, 0] = n[1] * dirs[1, 2] - n[2] * dirs[1, 1]
+    dirs[2, 1] = n[2] * dirs[1, 0] - n[0] * dirs[1, 2]
+    dirs[2, 2] = n[0] * dirs[1, 1] - n[1] * dirs[1, 0]
+
+
+@njit
+def _turn(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
+    """Rotate rows r and r + 1 of a 2-D array by the angle (ca, sa) = (cos, sin)."""
+    for k in range(arr.shape[1]):
+        a1, a2 = arr[r, k], arr[r + 1, k]
+        arr[r, k] = ca * a1 + sa * a2
+        arr[r + 1, k] = -sa * a1 + ca * a2
 
 
 @njit
@@ -97,11 +113,12 @@ def contact_rows(
     contact_row[c] is the normal row of contact c."""
     scratch = np.zeros(qd.shape[0])
     work = response_work(qd.shape[0])
+    directions = np.empty((3, 3))
+    J_b2 = J_b.reshape(J_b.shape[0], 12)
+    W_b2 = W_b.reshape(W_b.shape[0], 12)
     r = start
     for c in range(point.shape[0]):
-        n = normal[c]
-        t1, t2 = tangent_basis(n)
-        directions = (n, t1, t2)
+        tangent_basis(normal[c], directions)
         rows = 3 if friction[c] > 0.0 else 1
         for d in range(rows):
             _clear(r + d, kind, J_r, W_r, body, J_b, W_b, link, lam)
@@ -123,24 +140,19 @@ def contact_rows(
         lo[r] = 0.0
         hi[r] = np.inf
         contact_row[c] = r
-        tangent[c] = t1
-        tangent2[c] = t2
+        tangent[c] = directions[1]
+        tangent2[c] = directions[2]
         if rows == 3:
             ut1 = row_velocity(r + 1, J_r, body, J_b, qd, vb)
             ut2 = row_velocity(r + 2, J_r, body, J_b, qd, vb)
             slip = np.sqrt(ut1 * ut1 + ut2 * ut2)
             if slip > 1e-9:  # turn the pair so that t1 lies along the slip
                 ca, sa = ut1 / slip, ut2 / slip
-                for arr in (J_r, W_r):
-                    a1, a2 = arr[r + 1].copy(), arr[r + 2].copy()
-                    arr[r + 1] = ca * a1 + sa * a2
-                    arr[r + 2] = -sa * a1 + ca * a2
-                for arr in (J_b, W_b):
-                    b1, b2 = arr[r + 1].copy(), arr[r + 2].copy()
-                    arr[r + 1] = ca * b1 + sa * b2
-                    arr[r + 2] = -sa * b1 + ca * b2
-                tangent[c] = ca * t1 + sa * t2
-                tangent2[c] = -sa * t1 + ca * t2
+                for arr in (J_r, W_r, J_b2, W_b2):
+                    _turn(arr, r + 1, ca, sa)
+                _turn(directions, 1, ca, sa)
+                tangent[c] = directions[1]
+                tangent2[c] = directions[2]
             kind[r + 1] = TANGENT
             kind[r + 2] = FOLLOWER
             for d in (1, 2):
