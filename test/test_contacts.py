@@ -255,3 +255,34 @@ def test_position_correction_adds_no_energy():
         fastest = max(fastest, float(sim.body_velocity("box")[0][2]))
     assert sim.body_pose("box")[0][2] == pytest.approx(0.1, abs=1.5e-3)  # slop is 1 mm
     assert fastest < 1e-6
+
+
+HINGED_ROD = """<robot name="rod">
+  <link name="base"/>
+  <joint name="hinge" type="continuous">
+    <parent link="base"/><child link="rod"/><origin xyz="0 0 0.3"/><axis xyz="0 1 0"/>
+  </joint>
+  <link name="rod">
+    <inertial><origin xyz="0.2 0 0"/><mass value="1"/>
+      <inertia ixx="1e-4" iyy="0.0133" izz="0.0133" ixy="0" ixz="0" iyz="0"/></inertial>
+    <collision><origin xyz="0.4 0 0"/><geometry><sphere radius="0.05"/></geometry></collision>
+  </link>
+</robot>"""
+
+
+def test_one_dof_link_hitting_the_floor_has_a_rank_deficient_k():
+    """000 Fig. 3.11: a link on one hinge meets the floor; its contact K is rank-deficient (the
+    point cannot move along the hinge axis). The pseudo-inverse keeps the solve finite: the
+    rod comes to rest on the floor, nothing blows up."""
+    world = mb_sim.load_world({"ground": {"friction": 0.8},
+                               "robot": {"friction": 0.8, "initial_positions": {"hinge": -0.3}}})
+    sim = mb_sim.Simulation(mb_sim.load_urdf(HINGED_ROD), world=world, dt=0.001)
+    touched = False
+    for _ in range(2000):
+        sim.step()
+        assert np.all(np.isfinite(sim.q)) and np.all(np.isfinite(sim.qd))
+        touched |= len(sim.contacts) > 0 and bool(np.any(sim.contacts.depths > -1e-3))
+    assert touched
+    tip = sim.link_pose("rod")[0] + 0.4 * np.array([np.cos(sim.q[0]), 0, -np.sin(sim.q[0])])
+    assert tip[2] == pytest.approx(0.05, abs=2e-3)  # the ball rests on the floor
+    assert abs(sim.qd[0]) < 1e-3
