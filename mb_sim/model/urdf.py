@@ -332,7 +332,8 @@ class _Loader:
 
     def check_subtree_inertia(self, names: list[str], children: list[str], tree: tuple, I6: np.ndarray) -> None:
         """Every joint must move some inertia: S^T I_subtree S > 0 at q = 0 (else ABA divides by 0)."""
-        from mb_sim.dynamics.crba import crba_kernel
+        from mb_sim.dynamics.crba import crba_kernel  # here: mb_sim.dynamics imports the model
+
 
         n = len(names)
         if n == 0:
