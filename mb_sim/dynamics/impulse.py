@@ -51,14 +51,35 @@ def impulse_response_into(
     t6: np.ndarray,
 ) -> None:
     """`impulse_response` with its work arrays given (YA, dv: (n, 6), u: (n,), t6: (6,))."""
-    n = parent.shape[0]
     YA[:] = 0.0
     u[:] = 0.0
     for k in range(6):
         YA[body, k] = -impulse[k]
-    i = body
+    _sweeps(parent, X, S, U, D, body, -1, dqd, YA, u, dv, t6)
+
+
+@njit
+def _sweeps(
+    parent: np.ndarray,
+    X: np.ndarray,
+    S: np.ndarray,
+    U: np.ndarray,
+    D: np.ndarray,
+    start: int,
+    joint: int,
+    dqd: np.ndarray,
+    YA: np.ndarray,
+    u: np.ndarray,
+    dv: np.ndarray,
+    t6: np.ndarray,
+) -> None:
+    """Up the path from `start` accumulating Y^A (eq. 3.45), then down the whole tree
+    (eqs. 3.46-3.48). u[joint] is given (a joint impulse); every other u comes from Y^A."""
+    n = parent.shape[0]
+    i = start
     while i >= 0:
-        u[i] = -dot6(S[i], YA[i])
+        if i != joint:
+            u[i] = -dot6(S[i], YA[i])
         j = parent[i]
         if j >= 0:
             for k in range(6):
@@ -106,25 +127,7 @@ def joint_impulse_response(
     impulse (a joint-space impulse acts on the joint's two links equally and oppositely).
     """
     n = parent.shape[0]
-    YA = np.zeros((n, 6))
     u = np.zeros(n)
-    t6 = np.zeros(6)
     u[joint] = 1.0
-    i = joint
-    while i >= 0:
-        if i != joint:
-            u[i] = -dot6(S[i], YA[i])
-        j = parent[i]
-        if j >= 0:
-            for k in range(6):
-                t6[k] = YA[i, k] + U[i, k] * (u[i] / D[i])
-            mtv6_add(X[i], t6, YA[j])
-        i = j
-    dv = np.zeros((n, 6))
-    for i in range(n):
-        j = parent[i]
-        if j >= 0:
-            mv6(X[i], dv[j], dv[i])
-        dqd[i] = (u[i] - dot6(U[i], dv[i])) / D[i]
-        for k in range(6):
-            dv[i, k] += S[i, k] * dqd[i]
+    _sweeps(parent, X, S, U, D, joint, joint, dqd, np.zeros((n, 6)), u, np.zeros((n, 6)),
+            np.zeros(6))
