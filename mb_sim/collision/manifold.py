@@ -293,6 +293,30 @@ def clip_face_contacts(
 
 
 @njit
+def _deepest_face(
+    n_faces: int, N: np.ndarray, V: np.ndarray, face_verts: np.ndarray,
+    face_vert_start: np.ndarray, first_face: int, V_other: np.ndarray, n_other: int,
+    envelope: float,
+) -> tuple[float, int]:
+    """SAT over one hull's face normals: the largest separation of the other hull's vertices
+    from a face plane, and that face. Stops early once a separation exceeds the envelope."""
+    best = -np.inf
+    face = 0
+    for f in range(n_faces):
+        n = row(N, f)
+        v0 = row(V, face_verts[face_vert_start[first_face + f]])
+        s = np.inf
+        for k in range(n_other):
+            s = min(s, dot(n, sub(row(V_other, k), v0)))
+        if s > best:
+            best = s
+            face = f
+        if s > envelope:
+            break
+    return best, face
+
+
+@njit
 def sat_polytopes(
     ia: int, ib: int, vert_start: np.ndarray, vert_count: np.ndarray, verts: np.ndarray,
     face_start: np.ndarray, face_count: np.ndarray, face_normal: np.ndarray,
@@ -311,32 +335,14 @@ def sat_polytopes(
     nvb = world_verts(ib, vert_start, vert_count, verts, gp, gr, VB)
     nfa = world_face_normals(ia, face_start, face_count, face_normal, gr, NA)
     nfb = world_face_normals(ib, face_start, face_count, face_normal, gr, NB)
-    best_a = -np.inf
-    fa = 0
-    for f in range(nfa):
-        n = row(NA, f)
-        v0 = row(VA, face_verts[face_vert_start[face_start[ia] + f]])
-        s = np.inf
-        for k in range(nvb):
-            s = min(s, dot(n, sub(row(VB, k), v0)))
-        if s > best_a:
-            best_a = s
-            fa = f
-        if s > envelope:
-            return 0
-    best_b = -np.inf
-    fb = 0
-    for f in range(nfb):
-        n = row(NB, f)
-        v0 = row(VB, face_verts[face_vert_start[face_start[ib] + f]])
-        s = np.inf
-        for k in range(nva):
-            s = min(s, dot(n, sub(row(VA, k), v0)))
-        if s > best_b:
-            best_b = s
-            fb = f
-        if s > envelope:
-            return 0
+    best_a, fa = _deepest_face(nfa, NA, VA, face_verts, face_vert_start, face_start[ia], VB,
+                               nvb, envelope)
+    if best_a > envelope:
+        return 0
+    best_b, fb = _deepest_face(nfb, NB, VB, face_verts, face_vert_start, face_start[ib], VA,
+                               nva, envelope)
+    if best_b > envelope:
+        return 0
     ca = add(row(gp, ia), rot_mul(gr, ia, row(centroid, ia)))
     best_e = -np.inf
     ea_best = -1
