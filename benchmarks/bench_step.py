@@ -37,9 +37,7 @@ import math
 import pstats
 import sys
 import time
-from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -334,126 +332,19 @@ def run_mujoco(setup: Setup, seconds: float, warmup: float,
 # ----------------------------------------------------------------------- stage breakdown
 
 
-class StageTimer:
-    """Wraps functions with timers; each call's time is charged to its label minus the time of
-    wrapped functions it calls (exclusive time). Called from a wrapped function other than
-    _step, a label drops its stage prefix and nests: "2 collision: Scene.detect > narrow_phase".
-    """
+def _stages() -> tuple[list[tuple[str, Callable[[Any, Any, Any], Any]]], list[Any]]:
+    """The stages of mb_sim.sim.step.step, each called on its own (one compiled call each)."""
+    from mb_sim.sim import step as st
 
-    def __init__(self) -> None:
-        self.exclusive: dict[str, float] = defaultdict(float)
-        self.calls: dict[str, int] = defaultdict(int)
-        self._stack: list[list[Any]] = []  # [path, child seconds]
+    def keep(m: Any, d: Any, s: Any) -> None:
+        st.keep_world_joints(m, d, sim_vb[0])
 
-    def wrap(self, label: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-        clock = time.perf_counter
-        stack = self._stack
-
-        short = label.split(": ", 1)[-1]
-
-        def timed(*args: Any, **kwargs: Any) -> Any:
-            if not stack and label != "_step":  # called from outside a step
-                return fn(*args, **kwargs)
-            nested = stack and stack[-1][0] != "_step"
-            path = f"{stack[-1][0]} > {short}" if nested else label
-            frame = [path, 0.0]
-            stack.append(frame)
-            t0 = clock()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                dt = clock() - t0
-                stack.pop()
-                self.exclusive[path] += dt - frame[1]
-                self.calls[path] += 1
-                if stack:
-                    stack[-1][1] += dt
-
-        return timed
-
-
-STAGE = {
-    "_accelerations": "1 free motion", "aba_kernel": "1 free motion",
-    "gyroscopic_step": "1 free motion", "quat_to_matrix": "1 free motion",
-    "free_motion": "1 free motion",
-    "_robot_poses": "2 collision", "body_poses": "2 collision", "detect": "2 collision",
-    "geometry_poses": "2 collision", "pairs": "2 collision", "narrow_phase": "2 collision",
-    "contact_rows": "3 rows", "joint_rows": "3 rows", "world_joint_rows": "3 rows",
-    "_row_keys": "3 rows",
-    "_warm": "4 impulses", "_store_warm": "4 impulses", "_friction_frames": "4 impulses",
-    "effective_mass": "4 impulses", "warm_start": "4 impulses",
-    "restitution_pass": "4 impulses", "solve": "4 impulses",
-    "keep_world_joints": "5 world joints", "_split_impulses": "6 position correction",
-    "quat_integrate": "7 positions", "advance_poses": "7 positions",
-    "contact_report": "7 report",
-}
-"""Stage of _step (module docstring of mb_sim/sim/simulation.py) for the names it calls."""
-
-
-def _is_kernel(obj: Any) -> bool:
-    """A function of mb_sim, plain or compiled by numba (not a class)."""
-    if isinstance(obj, type) or not callable(obj):
-        return False
-    module = getattr(obj, "__module__", None) or getattr(getattr(obj, "py_func", None),
-                                                         "__module__", "")
-    return module.startswith("mb_sim.") and module != "mb_sim._jit"
-
-
-def _targets() -> list[tuple[Any, str, str]]:
-    """(owner, attribute, label) for everything _step can reach from Python: the private
-    methods of Simulation, the methods of Scene and BroadPhase.pairs, the mb_sim functions named
-    in the simulation and scene modules, and the public functions of the solver module `pgs`."""
-    import mb_sim.sim.scene as scene_mod
-    import mb_sim.sim.simulation as sim_mod
-    from mb_sim.collision import broadphase
-    from mb_sim.solver import pgs
-
-    out: list[tuple[Any, str, str]] = []
-
-    def label(name: str, shown: str) -> str:
-        return f"{STAGE.get(name, 'other')}: {shown}"
-
-    for cls, private_only in ((sim_mod.Simulation, True), (scene_mod.Scene, False)):
-        for name, raw in vars(cls).items():
-            if name.startswith("__") or isinstance(raw, property) or name == "_step":
-                continue
-            if private_only and not name.startswith("_"):
-                continue
-            fn = raw.__func__ if isinstance(raw, staticmethod) else raw
-            if callable(fn):
-                out.append((cls, name, label(name, f"{cls.__name__}.{name}")))
-    out.append((broadphase.BroadPhase, "pairs", label("pairs", "BroadPhase.pairs (SAP)")))
-    for mod in (sim_mod, scene_mod):
-        for name, obj in vars(mod).items():
-            if _is_kernel(obj) and not name.startswith("__"):
-                fn = getattr(obj, "py_func", obj)
-                shown = f"{fn.__module__.rsplit('.', 1)[-1]}.{fn.__name__}"
-                out.append((mod, name, label(name, shown)))
-    for name, obj in vars(pgs).items():
-        if _is_kernel(obj) and not name.startswith("_"):
-            out.append((pgs, name, label(name, f"pgs.{name}")))
-    out.append((sim_mod.Simulation, "_step", "_step"))
-    return out
-
-
-@contextmanager
-def instrumented(timer: StageTimer) -> Iterator[None]:
-    """Replace, in this process only, what Simulation._step calls with timed wrappers (every
-    call site must already have been compiled by numba: wrappers are Python functions)."""
-    saved = []
-    for owner, attr, lab in _targets():
-        raw = vars(owner)[attr]
-        if isinstance(raw, staticmethod):
-            wrapped: Any = staticmethod(timer.wrap(lab, raw.__func__))
-        else:
-            wrapped = timer.wrap(lab, raw)
-        saved.append((owner, attr, raw))
-        setattr(owner, attr, wrapped)
-    try:
-        yield
-    finally:
-        for owner, attr, raw in reversed(saved):
-            setattr(owner, attr, raw)
+    sim_vb: list[Any] = [None]
+    return [("0 remember", lambda m, d, s: st.remember(d, s)),
+            ("1 free motion", st.free_motion), ("2 collide", st.collide),
+            ("3 make rows", st.make_rows), ("4 solve", st.solve),
+            ("5 keep world joints", keep), ("6 correct positions", st.correct_positions),
+            ("7 integrate", st.integrate), ("8 check", lambda m, d, s: st.check(d, s))], sim_vb
 
 
 def _drive(sim: mb_sim.Simulation, setup: Setup, n: int) -> float:
@@ -468,23 +359,29 @@ def _drive(sim: mb_sim.Simulation, setup: Setup, n: int) -> float:
 
 
 def breakdown(sim: mb_sim.Simulation, setup: Setup, n: int,
-              passes: int) -> tuple[dict[str, float], dict[str, float], float]:
-    """Per-stage exclusive seconds (the least over `passes` passes), calls per step, and the
-    least instrumented total."""
+              passes: int) -> tuple[dict[str, float], float]:
+    """Seconds per stage (the least over `passes` passes of n steps, each stage a compiled
+    call of its own, so each includes one call's overhead), and the least total."""
+    stages, vb = _stages()
     saved = sim.save_state()
     best: dict[str, float] = {}
-    calls: dict[str, float] = {}
     least = np.inf
+    clock = time.perf_counter
     for _ in range(passes):
-        timer = StageTimer()
-        with instrumented(timer):
-            total = _drive(sim, setup, n)
+        spent = dict.fromkeys((name for name, _ in stages), 0.0)
+        for _ in range(n):
+            sim.set_effort(setup.control(sim.time, sim.q, sim.qd))
+            m, d, s = sim._m, sim._d, sim._s
+            vb[0] = sim._data.work.vb
+            for name, fn in stages:
+                t0 = clock()
+                fn(m, d, s)
+                spent[name] += clock() - t0
         sim.restore_state(saved)
-        least = min(least, total)
-        for path, sec in timer.exclusive.items():
-            best[path] = min(best.get(path, np.inf), sec)
-            calls[path] = timer.calls[path] / n
-    return best, calls, least
+        least = min(least, sum(spent.values()))
+        for name, sec in spent.items():
+            best[name] = min(best.get(name, np.inf), sec)
+    return best, least
 
 
 def profile(sim: mb_sim.Simulation, setup: Setup, n: int) -> str:
@@ -539,17 +436,15 @@ def print_table(results: list[Result], table_top: float, repeats: int) -> None:
     print("(hand tip z relative to the table top; the controller aims 20 mm below it)")
 
 
-def print_breakdown(best: dict[str, float], calls: dict[str, float], total: float, n: int,
-                    plain_us: float, passes: int) -> None:
-    print(f"\nmb_sim step breakdown: exclusive time of each function _step calls ('_step' = its "
-          f"own lines), least of {passes} passes of {n} steps")
-    instr_us = 1e6 * total / n
-    print(f"  instrumented {instr_us:.1f} us/step, uninstrumented {plain_us:.1f} us/step")
-    print(f"  {'stage: function (exclusive)':72}{'us/step':>9}{'share':>8}{'calls/step':>12}")
+def print_breakdown(best: dict[str, float], total: float, n: int, plain_us: float,
+                    passes: int) -> None:
+    print(f"\nmb_sim step breakdown: each stage of mb_sim.sim.step called on its own, least of "
+          f"{passes} passes of {n} steps")
+    print(f"  sum of stages {1e6 * total / n:.1f} us/step, one compiled step {plain_us:.1f} us")
+    print(f"  {'stage':28}{'us/step':>9}{'share':>8}")
     whole = sum(best.values())
-    for path, sec in sorted(best.items(), key=lambda kv: -kv[1]):
-        us = 1e6 * sec / n
-        print(f"  {path:72}{us:9.1f}{100 * sec / whole:7.1f}%{calls[path]:12.1f}")
+    for name, sec in best.items():
+        print(f"  {name:28}{1e6 * sec / n:9.1f}{100 * sec / whole:7.1f}%")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -583,8 +478,8 @@ def main(argv: list[str] | None = None) -> None:
     print_table([res for res, _ in passes], setup.table_top, args.repeats)
 
     n = mb.steps
-    best, calls, total = breakdown(sim, setup, n, args.repeats)
-    print_breakdown(best, calls, total, n, mb.us_per_step, args.repeats)
+    best, total = breakdown(sim, setup, n, args.repeats)
+    print_breakdown(best, total, n, mb.us_per_step, args.repeats)
     if args.profile:
         print(f"\ncProfile of {n} mb_sim steps, top 15 by tottime:")
         print(profile(sim, setup, n))

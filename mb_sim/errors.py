@@ -7,3 +7,8 @@ class ModelError(ValueError):
 
 class WorldError(ValueError):
     """A world file that cannot be loaded; the message names the file, key path and value."""
+
+
+class SimulationError(RuntimeError):
+    """A step produced a non-finite state; the message names the joint or body and the time.
+    The simulation is left in the state of the step before."""

@@ -179,8 +179,8 @@ def test_joint_friction_holds_below_its_bound_and_saturates_at_it():
     bound = 5.0
     sim = mb_sim.Simulation(mb_sim.load_urdf(PENDULUM.format(friction=bound)), dt=dt)
     sim.step(1)
-    rows = sim._rows
-    friction_rows = [r for r in range(rows.count) if rows.kind[r] == 0 and rows.hi[r] > 0]
+    rows = sim.rows
+    friction_rows = [r for r in range(rows.count[0]) if rows.kind[r] == 0 and rows.hi[r] > 0]
     assert len(friction_rows) == 1
     assert abs(rows.lam[friction_rows[0]]) == pytest.approx(bound * dt, rel=1e-9)
     # it slides: the torque left over accelerates the arm, qdd = (9.81 - 5) / (m l^2 + I)

@@ -7,9 +7,11 @@ from pathlib import Path
 import numpy as np
 
 import mb_sim
-from mb_sim.dynamics.aba import aba_kernel
+from mb_sim.dynamics.aba import articulated_accelerations
 from mb_sim.dynamics.impulse import impulse_response, joint_impulse_response, point_impulse
 from mb_sim.dynamics.kinematics import body_poses, point_jacobian_row
+from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
+from mb_sim.model.compile import compile_tree, new_tree
 
 ARM = Path(__file__).resolve().parents[1] / "urdf" / "arm.urdf"
 
@@ -20,10 +22,10 @@ def test_point_and_joint_impulse_responses_match_the_mass_matrix():
     rng = np.random.default_rng(7)
     for _ in range(10):
         q = rng.uniform(-1.5, 1.5, n)
-        X, S, U, D, IA = (np.zeros((n, 6, 6)), np.zeros((n, 6)), np.zeros((n, 6)),
-                          np.zeros(n), np.zeros((n, 6, 6)))
-        aba_kernel(*model.kinematic_arrays, model.spatial_inertia, model.damping, q,
-                   np.zeros(n), np.zeros(n), np.zeros(6), np.zeros((n, 6)), X, S, U, D, IA)
+        work = allocate_tree_work(n)
+        articulated_accelerations(new_tree(compile_tree(model, None, np.zeros(3))),
+                                  new_tree_work(work), q, np.zeros(n), np.zeros(n), np.zeros(n))
+        X, S, U, D = work.X, work.S, work.U, work.D
         H = mb_sim.crba(model, q)
         rot, pos = np.zeros((n, 3, 3)), np.zeros((n, 3))
         body_poses(*model.kinematic_arrays, q, np.eye(3), np.zeros(3), rot, pos)

@@ -116,13 +116,13 @@ def test_door_slows_linearly_and_stays_at_rest() -> None:
     assert bound == 20.0
     inertia = door_inertia_about(sim.world, jt.anchor, jt.axis)
     assert inertia == pytest.approx(7.699, abs=1e-3)
-    joints = sim.scene.world_joints
+    joints = sim.world_joints
     times, omega, lam = [], [], []
     for _ in range(round(1.5 / DT)):
         sim.step()
         times.append(sim.time)
         omega.append(sim.body_velocity("door")[1] @ jt.axis)
-        lam.append(sim._rows.lam[joints.friction_row[0]])
+        lam.append(sim.rows.lam[joints.friction_row[0]])
     t, w, p = np.array(times), np.array(omega), np.array(lam)
     assert w[0] > 1.3
     stop = int(np.argmax(w < 1e-9))  # first step ending at rest
@@ -169,10 +169,10 @@ def test_static_friction_holds_below_the_bound() -> None:
     sim = make_sim(d)
     R0 = frames(sim, "door")[1]
     x0 = sim.body_pose("door")[0]
-    row = sim.scene.world_joints.friction_row
+    row = sim.world_joints.friction_row
     for _ in range(250):
         sim.step()
-        lam = sim._rows.lam[row[0]]
+        lam = sim.rows.lam[row[0]]
         # the friction impulse cancels gravity's torque impulse about the hinge
         assert abs(lam) == pytest.approx(torque * DT, rel=1e-6)
         assert abs(lam) < 20.0 * DT
@@ -187,11 +187,11 @@ def test_friction_at_the_bound_slides_with_the_net_torque() -> None:
     world = sim.world
     inertia = door_inertia_about(world, world.joints[0].anchor, axis)
     R0 = frames(sim, "door")[1]
-    row = sim.scene.world_joints.friction_row
+    row = sim.world_joints.friction_row
     n = 50
     for _ in range(n):
         sim.step()
-        assert abs(sim._rows.lam[row[0]]) == pytest.approx(bound * DT, rel=1e-12)
+        assert abs(sim.rows.lam[row[0]]) == pytest.approx(bound * DT, rel=1e-12)
     omega = sim.body_velocity("door")[1] @ axis
     # gravity's torque about the hinge falls as cos(angle); over 0.1 s that is < 1e-4
     assert omega / (n * DT) == pytest.approx((torque - bound) / inertia, rel=0.01)
@@ -220,7 +220,7 @@ def chain_run() -> dict[str, np.ndarray]:
         sim.step()
         worst.append(gaps(sim).max())
         energy.append(sim.energy())
-        passes.append(sim.scene.world_joints.last_passes)
+        passes.append(sim.world_joints.last_passes)
         contacts.append(len(sim.contacts))
     masses = sum(b.mass for b in sim.world.bodies)
     return {"worst": np.array(worst), "energy": np.array(energy), "passes": np.array(passes),
@@ -253,7 +253,7 @@ def test_one_pass_keeps_the_chain_together() -> None:
     worst = 0.0
     for _ in range(round(10.0 / DT)):
         sim.step()
-        assert sim.scene.world_joints.last_passes == 1
+        assert sim.world_joints.last_passes == 1
         worst = max(worst, gaps(sim).max())
     assert worst < 1e-3
     assert worst > sim.world.solver.d_max  # one pass does leave gaps (the test can fail)
@@ -292,14 +292,14 @@ def two_bodies(gap: float) -> dict[str, Any]:
 
 def test_one_correction_is_k_inverse_gap_over_h_and_keeps_momentum() -> None:
     sim = make_sim(two_bodies(0.01))
-    joints = sim.scene.world_joints
+    joints = sim.world_joints
     joints.max_passes = 1
     jt = sim.world.joints[0]
     rng = np.random.default_rng(7)
     vb = rng.normal(size=(2, 6))
     before = vb.copy()
     h = DT
-    joints.keep(sim, vb, h)
+    joints.keep(vb)
     assert joints.last_corrections == 1
     # the impulse on the child from 000.md eq. 2.16 and the predicted gap (003.md 1.5)
     ends = {}
@@ -445,11 +445,11 @@ def test_prismatic_friction_brakes_with_the_bound() -> None:
     sim = make_sim(slider(friction=bound))
     axis = sim.world.joints[0].axis
     x0 = sim.body_pose("box")[0].copy()
-    row = sim.scene.world_joints.friction_row
+    row = sim.world_joints.friction_row
     n = 250
     for _ in range(n):
         sim.step()
-        assert abs(sim._rows.lam[row[0]]) == pytest.approx(bound * DT, rel=1e-9)
+        assert abs(sim.rows.lam[row[0]]) == pytest.approx(bound * DT, rel=1e-9)
     a = -G * axis[2] - bound / 1.0  # (m g . axis - F) / m
     assert slide_distance(sim, x0, axis) == pytest.approx(a * DT**2 * n * (n + 1) / 2, rel=1e-6)
     held = make_sim(slider(friction=10.0))  # m g . axis = 6.94 N < 10 N
@@ -519,7 +519,7 @@ def test_revolute_limit_stops_the_door() -> None:
     angles_arr = np.array(angles)
     assert np.max(angles_arr) <= 0.2 + 1e-6
     assert angles_arr[-1] == pytest.approx(0.2, abs=1e-6)  # reached it, no bounce (e = 0)
-    assert sim.scene.world_joints.coordinates(sim)[0] == pytest.approx(angles[-1], abs=1e-9)
+    assert sim.world_joints.coordinates()[0] == pytest.approx(angles[-1], abs=1e-9)
     assert abs(sim.body_velocity("door")[1] @ jt.axis) < 1e-6
 
 
@@ -534,7 +534,7 @@ def test_prismatic_limit_stops_the_slider() -> None:
     assert max(s) <= 0.1 + 1e-6
     assert s[-1] == pytest.approx(0.1, abs=1e-6)
     # the joint's own coordinate: the child's point moves with the COM (orientation is held)
-    assert sim.scene.world_joints.coordinates(sim)[0] == pytest.approx(s[-1], abs=1e-9)
+    assert sim.world_joints.coordinates()[0] == pytest.approx(s[-1], abs=1e-9)
 
 
 def test_ball_friction_impulse_stays_in_its_ball() -> None:
@@ -555,13 +555,13 @@ def test_ball_friction_impulse_stays_in_its_ball() -> None:
     sim = make_sim(d)
     inertia = 2.0 * (0.04 + 0.04) / 12.0
     stop = inertia * np.linalg.norm(w0) / bound
-    row = sim.scene.world_joints.friction_row
+    row = sim.world_joints.friction_row
     n = round(1.2 * stop / DT)
     sliding_steps = 0
     for _ in range(n):
         w_before = sim.body_velocity("cube")[1]
         sim.step()
-        p = sim._rows.lam[row[0] : row[0] + 3]
+        p = sim.rows.lam[row[0] : row[0] + 3]
         assert np.linalg.norm(p) <= bound * DT + 1e-12
         if np.linalg.norm(w_before) > 0.1:
             sliding_steps += 1

@@ -7,7 +7,8 @@ from mb_sim.collision.narrowphase import (
     generic_contact,
     narrow_phase,
 )
-from mb_sim.collision.scene import (
+from mb_sim.collision.poses import geometry_poses
+from mb_sim.model.shapes import (
     BOX,
     CAPSULE,
     CONVEX,
@@ -18,7 +19,6 @@ from mb_sim.collision.scene import (
     CollisionScene,
     GeomSpec,
     build_scene,
-    geometry_poses,
     rpy_matrix,
     spec_from_geometry,
 )

@@ -14,11 +14,12 @@ so equal end points sort min-before-max.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.collision.scene import BOX, CAPSULE, CONVEX, CYLINDER, PLANE, SPHERE, CollisionScene
+from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, PLANE, SPHERE, CollisionScene
 
 
 @njit
@@ -104,9 +105,11 @@ def _sap_update(
     ep_id: np.ndarray,
     overlap: np.ndarray,
     allowed: np.ndarray,
-) -> np.ndarray:
+    out: np.ndarray,
+) -> int:
     """Insertion-sort the three end point lists, keeping `overlap[i, j]` (i < j) = number of axes
-    on which i and j overlap; return the allowed pairs overlapping on all three axes."""
+    on which i and j overlap; write the allowed pairs overlapping on all three axes into out
+    (room for g (g - 1) / 2 pairs) and return their number."""
     n = ep_id.shape[1]
     for a in range(3):
         for k in range(n):
@@ -144,16 +147,10 @@ def _sap_update(
     for i in range(g):
         for j in range(i + 1, g):
             if overlap[i, j] == 3 and allowed[i, j]:
-                count += 1
-    out = np.empty((count, 2), dtype=np.int64)
-    count = 0
-    for i in range(g):
-        for j in range(i + 1, g):
-            if overlap[i, j] == 3 and allowed[i, j]:
                 out[count, 0] = i
                 out[count, 1] = j
                 count += 1
-    return out
+    return count
 
 
 @njit
@@ -176,7 +173,20 @@ def sap_pairs(
     lo = np.empty((g, 3))
     hi = np.empty((g, 3))
     _aabb_kernel(kind, size, vert_start, vert_count, verts, gp, gr, margin, lo, hi)
-    return _sap_update(lo, hi, ep_val, ep_id, overlap, allowed)
+    out = np.empty((max(g * (g - 1) // 2, 1), 2), dtype=np.int64)
+    count = _sap_update(lo, hi, ep_val, ep_id, overlap, allowed, out)
+    return out[:count]
+
+
+@njit
+def broad_phase(g: Any, c: Any, margin: float) -> int:
+    """Pairs of the geometries `g` (a `mb_sim.model.compile.Geoms` record) posed at
+    c.geom_pos, c.geom_rot whose AABBs grown by `margin` overlap, into c.pairs (a
+    `ContactBuffer`); returns their number."""
+    _aabb_kernel(g.kind, g.size, g.vert_start, g.vert_count, g.verts, c.geom_pos, c.geom_rot,
+                 margin, c.aabb_lo, c.aabb_hi)
+    return _sap_update(c.aabb_lo, c.aabb_hi, c.ep_val, c.ep_id, c.overlap, g.pair_allowed,
+                       c.pairs)
 
 
 class BroadPhase:

@@ -34,7 +34,7 @@ from mb_sim.collision._vec import (
     scale,
     sub,
 )
-from mb_sim.collision.scene import BOX, CAPSULE, CONVEX, CYLINDER, SPHERE
+from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, SPHERE
 
 GJK_MAX_ITER = 64
 EPA_MAX_ITER = 128

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,13 @@ from mb_sim.collision._vec import (
     scale,
     sub,
 )
-from mb_sim.collision.broadphase import BroadPhase, sap_pairs
+from mb_sim.collision.broadphase import BroadPhase, broad_phase
+from mb_sim.collision.buffer import (
+    CAP_POINTS,
+    MAX_PER_PAIR,
+    allocate_contact_buffer,
+    new_contact_buffer,
+)
 from mb_sim.collision.gjk import core_radius, epa, gjk
 from mb_sim.collision.manifold import (
     cap_polygon,
@@ -55,7 +62,9 @@ from mb_sim.collision.manifold import (
     sat_polytopes,
     world_verts,
 )
-from mb_sim.collision.scene import (
+from mb_sim.collision.poses import poses_kernel
+from mb_sim.model.compile import geoms_of, new_geoms
+from mb_sim.model.shapes import (
     BOX,
     CAPSULE,
     CONVEX,
@@ -63,12 +72,8 @@ from mb_sim.collision.scene import (
     PLANE,
     SPHERE,
     CollisionScene,
-    poses_kernel,
 )
 
-MAX_PER_PAIR = 4
-CAP_POINTS = 8
-"""Rim points of a cylinder cap used as a contact polygon."""
 FEATURE_TILT = 0.2
 """A face or cylinder cap within this angle (rad) of the contact normal is treated as flat
 against the other shape; a capsule or cylinder axis within it of the contact plane as lying."""
@@ -596,52 +601,27 @@ def _generic(
 
 
 @njit
-def _narrow_kernel(
-    kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray, vert_count: np.ndarray,
-    verts: np.ndarray, face_start: np.ndarray, face_count: np.ndarray, face_normal: np.ndarray,
-    face_vert_start: np.ndarray, face_vert_count: np.ndarray, face_verts: np.ndarray,
-    edge_start: np.ndarray, edge_count: np.ndarray, edge_verts: np.ndarray, edge_faces: np.ndarray,
-    centroid: np.ndarray, max_face_verts: int, max_verts: int, gp: np.ndarray, gr: np.ndarray,
-    pairs: np.ndarray, env: float, force_generic: bool,
-) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    npairs = pairs.shape[0]
-    cap = max(max_face_verts, CAP_POINTS)
-    clip_cap = 2 * cap + 4
-    mcap = max(clip_cap + 2, max_verts + 2, 16)
-    nvb = max(max_verts, 1)
-    nfmax = 1
-    for i in range(face_count.shape[0]):
-        nfmax = max(nfmax, face_count[i])
-    W = np.empty((4, 3))
-    SA = np.empty((4, 3))
-    SB = np.empty((4, 3))
-    lam = np.empty(4)
-    V = np.empty((nvb, 3))
-    V2 = np.empty((nvb, 3))
-    NA = np.empty((nfmax, 3))
-    NB = np.empty((nfmax, 3))
-    FA = np.empty((clip_cap, 3))
-    IA = np.empty(clip_cap, dtype=np.int64)
-    FB = np.empty((clip_cap, 3))
-    IB = np.empty(clip_cap, dtype=np.int64)
-    T = np.empty((clip_cap, 3))
-    TI = np.empty(clip_cap, dtype=np.int64)
-    cp = np.empty((mcap, 3))
-    cn = np.empty((mcap, 3))
-    cd = np.empty(mcap)
-    cf = np.empty(mcap, dtype=np.int64)
-    out_a = np.empty(MAX_PER_PAIR * npairs, dtype=np.int64)
-    out_b = np.empty(MAX_PER_PAIR * npairs, dtype=np.int64)
-    out_p = np.empty((MAX_PER_PAIR * npairs, 3))
-    out_n = np.empty((MAX_PER_PAIR * npairs, 3))
-    out_d = np.empty(MAX_PER_PAIR * npairs)
-    out_f = np.empty(MAX_PER_PAIR * npairs, dtype=np.int64)
-    g = kind.shape[0]
+def narrow_phase_into(g: Any, c: Any, npairs: int, env: float, force_generic: bool) -> int:
+    """Contacts of the first npairs pairs of c.pairs (geometries `g`, a
+    `mb_sim.model.compile.Geoms` record, posed at c.geom_pos, c.geom_rot) into the contact
+    arrays of c (a `ContactBuffer`). Returns the number of contacts, -1 when they do not fit,
+    or -2 - p when pair p does not name two different geometries."""
+    kind, size, gp, gr = g.kind, g.size, c.geom_pos, c.geom_rot
+    vert_start, vert_count, verts = g.vert_start, g.vert_count, g.verts
+    face_start, face_count, face_normal = g.face_start, g.face_count, g.face_normal
+    face_vert_start, face_vert_count, face_verts = (g.face_vert_start, g.face_vert_count,
+                                                    g.face_verts)
+    W, SA, SB, lam, V, V2, NA, NB = c.W, c.SA, c.SB, c.lam4, c.V, c.V2, c.NA, c.NB
+    FA, IA, FB, IB, T, TI = c.FA, c.IA, c.FB, c.IB, c.T, c.TI
+    cp, cn, cd, cf = c.cp, c.cn, c.cd, c.cf
+    pairs = c.pairs
+    ng = kind.shape[0]
+    capacity = c.depth.shape[0]
     for p in range(npairs):
         i = pairs[p, 0]
         j = pairs[p, 1]
-        if i < 0 or i >= g or j < 0 or j >= g or i == j:
-            return p, out_a[:0], out_b[:0], out_p[:0], out_n[:0], out_d[:0], out_f[:0]
+        if i < 0 or i >= ng or j < 0 or j >= ng or i == j:
+            return -2 - p
     k = 0
     for p in range(npairs):
         i = pairs[p, 0]
@@ -654,8 +634,6 @@ def _narrow_kernel(
             ia = j
             ib = i
             sg = -1.0
-        # dispatch on the kinds (ka <= kb); written out here rather than in a function so
-        # that the many scene arrays are not passed (and reference counted) once more per pair
         ka = kind[ia]
         kb = kind[ib]
         m = 0
@@ -690,8 +668,9 @@ def _narrow_kernel(
         elif (ka == BOX or ka == CONVEX) and (kb == BOX or kb == CONVEX):
             m = sat_polytopes(ia, ib, vert_start, vert_count, verts, face_start, face_count,
                               face_normal, face_vert_start, face_vert_count, face_verts,
-                              edge_start, edge_count, edge_verts, edge_faces, centroid, gp, gr,
-                              env, V, V2, NA, NB, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
+                              g.edge_start, g.edge_count, g.edge_verts, g.edge_faces,
+                              g.centroid, gp, gr, env, V, V2, NA, NB, FA, IA, FB, IB, T, TI,
+                              cp, cn, cd, cf)
         elif ka == CAPSULE and kb == CAPSULE:
             m = _capsule_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
         else:
@@ -699,39 +678,70 @@ def _narrow_kernel(
                          face_count, face_normal, face_vert_start, face_vert_count, face_verts,
                          gp, gr, env, ka != SPHERE, W, SA, SB, lam, V, FA, IA, FB, IB, T, TI,
                          cp, cn, cd, cf)
-        for c in range(min(m, MAX_PER_PAIR)):
-            out_a[k] = i
-            out_b[k] = j
+        m = min(m, MAX_PER_PAIR)
+        if k + m > capacity:
+            return -1
+        for q in range(m):
+            c.geom_a[k] = i
+            c.geom_b[k] = j
             for x in range(3):
-                out_p[k, x] = cp[c, x]
-                out_n[k, x] = sg * cn[c, x]
-            out_d[k] = cd[c]
-            out_f[k] = cf[c]
+                c.point[k, x] = cp[q, x]
+                c.normal[k, x] = sg * cn[q, x]
+            c.depth[k] = cd[q]
+            c.feature[k] = cf[q]
             k += 1
-    return -1, out_a[:k], out_b[:k], out_p[:k], out_n[:k], out_d[:k], out_f[:k]
+    return k
+
+
+@njit
+def detect_into(g: Any, c: Any, env: float) -> bool:
+    """Owner poses (c.owner_pos, c.owner_rot) -> geometry poses -> sweep and prune (AABBs
+    grown by the envelope) -> contacts, all into c. False when the contacts do not fit."""
+    poses_kernel(g.owner, g.local_pos, g.local_rot, c.owner_pos, c.owner_rot, c.geom_pos,
+                 c.geom_rot)
+    npairs = broad_phase(g, c, env)
+    c.count[0] = npairs
+    k = narrow_phase_into(g, c, npairs, env, False)
+    if k < 0:
+        return False
+    c.count[1] = k
+    return True
+
+
+def _records(scene: CollisionScene, n_owners: int, npairs: int) -> tuple[Any, Any]:
+    """Geoms and contact-buffer records for the functions below, which take a
+    `CollisionScene` (contacts room for 4 per pair)."""
+    g = geoms_of(scene)
+    c = allocate_contact_buffer(g, n_owners, max(npairs, 1), MAX_PER_PAIR * max(npairs, 1))
+    return g, c
+
+
+def _contacts(c: Any, k: int) -> Contacts:
+    return Contacts(c.geom_a[:k].copy(), c.geom_b[:k].copy(), c.point[:k].copy(),
+                    c.normal[:k].copy(), c.depth[:k].copy(), c.feature[:k].copy())
 
 
 def _run(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.ndarray, pairs: np.ndarray,
          envelope: float, force_generic: bool) -> Contacts:
-    g = scene.n_geoms
-    if geom_pos.shape != (g, 3) or geom_rot.shape != (g, 3, 3):
-        raise ValueError(f"geom_pos, geom_rot must be ({g}, 3), ({g}, 3, 3); got "
+    ng = scene.n_geoms
+    if geom_pos.shape != (ng, 3) or geom_rot.shape != (ng, 3, 3):
+        raise ValueError(f"geom_pos, geom_rot must be ({ng}, 3), ({ng}, 3, 3); got "
                          f"{geom_pos.shape}, {geom_rot.shape}")
     pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
     env = float(envelope)
     if not env >= 0.0:
         raise ValueError(f"envelope must be >= 0, got {envelope!r}")
-    s = scene
-    bad, *out = _narrow_kernel(
-        s.kind, s.size, s.vert_start, s.vert_count, s.verts, s.face_start, s.face_count,
-        s.face_normal, s.face_vert_start, s.face_vert_count, s.face_verts, s.edge_start,
-        s.edge_count, s.edge_verts, s.edge_faces, s.centroid, s.max_face_verts, s.max_verts,
-        geom_pos, geom_rot, pairs, env, force_generic,
-    )
-    if bad >= 0:
+    g, c = _records(scene, scene.n_owners, pairs.shape[0])
+    c.geom_pos[...] = geom_pos
+    c.geom_rot[...] = geom_rot
+    c.pairs[: pairs.shape[0]] = pairs
+    k = narrow_phase_into(new_geoms(g), new_contact_buffer(c), pairs.shape[0], env,
+                          force_generic)
+    if k <= -2:
+        bad = -2 - k
         raise ValueError(f"pairs[{bad}] = {pairs[bad].tolist()}: geometry indices must be two "
-                         f"different numbers in [0, {g})")
-    return Contacts(*out)
+                         f"different numbers in [0, {ng})")
+    return _contacts(c, k)
 
 
 def narrow_phase(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.ndarray,
@@ -756,28 +766,6 @@ def generic_contact(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.nd
                 np.ascontiguousarray(geom_rot, dtype=np.float64), pairs, envelope, True)
 
 
-@njit
-def _detect_kernel(
-    owner: np.ndarray, local_pos: np.ndarray, local_rot: np.ndarray, owner_pos: np.ndarray,
-    owner_rot: np.ndarray, kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray,
-    vert_count: np.ndarray, verts: np.ndarray, face_start: np.ndarray, face_count: np.ndarray,
-    face_normal: np.ndarray, face_vert_start: np.ndarray, face_vert_count: np.ndarray,
-    face_verts: np.ndarray, edge_start: np.ndarray, edge_count: np.ndarray, edge_verts: np.ndarray,
-    edge_faces: np.ndarray, centroid: np.ndarray, max_face_verts: int, max_verts: int,
-    ep_val: np.ndarray, ep_id: np.ndarray, overlap: np.ndarray, allowed: np.ndarray, env: float,
-) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    g = kind.shape[0]
-    gp = np.empty((g, 3))
-    gr = np.empty((g, 3, 3))
-    poses_kernel(owner, local_pos, local_rot, owner_pos, owner_rot, gp, gr)
-    pairs = sap_pairs(kind, size, vert_start, vert_count, verts, gp, gr, env, ep_val, ep_id,
-                      overlap, allowed)
-    return _narrow_kernel(kind, size, vert_start, vert_count, verts, face_start, face_count,
-                          face_normal, face_vert_start, face_vert_count, face_verts, edge_start,
-                          edge_count, edge_verts, edge_faces, centroid, max_face_verts,
-                          max_verts, gp, gr, pairs, env, False)
-
-
 def detect(scene: CollisionScene, broadphase: BroadPhase, owner_pos: np.ndarray,
            owner_rot: np.ndarray, envelope: float) -> Contacts:
     """Owner poses -> geometry poses -> SAP pairs (AABBs grown by the envelope) -> contacts,
@@ -794,12 +782,11 @@ def detect(scene: CollisionScene, broadphase: BroadPhase, owner_pos: np.ndarray,
     env = float(envelope)
     if not env >= 0.0:
         raise ValueError(f"envelope must be >= 0, got {envelope!r}")
-    s = scene
-    _, *out = _detect_kernel(
-        s.owner, s.local_pos, s.local_rot, owner_pos, owner_rot, s.kind, s.size, s.vert_start,
-        s.vert_count, s.verts, s.face_start, s.face_count, s.face_normal, s.face_vert_start,
-        s.face_vert_count, s.face_verts, s.edge_start, s.edge_count, s.edge_verts, s.edge_faces,
-        s.centroid, s.max_face_verts, s.max_verts, broadphase._ep_val, broadphase._ep_id,
-        broadphase._overlap, s.pair_allowed, env,
-    )
-    return Contacts(*out)
+    ng = scene.n_geoms
+    g, c = _records(scene, owner_pos.shape[0], ng * (ng - 1) // 2)
+    c.owner_pos[...] = owner_pos
+    c.owner_rot[...] = owner_rot
+    c = c._replace(ep_val=broadphase._ep_val, ep_id=broadphase._ep_id,
+                   overlap=broadphase._overlap)
+    detect_into(new_geoms(g), new_contact_buffer(c), env)
+    return _contacts(c, int(c.count[1]))

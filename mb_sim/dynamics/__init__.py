@@ -3,15 +3,20 @@ kinematics and the articulated impulse response."""
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
-from mb_sim.dynamics.aba import aba_alloc
+from mb_sim._jit import njit
+from mb_sim.dynamics.aba import articulated_accelerations
 from mb_sim.dynamics.crba import crba_kernel
 from mb_sim.dynamics.hybrid import hybrid_kernel
 from mb_sim.dynamics.rnea import rnea_kernel
+from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
+from mb_sim.model.compile import compile_tree, new_tree
 from mb_sim.model.model import Model
 
 GRAVITY = (0.0, 0.0, -9.81)
@@ -48,19 +53,35 @@ def _vector(model: Model, value: object, name: str) -> np.ndarray:
     return arr
 
 
+_records: weakref.WeakKeyDictionary[Model, dict[tuple[float, ...], tuple[Any, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _tree_records(model: Model, gravity: Sequence[float]) -> tuple[Any, Any]:
+    """The tree record of a model under a gravity, and a work record, made once."""
+    per_gravity = _records.setdefault(model, {})
+    key = tuple(float(g) for g in gravity)
+    if key not in per_gravity:
+        tree = compile_tree(model, None, np.array(key))
+        per_gravity[key] = (new_tree(tree), new_tree_work(allocate_tree_work(model.nv)))
+    return per_gravity[key]
+
+
+@njit
+def _aba(tree: Any, work: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+    qdd = np.empty(q.shape[0])
+    articulated_accelerations(tree, work, q, qd, tau, qdd)
+    return qdd
+
+
 def aba(
     model: Model, q: object, qd: object, tau: object, gravity: Sequence[float] = GRAVITY
 ) -> np.ndarray:
     """Forward dynamics qdd = H^-1 (tau - damping qd - C(q, qd) - g(q)) by ABA, O(n)."""
-    return aba_alloc(
-        *model.kinematic_arrays,
-        model.spatial_inertia,
-        model.damping,
-        _vector(model, q, "q"),
-        _vector(model, qd, "qd"),
-        _vector(model, tau, "tau"),
-        _a0(gravity),
-    )
+    tree, work = _tree_records(model, gravity)
+    return _aba(tree, work, _vector(model, q, "q"), _vector(model, qd, "qd"),
+                _vector(model, tau, "tau"))
 
 
 def rnea(

@@ -14,6 +14,8 @@ torque -damping * qd added to tau.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import njit
@@ -23,6 +25,7 @@ from mb_sim.dynamics.spatial import (
     cross_motion,
     dot6,
     joint_pose,
+    motion_subspace,
     mtv6_add,
     mv6,
     plucker,
@@ -30,53 +33,38 @@ from mb_sim.dynamics.spatial import (
 
 
 @njit
-def aba_kernel(
-    parent: np.ndarray,
-    joint_type: np.ndarray,
-    axis: np.ndarray,
-    tree_rot: np.ndarray,
-    tree_pos: np.ndarray,
-    inertia: np.ndarray,
-    damping: np.ndarray,
-    q: np.ndarray,
-    qd: np.ndarray,
-    tau: np.ndarray,
-    a0: np.ndarray,
-    f_ext: np.ndarray,
-    X: np.ndarray,
-    S: np.ndarray,
-    U: np.ndarray,
-    D: np.ndarray,
-    IA: np.ndarray,
-) -> np.ndarray:
-    """Joint accelerations; also leaves X, S, U, D, I^A in the work arrays for impulse response."""
+def articulated_accelerations(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray,
+                              tau: np.ndarray, qdd: np.ndarray) -> None:
+    """qdd of the tree (a `mb_sim.model.compile.Tree`) with gravity tree.a0; leaves X, S, U,
+    D, I^A of q in the work record w (`mb_sim.dynamics.work.TreeWork`) for the impulse
+    response. External forces w.f_ext (body coordinates) enter the bias force."""
+    parent, joint_type, axis = tree.parent, tree.joint_type, tree.axis
+    inertia, damping = tree.inertia, tree.damping
+    X, S, U, D, IA = w.X, w.S, w.U, w.D, w.IA
+    v, c, pA, u, a, f_ext = w.v, w.c, w.pA, w.u, w.a, w.f_ext
+    t6 = w.t6
     n = parent.shape[0]
-    v = np.zeros((n, 6))
-    c = np.zeros((n, 6))
-    pA = np.zeros((n, 6))
-    u = np.zeros(n)
     R = np.empty((3, 3))
     p = np.empty(3)
-    t6 = np.empty(6)
     Ia = np.empty((6, 6))
     tmp = np.empty((6, 6))
     for i in range(n):
-        joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
+        joint_pose(joint_type[i], axis[i], tree.tree_rot[i], tree.tree_pos[i], q[i], R, p)
         plucker(R, p, X[i])
-        S[i, :] = 0.0
-        if joint_type[i] == 0:
-            S[i, :3] = axis[i]
-        else:
-            S[i, 3:] = axis[i]
+        motion_subspace(joint_type[i], axis[i], S[i])
         j = parent[i]
         if j >= 0:
             mv6(X[i], v[j], v[i])
+        else:
+            v[i, :] = 0.0
         for k in range(6):
             v[i, k] += S[i, k] * qd[i]
         if j >= 0:
             cross_motion(v[i], S[i], c[i])
             for k in range(6):
                 c[i, k] *= qd[i]
+        else:
+            c[i, :] = 0.0
         IA[i] = inertia[i]
         mv6(inertia[i], v[i], t6)
         cross_force(v[i], t6, pA[i])
@@ -96,37 +84,11 @@ def aba_kernel(
                 t6[k] += pA[i, k] + U[i, k] * (u[i] / D[i])
             congruence_add(X[i], Ia, IA[j], tmp)
             mtv6_add(X[i], t6, pA[j])
-    qdd = np.zeros(n)
-    a = np.zeros((n, 6))
     for i in range(n):
         j = parent[i]
-        mv6(X[i], a0 if j < 0 else a[j], t6)
+        mv6(X[i], tree.a0 if j < 0 else a[j], t6)
         for k in range(6):
             t6[k] += c[i, k]
         qdd[i] = (u[i] - dot6(U[i], t6)) / D[i]
         for k in range(6):
             a[i, k] = t6[k] + S[i, k] * qdd[i]
-    return qdd
-
-
-@njit
-def aba_alloc(
-    parent: np.ndarray,
-    joint_type: np.ndarray,
-    axis: np.ndarray,
-    tree_rot: np.ndarray,
-    tree_pos: np.ndarray,
-    inertia: np.ndarray,
-    damping: np.ndarray,
-    q: np.ndarray,
-    qd: np.ndarray,
-    tau: np.ndarray,
-    a0: np.ndarray,
-) -> np.ndarray:
-    """`aba_kernel` with its work arrays made here (one call from Python)."""
-    n = parent.shape[0]
-    return aba_kernel(
-        parent, joint_type, axis, tree_rot, tree_pos, inertia, damping, q, qd, tau, a0,
-        np.zeros((n, 6)), np.empty((n, 6, 6)), np.empty((n, 6)), np.empty((n, 6)),
-        np.empty(n), np.empty((n, 6, 6)),
-    )

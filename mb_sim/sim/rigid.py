@@ -11,40 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-
-
-@njit
-def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    x, y, z, w = q[0], q[1], q[2], q[3]
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
-@njit
-def quat_integrate(q: np.ndarray, w: np.ndarray, h: float) -> np.ndarray:
-    """exp(w h / 2) * q, renormalised."""
-    angle = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * h
-    if angle < 1e-12:
-        dq = np.array([0.5 * w[0] * h, 0.5 * w[1] * h, 0.5 * w[2] * h, 1.0])
-    else:
-        s = np.sin(0.5 * angle) / (angle / h)
-        dq = np.array([w[0] * s, w[1] * s, w[2] * s, np.cos(0.5 * angle)])
-    x1, y1, z1, w1 = dq[0], dq[1], dq[2], dq[3]
-    x2, y2, z2, w2 = q[0], q[1], q[2], q[3]
-    out = np.array(
-        [
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        ]
-    )
-    return out / np.sqrt(np.sum(out * out))
+from mb_sim.dynamics.spatial import quat_integrate, quat_to_matrix
 
 
 @njit
@@ -69,15 +36,14 @@ def world_inverse_inertia(R: np.ndarray, inv_inertia: np.ndarray) -> np.ndarray:
 
 @njit
 def free_motion(vel: np.ndarray, quat: np.ndarray, inertia: np.ndarray, dynamic: np.ndarray,
-                gravity: np.ndarray, h: float) -> np.ndarray:
-    """Velocities of all free bodies after h of gravity and torque-free rotation."""
-    out = vel.copy()
+                gravity: np.ndarray, h: float, out: np.ndarray) -> None:
+    """Velocities of all free bodies after h of gravity and torque-free rotation, into out."""
+    out[:, :] = vel
     for b in range(vel.shape[0]):
         if dynamic[b]:
             for k in range(3):
                 out[b, k] += h * gravity[k]
             out[b, 3:] = gyroscopic_step(vel[b, 3:], quat_to_matrix(quat[b]), inertia[b], h)
-    return out
 
 
 @njit
@@ -89,10 +55,3 @@ def advance_poses(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, dynamic: n
             for k in range(3):
                 pos[b, k] += h * vel[b, k]
             quat[b] = quat_integrate(quat[b], vel[b, 3:], h)
-
-
-@njit
-def rotations(quat: np.ndarray, out: np.ndarray) -> None:
-    """Rotation matrices of all bodies into out (b, 3, 3)."""
-    for b in range(quat.shape[0]):
-        out[b] = quat_to_matrix(quat[b])

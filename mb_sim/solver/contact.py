@@ -12,12 +12,14 @@ after the free motion when there is one.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.solver.pgs import row_velocity
-from mb_sim.solver.response import add_point, response_work
-from mb_sim.solver.rows import FOLLOWER, NORMAL, TANGENT
+from mb_sim.solver.response import add_point
+from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, clear_row
 
 
 @njit
@@ -46,120 +48,57 @@ def _turn(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
 
 
 @njit
-def _clear(r: int, kind: np.ndarray, J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray,
-           J_b: np.ndarray, W_b: np.ndarray, link: np.ndarray, lam: np.ndarray) -> None:
-    kind[r] = 0
-    J_r[r] = 0.0
-    W_r[r] = 0.0
-    body[r] = -1
-    J_b[r] = 0.0
-    W_b[r] = 0.0
-    link[r] = -1
-    lam[r] = 0.0
-
-
-@njit
-def contact_rows(
-    point: np.ndarray,
-    normal: np.ndarray,
-    depth: np.ndarray,
-    kind_a: np.ndarray,
-    index_a: np.ndarray,
-    kind_b: np.ndarray,
-    index_b: np.ndarray,
-    friction: np.ndarray,
-    restitution: np.ndarray,
-    h: float,
-    parent: np.ndarray,
-    joint_type: np.ndarray,
-    axis: np.ndarray,
-    rot: np.ndarray,
-    pos: np.ndarray,
-    X: np.ndarray,
-    S: np.ndarray,
-    U: np.ndarray,
-    D: np.ndarray,
-    body_pos: np.ndarray,
-    inv_mass: np.ndarray,
-    inv_inertia: np.ndarray,
-    qd: np.ndarray,
-    vb: np.ndarray,
-    qd0: np.ndarray,
-    vb0: np.ndarray,
-    start: int,
-    kind: np.ndarray,
-    J_r: np.ndarray,
-    W_r: np.ndarray,
-    body: np.ndarray,
-    J_b: np.ndarray,
-    W_b: np.ndarray,
-    target: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    mu: np.ndarray,
-    link: np.ndarray,
-    lam: np.ndarray,
-    rest: np.ndarray,
-    gaps: np.ndarray,
-    accel: np.ndarray,
-    contact_row: np.ndarray,
-    tangent: np.ndarray,
-    tangent2: np.ndarray,
-) -> int:
-    """Append the rows of every contact from row `start`; returns the next free row.
-    qd, vb are the velocities after the free motion, qd0, vb0 those at the start of the step;
-    tangent[c], tangent2[c] receive the friction directions of contact c.
-
-    contact_row[c] is the normal row of contact c."""
-    scratch = np.zeros(qd.shape[0])
-    work = response_work(qd.shape[0])
+def contact_rows(m: Any, d: Any, s: Any) -> None:
+    """Append the rows of every contact in d.contacts to d.rows. The velocities after the
+    free motion are d.work.qd_free, d.work.vb; those at the start of the step s.qd,
+    s.body_vel. Each contact's normal row and friction directions go to d.contacts
+    (normal_row, tangent1, tangent2)."""
+    rows, con, work = d.rows, d.contacts, d.work
+    g = m.geoms
+    qd, vb, qd0, vb0 = work.qd_free, work.vb, s.qd, s.body_vel
+    h = m.options.dt
     directions = np.empty((3, 3))
-    J_b2 = J_b.reshape(J_b.shape[0], 12)
-    W_b2 = W_b.reshape(W_b.shape[0], 12)
-    r = start
-    for c in range(point.shape[0]):
-        tangent_basis(normal[c], directions)
-        rows = 3 if friction[c] > 0.0 else 1
-        for d in range(rows):
-            _clear(r + d, kind, J_r, W_r, body, J_b, W_b, link, lam)
-            add_point(kind_a[c], index_a[c], 1.0, point[c], directions[d], r + d, 0, J_r, W_r,
-                      body, J_b, W_b, parent, joint_type, axis, rot, pos, X, S, U, D, body_pos,
-                      inv_mass, inv_inertia, scratch, work)
-            add_point(kind_b[c], index_b[c], -1.0, point[c], directions[d], r + d, 1, J_r, W_r,
-                      body, J_b, W_b, parent, joint_type, axis, rot, pos, X, S, U, D, body_pos,
-                      inv_mass, inv_inertia, scratch, work)
-        un = row_velocity(r, J_r, body, J_b, qd, vb)
-        u0 = row_velocity(r, J_r, body, J_b, qd0, vb0)
-        gap = -depth[c]
-        rest[r] = restitution[c]
-        gaps[r] = gap
-        accel[r] = (un - u0) / h
-        goal = -gap / h if gap > 0.0 else 0.0
-        kind[r] = NORMAL
-        target[r] = goal
-        lo[r] = 0.0
-        hi[r] = np.inf
-        contact_row[c] = r
-        tangent[c] = directions[1]
-        tangent2[c] = directions[2]
-        if rows == 3:
-            ut1 = row_velocity(r + 1, J_r, body, J_b, qd, vb)
-            ut2 = row_velocity(r + 2, J_r, body, J_b, qd, vb)
+    J_b2 = rows.J_b.reshape(rows.J_b.shape[0], 12)
+    W_b2 = rows.W_b.reshape(rows.W_b.shape[0], 12)
+    r = rows.count[0]
+    for c in range(con.count[1]):
+        ga, gb = con.geom_a[c], con.geom_b[c]
+        mu = np.sqrt(g.friction[ga] * g.friction[gb])  # mb_sim.model.world combine_friction
+        e = max(g.restitution[ga], g.restitution[gb])  # and combine_restitution
+        point = con.point[c]
+        tangent_basis(con.normal[c], directions)
+        n_dirs = 3 if mu > 0.0 else 1
+        for k in range(n_dirs):
+            clear_row(rows, r + k, SCALAR, 0.0, -np.inf, np.inf)
+            add_point(m, d, s, r + k, 0, ga, 1.0, point, directions[k])
+            add_point(m, d, s, r + k, 1, gb, -1.0, point, directions[k])
+        un = row_velocity(rows, r, qd, vb)
+        u0 = row_velocity(rows, r, qd0, vb0)
+        gap = -con.depth[c]
+        rows.kind[r] = NORMAL
+        rows.target[r] = -gap / h if gap > 0.0 else 0.0
+        rows.lo[r] = 0.0
+        rows.restitution[r] = e
+        rows.gap[r] = gap
+        rows.accel[r] = (un - u0) / h
+        con.normal_row[c] = r
+        if n_dirs == 3:
+            ut1 = row_velocity(rows, r + 1, qd, vb)
+            ut2 = row_velocity(rows, r + 2, qd, vb)
             slip = np.sqrt(ut1 * ut1 + ut2 * ut2)
             if slip > 1e-9:  # turn the pair so that t1 lies along the slip
                 ca, sa = ut1 / slip, ut2 / slip
-                for arr in (J_r, W_r, J_b2, W_b2):
-                    _turn(arr, r + 1, ca, sa)
+                _turn(rows.J_r, r + 1, ca, sa)
+                _turn(rows.W_r, r + 1, ca, sa)
+                _turn(J_b2, r + 1, ca, sa)
+                _turn(W_b2, r + 1, ca, sa)
                 _turn(directions, 1, ca, sa)
-                tangent[c] = directions[1]
-                tangent2[c] = directions[2]
-            kind[r + 1] = TANGENT
-            kind[r + 2] = FOLLOWER
-            for d in (1, 2):
-                target[r + d] = 0.0
-                lo[r + d] = -np.inf
-                hi[r + d] = np.inf
-            mu[r + 1] = friction[c]
-            link[r + 1] = r
-        r += rows
-    return r
+            rows.kind[r + 1] = TANGENT
+            rows.kind[r + 2] = FOLLOWER
+            rows.mu[r + 1] = mu
+            rows.link[r + 1] = r
+        for k in range(3):
+            con.tangent1[c, k] = directions[1, k]
+            con.tangent2[c, k] = directions[2, k]
+        r += n_dirs
+    rows.count[0] = r

@@ -14,54 +14,35 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.dynamics.impulse import joint_impulse_response
-from mb_sim.solver.rows import NORMAL, SCALAR
+from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
 
 
 @njit
-def joint_rows(
-    q: np.ndarray,
-    qd: np.ndarray,
-    qd0: np.ndarray,
-    lower: np.ndarray,
-    upper: np.ndarray,
-    friction: np.ndarray,
-    restitution: np.ndarray,
-    mimic: np.ndarray,
-    h: float,
-    envelope: float,
-    mimic_gain: float,
-    parent: np.ndarray,
-    X: np.ndarray,
-    S: np.ndarray,
-    U: np.ndarray,
-    D: np.ndarray,
-    start: int,
-    kind: np.ndarray,
-    J_r: np.ndarray,
-    W_r: np.ndarray,
-    body: np.ndarray,
-    J_b: np.ndarray,
-    W_b: np.ndarray,
-    target: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    link: np.ndarray,
-    lam: np.ndarray,
-    rest: np.ndarray,
-    gaps: np.ndarray,
-    accel: np.ndarray,
-    tag: np.ndarray,
-) -> int:
-    """Append limit, friction and mimic rows from row `start`; returns the next free row.
-    tag[r] = 3 i + (0 lower, 1 upper, 2 friction), or 3 n + k for mimic pair k."""
+def _joint_response(m: Any, w: Any, i: int) -> None:
+    if not w.have[i]:
+        joint_impulse_response(m.tree.parent, w.X, w.S, w.U, w.D, i, w.response[i])
+        w.have[i] = True
+
+
+@njit
+def joint_rows(m: Any, d: Any, s: Any) -> None:
+    """Append limit, friction and mimic rows to d.rows; d.work.joint_tag[r] receives
+    3 i + (0 lower, 1 upper, 2 friction), or 3 n + k for mimic pair k. Velocities after the
+    free motion: d.work.qd_free; at the start of the step: s.qd."""
+    tree, opt, rows, w = m.tree, m.options, d.rows, d.tree
+    q, qd, qd0 = s.q, d.work.qd_free, s.qd
+    tag = d.work.joint_tag
+    lower, upper, friction = tree.lower, tree.upper, tree.friction
+    h = opt.dt
     n = q.shape[0]
-    response = np.zeros((n, n))
-    have = np.zeros(n, dtype=np.bool_)
-    r = start
+    w.have[:] = False
+    r = rows.count[0]
     for i in range(n):
         for side in range(3):
             if side == 0:
@@ -74,58 +55,35 @@ def joint_rows(
                 gap = 0.0
                 sign = 1.0
             if side < 2:
-                if not np.isfinite(gap) or gap - max(0.0, -sign * qd[i]) * h > envelope:
+                if not np.isfinite(gap) or gap - max(0.0, -sign * qd[i]) * h > opt.limit_envelope:
                     continue
             elif friction[i] <= 0.0:
                 continue
-            if not have[i]:
-                joint_impulse_response(parent, X, S, U, D, i, response[i])
-                have[i] = True
-            J_r[r] = 0.0
-            J_r[r, i] = sign
-            W_r[r] = sign * response[i]
-            body[r] = -1
-            J_b[r] = 0.0
-            W_b[r] = 0.0
-            link[r] = -1
-            lam[r] = 0.0
-            tag[r] = 3 * i + side
-            rest[r] = 0.0
+            _joint_response(m, w, i)
             if side < 2:
-                kind[r] = NORMAL
-                target[r] = -gap / h if gap > 0.0 else 0.0
-                lo[r] = 0.0
-                hi[r] = np.inf
-                rest[r] = restitution[i]
-                gaps[r] = gap
-                accel[r] = sign * (qd[i] - qd0[i]) / h
+                clear_row(rows, r, NORMAL, -gap / h if gap > 0.0 else 0.0, 0.0, np.inf)
+                rows.restitution[r] = tree.limit_restitution[i]
+                rows.gap[r] = gap
+                rows.accel[r] = sign * (qd[i] - qd0[i]) / h
             else:
-                kind[r] = SCALAR
-                target[r] = 0.0
-                lo[r] = -friction[i] * h
-                hi[r] = friction[i] * h
+                clear_row(rows, r, SCALAR, 0.0, -friction[i] * h, friction[i] * h)
+            rows.J_r[r, i] = sign
+            for k in range(n):
+                rows.W_r[r, k] = sign * w.response[i, k]
+            tag[r] = 3 * i + side
             r += 1
+    mimic = tree.mimic
     for k in range(mimic.shape[0]):
         i, j = int(mimic[k, 0]), int(mimic[k, 1])
-        m, offset = mimic[k, 2], mimic[k, 3]
-        for a in (i, j):
-            if not have[a]:
-                joint_impulse_response(parent, X, S, U, D, a, response[a])
-                have[a] = True
-        J_r[r] = 0.0
-        J_r[r, i] = 1.0
-        J_r[r, j] = -m
-        W_r[r] = response[i] - m * response[j]
-        body[r] = -1
-        J_b[r] = 0.0
-        W_b[r] = 0.0
-        link[r] = -1
-        lam[r] = 0.0
+        mult, offset = mimic[k, 2], mimic[k, 3]
+        _joint_response(m, w, i)
+        _joint_response(m, w, j)
+        clear_row(rows, r, SCALAR, -opt.mimic_gain * (q[i] - mult * q[j] - offset) / h,
+                  -np.inf, np.inf)
+        rows.J_r[r, i] = 1.0
+        rows.J_r[r, j] = -mult
+        for c in range(n):
+            rows.W_r[r, c] = w.response[i, c] - mult * w.response[j, c]
         tag[r] = 3 * n + k
-        rest[r] = 0.0
-        kind[r] = SCALAR
-        target[r] = -mimic_gain * (q[i] - m * q[j] - offset) / h
-        lo[r] = -np.inf
-        hi[r] = np.inf
         r += 1
-    return r
+    rows.count[0] = r

@@ -15,6 +15,8 @@ Warm start: the solve starts from last step's impulses (002.md 1.7, p^(0)(t+h) =
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import njit
@@ -22,9 +24,9 @@ from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, TANGENT
 
 
 @njit
-def row_velocity(r: int, J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, qd: np.ndarray,
-                  vb: np.ndarray) -> float:
+def row_velocity(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray) -> float:
     """J_r . u: the velocity of row r."""
+    J_r, body, J_b = rows.J_r, rows.body, rows.J_b
     s = 0.0
     for k in range(qd.shape[0]):
         s += J_r[r, k] * qd[k]
@@ -37,10 +39,11 @@ def row_velocity(r: int, J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, qd:
 
 
 @njit
-def _apply(r: int, amount: float, W_r: np.ndarray, body: np.ndarray, W_b: np.ndarray,
-           qd: np.ndarray, vb: np.ndarray) -> None:
+def apply_impulse(rows: Any, r: int, amount: float, qd: np.ndarray, vb: np.ndarray) -> None:
+    """u += W_r amount."""
     if amount == 0.0:
         return
+    W_r, body, W_b = rows.W_r, rows.body, rows.W_b
     for k in range(qd.shape[0]):
         qd[k] += W_r[r, k] * amount
     for slot in range(2):
@@ -51,9 +54,9 @@ def _apply(r: int, amount: float, W_r: np.ndarray, body: np.ndarray, W_b: np.nda
 
 
 @njit
-def _coupling(r: int, s: int, J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray,
-              J_b: np.ndarray, W_b: np.ndarray) -> float:
+def _coupling(rows: Any, r: int, s: int) -> float:
     """J_r . W_s: how an impulse on row s changes the velocity of row r."""
+    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
     v = 0.0
     for k in range(J_r.shape[1]):
         v += J_r[r, k] * W_r[s, k]
@@ -69,21 +72,28 @@ def _coupling(r: int, s: int, J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray
 
 
 @njit
-def effective_mass(kind: np.ndarray, J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray,
-                   J_b: np.ndarray, W_b: np.ndarray) -> np.ndarray:
-    """K^+ per row or group, (R, 3, 3); a row or group's block sits at its first row."""
-    n = kind.shape[0]
-    Kinv = np.zeros((n, 3, 3))
+def group_size(kind: int) -> int:
+    return 2 if kind == TANGENT else (3 if kind == BALL else 1)
+
+
+@njit
+def effective_mass(rows: Any) -> None:
+    """K^+ per row or group into rows.Kinv; a group's block sits at its first row. Pairs and
+    single rows invert their diagonal (a pair is solved row by row before the disc
+    projection); the 3-row ball group its whole block (pseudo-inverse)."""
+    n = rows.count[0]
+    kind, Kinv = rows.kind, rows.Kinv
+    K = np.empty((3, 3))
     r = 0
     while r < n:
-        size = 2 if kind[r] == TANGENT else (3 if kind[r] == BALL else 1)
-        K = np.zeros((size, size))
+        size = group_size(kind[r])
         for a in range(size):
             for c in range(size):
-                K[a, c] = _coupling(r + a, r + c, J_r, W_r, body, J_b, W_b)
+                K[a, c] = _coupling(rows, r + a, r + c)
         scale = 0.0
         for a in range(size):
             scale = max(scale, abs(K[a, a]))
+        Kinv[r] = 0.0
         if scale > 1e-300:
             if size <= 2:
                 for a in range(size):
@@ -94,41 +104,22 @@ def effective_mass(kind: np.ndarray, J_r: np.ndarray, W_r: np.ndarray, body: np.
                     for c in range(size):
                         Kinv[r, a, c] = Kp[a, c]
         r += size
-    return Kinv
 
 
 @njit
-def warm_start(lam: np.ndarray, W_r: np.ndarray, body: np.ndarray, W_b: np.ndarray,
-               qd: np.ndarray, vb: np.ndarray) -> None:
-    for r in range(lam.shape[0]):
-        _apply(r, lam[r], W_r, body, W_b, qd, vb)
+def warm_start(rows: Any, qd: np.ndarray, vb: np.ndarray) -> None:
+    for r in range(rows.count[0]):
+        apply_impulse(rows, r, rows.lam[r], qd, vb)
 
 
 @njit
-def solve(
-    kind: np.ndarray,
-    J_r: np.ndarray,
-    W_r: np.ndarray,
-    body: np.ndarray,
-    J_b: np.ndarray,
-    W_b: np.ndarray,
-    target: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    mu: np.ndarray,
-    link: np.ndarray,
-    lam: np.ndarray,
-    bounce: np.ndarray,
-    Kinv: np.ndarray,
-    qd: np.ndarray,
-    vb: np.ndarray,
-    iterations: int,
-    tolerance: float,
-) -> int:
+def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance: float) -> int:
     """Run up to `iterations` sweeps; stop early when no impulse changes by more than
     `tolerance`. Velocities qd, vb and impulses lam are updated in place; a friction pair's
     disc also counts its normal's restitution impulse `bounce`. Returns sweeps run."""
-    n = kind.shape[0]
+    n = rows.count[0]
+    kind, target, lo, hi, mu, link = rows.kind, rows.target, rows.lo, rows.hi, rows.mu, rows.link
+    lam, bounce, Kinv = rows.lam, rows.bounce, rows.Kinv
     err = np.zeros(3)
     new = np.zeros(3)
     sweep = 0
@@ -140,9 +131,9 @@ def solve(
             if k == FOLLOWER:
                 r += 1
                 continue
-            size = 2 if k == TANGENT else (3 if k == BALL else 1)
+            size = group_size(k)
             for a in range(size):
-                err[a] = target[r + a] - row_velocity(r + a, J_r, body, J_b, qd, vb)
+                err[a] = target[r + a] - row_velocity(rows, r + a, qd, vb)
             for a in range(size):
                 s = lam[r + a]
                 for c in range(size):
@@ -167,7 +158,7 @@ def solve(
                 d = new[a] - lam[r + a]
                 largest = max(largest, abs(d))
                 lam[r + a] = new[a]
-                _apply(r + a, d, W_r, body, W_b, qd, vb)
+                apply_impulse(rows, r + a, d, qd, vb)
             r += size
         if largest <= tolerance:
             break
@@ -175,25 +166,8 @@ def solve(
 
 
 @njit
-def restitution_pass(
-    kind: np.ndarray,
-    J_r: np.ndarray,
-    W_r: np.ndarray,
-    body: np.ndarray,
-    J_b: np.ndarray,
-    W_b: np.ndarray,
-    Kinv: np.ndarray,
-    restitution: np.ndarray,
-    gap: np.ndarray,
-    accel: np.ndarray,
-    bounce: np.ndarray,
-    reflect: np.ndarray,
-    qd: np.ndarray,
-    vb: np.ndarray,
-    h: float,
-    threshold: float,
-    max_passes: int,
-) -> int:
+def restitution_pass(rows: Any, qd: np.ndarray, vb: np.ndarray, h: float, threshold: float,
+                     max_passes: int) -> int:
     """Collisions, one pair at a time, before the contact solve (Newton's law, 000.md eq. 2.18,
     j = -(1 + e) u / K as for joint limits, eq. 4.3).
 
@@ -206,7 +180,9 @@ def restitution_pass(
     that pair approach in the next sweep, as in a Newton's cradle. Sweeps stop when no row
     approaches. The impulses are summed in `bounce` (kept apart from the solver's, which
     would otherwise take them back) and reflect[r] = (1 + e) gap marks a bounce at a gap."""
-    n = kind.shape[0]
+    n = rows.count[0]
+    kind, restitution, gap, accel = rows.kind, rows.restitution, rows.gap, rows.accel
+    bounce, reflect, Kinv = rows.bounce, rows.reflect, rows.Kinv
     sweeps = 0
     for sweeps in range(1, max_passes + 1):
         hit = False
@@ -214,7 +190,7 @@ def restitution_pass(
             e = restitution[r]
             if kind[r] != NORMAL or e <= 0.0 or Kinv[r, 0, 0] == 0.0:
                 continue
-            u = row_velocity(r, J_r, body, J_b, qd, vb)
+            u = row_velocity(rows, r, qd, vb)
             if u >= -threshold:
                 continue
             g = gap[r]
@@ -227,7 +203,7 @@ def restitution_pass(
             if d <= 0.0:
                 continue
             bounce[r] += d
-            _apply(r, d, W_r, body, W_b, qd, vb)
+            apply_impulse(rows, r, d, qd, vb)
             if g > 0.0:
                 reflect[r] = (1.0 + e) * g
             hit = True

@@ -21,7 +21,11 @@ the solve (`mb_sim.solver.pgs.restitution_pass`); its impulses are kept in `boun
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+from mb_sim._jit import njit, record
 
 SCALAR = 0
 NORMAL = 1
@@ -31,88 +35,53 @@ FOLLOWER = 4
 """Second/third row of a TANGENT or BALL group (solved with its first row)."""
 
 
-class Rows:
-    """Growable table of rows; `clear()` keeps the memory between steps."""
+ROW_FIELDS = (
+    "kind", "J_r", "W_r", "body", "J_b", "W_b", "target", "lo", "hi", "mu", "link", "lam",
+    "restitution", "gap", "accel", "bounce", "reflect", "Kinv", "count",
+)
+"""Columns of the row table; `count[0]` is the number of rows in use, `Kinv[r]` the solver's
+K^+ of the row or group starting at r."""
 
-    def __init__(self, nv: int, capacity: int = 64):
-        self.nv = nv
-        self.count = 0
-        self._allocate(capacity)
+Rows, RowsRecord = record("Rows", ROW_FIELDS)
 
-    def _allocate(self, capacity: int) -> None:
-        old = self.__dict__.copy() if hasattr(self, "kind") else None
-        self.capacity = capacity
-        self.kind = np.zeros(capacity, dtype=np.int64)
-        self.J_r = np.zeros((capacity, self.nv))
-        self.W_r = np.zeros((capacity, self.nv))
-        self.body = np.full((capacity, 2), -1, dtype=np.int64)
-        self.J_b = np.zeros((capacity, 2, 6))
-        self.W_b = np.zeros((capacity, 2, 6))
-        self.target = np.zeros(capacity)
-        self.lo = np.zeros(capacity)
-        self.hi = np.zeros(capacity)
-        self.mu = np.zeros(capacity)
-        self.link = np.full(capacity, -1, dtype=np.int64)
-        self.lam = np.zeros(capacity)
-        self.restitution = np.zeros(capacity)
-        self.gap = np.zeros(capacity)
-        self.accel = np.zeros(capacity)
-        self.bounce = np.zeros(capacity)
-        self.reflect = np.zeros(capacity)
-        if old is not None:
-            n = old["count"]
-            for name in ("kind", "J_r", "W_r", "body", "J_b", "W_b", "target", "lo", "hi", "mu",
-                         "link", "lam", "restitution", "gap", "accel", "bounce", "reflect"):
-                getattr(self, name)[:n] = old[name][:n]
 
-    def clear(self) -> None:
-        self.count = 0
+@njit
+def new_rows(values: Rows) -> Any:
+    return RowsRecord(*values)
 
-    def reserve(self, extra: int) -> None:
-        """Make room for `extra` more rows (kernels write rows [count, count + extra))."""
-        if self.count + extra > self.capacity:
-            self._allocate(max(2 * self.capacity, self.count + extra))
 
-    def bounce_columns(self) -> tuple[np.ndarray, ...]:
-        """restitution, gap, accel: written by the row builders for bouncing rows."""
-        return self.restitution, self.gap, self.accel
+def allocate_rows(capacity: int, nv: int) -> Rows:
+    """An empty row table for `capacity` rows on a robot of nv joints."""
+    return Rows(
+        kind=np.zeros(capacity, dtype=np.int64), J_r=np.zeros((capacity, nv)),
+        W_r=np.zeros((capacity, nv)), body=np.full((capacity, 2), -1, dtype=np.int64),
+        J_b=np.zeros((capacity, 2, 6)), W_b=np.zeros((capacity, 2, 6)),
+        target=np.zeros(capacity), lo=np.zeros(capacity), hi=np.zeros(capacity),
+        mu=np.zeros(capacity), link=np.full(capacity, -1, dtype=np.int64),
+        lam=np.zeros(capacity), restitution=np.zeros(capacity), gap=np.zeros(capacity),
+        accel=np.zeros(capacity), bounce=np.zeros(capacity), reflect=np.zeros(capacity),
+        Kinv=np.zeros((capacity, 3, 3)), count=np.zeros(1, dtype=np.int64),
+    )
 
-    def columns(self) -> tuple[np.ndarray, ...]:
-        """The full-capacity arrays, for kernels that append rows themselves."""
-        return (
-            self.kind, self.J_r, self.W_r, self.body, self.J_b, self.W_b, self.target, self.lo,
-            self.hi, self.mu, self.link, self.lam,
-        )
 
-    def add(self, kind: int, lo: float = -np.inf, hi: float = np.inf, target: float = 0.0) -> int:
-        """Append an empty row (J = W = 0, no bodies) and return its index."""
-        if self.count == self.capacity:
-            self._allocate(2 * self.capacity)
-        r = self.count
-        self.count += 1
-        self.kind[r] = kind
-        self.J_r[r] = 0.0
-        self.W_r[r] = 0.0
-        self.body[r] = -1
-        self.J_b[r] = 0.0
-        self.W_b[r] = 0.0
-        self.target[r] = target
-        self.lo[r] = lo
-        self.hi[r] = hi
-        self.mu[r] = 0.0
-        self.link[r] = -1
-        self.lam[r] = 0.0
-        self.restitution[r] = 0.0
-        self.gap[r] = 0.0
-        self.accel[r] = 0.0
-        self.bounce[r] = 0.0
-        self.reflect[r] = 0.0
-        return r
-
-    def arrays(self) -> tuple[np.ndarray, ...]:
-        n = self.count
-        return (
-            self.kind[:n], self.J_r[:n], self.W_r[:n], self.body[:n], self.J_b[:n],
-            self.W_b[:n], self.target[:n], self.lo[:n], self.hi[:n], self.mu[:n],
-            self.link[:n], self.lam[:n],
-        )
+@njit
+def clear_row(rows: Any, r: int, kind: int, target: float, lo: float, hi: float) -> None:
+    """Row r with no Jacobian, no bodies, no impulse yet."""
+    rows.kind[r] = kind
+    rows.J_r[r, :] = 0.0
+    rows.W_r[r, :] = 0.0
+    rows.body[r, 0] = -1
+    rows.body[r, 1] = -1
+    rows.J_b[r] = 0.0
+    rows.W_b[r] = 0.0
+    rows.target[r] = target
+    rows.lo[r] = lo
+    rows.hi[r] = hi
+    rows.mu[r] = 0.0
+    rows.link[r] = -1
+    rows.lam[r] = 0.0
+    rows.restitution[r] = 0.0
+    rows.gap[r] = 0.0
+    rows.accel[r] = 0.0
+    rows.bounce[r] = 0.0
+    rows.reflect[r] = 0.0

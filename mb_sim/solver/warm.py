@@ -8,6 +8,8 @@ its slip from step to step, and is projected on the new tangents.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import njit
@@ -15,61 +17,71 @@ from mb_sim.solver.rows import TANGENT
 
 
 @njit
-def row_keys(geom_a: np.ndarray, geom_b: np.ndarray, n_geoms: int,
-             joint_tags: np.ndarray) -> np.ndarray:
-    """Keys of the contacts (in order) then of the joint rows."""
-    k = geom_a.shape[0]
-    keys = np.empty(k + joint_tags.shape[0], dtype=np.int64)
+def row_groups(con: Any, work: Any, joint_start: int, joint_end: int, n_geoms: int) -> int:
+    """Keys (work.group_key) and first rows (work.group_row) of the row groups kept between
+    steps: the contacts in order, then the robot's joint rows (tags work.joint_tag).
+    Returns their number."""
+    keys, group_row = work.group_key, work.group_row
+    k = con.count[1]
     nth = 0
     for c in range(k):
-        pair = geom_a[c] * n_geoms + geom_b[c]
-        if c > 0 and geom_a[c] == geom_a[c - 1] and geom_b[c] == geom_b[c - 1]:
+        pair = con.geom_a[c] * n_geoms + con.geom_b[c]
+        if c > 0 and con.geom_a[c] == con.geom_a[c - 1] and con.geom_b[c] == con.geom_b[c - 1]:
             nth += 1
         else:
             nth = 0
         keys[c] = (pair * 64 + nth) * 2
-    for j in range(joint_tags.shape[0]):
-        keys[k + j] = joint_tags[j] * 2 + 1
-    return keys
+        group_row[c] = con.normal_row[c]
+    g = k
+    for r in range(joint_start, joint_end):
+        keys[g] = work.joint_tag[r] * 2 + 1
+        group_row[g] = r
+        g += 1
+    return g
 
 
 @njit
-def _has_friction(r: int, kind: np.ndarray, count: int) -> bool:
-    return r + 2 < count and kind[r + 1] == TANGENT
+def _has_friction(rows: Any, r: int) -> bool:
+    return r + 2 < rows.count[0] and rows.kind[r + 1] == TANGENT
 
 
 @njit
-def load(keys: np.ndarray, group_rows: np.ndarray, n_contacts: int, old_keys: np.ndarray,
-         old_values: np.ndarray, kind: np.ndarray, count: int, t1: np.ndarray,
-         t2: np.ndarray, lam: np.ndarray) -> None:
-    """lam of every group found among last step's sorted keys."""
-    m = old_keys.shape[0]
+def load(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
+    """lam of every group found among last step's sorted keys (s.warm_key)."""
+    m = s.warm_count[0]
     if m == 0:
         return
-    for g in range(keys.shape[0]):
-        i = np.searchsorted(old_keys, keys[g])
-        if i >= m or old_keys[i] != keys[g]:
+    old_keys = s.warm_key[:m]
+    t1, t2 = con.tangent1, con.tangent2
+    n_contacts = con.count[1]
+    for g in range(groups):
+        key = work.group_key[g]
+        i = np.searchsorted(old_keys, key)
+        if i >= m or old_keys[i] != key:
             continue
-        r = group_rows[g]
-        lam[r] = old_values[i, 0]
-        if g < n_contacts and _has_friction(r, kind, count):
-            f = old_values[i, 1:]
-            lam[r + 1] = f[0] * t1[g, 0] + f[1] * t1[g, 1] + f[2] * t1[g, 2]
-            lam[r + 2] = f[0] * t2[g, 0] + f[1] * t2[g, 1] + f[2] * t2[g, 2]
+        r = work.group_row[g]
+        f = s.warm_value[i]
+        rows.lam[r] = f[0]
+        if g < n_contacts and _has_friction(rows, r):
+            rows.lam[r + 1] = f[1] * t1[g, 0] + f[2] * t1[g, 1] + f[3] * t1[g, 2]
+            rows.lam[r + 2] = f[1] * t2[g, 0] + f[2] * t2[g, 1] + f[3] * t2[g, 2]
 
 
 @njit
-def save(keys: np.ndarray, group_rows: np.ndarray, n_contacts: int, kind: np.ndarray,
-         count: int, t1: np.ndarray, t2: np.ndarray,
-         lam: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted keys, values [lambda, friction x, y, z]) to warm the next step."""
+def save(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
+    """s.warm_key, warm_value: the sorted keys and [lambda, friction x, y, z] of the groups."""
+    keys = work.group_key[:groups]
     order = np.argsort(keys, kind="mergesort")
-    values = np.zeros((keys.shape[0], 4))
-    for i in range(keys.shape[0]):
+    t1, t2 = con.tangent1, con.tangent2
+    n_contacts = con.count[1]
+    for i in range(groups):
         g = order[i]
-        r = group_rows[g]
-        values[i, 0] = lam[r]
-        if g < n_contacts and _has_friction(r, kind, count):
+        r = work.group_row[g]
+        s.warm_key[i] = keys[g]
+        v = s.warm_value[i]
+        v[:] = 0.0
+        v[0] = rows.lam[r]
+        if g < n_contacts and _has_friction(rows, r):
             for k in range(3):
-                values[i, 1 + k] = lam[r + 1] * t1[g, k] + lam[r + 2] * t2[g, k]
-    return keys[order], values
+                v[1 + k] = rows.lam[r + 1] * t1[g, k] + rows.lam[r + 2] * t2[g, k]
+    s.warm_count[0] = groups

@@ -60,28 +60,24 @@ Two stages of the step use them.
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.sim.rigid import quat_to_matrix
+from mb_sim.dynamics.spatial import quat_to_matrix
+from mb_sim.model.compile import BALL_JOINT, FIXED_JOINT, PRISMATIC_JOINT, REVOLUTE_JOINT
+from mb_sim.model.compile import CHILD_ANCHOR as _CA
+from mb_sim.model.compile import CHILD_AXIS as _CAX
+from mb_sim.model.compile import CHILD_REF as _CREF
+from mb_sim.model.compile import PARENT_ANCHOR as _PA
+from mb_sim.model.compile import PARENT_AXIS as _PAX
+from mb_sim.model.compile import PARENT_REF as _PREF
 from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, SCALAR
 
-log = logging.getLogger("mb_sim")
-
-BALL_JOINT = 0
-REVOLUTE = 1
-PRISMATIC = 2
-FIXED = 3
-JOINT_CODES = {"ball": BALL_JOINT, "revolute": REVOLUTE, "prismatic": PRISMATIC, "fixed": FIXED}
-
-MAX_ROWS_PER_JOINT = 11
-"""6 bilateral, up to 3 friction, 2 limit rows."""
-
-# slots of the per-joint local vectors
-_CA, _PA, _CAX, _PAX, _CREF, _PREF = 0, 1, 2, 3, 4, 5
+REVOLUTE = REVOLUTE_JOINT
+PRISMATIC = PRISMATIC_JOINT
+FIXED = FIXED_JOINT
 
 
 # --------------------------------------------------------------------------------------------
@@ -563,151 +559,73 @@ def joint_rows(
 
 
 # --------------------------------------------------------------------------------------------
+# Stages
 
 
-def _perpendicular_np(n: np.ndarray) -> np.ndarray:
-    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.6 else np.array([0.0, 1.0, 0.0])
-    t = np.cross(n, a)
-    return t / np.linalg.norm(t)
+@njit
+def frames(m: Any, d: Any, s: Any) -> None:
+    """d.frames of the bodies at s (entry n_bodies is the world)."""
+    f = d.frames
+    body_frames(s.body_pos, s.body_quat, m.bodies.inv_mass, m.bodies.inv_inertia,
+                m.bodies.dynamic, f.X, f.R, f.Iw, f.im, f.dyn)
 
 
-class WorldJoints:
-    """The world's joints as flat per-joint arrays, with the two per-step stages.
+@njit
+def blocks(m: Any, d: Any) -> None:
+    """Each world joint's K-orthonormal bilateral rows at the poses of d.frames (d.joints)."""
+    jw, jb, f = m.joints, d.joints, d.frames
+    joint_blocks(jw.jtype, jw.ends, jw.loc, f.X, f.R, f.Iw, f.im, f.dyn, jb.J, jb.W, jb.Linv,
+                 jb.arms, jb.basis)
 
-    Built once from a `World` and the `Scene` (body order, masses, static flags). Settings
-    `d_max` (m and rad) and `max_passes` come from the world's `solver` and may be changed on
-    the instance, as may `predictive` (bilateral row targets from the predicted error, default
-    True, or 0). After each step: `last_passes`, `last_corrections`, `last_error` (the
-    largest predicted error of the last pass) of the keeping loop, `corrections` in total;
-    `first_row`, `friction_row` (first row of the friction group) and `limit_row` (lower,
-    upper) index the rows table of the last step, -1 where a joint has no such row.
-    """
 
-    def __init__(self, world: Any, scene: Any):
-        joints = tuple(getattr(world, "joints", ()) or ())
-        self.joints = joints
-        self.names = tuple(j.name for j in joints)
-        settings = getattr(world, "solver", None)
-        self.d_max = float(getattr(settings, "d_max", 1e-6))
-        self.max_passes = int(getattr(settings, "max_passes", 100))
-        self.predictive = True
-        nb = int(scene.n_bodies)
-        nj = len(joints)
-        self.n_bodies = nb
-        self._inv_mass = scene.inv_mass
-        self._inv_inertia = scene.inv_inertia
-        self._dynamic = scene.dynamic
-        self.jtype = np.zeros(nj, dtype=np.int64)
-        self.ends = np.full((nj, 2), nb, dtype=np.int64)
-        self.loc = np.zeros((nj, 6, 3))
-        self.rrel0 = np.zeros((nj, 3, 3))
-        self.s0 = np.zeros(nj)
-        self.limits = np.zeros((nj, 2))
-        self.has_limits = np.zeros(nj, dtype=np.int64)
-        self.friction = np.zeros(nj)
-        quats = scene.initial_quat
-        for i, jt in enumerate(joints):
-            where = f"world joint {jt.name!r}"
-            if jt.type not in JOINT_CODES:
-                raise ValueError(f"{where}: type must be one of {tuple(JOINT_CODES)}, "
-                                 f"got {jt.type!r}")
-            self.jtype[i] = JOINT_CODES[jt.type]
-            c = scene.body_index(jt.child)
-            p = nb if jt.parent is None else scene.body_index(jt.parent)
-            self.ends[i] = (c, p)
-            Rc = quat_to_matrix(np.asarray(quats[c], dtype=float))
-            Rp = np.eye(3) if p == nb else quat_to_matrix(np.asarray(quats[p], dtype=float))
-            axis = np.asarray(jt.axis, dtype=float)
-            ref = _perpendicular_np(axis)
-            self.loc[i, _CA] = jt.child_anchor_local
-            self.loc[i, _PA] = jt.parent_anchor_local
-            self.loc[i, _CAX] = jt.child_axis_local
-            self.loc[i, _PAX] = jt.parent_axis_local
-            self.loc[i, _CREF] = Rc.T @ ref
-            self.loc[i, _PREF] = Rp.T @ ref
-            self.rrel0[i] = Rp.T @ Rc
-            self.s0[i] = float(np.dot(np.asarray(jt.child_anchor) - np.asarray(jt.anchor), axis))
-            if jt.limits is not None and jt.type in ("revolute", "prismatic"):
-                lower, upper = (float(x) for x in jt.limits)
-                if not lower <= upper:
-                    raise ValueError(f"{where}: limits lower {lower} > upper {upper}")
-                if jt.type == "revolute" and (lower <= -np.pi or upper >= np.pi):
-                    log.warning("%s: revolute angles are measured in (-pi, pi]; the limit "
-                                "%s never binds", where,
-                                lower if lower <= -np.pi else upper)
-                self.limits[i] = (lower, upper)
-                self.has_limits[i] = 1
-            if jt.friction is not None:
-                f = float(jt.friction)
-                if not (np.isfinite(f) and f >= 0.0):
-                    raise ValueError(f"{where}: friction must be a finite number >= 0, got {f}")
-                self.friction[i] = f if jt.type != "fixed" else 0.0
-        self._X = np.zeros((nb + 1, 3))
-        self._R = np.zeros((nb + 1, 3, 3))
-        self._Iw = np.zeros((nb + 1, 3, 3))
-        self._im = np.zeros(nb + 1)
-        self._dyn = np.zeros(nb + 1, dtype=np.bool_)
-        self._J = np.zeros((nj, 6, 2, 6))
-        self._W = np.zeros((nj, 6, 2, 6))
-        self._Linv = np.zeros((nj, 6, 6))
-        self._arms = np.zeros((nj, 2, 3))
-        self._basis = np.zeros((nj, 3, 3))
-        self.first_row = np.full(nj, -1, dtype=np.int64)
-        self.friction_row = np.full(nj, -1, dtype=np.int64)
-        self.limit_row = np.full((nj, 2), -1, dtype=np.int64)
-        self.last_passes = 0
-        self.last_corrections = 0
-        self.last_error = 0.0
-        self.corrections = 0
+@njit
+def world_joint_rows(m: Any, d: Any, s: Any, vb: np.ndarray) -> None:
+    """Append the world joints' velocity rows (bilateral, friction, limits) to d.rows, with
+    targets from the velocities vb after the free motion; d.frames must be those of s."""
+    jw, jb, f, rows = m.joints, d.joints, d.frames, d.rows
+    if jw.jtype.shape[0] == 0:
+        return
+    blocks(m, d)
+    start = rows.count[0]
+    end = joint_rows(
+        jw.jtype, jw.ends, jw.loc, jw.s0, jw.limits, jw.has_limits, jw.friction, jw.rrel0,
+        f.X, f.R, f.Iw, f.im, f.dyn, jb.J, jb.W, jb.Linv, jb.arms, jb.basis, vb,
+        m.options.predictive, m.options.dt, start, rows.kind, rows.J_r, rows.W_r, rows.body,
+        rows.J_b, rows.W_b, rows.target, rows.lo, rows.hi, rows.mu, rows.link, rows.lam,
+        jb.first_row, jb.friction_row, jb.limit_row,
+    )
+    for r in range(start, end):  # no restitution on world-joint rows
+        rows.restitution[r] = 0.0
+        rows.gap[r] = 0.0
+        rows.accel[r] = 0.0
+        rows.bounce[r] = 0.0
+        rows.reflect[r] = 0.0
+    rows.count[0] = end
 
-    def __len__(self) -> int:
-        return len(self.joints)
 
-    def _prepare(self, sim: Any) -> None:
-        st = sim.state
-        body_frames(st.body_pos, st.body_quat, self._inv_mass, self._inv_inertia, self._dynamic,
-                    self._X, self._R, self._Iw, self._im, self._dyn)
-        joint_blocks(self.jtype, self.ends, self.loc, self._X, self._R, self._Iw, self._im,
-                     self._dyn, self._J, self._W, self._Linv, self._arms, self._basis)
+@njit
+def keep_world_joints(m: Any, d: Any, vb: np.ndarray) -> None:
+    """003.md 1.5 step 1: correct vb in place until every joint's predicted error at t + h is
+    within d_max, or max_passes passes have run. d.joints.stats: passes, corrections and
+    the largest predicted error of the last call, corrections in total."""
+    jw, jb, f, opt = m.joints, d.joints, d.frames, m.options
+    if jw.jtype.shape[0] == 0:
+        return
+    passes, corrections, worst = keep_joints(jw.jtype, jw.ends, jw.loc, jw.rrel0, f.X, f.R,
+                                             jb.W, jb.Linv, jb.basis, vb, opt.dt, opt.d_max,
+                                             opt.max_passes)
+    jb.stats[0] = passes
+    jb.stats[1] = corrections
+    jb.stats[2] = worst
+    jb.stats[3] += corrections
 
-    def rows(self, sim: Any, rows: Any, vb: np.ndarray, h: float) -> None:
-        """Append the joints' velocity rows (bilateral, friction, limits) to `rows`."""
-        if not self.joints:
-            return
-        self._prepare(sim)
-        rows.reserve(MAX_ROWS_PER_JOINT * len(self.joints))
-        start = rows.count
-        rows.count = joint_rows(
-            self.jtype, self.ends, self.loc, self.s0, self.limits, self.has_limits,
-            self.friction, self.rrel0, self._X, self._R, self._Iw, self._im, self._dyn, self._J,
-            self._W, self._Linv, self._arms, self._basis, vb, self.predictive, float(h),
-            start, *rows.columns(), self.first_row, self.friction_row, self.limit_row,
-        )
-        for column in rows.bounce_columns():  # no restitution on world-joint rows
-            column[start : rows.count] = 0.0
 
-    def keep(self, sim: Any, vb: np.ndarray, h: float) -> None:
-        """003.md 1.5 step 1: correct vb in place until every joint's predicted error at
-        t + h is within d_max, or max_passes passes have run."""
-        if not self.joints:
-            return
-        self._prepare(sim)
-        passes, corrections, worst = keep_joints(
-            self.jtype, self.ends, self.loc, self.rrel0, self._X, self._R, self._W, self._Linv,
-            self._basis, vb, float(h), self.d_max, max(int(self.max_passes), 1),
-        )
-        self.last_passes = int(passes)
-        self.last_corrections = int(corrections)
-        self.last_error = float(worst)
-        self.corrections += int(corrections)
-
-    def coordinates(self, sim: Any) -> np.ndarray:
-        """Current joint coordinates (revolute angle, prismatic displacement; NaN for ball and
-        fixed joints)."""
-        self._prepare(sim)
-        out = np.full(len(self.joints), np.nan)
-        for j in range(len(self.joints)):
-            if self.jtype[j] in (REVOLUTE, PRISMATIC):
-                out[j] = joint_coordinate(j, self.jtype, self.ends, self.loc, self.s0, self._X,
-                                          self._R)
-        return out
+@njit
+def world_joint_coordinates(m: Any, d: Any, out: np.ndarray) -> None:
+    """Revolute angles and prismatic displacements of the world joints (NaN for ball and
+    fixed joints) at the poses of d.frames."""
+    jw, f = m.joints, d.frames
+    for j in range(jw.jtype.shape[0]):
+        out[j] = np.nan
+        if jw.jtype[j] == REVOLUTE or jw.jtype[j] == PRISMATIC:
+            out[j] = joint_coordinate(j, jw.jtype, jw.ends, jw.loc, jw.s0, f.X, f.R)

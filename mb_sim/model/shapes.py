@@ -1,4 +1,4 @@
-"""Collision geometry compiled into flat arrays, and world poses of the geometries.
+"""Collision shapes compiled into flat arrays (the collision part of the compile step).
 
 A scene is built once (`build_scene`) from `GeomSpec`s and never changes while simulating.
 Boxes and convex hulls also carry polyhedron data (vertices, maximal faces with coplanar
@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError
-
-from mb_sim._jit import njit
 
 if TYPE_CHECKING:
     from mb_sim.model.geometry import Geometry
@@ -414,55 +412,3 @@ def build_scene(
         max_face_verts=int(max_face_verts),
         max_verts=int(max_verts),
     )
-
-
-@njit
-def poses_kernel(
-    owner: np.ndarray,
-    local_pos: np.ndarray,
-    local_rot: np.ndarray,
-    owner_pos: np.ndarray,
-    owner_rot: np.ndarray,
-    geom_pos: np.ndarray,
-    geom_rot: np.ndarray,
-) -> None:
-    for i in range(owner.shape[0]):
-        o = owner[i]
-        if o < 0:
-            for r in range(3):
-                geom_pos[i, r] = local_pos[i, r]
-                for c in range(3):
-                    geom_rot[i, r, c] = local_rot[i, r, c]
-            continue
-        for r in range(3):
-            acc = owner_pos[o, r]
-            for k in range(3):
-                acc += owner_rot[o, r, k] * local_pos[i, k]
-            geom_pos[i, r] = acc
-            for c in range(3):
-                s = 0.0
-                for k in range(3):
-                    s += owner_rot[o, r, k] * local_rot[i, k, c]
-                geom_rot[i, r, c] = s
-
-
-def geometry_poses(
-    scene: CollisionScene, owner_pos: np.ndarray, owner_rot: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """World poses of the geometries: p = p_o + R_o p_local, R = R_o R_local.
-
-    owner_pos (o, 3) and owner_rot (o, 3, 3) are the world poses of the owner frames, o at least
-    `scene.n_owners`.
-    """
-    owner_pos = np.ascontiguousarray(owner_pos, dtype=np.float64)
-    owner_rot = np.ascontiguousarray(owner_rot, dtype=np.float64)
-    if owner_pos.ndim != 2 or owner_pos.shape[1] != 3 or owner_pos.shape[0] < scene.n_owners:
-        raise ValueError(f"owner_pos must be ({scene.n_owners}, 3), got {owner_pos.shape}")
-    if owner_rot.shape != (owner_pos.shape[0], 3, 3):
-        raise ValueError(f"owner_rot must be ({owner_pos.shape[0]}, 3, 3), got {owner_rot.shape}")
-    g = scene.n_geoms
-    geom_pos = np.empty((g, 3))
-    geom_rot = np.empty((g, 3, 3))
-    poses_kernel(scene.owner, scene.local_pos, scene.local_rot, owner_pos, owner_rot, geom_pos,
-                  geom_rot)
-    return geom_pos, geom_rot

@@ -1,0 +1,421 @@
+"""The compile step: a robot `Model` and a `World` become the read-only scene record.
+
+`compile_scene` runs once per simulation. It turns everything the step reads and never
+changes into arrays grouped by what they describe:
+
+- `Tree`: the robot's kinematic tree, inertias and joint properties (000.md 2.3), its base
+  pose in the world and the fictitious base acceleration a_0 = [0; -g] of gravity in base
+  axes (000.md 2.4);
+- `Bodies`: the free bodies' inverse masses and inertias (003.md 1.5);
+- `Geoms`: every collision geometry (robot links, bodies, ground) with its owner, surface
+  friction and restitution (`mb_sim.collision.scene.CollisionScene`, 000.md 1.1, 1.3);
+- `WorldJoints`: the joints between bodies in maximal coordinates (003.md, 002.md);
+- `Options`: step size, integrator and solver settings.
+
+Defaults come from one place: `mb_sim.model.world.SolverSettings` and the surface defaults of
+`mb_sim.model.world`; surfaces combine by `combine_friction` and `combine_restitution` there.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from transforms3d.euler import euler2mat
+
+from mb_sim._jit import njit, record
+from mb_sim.errors import ModelError, WorldError
+from mb_sim.model.model import Model
+from mb_sim.model.shapes import (
+    PLANE,
+    WORLD,
+    CollisionScene,
+    GeomSpec,
+    build_scene,
+    spec_from_geometry,
+)
+from mb_sim.model.world import (
+    DEFAULT_FRICTION,
+    DEFAULT_RESTITUTION,
+    SolverSettings,
+    rotation_from_quat,
+)
+
+log = logging.getLogger("mb_sim")
+
+GRAVITY = (0.0, 0.0, -9.81)
+SEMI_IMPLICIT_EULER = 0
+RK4 = 1
+INTEGRATORS = ("semi_implicit_euler", "rk4")
+
+LIMIT_ENVELOPE = 1e-3
+"""A robot joint-limit row is made this close to the limit (rad or m), or when the joint
+would pass the limit within the step."""
+MIMIC_GAIN = 0.2
+"""Fraction of a mimic joint's position error removed per step."""
+
+# what a collision geometry moves with (Geoms.what)
+ROBOT = 0
+BODY = 1
+STATIC = 2
+
+# world joint types
+BALL_JOINT = 0
+REVOLUTE_JOINT = 1
+PRISMATIC_JOINT = 2
+FIXED_JOINT = 3
+JOINT_CODES = {"ball": BALL_JOINT, "revolute": REVOLUTE_JOINT, "prismatic": PRISMATIC_JOINT,
+               "fixed": FIXED_JOINT}
+# slots of WorldJoints.loc: anchors, axes and reference directions in each body's frame
+CHILD_ANCHOR, PARENT_ANCHOR, CHILD_AXIS, PARENT_AXIS, CHILD_REF, PARENT_REF = range(6)
+
+Tree, TreeRecord = record("Tree", (
+    "parent", "joint_type", "axis", "tree_rot", "tree_pos", "inertia", "mass", "com",
+    "damping", "friction", "lower", "upper", "effort_limit", "limit_restitution", "mimic",
+    "base_rot", "base_pos", "a0",
+))
+Bodies, BodiesRecord = record("Bodies", ("inv_mass", "inertia", "inv_inertia", "dynamic"))
+Geoms, GeomsRecord = record("Geoms", (
+    "kind", "size", "owner", "local_pos", "local_rot", "vert_start", "vert_count", "verts",
+    "face_start", "face_count", "face_normal", "face_vert_start", "face_vert_count",
+    "face_verts", "edge_start", "edge_count", "edge_verts", "edge_faces", "centroid",
+    "pair_allowed", "max_face_verts", "max_verts", "max_faces", "what", "index", "friction",
+    "restitution",
+))
+WorldJoints, WorldJointsRecord = record("WorldJoints", (
+    "jtype", "ends", "loc", "rrel0", "s0", "limits", "has_limits", "friction",
+))
+Options, OptionsRecord = record("Options", (
+    "dt", "integrator", "gravity", "iterations", "tolerance", "restitution_threshold",
+    "envelope", "baumgarte", "slop", "warm_start", "d_max", "max_passes", "predictive",
+    "limit_envelope", "mimic_gain",
+))
+SceneModel, SceneModelRecord = record("SceneModel",
+                                      ("tree", "bodies", "geoms", "joints", "options"))
+
+
+@njit
+def new_tree(values: Tree) -> Any:
+    return TreeRecord(*values)
+
+
+@njit
+def new_bodies(values: Bodies) -> Any:
+    return BodiesRecord(*values)
+
+
+@njit
+def new_geoms(values: Geoms) -> Any:
+    return GeomsRecord(*values)
+
+
+@njit
+def new_world_joints(values: WorldJoints) -> Any:
+    return WorldJointsRecord(*values)
+
+
+@njit
+def new_options(values: Options) -> Any:
+    return OptionsRecord(*values)
+
+
+@njit
+def new_scene_model(tree: Any, bodies: Any, geoms: Any, joints: Any, options: Any) -> Any:
+    return SceneModelRecord(tree, bodies, geoms, joints, options)
+
+
+def scene_record(scene: SceneModel) -> Any:
+    """The record compiled code takes, over the same arrays."""
+    return new_scene_model(new_tree(scene.tree), new_bodies(scene.bodies),
+                           new_geoms(scene.geoms), new_world_joints(scene.joints),
+                           new_options(scene.options))
+
+
+@dataclass(frozen=True, eq=False)
+class CompiledScene:
+    """The scene record's arrays and what Python needs to name their entries."""
+
+    arrays: SceneModel
+    body_names: tuple[str, ...]
+    geom_names: tuple[str, ...]
+    world_joint_names: tuple[str, ...]
+    initial_body_pos: np.ndarray
+    initial_body_quat: np.ndarray
+    initial_body_vel: np.ndarray
+
+    def body_index(self, name: str) -> int:
+        try:
+            return self.body_names.index(name)
+        except ValueError:
+            raise KeyError(f"unknown body {name!r}; bodies are {list(self.body_names)}") from None
+
+
+def _frozen(a: Any, dtype: Any = float) -> np.ndarray:
+    out = np.ascontiguousarray(np.array(a, dtype=dtype))
+    out.setflags(write=False)
+    return out
+
+
+def _pose_matrix(xyz: Any, rpy: Any) -> np.ndarray:
+    T = np.eye(4)
+    T[:3, :3] = euler2mat(*rpy, axes="sxyz")
+    T[:3, 3] = xyz
+    return T
+
+
+def options(world: Any, dt: float, integrator: str, gravity: Any) -> Options:
+    """Step size, integrator and solver settings (defaults: `SolverSettings`)."""
+    s = getattr(world, "solver", None) or SolverSettings()
+    return Options(
+        dt=float(dt), integrator=INTEGRATORS.index(integrator),
+        gravity=_frozen(gravity), iterations=int(s.iterations), tolerance=float(s.tolerance),
+        restitution_threshold=float(s.restitution_threshold), envelope=float(s.envelope),
+        baumgarte=float(s.baumgarte), slop=float(s.slop), warm_start=bool(s.warm_start),
+        d_max=float(s.d_max), max_passes=max(int(s.max_passes), 1), predictive=True,
+        limit_envelope=LIMIT_ENVELOPE, mimic_gain=MIMIC_GAIN,
+    )
+
+
+def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
+    placement = getattr(world, "robot", None)
+    base_pos = np.zeros(3)
+    base_rot = np.eye(3)
+    if placement is not None:
+        base_pos = np.asarray(placement.xyz, dtype=float)
+        base_rot = rotation_from_quat(np.asarray(placement.quat_xyzw, dtype=float))
+    a0 = np.zeros(6)
+    a0[3:] = -(base_rot.T @ gravity)
+    if robot is None:
+        z = np.zeros(0)
+        return Tree(
+            parent=_frozen(z, np.int64), joint_type=_frozen(z, np.int64),
+            axis=_frozen(np.zeros((0, 3))), tree_rot=_frozen(np.zeros((0, 3, 3))),
+            tree_pos=_frozen(np.zeros((0, 3))), inertia=_frozen(np.zeros((0, 6, 6))),
+            mass=_frozen(z), com=_frozen(np.zeros((0, 3))), damping=_frozen(z),
+            friction=_frozen(z), lower=_frozen(z), upper=_frozen(z), effort_limit=_frozen(z),
+            limit_restitution=_frozen(z), mimic=_frozen(np.zeros((0, 4))),
+            base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),
+        )
+    e = float(getattr(placement, "joint_limit_restitution", 0.0))
+    return Tree(
+        parent=robot.parent, joint_type=robot.joint_type, axis=robot.axis,
+        tree_rot=robot.tree_rot, tree_pos=robot.tree_pos, inertia=robot.spatial_inertia,
+        mass=robot.mass, com=robot.com, damping=robot.damping, friction=robot.friction,
+        lower=robot.lower, upper=robot.upper, effort_limit=robot.effort_limit,
+        limit_restitution=_frozen(np.full(robot.nv, e)),
+        mimic=_frozen(np.array(robot.mimic, dtype=float).reshape(-1, 4)),
+        base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),
+    )
+
+
+def compile_bodies(world: Any) -> tuple[Bodies, np.ndarray, np.ndarray, np.ndarray]:
+    """(Bodies, initial positions, quaternions, twists)."""
+    bodies = tuple(getattr(world, "bodies", ()) or ())
+    nb = len(bodies)
+    inv_mass = np.zeros(nb)
+    inertia = np.zeros((nb, 3, 3))
+    inv_inertia = np.zeros((nb, 3, 3))
+    dynamic = np.zeros(nb, dtype=np.bool_)
+    pos = np.zeros((nb, 3))
+    quat = np.zeros((nb, 4))
+    vel = np.zeros((nb, 6))
+    for i, b in enumerate(bodies):
+        quat[i] = np.asarray(b.quat_xyzw, dtype=float)
+        pos[i] = np.asarray(b.xyz, dtype=float)  # the body frame's origin is its c.o.m.
+        dynamic[i] = not b.static
+        if dynamic[i]:
+            inv_mass[i] = 1.0 / float(b.mass)
+            inertia[i] = np.asarray(b.inertia, dtype=float)
+            inv_inertia[i] = np.linalg.inv(inertia[i])
+            vel[i, :3] = np.asarray(b.linear_velocity, dtype=float)
+            vel[i, 3:] = np.asarray(b.angular_velocity, dtype=float)
+    arrays = Bodies(inv_mass=_frozen(inv_mass), inertia=_frozen(inertia),
+                    inv_inertia=_frozen(inv_inertia), dynamic=_frozen(dynamic, np.bool_))
+    return arrays, pos, quat, vel
+
+
+def _mesh_vertices(geom: Any, owner: str) -> np.ndarray | None:
+    if geom.kind != "mesh":
+        return None
+    if geom.mesh_error:
+        raise ModelError(f"{owner}: collision mesh needed but {geom.mesh_error}")
+    from mb_sim.model.mesh import convex_hull_vertices
+
+    return convex_hull_vertices(geom.mesh, (1.0, 1.0, 1.0))
+
+
+def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
+                  body_pos: np.ndarray, body_quat: np.ndarray) -> tuple[Geoms, tuple[str, ...]]:
+    """Every collision geometry in one table; owners are robot bodies 0..nv-1, free bodies
+    nv..nv+nb-1, and the robot base nv+nb (static); the world frame is WORLD."""
+    specs: list[GeomSpec] = []
+    names: list[str] = []
+    what: list[tuple[int, int]] = []
+    friction: list[float] = []
+    restitution: list[float] = []
+    placement = getattr(world, "robot", None)
+    nv = 0 if robot is None else robot.nv
+    world_bodies = tuple(getattr(world, "bodies", ()) or ())
+    dynamic = bodies.dynamic
+    base_owner = nv + len(world_bodies)
+    excluded: set[tuple[int, int]] = set()
+    if robot is not None:
+        base_T = np.eye(4)
+        base_T[:3, :3] = tree.base_rot
+        base_T[:3, 3] = tree.base_pos
+        mu = float(getattr(placement, "friction", DEFAULT_FRICTION))
+        e = float(getattr(placement, "restitution", DEFAULT_RESTITUTION))
+        for link in robot.link_names:
+            b = robot.link_body[link]
+            for geom in robot.collision_geometries[link]:
+                T = robot.link_offset[link] @ _pose_matrix(geom.xyz, geom.rpy)
+                if b < 0:
+                    T = base_T @ T
+                spec = spec_from_geometry(geom, b if b >= 0 else base_owner,
+                                          _mesh_vertices(geom, f"link {link!r}"))
+                specs.append(GeomSpec(spec.owner, spec.kind, spec.size, tuple(T[:3, 3]),
+                                      T[:3, :3].copy(), spec.verts))
+                names.append(link)
+                what.append((ROBOT, b) if b >= 0 else (STATIC, -1))
+                friction.append(mu)
+                restitution.append(e)
+        for i in range(nv):  # parent and child links never collide (000.md Table 3.6)
+            p = int(robot.parent[i])
+            excluded.add((p if p >= 0 else base_owner, i))
+        settings = getattr(world, "solver", None) or SolverSettings()
+        if not settings.self_collision:
+            excluded.update((i, j) for i in range(nv) for j in range(i + 1, nv))
+    lookup = {b.name: i for i, b in enumerate(world_bodies)}
+    for i, b in enumerate(world_bodies):
+        owner = nv + i if dynamic[i] else WORLD
+        geom = b.geometry
+        spec = spec_from_geometry(geom, owner, _mesh_vertices(geom, f"body {b.name!r}"))
+        T = _pose_matrix(geom.xyz, geom.rpy)
+        if owner == WORLD:
+            Tb = np.eye(4)
+            Tb[:3, :3] = rotation_from_quat(body_quat[i])
+            Tb[:3, 3] = body_pos[i]
+            T = Tb @ T
+        specs.append(GeomSpec(owner, spec.kind, spec.size, tuple(T[:3, 3]), T[:3, :3].copy(),
+                              spec.verts))
+        names.append(b.name)
+        what.append((BODY, i) if dynamic[i] else (STATIC, -1))
+        friction.append(float(b.friction))
+        restitution.append(float(b.restitution))
+    ground = getattr(world, "ground", None)
+    if ground is not None:
+        specs.append(GeomSpec(WORLD, PLANE, (0.0, 0.0, 0.0), (0.0, 0.0, float(ground.height)),
+                              np.eye(3)))
+        names.append("ground")
+        what.append((STATIC, -1))
+        friction.append(float(ground.friction))
+        restitution.append(float(ground.restitution))
+    for joint in getattr(world, "joints", ()) or ():  # jointed bodies do not collide
+        if joint.collide_connected:
+            continue
+        ends = [nv + lookup[x] for x in (joint.parent, joint.child)
+                if x is not None and dynamic[lookup[x]]]
+        if len(ends) == 2:
+            excluded.add((min(ends), max(ends)))
+    cs = build_scene(specs, sorted(excluded), [base_owner], n_owners=base_owner + 1)
+    geoms = geoms_of(cs)._replace(
+        what=_frozen([w[0] for w in what], np.int64).reshape(-1),
+        index=_frozen([w[1] for w in what], np.int64).reshape(-1),
+        friction=_frozen(friction).reshape(-1), restitution=_frozen(restitution).reshape(-1),
+    )
+    return geoms, tuple(names)
+
+
+def geoms_of(cs: CollisionScene) -> Geoms:
+    """The Geoms of a compiled collision scene; every geometry static, frictionless."""
+    n = cs.n_geoms
+    return Geoms(
+        kind=cs.kind, size=cs.size, owner=cs.owner, local_pos=cs.local_pos,
+        local_rot=cs.local_rot, vert_start=cs.vert_start, vert_count=cs.vert_count,
+        verts=cs.verts, face_start=cs.face_start, face_count=cs.face_count,
+        face_normal=cs.face_normal, face_vert_start=cs.face_vert_start,
+        face_vert_count=cs.face_vert_count, face_verts=cs.face_verts,
+        edge_start=cs.edge_start, edge_count=cs.edge_count, edge_verts=cs.edge_verts,
+        edge_faces=cs.edge_faces, centroid=cs.centroid, pair_allowed=cs.pair_allowed,
+        max_face_verts=int(cs.max_face_verts), max_verts=int(cs.max_verts),
+        max_faces=int(cs.face_count.max()) if n else 0,
+        what=np.full(n, STATIC, dtype=np.int64), index=np.full(n, -1, dtype=np.int64),
+        friction=np.zeros(n), restitution=np.zeros(n),
+    )
+
+
+def _perpendicular(n: np.ndarray) -> np.ndarray:
+    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.6 else np.array([0.0, 1.0, 0.0])
+    t = np.cross(n, a)
+    return t / np.linalg.norm(t)
+
+
+def compile_world_joints(world: Any, body_names: tuple[str, ...],
+                         body_quat: np.ndarray) -> WorldJoints:
+    joints = tuple(getattr(world, "joints", ()) or ())
+    nb = len(body_names)
+    nj = len(joints)
+    jtype = np.zeros(nj, dtype=np.int64)
+    ends = np.full((nj, 2), nb, dtype=np.int64)
+    loc = np.zeros((nj, 6, 3))
+    rrel0 = np.zeros((nj, 3, 3))
+    s0 = np.zeros(nj)
+    limits = np.zeros((nj, 2))
+    has_limits = np.zeros(nj, dtype=np.int64)
+    friction = np.zeros(nj)
+    lookup = {name: i for i, name in enumerate(body_names)}
+    source = getattr(world, "source", "<world>")
+    for i, jt in enumerate(joints):
+        where = f"{source}: joints[{i}] ({jt.name!r})"
+        if jt.type not in JOINT_CODES:
+            raise WorldError(f"{where}.type: must be one of {tuple(JOINT_CODES)}, "
+                             f"got {jt.type!r}")
+        jtype[i] = JOINT_CODES[jt.type]
+        c = lookup[jt.child]
+        p = nb if jt.parent is None else lookup[jt.parent]
+        ends[i] = (c, p)
+        Rc = rotation_from_quat(body_quat[c])
+        Rp = np.eye(3) if p == nb else rotation_from_quat(body_quat[p])
+        axis = np.asarray(jt.axis, dtype=float)
+        ref = _perpendicular(axis)
+        loc[i, CHILD_ANCHOR] = jt.child_anchor_local
+        loc[i, PARENT_ANCHOR] = jt.parent_anchor_local
+        loc[i, CHILD_AXIS] = jt.child_axis_local
+        loc[i, PARENT_AXIS] = jt.parent_axis_local
+        loc[i, CHILD_REF] = Rc.T @ ref
+        loc[i, PARENT_REF] = Rp.T @ ref
+        rrel0[i] = Rp.T @ Rc
+        s0[i] = float(np.dot(np.asarray(jt.child_anchor) - np.asarray(jt.anchor), axis))
+        if jt.limits is not None and jt.type in ("revolute", "prismatic"):
+            lower, upper = (float(x) for x in jt.limits)
+            limits[i] = (lower, upper)
+            has_limits[i] = 1
+            if jt.type == "revolute" and (lower <= -np.pi or upper >= np.pi):
+                log.warning("%s.limits: revolute angles are measured in (-pi, pi]; the limit "
+                            "%s never binds", where, lower if lower <= -np.pi else upper)
+        if jt.friction is not None and jt.type != "fixed":
+            friction[i] = float(jt.friction)
+    return WorldJoints(jtype=_frozen(jtype, np.int64), ends=_frozen(ends, np.int64),
+                       loc=_frozen(loc), rrel0=_frozen(rrel0), s0=_frozen(s0),
+                       limits=_frozen(limits), has_limits=_frozen(has_limits, np.int64),
+                       friction=_frozen(friction))
+
+
+def compile_scene(robot: Model | None, world: Any, dt: float, integrator: str,
+                  gravity: Any) -> CompiledScene:
+    """The read-only scene record of one robot (or none) in one world (or none)."""
+    g = np.asarray(gravity, dtype=float)
+    tree = compile_tree(robot, world, g)
+    bodies, pos, quat, vel = compile_bodies(world)
+    body_names = tuple(b.name for b in (getattr(world, "bodies", ()) or ()))
+    geoms, geom_names = compile_geoms(robot, world, tree, bodies, pos, quat)
+    joints = compile_world_joints(world, body_names, quat)
+    arrays = SceneModel(tree=tree, bodies=bodies, geoms=geoms, joints=joints,
+                        options=options(world, dt, integrator, g))
+    return CompiledScene(
+        arrays=arrays, body_names=body_names, geom_names=geom_names,
+        world_joint_names=tuple(j.name for j in (getattr(world, "joints", ()) or ())),
+        initial_body_pos=pos, initial_body_quat=quat, initial_body_vel=vel,
+    )

@@ -1,0 +1,332 @@
+"""The step: one compiled function over (model, data, state), made of named stages.
+
+`step(sim, n)` advances n steps of m.options.dt inside one call. Each stage reads the
+read-only scene model `m` (mb_sim.model.compile), writes the workspace `d` (mb_sim.sim.data)
+and, at the end, the state `s` (mb_sim.sim.state):
+
+1. free motion: robot qdd by ABA with the applied efforts (000.md 2.4), free bodies under
+   gravity with implicit gyroscopic rotation; velocities advance by h (semi-implicit Euler,
+   002.md 1.6) or by RK4 (000.md eq. 2.33) for the robot;
+2. collide: link and body poses, broad phase, narrow phase (000.md 1.1);
+3. make rows: contacts, robot joint limits / friction / mimic, world joints (mb_sim.solver);
+4. solve: warm start, collisions pair by pair (restitution pass), sequential impulses
+   (002.md 1.7);
+5. keep world joints: impulses on the predicted positions at t + h (003.md 1.5);
+6. correct positions by split impulses: penetration is removed through pseudo-velocities
+   that move positions but are never added to the velocities, so correcting drift adds no
+   energy (in place of Baumgarte's bias terms, 004.md 1.5);
+7. integrate: positions advance with the new velocities;
+8. check: a non-finite value stops the run and restores the state of the step before.
+
+A step that finds more contacts than d can hold stops before changing the state and says so
+in d.work.info; `Simulation` grows d and calls again. Same inputs give the same bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mb_sim._jit import njit, record
+from mb_sim.collision.narrowphase import detect_into
+from mb_sim.dynamics.aba import articulated_accelerations
+from mb_sim.dynamics.kinematics import body_poses
+from mb_sim.model.compile import RK4
+from mb_sim.sim.data import (
+    BAD_BODY,
+    BAD_INDEX,
+    BAD_JOINT,
+    BAD_KIND,
+    NEED_CAPACITY,
+    NOT_FINITE,
+    ROW_END,
+    ROW_START,
+    STATUS,
+    STEPS_DONE,
+    SWEEPS,
+)
+from mb_sim.sim.rigid import advance_poses
+from mb_sim.sim.rigid import free_motion as free_body_motion
+from mb_sim.solver import pgs, warm
+from mb_sim.solver.contact import contact_rows
+from mb_sim.solver.joint_rows import joint_rows
+from mb_sim.solver.rows import NORMAL, SCALAR
+from mb_sim.solver.world_joints import blocks, frames, keep_world_joints, world_joint_rows
+
+Sim, SimRecord = record("Sim", ("model", "data", "state"))
+
+
+@njit
+def new_sim(model: Any, data: Any, state: Any) -> Any:
+    return SimRecord(model, data, state)
+
+
+@njit
+def remember(d: Any, s: Any) -> None:
+    """The state before the step, for the check stage."""
+    w = d.work
+    w.prev_q[:] = s.q
+    w.prev_qd[:] = s.qd
+    w.prev_body_pos[:, :] = s.body_pos
+    w.prev_body_quat[:, :] = s.body_quat
+    w.prev_body_vel[:, :] = s.body_vel
+    w.prev_clock[0] = s.clock[0]
+    w.prev_warm_count[0] = s.warm_count[0]
+    for i in range(s.warm_count[0]):
+        w.prev_warm_key[i] = s.warm_key[i]
+        w.prev_warm_value[i] = s.warm_value[i]
+
+
+@njit
+def restore(d: Any, s: Any) -> None:
+    w = d.work
+    s.q[:] = w.prev_q
+    s.qd[:] = w.prev_qd
+    s.body_pos[:, :] = w.prev_body_pos
+    s.body_quat[:, :] = w.prev_body_quat
+    s.body_vel[:, :] = w.prev_body_vel
+    s.clock[0] = w.prev_clock[0]
+    s.warm_count[0] = w.prev_warm_count[0]
+    for i in range(s.warm_count[0]):
+        s.warm_key[i] = w.prev_warm_key[i]
+        s.warm_value[i] = w.prev_warm_value[i]
+
+
+@njit
+def free_motion(m: Any, d: Any, s: Any) -> None:
+    """Stage 1: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.vb,
+    the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q."""
+    tree, opt, w, work = m.tree, m.options, d.tree, d.work
+    h = opt.dt
+    q, qd, tau = s.q, s.qd, s.effort
+    n = q.shape[0]
+    if n > 0 and opt.integrator == RK4:
+        kv, ka, qt = w.k_vel, w.k_acc, w.q_tmp
+        kv[0] = qd
+        articulated_accelerations(tree, w, q, qd, tau, ka[0])
+        for stage in range(1, 4):
+            f = 0.5 * h if stage < 3 else h
+            for i in range(n):
+                qt[i] = q[i] + f * kv[stage - 1, i]
+                kv[stage, i] = qd[i] + f * ka[stage - 1, i]
+            articulated_accelerations(tree, w, qt, kv[stage], tau, ka[stage])
+        for i in range(n):
+            work.dq_free[i] = h / 6.0 * (kv[0, i] + 2 * kv[1, i] + 2 * kv[2, i] + kv[3, i])
+            work.qd_free[i] = qd[i] + h / 6.0 * (ka[0, i] + 2 * ka[1, i] + 2 * ka[2, i]
+                                                 + ka[3, i])
+        articulated_accelerations(tree, w, q, qd, tau, w.qdd)  # the inertias of q
+    elif n > 0:
+        articulated_accelerations(tree, w, q, qd, tau, w.qdd)
+        for i in range(n):
+            work.qd_free[i] = qd[i] + h * w.qdd[i]
+    free_body_motion(s.body_vel, s.body_quat, m.bodies.inertia, m.bodies.dynamic,
+                     opt.gravity, h, work.vb)
+
+
+@njit
+def collide(m: Any, d: Any, s: Any) -> bool:
+    """Stage 2: link poses (d.tree.rot, pos), body frames (d.frames), contacts
+    (d.contacts). False when the contacts do not fit in d."""
+    tree, w, c = m.tree, d.tree, d.contacts
+    body_poses(tree.parent, tree.joint_type, tree.axis, tree.tree_rot, tree.tree_pos, s.q,
+               tree.base_rot, tree.base_pos, w.rot, w.pos)
+    frames(m, d, s)
+    nv = s.q.shape[0]
+    nb = s.body_pos.shape[0]
+    c.owner_pos[:nv] = w.pos
+    c.owner_rot[:nv] = w.rot
+    c.owner_pos[nv:nv + nb] = s.body_pos
+    c.owner_rot[nv:nv + nb] = d.frames.R[:nb]
+    if m.geoms.kind.shape[0] == 0:
+        c.count[0] = 0
+        c.count[1] = 0
+        return True
+    return detect_into(m.geoms, c, m.options.envelope)
+
+
+@njit
+def make_rows(m: Any, d: Any, s: Any) -> None:
+    """Stage 3: the rows of the contacts, the robot's joints and the world joints."""
+    d.rows.count[0] = 0
+    contact_rows(m, d, s)
+    d.work.info[ROW_START] = d.rows.count[0]
+    if s.q.shape[0] > 0:
+        joint_rows(m, d, s)
+    d.work.info[ROW_END] = d.rows.count[0]
+    world_joint_rows(m, d, s, d.work.vb)
+
+
+@njit
+def solve(m: Any, d: Any, s: Any) -> None:
+    """Stage 4: warm start, restitution pass, sequential impulses; the velocities
+    d.work.qd_new, d.work.vb end up constrained, the impulses are kept for the next step."""
+    rows, work, opt, con = d.rows, d.work, m.options, d.contacts
+    work.qd_new[:] = work.qd_free
+    n = rows.count[0]
+    if n == 0:
+        s.warm_count[0] = 0
+        work.info[SWEEPS] = 0
+        return
+    groups = warm.row_groups(con, work, work.info[ROW_START], work.info[ROW_END],
+                             m.geoms.kind.shape[0])
+    if opt.warm_start:
+        warm.load(rows, con, work, groups, s)
+    pgs.effective_mass(rows)
+    pgs.warm_start(rows, work.qd_new, work.vb)
+    pgs.restitution_pass(rows, work.qd_new, work.vb, opt.dt, opt.restitution_threshold,
+                         max(4 * n, 10))
+    work.info[SWEEPS] = pgs.solve(rows, work.qd_new, work.vb, opt.iterations, opt.tolerance)
+    warm.save(rows, con, work, groups, s)
+
+
+@njit
+def correct_positions(m: Any, d: Any, s: Any) -> None:
+    """Stage 6: pseudo-velocities d.work.dq_push, vb_push that move positions this step and
+    are then dropped, so they never change momentum or energy (split impulses):
+    - contact normals and joint limits push out beta (depth - slop) / h of a penetration;
+    - a bounce taken at a gap (speculative contact) takes back the (1 + e) gap that the
+      bodies would otherwise end too far out, as if they had turned at the surface."""
+    rows, push, work, opt, con = d.rows, d.push, d.work, m.options, d.contacts
+    tree = m.tree
+    work.dq_push[:] = 0.0
+    work.vb_push[:, :] = 0.0
+    h = opt.dt
+    nv = s.q.shape[0]
+    joint_start, joint_end = work.info[ROW_START], work.info[ROW_END]
+    k = 0
+    for c in range(con.count[1]):
+        bias = opt.baumgarte * max(con.depth[c] - opt.slop, 0.0) / h
+        k = _push_row(rows, push, k, con.normal_row[c], bias, h)
+    for r in range(joint_start, joint_end):
+        tag = work.joint_tag[r]
+        joint, side = tag // 3, tag % 3
+        bias = 0.0
+        if joint < nv and side < 2:
+            if side == 0:
+                violation = tree.lower[joint] - s.q[joint]
+            else:
+                violation = s.q[joint] - tree.upper[joint]
+            bias = opt.baumgarte * max(violation, 0.0) / h
+        k = _push_row(rows, push, k, r, bias, h)
+    push.count[0] = k
+    if k == 0:
+        return
+    pgs.effective_mass(push)
+    pgs.solve(push, work.dq_push, work.vb_push, opt.iterations, opt.tolerance)
+
+
+@njit
+def _push_row(rows: Any, push: Any, k: int, r: int, bias: float, h: float) -> int:
+    """Copy row r into push row k when it asks for a push: a NORMAL row with a penetration
+    bias, or one that bounced at a gap (reflect > 0: pull back, unbounded below). Returns the
+    next free push row."""
+    if rows.kind[r] != NORMAL:
+        return k
+    low = 0.0
+    if rows.reflect[r] > 0.0:
+        bias = -rows.reflect[r] / h
+        low = -np.inf
+    if bias == 0.0:
+        return k
+    push.kind[k] = SCALAR
+    push.J_r[k] = rows.J_r[r]
+    push.W_r[k] = rows.W_r[r]
+    push.body[k] = rows.body[r]
+    push.J_b[k] = rows.J_b[r]
+    push.W_b[k] = rows.W_b[r]
+    push.target[k] = bias
+    push.lo[k] = low
+    push.hi[k] = np.inf
+    push.lam[k] = 0.0
+    return k + 1
+
+
+@njit
+def integrate(m: Any, d: Any, s: Any) -> None:
+    """Stage 7: positions move with the new velocities plus this step's push."""
+    opt, work, bodies = m.options, d.work, m.bodies
+    h = opt.dt
+    q = s.q
+    if opt.integrator == RK4:
+        for i in range(q.shape[0]):
+            q[i] = q[i] + work.dq_free[i] + h * (work.qd_new[i] - work.qd_free[i]
+                                                 + work.dq_push[i])
+    else:
+        for i in range(q.shape[0]):
+            q[i] = q[i] + h * (work.qd_new[i] + work.dq_push[i])
+    s.qd[:] = work.qd_new
+    vb_pos = work.vb_pos
+    pushed = False
+    for b in range(vb_pos.shape[0]):
+        for k in range(6):
+            vb_pos[b, k] = work.vb[b, k] + work.vb_push[b, k]
+            pushed = pushed or work.vb_push[b, k] != 0.0
+    if pushed:  # keep the joints closed under the push too (it is dropped after)
+        keep_world_joints(m, d, vb_pos)
+    if opt.integrator == RK4:  # exact for the constant gravity of the free motion
+        for b in range(vb_pos.shape[0]):
+            if bodies.dynamic[b]:
+                for k in range(3):
+                    vb_pos[b, k] -= 0.5 * h * opt.gravity[k]
+    advance_poses(s.body_pos, s.body_quat, vb_pos, bodies.dynamic, h)
+    s.body_vel[:, :] = work.vb
+    s.clock[0] += h
+
+
+@njit
+def check(d: Any, s: Any) -> bool:
+    """Stage 8: every number of the state finite; otherwise d.work.info names the joint
+    (BAD_JOINT) or body (BAD_BODY)."""
+    info = d.work.info
+    for i in range(s.q.shape[0]):
+        if not (np.isfinite(s.q[i]) and np.isfinite(s.qd[i])):
+            info[BAD_KIND] = BAD_JOINT
+            info[BAD_INDEX] = i
+            return False
+    for b in range(s.body_pos.shape[0]):
+        ok = True
+        for k in range(3):
+            ok = ok and np.isfinite(s.body_pos[b, k])
+        for k in range(4):
+            ok = ok and np.isfinite(s.body_quat[b, k])
+        for k in range(6):
+            ok = ok and np.isfinite(s.body_vel[b, k])
+        if not ok:
+            info[BAD_KIND] = BAD_BODY
+            info[BAD_INDEX] = b
+            return False
+    return True
+
+
+@njit
+def step(sim: Any, n: int) -> None:
+    """n steps; d.work.info tells how many were done and why the run stopped early."""
+    m, d, s = sim.model, sim.data, sim.state
+    info = d.work.info
+    info[:] = 0
+    for _ in range(n):
+        remember(d, s)
+        free_motion(m, d, s)
+        if not collide(m, d, s):
+            info[STATUS] = NEED_CAPACITY
+            return
+        make_rows(m, d, s)
+        solve(m, d, s)
+        keep_world_joints(m, d, d.work.vb)
+        correct_positions(m, d, s)
+        integrate(m, d, s)
+        if not check(d, s):
+            restore(d, s)
+            info[STATUS] = NOT_FINITE
+            return
+        info[STEPS_DONE] += 1
+
+
+@njit
+def keep_world_joints_now(sim: Any, vb: np.ndarray) -> None:
+    """The keeping loop alone on the body velocities vb, at the state's poses."""
+    m, d, s = sim.model, sim.data, sim.state
+    frames(m, d, s)
+    blocks(m, d)
+    keep_world_joints(m, d, vb)
