@@ -5,12 +5,10 @@
 1. Step time: config/worlds/ball_chain.yaml stepped for `--seconds` of simulated time (the
    first 2 s of the swing, before the links touch each other), once with the world-joint
    rows targeting the predicted error (the default) and once with rows targeting zero
-   relative velocity (`WorldJoints.predictive = False`, so that the keeping loop does more of
-   the work). Printed: us per step of Simulation.step, us per step spent in
-   WorldJoints.rows and WorldJoints.keep (wrapped timers, this process only), corrections
-   (joint impulses of the keeping loop) per step and per second of keeping-loop time, and the
-   largest number of passes in a step.
-2. Kernel throughput: the keeping-loop kernel alone (`keep_joints`), started from the state
+   relative velocity (`sim.world_joints.predictive = False`, so that the keeping loop does
+   more of the work). Printed: us per step of Simulation.step, corrections (joint impulses of
+   the keeping loop) per step, and the largest number of passes in a step.
+2. Kernel throughput: the keeping loop alone (`keep_world_joints`), started from the state
    of config/worlds/ball_chain_apart.yaml (every joint 5 cm apart) and of the swinging chain
    with its rows skipped, timed over `--repeats` calls on fresh copies of the velocities:
    corrections per second and ns per correction. 003.md reports 200,000 correction steps per
@@ -24,33 +22,17 @@ import argparse
 import platform
 import time
 from pathlib import Path
-from typing import Any
 
 import mb_sim
-from mb_sim.solver.world_joints import keep_joints
+from mb_sim.solver.world_joints import blocks, frames, keep_world_joints
 
 WORLDS = Path(__file__).resolve().parent.parent / "config" / "worlds"
 
 
-def _timed(obj: Any, name: str, acc: dict[str, float]) -> None:
-    inner = getattr(obj, name)
-
-    def wrapper(*args: Any) -> Any:
-        t = time.perf_counter()
-        out = inner(*args)
-        acc[name] += time.perf_counter() - t
-        return out
-
-    setattr(obj, name, wrapper)
-
-
 def step_time(seconds: float, dt: float, predictive: bool) -> dict[str, float]:
     sim = mb_sim.Simulation(None, world=mb_sim.load_world(WORLDS / "ball_chain.yaml"), dt=dt)
-    joints = sim.scene.world_joints
+    joints = sim.world_joints
     joints.predictive = predictive
-    acc = {"rows": 0.0, "keep": 0.0}
-    _timed(joints, "rows", acc)
-    _timed(joints, "keep", acc)
     n = round(seconds / dt)
     corrections = 0
     passes = 0
@@ -60,35 +42,30 @@ def step_time(seconds: float, dt: float, predictive: bool) -> dict[str, float]:
         corrections += joints.last_corrections
         passes = max(passes, joints.last_passes)
     wall = time.perf_counter() - t0
-    return {
-        "us_step": 1e6 * wall / n,
-        "us_rows": 1e6 * acc["rows"] / n,
-        "us_keep": 1e6 * acc["keep"] / n,
-        "corr_step": corrections / n,
-        "corr_per_s": corrections / acc["keep"] if acc["keep"] > 0 else 0.0,
-        "max_passes": float(passes),
-    }
+    return {"us_step": 1e6 * wall / n, "corr_step": corrections / n, "max_passes": float(passes)}
 
 
 def kernel_throughput(world: str, dt: float, repeats: int, steps_before: int,
                       max_passes: int) -> tuple[float, float, int]:
-    """(corrections per second, ns per correction, corrections per call) of keep_joints on
-    the velocities of `world` after `steps_before` steps plus one free-motion update."""
+    """(corrections per second, ns per correction, corrections per call) of the keeping loop
+    on the velocities of `world` after `steps_before` steps plus one free-motion update."""
     sim = mb_sim.Simulation(None, world=mb_sim.load_world(WORLDS / world), dt=dt)
     sim.step(steps_before)
-    joints = sim.scene.world_joints
-    joints._prepare(sim)
+    sim.world_joints.max_passes = max_passes
+    frames(sim._m, sim._d, sim._s)
+    blocks(sim._m, sim._d)
     vb0 = sim.state.body_vel.copy()
     vb0[:, :3] += dt * sim.gravity
-    args = (joints.jtype, joints.ends, joints.loc, joints.rrel0, joints._X, joints._R,
-            joints._W, joints._Linv, joints._basis)
+    stats = sim._data.joints.stats
     vb = vb0.copy()
-    _, per_call, _ = keep_joints(*args, vb, dt, joints.d_max, max_passes)
+    keep_world_joints(sim._m, sim._d, vb)
+    per_call = stats[1]
     copies = [vb0.copy() for _ in range(repeats)]
     t0 = time.perf_counter()
     total = 0
     for v in copies:
-        total += keep_joints(*args, v, dt, joints.d_max, max_passes)[1]
+        keep_world_joints(sim._m, sim._d, v)
+        total += int(stats[1])
     wall = time.perf_counter() - t0
     return total / wall, 1e9 * wall / max(total, 1), int(per_call)
 
@@ -103,15 +80,14 @@ def main() -> None:
     print(f"machine: {platform.processor() or platform.machine()}, python "
           f"{platform.python_version()}")
     print(f"ball_chain.yaml, dt = {a.dt * 1e3:g} ms, {a.seconds:g} s simulated")
-    print(f"{'rows':>12} {'us/step':>9} {'rows us':>8} {'keep us':>8} {'corr/step':>10} "
-          f"{'corr/s in keep':>15} {'max passes':>11}")
+    print(f"{'rows':>12} {'us/step':>9} {'corr/step':>10} {'max passes':>11}")
     for predictive in (True, False):
         r = step_time(a.seconds, a.dt, predictive)
         label = "predictive" if predictive else "target 0"
-        print(f"{label:>12} {r['us_step']:9.1f} {r['us_rows']:8.1f} {r['us_keep']:8.1f} "
-              f"{r['corr_step']:10.2f} {r['corr_per_s']:15.0f} {r['max_passes']:11.0f}")
+        print(f"{label:>12} {r['us_step']:9.1f} {r['corr_step']:10.2f} "
+              f"{r['max_passes']:11.0f}")
     print()
-    print("keep_joints kernel alone (no rows before it), fresh velocities each call:")
+    print("keeping loop alone (no rows before it), fresh velocities each call:")
     print(f"{'start state':>34} {'corr/call':>10} {'corr/s':>12} {'ns/corr':>9}")
     for world, before, label in (("ball_chain_apart.yaml", 0, "apart chain, first step"),
                                  ("ball_chain.yaml", 300, "swinging chain at t = 0.6 s")):
