@@ -48,6 +48,14 @@ def njit(fn: Callable[..., Any]) -> Callable[..., Any]:
     return _numba.njit(cache=True)(fn)
 
 
+def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`njit` for small helpers, inlined where they are called: array views passed to them
+    then cost no reference counting."""
+    if _numba is None:
+        return fn
+    return _numba.njit(cache=True, inline="always")(fn)
+
+
 def _unliteral_fields(self: Any, fields: Any) -> tuple:
     return tuple((name, _types.unliteral(typ)) for name, typ in fields)
 

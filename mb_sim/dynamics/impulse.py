@@ -15,7 +15,6 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.spatial import dot6, mtv6_add, mv6
 
 
 @njit
@@ -79,20 +78,36 @@ def _sweeps(
     i = start
     while i >= 0:
         if i != joint:
-            u[i] = -dot6(S[i], YA[i])
+            s = 0.0
+            for k in range(6):
+                s += S[i, k] * YA[i, k]
+            u[i] = -s
         j = parent[i]
         if j >= 0:
+            ui = u[i] / D[i]
             for k in range(6):
-                t6[k] = YA[i, k] + U[i, k] * (u[i] / D[i])
-            mtv6_add(X[i], t6, YA[j])
+                t6[k] = YA[i, k] + U[i, k] * ui
+            for c in range(6):  # Y^A_j += X_i^T t6
+                s = 0.0
+                for r in range(6):
+                    s += X[i, r, c] * t6[r]
+                YA[j, c] += s
         i = j
     for i in range(n):
         j = parent[i]
         if j >= 0:
-            mv6(X[i], dv[j], dv[i])
+            for r in range(6):  # dv_i = X_i dv_j
+                s = 0.0
+                for c in range(6):
+                    s += X[i, r, c] * dv[j, c]
+                dv[i, r] = s
         else:
-            dv[i, :] = 0.0
-        dqd[i] = (u[i] - dot6(U[i], dv[i])) / D[i]
+            for r in range(6):
+                dv[i, r] = 0.0
+        s = 0.0
+        for k in range(6):
+            s += U[i, k] * dv[i, k]
+        dqd[i] = (u[i] - s) / D[i]
         for k in range(6):
             dv[i, k] += S[i, k] * dqd[i]
 
@@ -121,13 +136,30 @@ def joint_impulse_response(
     joint: int,
     dqd: np.ndarray,
 ) -> None:
-    """dqd = H^-1 e_joint: the response to a unit impulse of the joint's own actuator.
-
-    The same two sweeps as `impulse_response`, started from u_joint = 1 instead of a link
-    impulse (a joint-space impulse acts on the joint's two links equally and oppositely).
-    """
+    """dqd = H^-1 e_joint: the response to a unit impulse of the joint's own actuator."""
     n = parent.shape[0]
-    u = np.zeros(n)
+    joint_impulse_response_into(parent, X, S, U, D, joint, dqd, np.zeros((n, 6)), np.zeros(n),
+                                np.zeros((n, 6)), np.zeros(6))
+
+
+@njit
+def joint_impulse_response_into(
+    parent: np.ndarray,
+    X: np.ndarray,
+    S: np.ndarray,
+    U: np.ndarray,
+    D: np.ndarray,
+    joint: int,
+    dqd: np.ndarray,
+    YA: np.ndarray,
+    u: np.ndarray,
+    dv: np.ndarray,
+    t6: np.ndarray,
+) -> None:
+    """`joint_impulse_response` with its work arrays given: the same two sweeps as
+    `impulse_response`, started from u_joint = 1 instead of a link impulse (a joint-space
+    impulse acts on the joint's two links equally and oppositely)."""
+    YA[:] = 0.0
+    u[:] = 0.0
     u[joint] = 1.0
-    _sweeps(parent, X, S, U, D, joint, joint, dqd, np.zeros((n, 6)), u, np.zeros((n, 6)),
-            np.zeros(6))
+    _sweeps(parent, X, S, U, D, joint, joint, dqd, YA, u, dv, t6)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.spatial import cross3, joint_pose, matmul3, matvec3
+from mb_sim.dynamics.spatial import joint_pose
 
 
 @njit
@@ -29,12 +29,13 @@ def body_poses(
     for i in range(parent.shape[0]):
         joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
         j = parent[i]
-        if j < 0:
-            rot[i] = matmul3(base_rot, R)
-            pos[i] = base_pos + matvec3(base_rot, p)
-        else:
-            rot[i] = matmul3(rot[j], R)
-            pos[i] = pos[j] + matvec3(rot[j], p)
+        Rp = base_rot if j < 0 else rot[j]
+        pp = base_pos if j < 0 else pos[j]
+        for r in range(3):
+            a0, a1, a2 = Rp[r, 0], Rp[r, 1], Rp[r, 2]
+            pos[i, r] = pp[r] + a0 * p[0] + a1 * p[1] + a2 * p[2]
+            for c in range(3):
+                rot[i, r, c] = a0 * R[0, c] + a1 * R[1, c] + a2 * R[2, c]
 
 
 @njit
@@ -54,11 +55,18 @@ def point_jacobian_row(
     Revolute joint j on the path: d . (a_j x (x - o_j)); prismatic: d . a_j (world axes).
     """
     row[:] = 0.0
+    d0, d1, d2 = direction[0], direction[1], direction[2]
     i = body
     while i >= 0:
-        a = matvec3(rot[i], axis[i])
+        R = rot[i]
+        ax, ay, az = axis[i, 0], axis[i, 1], axis[i, 2]
+        a0 = R[0, 0] * ax + R[0, 1] * ay + R[0, 2] * az
+        a1 = R[1, 0] * ax + R[1, 1] * ay + R[1, 2] * az
+        a2 = R[2, 0] * ax + R[2, 1] * ay + R[2, 2] * az
         if joint_type[i] == 0:
-            row[i] = np.dot(direction, cross3(a, point - pos[i]))
+            r0, r1, r2 = point[0] - pos[i, 0], point[1] - pos[i, 1], point[2] - pos[i, 2]
+            row[i] = (d0 * (a1 * r2 - a2 * r1) + d1 * (a2 * r0 - a0 * r2)
+                      + d2 * (a0 * r1 - a1 * r0))
         else:
-            row[i] = np.dot(direction, a)
+            row[i] = d0 * a0 + d1 * a1 + d2 * a2
         i = parent[i]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import inline, njit
 
 
 @njit
@@ -43,12 +43,12 @@ def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     )
 
 
-@njit
+@inline
 def dot6(a: np.ndarray, b: np.ndarray) -> float:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@njit
+@inline
 def joint_pose(
     joint_type: int,
     axis: np.ndarray,
@@ -82,7 +82,7 @@ def joint_pose(
             )
 
 
-@njit
+@inline
 def motion_subspace(joint_type: int, axis: np.ndarray, S: np.ndarray) -> None:
     """S = [axis; 0] for a revolute joint, [0; axis] for a prismatic one."""
     for k in range(6):
@@ -92,7 +92,7 @@ def motion_subspace(joint_type: int, axis: np.ndarray, S: np.ndarray) -> None:
         S[o + k] = axis[k]
 
 
-@njit
+@inline
 def plucker(R: np.ndarray, p: np.ndarray, X: np.ndarray) -> None:
     """child_X_parent for a child posed at (R, p) in the parent, written into X: E = R^T
     (eq. 3.16)."""
@@ -106,7 +106,7 @@ def plucker(R: np.ndarray, p: np.ndarray, X: np.ndarray) -> None:
         X[i + 3, 2] = -(e0 * p[1] - e1 * p[0])
 
 
-@njit
+@inline
 def mv6(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     for i in range(6):
         s = 0.0
@@ -115,7 +115,7 @@ def mv6(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
         out[i] = s
 
 
-@njit
+@inline
 def mtv6_add(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """out += A^T x."""
     for j in range(6):
@@ -125,7 +125,7 @@ def mtv6_add(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
         out[j] += s
 
 
-@njit
+@inline
 def congruence_add(X: np.ndarray, I: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
     """out += X^T I X, using the 6x6 scratch `tmp`."""
     for i in range(6):
@@ -142,7 +142,7 @@ def congruence_add(X: np.ndarray, I: np.ndarray, out: np.ndarray, tmp: np.ndarra
             out[i, j] += s
 
 
-@njit
+@inline
 def cross_motion(v: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
     """out = v x m for motion vectors."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -154,7 +154,7 @@ def cross_motion(v: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
     out[5] = w0 * m[4] - w1 * m[3] + u0 * m[1] - u1 * m[0]
 
 
-@njit
+@inline
 def cross_force(v: np.ndarray, f: np.ndarray, out: np.ndarray) -> None:
     """out = v x* f for force vectors."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]

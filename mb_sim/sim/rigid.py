@@ -15,17 +15,42 @@ from mb_sim.dynamics.spatial import quat_integrate, quat_to_matrix
 
 
 @njit
-def gyroscopic_step(w_world: np.ndarray, R: np.ndarray, inertia: np.ndarray, h: float) -> np.ndarray:
-    """Angular velocity after h of torque-free rotation, implicit in the gyroscopic term."""
-    wb = R.T @ w_world
-    Iw = inertia @ wb
-    f = h * np.cross(wb, Iw)
-    # Jacobian of f(w) = I (w - w0) + h w x I w at w0: I + h (w~ I - (I w)~)
-    wx = np.array([[0.0, -wb[2], wb[1]], [wb[2], 0.0, -wb[0]], [-wb[1], wb[0], 0.0]])
-    Iwx = np.array([[0.0, -Iw[2], Iw[1]], [Iw[2], 0.0, -Iw[0]], [-Iw[1], Iw[0], 0.0]])
-    Jac = inertia + h * (wx @ inertia - Iwx)
-    wb = wb - np.linalg.solve(Jac, f)
-    return R @ wb
+def gyroscopic_step(w: np.ndarray, R: np.ndarray, inertia: np.ndarray, h: float,
+                    out: np.ndarray) -> None:
+    """Angular velocity (world) after h of torque-free rotation, implicit in the gyroscopic
+    term: one Newton step on f(w) = I (w - w0) + h w x I w in body axes from w0, with the
+    Jacobian I + h (w~ I - (I w)~); written into out."""
+    b0 = R[0, 0] * w[0] + R[1, 0] * w[1] + R[2, 0] * w[2]
+    b1 = R[0, 1] * w[0] + R[1, 1] * w[1] + R[2, 1] * w[2]
+    b2 = R[0, 2] * w[0] + R[1, 2] * w[1] + R[2, 2] * w[2]
+    I = inertia
+    L0 = I[0, 0] * b0 + I[0, 1] * b1 + I[0, 2] * b2
+    L1 = I[1, 0] * b0 + I[1, 1] * b1 + I[1, 2] * b2
+    L2 = I[2, 0] * b0 + I[2, 1] * b1 + I[2, 2] * b2
+    f0 = h * (b1 * L2 - b2 * L1)
+    f1 = h * (b2 * L0 - b0 * L2)
+    f2 = h * (b0 * L1 - b1 * L0)
+    J = np.empty((3, 3))
+    wx = ((0.0, -b2, b1), (b2, 0.0, -b0), (-b1, b0, 0.0))
+    Lx = ((0.0, -L2, L1), (L2, 0.0, -L0), (-L1, L0, 0.0))
+    for r in range(3):
+        for c in range(3):
+            J[r, c] = I[r, c] + h * (wx[r][0] * I[0, c] + wx[r][1] * I[1, c]
+                                     + wx[r][2] * I[2, c] - Lx[r][c])
+    # Cramer's rule for J x = f
+    c00 = J[1, 1] * J[2, 2] - J[1, 2] * J[2, 1]
+    c01 = J[1, 2] * J[2, 0] - J[1, 0] * J[2, 2]
+    c02 = J[1, 0] * J[2, 1] - J[1, 1] * J[2, 0]
+    det = J[0, 0] * c00 + J[0, 1] * c01 + J[0, 2] * c02
+    x0 = (f0 * c00 + J[0, 1] * (f2 * J[1, 2] - f1 * J[2, 2])
+          + J[0, 2] * (f1 * J[2, 1] - f2 * J[1, 1])) / det
+    x1 = (J[0, 0] * (f1 * J[2, 2] - f2 * J[1, 2]) + f0 * c01
+          + J[0, 2] * (f2 * J[1, 0] - f1 * J[2, 0])) / det
+    x2 = (J[0, 0] * (f2 * J[1, 1] - f1 * J[2, 1]) + J[0, 1] * (f1 * J[2, 0] - f2 * J[1, 0])
+          + f0 * c02) / det
+    b0, b1, b2 = b0 - x0, b1 - x1, b2 - x2
+    for k in range(3):
+        out[k] = R[k, 0] * b0 + R[k, 1] * b1 + R[k, 2] * b2
 
 
 @njit
@@ -43,7 +68,7 @@ def free_motion(vel: np.ndarray, quat: np.ndarray, inertia: np.ndarray, dynamic:
         if dynamic[b]:
             for k in range(3):
                 out[b, k] += h * gravity[k]
-            out[b, 3:] = gyroscopic_step(vel[b, 3:], quat_to_matrix(quat[b]), inertia[b], h)
+            gyroscopic_step(vel[b, 3:], quat_to_matrix(quat[b]), inertia[b], h, out[b, 3:])
 
 
 @njit

@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.solver.pgs import row_velocity
-from mb_sim.solver.response import add_point
-from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, clear_row
+from mb_sim.model.compile import BODY, ROBOT
+from mb_sim.solver.pgs import velocity
+from mb_sim.solver.response import add_robot_point, body_point
+from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT
 
 
 @njit
@@ -52,51 +53,79 @@ def contact_rows(m: Any, d: Any, s: Any) -> None:
     """Append the rows of every contact in d.contacts to d.rows. The velocities after the
     free motion are d.work.qd_free, d.work.vb; those at the start of the step s.qd,
     s.body_vel. Each contact's normal row and friction directions go to d.contacts
-    (normal_row, tangent1, tangent2)."""
-    rows, con, work = d.rows, d.contacts, d.work
-    g = m.geoms
+    (normal_row, tangent1, tangent2). (Columns are bound once: reading a record's field
+    costs a reference count, too much per row.)"""
+    rows, con, work, g = d.rows, d.contacts, d.work, m.geoms
+    kind, J_r, W_r, body, J_b, W_b = rows.kind, rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
+    target, lo, hi, mu, link, lam = rows.target, rows.lo, rows.hi, rows.mu, rows.link, rows.lam
+    what, index = g.what, g.index
+    body_pos, inv_mass, Iw = s.body_pos, m.bodies.inv_mass, d.frames.Iw
+    tree, w = m.tree, d.tree
     qd, vb, qd0, vb0 = work.qd_free, work.vb, s.qd, s.body_vel
     h = m.options.dt
     directions = np.empty((3, 3))
-    J_b2 = rows.J_b.reshape(rows.J_b.shape[0], 12)
-    W_b2 = rows.W_b.reshape(rows.W_b.shape[0], 12)
+    J_b2 = J_b.reshape(J_b.shape[0], 12)
+    W_b2 = W_b.reshape(W_b.shape[0], 12)
     r = rows.count[0]
     for c in range(con.count[1]):
         ga, gb = con.geom_a[c], con.geom_b[c]
-        mu = np.sqrt(g.friction[ga] * g.friction[gb])  # mb_sim.model.world combine_friction
-        e = max(g.restitution[ga], g.restitution[gb])  # and combine_restitution
+        friction = np.sqrt(g.friction[ga] * g.friction[gb])  # mb_sim.model.world
+        e = max(g.restitution[ga], g.restitution[gb])  # combine_friction, combine_restitution
         point = con.point[c]
         tangent_basis(con.normal[c], directions)
-        n_dirs = 3 if mu > 0.0 else 1
+        n_dirs = 3 if friction > 0.0 else 1
         for k in range(n_dirs):
-            clear_row(rows, r + k, SCALAR, 0.0, -np.inf, np.inf)
-            add_point(m, d, s, r + k, 0, ga, 1.0, point, directions[k])
-            add_point(m, d, s, r + k, 1, gb, -1.0, point, directions[k])
-        un = row_velocity(rows, r, qd, vb)
-        u0 = row_velocity(rows, r, qd0, vb0)
+            rk = r + k
+            kind[rk] = SCALAR
+            J_r[rk, :] = 0.0
+            W_r[rk, :] = 0.0
+            J_b[rk] = 0.0
+            W_b[rk] = 0.0
+            target[rk] = 0.0
+            lo[rk] = -np.inf
+            hi[rk] = np.inf
+            mu[rk] = 0.0
+            link[rk] = -1
+            lam[rk] = 0.0
+            for slot in range(2):
+                geom = ga if slot == 0 else gb
+                sign = 1.0 if slot == 0 else -1.0
+                i = index[geom]
+                body[rk, slot] = -1
+                if what[geom] == ROBOT:
+                    add_robot_point(tree, w, J_r, W_r, rk, i, sign, point, directions[k])
+                elif what[geom] == BODY:
+                    body[rk, slot] = i
+                    body_point(J_b[rk, slot], W_b[rk, slot], sign, point, directions[k],
+                               body_pos[i], inv_mass[i], Iw[i])
+        un = velocity(J_r, body, J_b, r, qd, vb)
+        u0 = velocity(J_r, body, J_b, r, qd0, vb0)
         gap = -con.depth[c]
-        rows.kind[r] = NORMAL
-        rows.target[r] = -gap / h if gap > 0.0 else 0.0
-        rows.lo[r] = 0.0
-        rows.restitution[r] = e
-        rows.gap[r] = gap
-        rows.accel[r] = (un - u0) / h
+        kind[r] = NORMAL
+        target[r] = -gap / h if gap > 0.0 else 0.0
+        lo[r] = 0.0
+        for k in range(n_dirs):  # only normal rows bounce
+            rows.restitution[r + k] = e if k == 0 else 0.0
+            rows.gap[r + k] = gap if k == 0 else 0.0
+            rows.accel[r + k] = (un - u0) / h if k == 0 else 0.0
+            rows.bounce[r + k] = 0.0
+            rows.reflect[r + k] = 0.0
         con.normal_row[c] = r
         if n_dirs == 3:
-            ut1 = row_velocity(rows, r + 1, qd, vb)
-            ut2 = row_velocity(rows, r + 2, qd, vb)
+            ut1 = velocity(J_r, body, J_b, r + 1, qd, vb)
+            ut2 = velocity(J_r, body, J_b, r + 2, qd, vb)
             slip = np.sqrt(ut1 * ut1 + ut2 * ut2)
             if slip > 1e-9:  # turn the pair so that t1 lies along the slip
                 ca, sa = ut1 / slip, ut2 / slip
-                _turn(rows.J_r, r + 1, ca, sa)
-                _turn(rows.W_r, r + 1, ca, sa)
+                _turn(J_r, r + 1, ca, sa)
+                _turn(W_r, r + 1, ca, sa)
                 _turn(J_b2, r + 1, ca, sa)
                 _turn(W_b2, r + 1, ca, sa)
                 _turn(directions, 1, ca, sa)
-            rows.kind[r + 1] = TANGENT
-            rows.kind[r + 2] = FOLLOWER
-            rows.mu[r + 1] = mu
-            rows.link[r + 1] = r
+            kind[r + 1] = TANGENT
+            kind[r + 2] = FOLLOWER
+            mu[r + 1] = friction
+            link[r + 1] = r
         for k in range(3):
             con.tangent1[c, k] = directions[1, k]
             con.tangent2[c, k] = directions[2, k]

@@ -19,14 +19,15 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.impulse import joint_impulse_response
+from mb_sim.dynamics.impulse import joint_impulse_response_into
 from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
 
 
 @njit
 def _joint_response(m: Any, w: Any, i: int) -> None:
     if not w.have[i]:
-        joint_impulse_response(m.tree.parent, w.X, w.S, w.U, w.D, i, w.response[i])
+        joint_impulse_response_into(m.tree.parent, w.X, w.S, w.U, w.D, i, w.response[i],
+                                    w.YA, w.uu, w.dv, w.t6)
         w.have[i] = True
 
 

@@ -16,42 +16,38 @@ import numpy as np
 from mb_sim._jit import njit
 from mb_sim.dynamics.impulse import impulse_response_into, point_impulse
 from mb_sim.dynamics.kinematics import point_jacobian_row
-from mb_sim.model.compile import BODY, ROBOT
 
 
 @njit
-def add_point(m: Any, d: Any, s: Any, r: int, slot: int, geom: int, sign: float,
-              point: np.ndarray, direction: np.ndarray) -> None:
-    """Add sign x (the point's J and W along `direction`) to row r of d.rows, for a point
-    of what geometry `geom` moves with: a robot body (m.geoms.what ROBOT) or a free body
-    (BODY; it goes in `slot`); static geometries add nothing. d.tree must hold the
-    articulated inertias of q."""
-    rows = d.rows
-    kind = m.geoms.what[geom]
-    index = m.geoms.index[geom]
-    if kind == ROBOT:
-        w = d.tree
-        scratch = w.scratch
-        point_jacobian_row(m.tree.parent, m.tree.joint_type, w.rot, w.pos, m.tree.axis, index,
-                           point, direction, scratch)
-        for k in range(scratch.shape[0]):
-            rows.J_r[r, k] += sign * scratch[k]
-        point_impulse(w.rot[index], w.pos[index], point, direction, w.f6)
-        impulse_response_into(m.tree.parent, w.X, w.S, w.U, w.D, index, w.f6, scratch, w.YA,
-                              w.uu, w.dv, w.t6)
-        for k in range(scratch.shape[0]):
-            rows.W_r[r, k] += sign * scratch[k]
-    elif kind == BODY:
-        c = s.body_pos[index]
-        rx, ry, rz = point[0] - c[0], point[1] - c[1], point[2] - c[2]
-        d0, d1, d2 = direction[0], direction[1], direction[2]
-        arm = (ry * d2 - rz * d1, rz * d0 - rx * d2, rx * d1 - ry * d0)
-        rows.body[r, slot] = index
-        im = m.bodies.inv_mass[index]
-        Ii = d.frames.Iw[index]
-        for k in range(3):
-            rows.J_b[r, slot, k] = sign * direction[k]
-            rows.J_b[r, slot, 3 + k] = sign * arm[k]
-            rows.W_b[r, slot, k] = sign * direction[k] * im
-            rows.W_b[r, slot, 3 + k] = sign * (Ii[k, 0] * arm[0] + Ii[k, 1] * arm[1]
-                                               + Ii[k, 2] * arm[2])
+def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int, body: int,
+                    sign: float, point: np.ndarray, direction: np.ndarray) -> None:
+    """Add sign x (J and W along `direction` of the world point fixed to robot body `body`)
+    to row r of the robot columns J_r, W_r; w (`mb_sim.dynamics.work.TreeWork`) must hold the
+    poses and articulated inertias of q."""
+    scratch = w.scratch
+    point_jacobian_row(tree.parent, tree.joint_type, w.rot, w.pos, tree.axis, body, point,
+                       direction, scratch)
+    for k in range(scratch.shape[0]):
+        J_r[r, k] += sign * scratch[k]
+    point_impulse(w.rot[body], w.pos[body], point, direction, w.f6)
+    impulse_response_into(tree.parent, w.X, w.S, w.U, w.D, body, w.f6, scratch, w.YA, w.uu,
+                          w.dv, w.t6)
+    for k in range(scratch.shape[0]):
+        W_r[r, k] += sign * scratch[k]
+
+
+@njit
+def body_point(J: np.ndarray, W: np.ndarray, sign: float, point: np.ndarray,
+               direction: np.ndarray, com: np.ndarray, inv_mass: float,
+               inv_inertia: np.ndarray) -> None:
+    """J = sign [d, r x d] and W = sign [d / m, I_w^-1 (r x d)] of a point of a free body
+    (000.md eq. 2.16), r from its centre of mass `com`, into the 6-vectors J and W."""
+    rx, ry, rz = point[0] - com[0], point[1] - com[1], point[2] - com[2]
+    d0, d1, d2 = direction[0], direction[1], direction[2]
+    a0, a1, a2 = ry * d2 - rz * d1, rz * d0 - rx * d2, rx * d1 - ry * d0
+    Ii = inv_inertia
+    J[0], J[1], J[2] = sign * d0, sign * d1, sign * d2
+    J[3], J[4], J[5] = sign * a0, sign * a1, sign * a2
+    W[0], W[1], W[2] = sign * d0 * inv_mass, sign * d1 * inv_mass, sign * d2 * inv_mass
+    for k in range(3):
+        W[3 + k] = sign * (Ii[k, 0] * a0 + Ii[k, 1] * a1 + Ii[k, 2] * a2)
