@@ -97,41 +97,9 @@ def _inertial(mass: float, com: Any, inertia: np.ndarray) -> str:
     return f"<inertial pos=\"{_vec(com)}\" mass=\"{_num(mass)}\" fullinertia=\"{_vec(full)}\"/>"
 
 
-def mjcf(
-    model: Any,
-    world: Any,
-    dt: float,
-    solver: str = "Newton",
-    iterations: int = 100,
-    margin: float = 0.0,
-) -> str:
-    """MJCF text of `model` (mb_sim Model) placed in `world` (mb_sim World), time step dt.
-
-    solver: MuJoCo's constraint solver ("Newton", "CG" or "PGS") with `iterations` at most.
-    margin: MuJoCo contact margin (m) on every geom.
-    """
-    if solver not in ("Newton", "CG", "PGS"):
-        raise ValueError(f"solver must be Newton, CG or PGS, got {solver!r}")
-    gravity = np.asarray(getattr(world, "gravity", (0.0, 0.0, -9.81)), dtype=float)
-    robot = world.robot
-    robot_mu = float(getattr(robot, "friction", 0.8))
-    out: list[str] = [
-        f"<mujoco model={quoteattr(model.name + '_in_world')}>",
-        "<compiler angle=\"radian\" autolimits=\"true\" inertiafromgeom=\"false\"/>",
-        (f"<option timestep=\"{_num(dt)}\" gravity=\"{_vec(gravity)}\" integrator=\"Euler\" "
-        f"cone=\"elliptic\" solver=\"{solver}\" iterations=\"{int(iterations)}\"/>"),
-        "<default><geom condim=\"3\" contype=\"1\" conaffinity=\"1\"/></default>",
-        "<worldbody>",
-    ]
-    ground = getattr(world, "ground", None)
-    if ground is not None:
-        out.append(
-            f"<geom name=\"ground\" type=\"plane\" size=\"0 0 1\" "
-            f"pos=\"0 0 {_num(ground.height)}\" friction=\"{_num(ground.friction)} 0.005 0.0001\" "
-            f"margin=\"{_num(margin)}\"/>"
-        )
-
-    # --- robot: base body welded to the world, then the body tree
+def _robot(model: Any, robot: Any, robot_mu: float,
+           margin: float) -> tuple[list[str], list[str], list[str]]:
+    """MJCF lines of the robot's bodies, its base/first-link contact exclusions, its motors."""
     nv = model.nv
     links_of: dict[int, list[str]] = {b: [] for b in range(-1, nv)}
     for link in model.link_names:
@@ -176,6 +144,7 @@ def mjcf(
         return lines
 
     base_R = _quat_xyzw_matrix(robot.quat_xyzw)
+    out: list[str] = []
     out.append(
         f"<body name={quoteattr(base_name)} pos=\"{_vec(robot.xyz)}\" "
         f"quat=\"{_vec(_quat_wxyz(base_R))}\">"
@@ -184,6 +153,55 @@ def mjcf(
     for c in children[-1]:
         out += body(c, "  ")
     out.append("</body>")
+
+    contacts = [f"  <exclude body1={quoteattr(base_name)} body2={quoteattr(body_name(c))}/>"
+                for c in children[-1]]
+    motors = []
+    for i, jname in enumerate(model.joint_names):
+        lim = float(model.effort_limit[i])
+        rng = f" ctrlrange=\"{_num(-lim)} {_num(lim)}\"" if math.isfinite(lim) else ""
+        motors.append(f"  <motor name={quoteattr(jname)} joint={quoteattr(jname)} gear=\"1\"{rng}/>")
+    return out, contacts, motors
+
+
+def mjcf(
+    model: Any,
+    world: Any,
+    dt: float,
+    solver: str = "Newton",
+    iterations: int = 100,
+    margin: float = 0.0,
+) -> str:
+    """MJCF text of `model` (mb_sim Model, or None) placed in `world` (mb_sim World), time
+    step dt.
+
+    solver: MuJoCo's constraint solver ("Newton", "CG" or "PGS") with `iterations` at most.
+    margin: MuJoCo contact margin (m) on every geom.
+    """
+    if solver not in ("Newton", "CG", "PGS"):
+        raise ValueError(f"solver must be Newton, CG or PGS, got {solver!r}")
+    gravity = np.asarray(getattr(world, "gravity", (0.0, 0.0, -9.81)), dtype=float)
+    robot = world.robot
+    robot_mu = float(getattr(robot, "friction", 0.8))
+    out: list[str] = [
+        f"<mujoco model={quoteattr((model.name if model else 'bodies') + '_in_world')}>",
+        "<compiler angle=\"radian\" autolimits=\"true\" inertiafromgeom=\"false\"/>",
+        (f"<option timestep=\"{_num(dt)}\" gravity=\"{_vec(gravity)}\" integrator=\"Euler\" "
+        f"cone=\"elliptic\" solver=\"{solver}\" iterations=\"{int(iterations)}\"/>"),
+        "<default><geom condim=\"3\" contype=\"1\" conaffinity=\"1\"/></default>",
+        "<worldbody>",
+    ]
+    ground = getattr(world, "ground", None)
+    if ground is not None:
+        out.append(
+            f"<geom name=\"ground\" type=\"plane\" size=\"0 0 1\" "
+            f"pos=\"0 0 {_num(ground.height)}\" friction=\"{_num(ground.friction)} 0.005 0.0001\" "
+            f"margin=\"{_num(margin)}\"/>"
+        )
+
+    robot_lines, contact_lines, motor_lines = ([], [], []) if model is None else _robot(
+        model, robot, robot_mu, margin)
+    out += robot_lines
 
     # --- world bodies (frame at the centre of mass, as in mb_sim)
     for b in world.bodies:
@@ -204,18 +222,9 @@ def mjcf(
         ]
     out.append("</worldbody>")
 
-    # --- parent/child exclusion for the welded base, motors
-    if children[-1]:
-        out.append("<contact>")
-        for c in children[-1]:
-            out.append(f"  <exclude body1={quoteattr(base_name)} body2={quoteattr(body_name(c))}/>")
-        out.append("</contact>")
-    out.append("<actuator>")
-    for i, jname in enumerate(model.joint_names):
-        lim = float(model.effort_limit[i])
-        rng = f" ctrlrange=\"{_num(-lim)} {_num(lim)}\"" if math.isfinite(lim) else ""
-        out.append(f"  <motor name={quoteattr(jname)} joint={quoteattr(jname)} gear=\"1\"{rng}/>")
-    out.append("</actuator>")
+    if contact_lines:
+        out += ["<contact>", *contact_lines, "</contact>"]
+    out += ["<actuator>", *motor_lines, "</actuator>"]
     out.append("</mujoco>")
     return "\n".join(out)
 

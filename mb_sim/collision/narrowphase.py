@@ -615,8 +615,10 @@ def narrow_phase_into(g: Any, c: Any, npairs: int, env: float, force_generic: bo
     FA, IA, FB, IB, T, TI = c.FA, c.IA, c.FB, c.IB, c.T, c.TI
     cp, cn, cd, cf = c.cp, c.cn, c.cd, c.cf
     pairs = c.pairs
+    geom_a, geom_b, point, normal, depth, feature = (c.geom_a, c.geom_b, c.point, c.normal,
+                                                     c.depth, c.feature)
     ng = kind.shape[0]
-    capacity = c.depth.shape[0]
+    capacity = depth.shape[0]
     for p in range(npairs):
         i = pairs[p, 0]
         j = pairs[p, 1]
@@ -682,13 +684,13 @@ def narrow_phase_into(g: Any, c: Any, npairs: int, env: float, force_generic: bo
         if k + m > capacity:
             return -1
         for q in range(m):
-            c.geom_a[k] = i
-            c.geom_b[k] = j
+            geom_a[k] = i
+            geom_b[k] = j
             for x in range(3):
-                c.point[k, x] = cp[q, x]
-                c.normal[k, x] = sg * cn[q, x]
-            c.depth[k] = cd[q]
-            c.feature[k] = cf[q]
+                point[k, x] = cp[q, x]
+                normal[k, x] = sg * cn[q, x]
+            depth[k] = cd[q]
+            feature[k] = cf[q]
             k += 1
     return k
 

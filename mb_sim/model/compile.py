@@ -329,20 +329,28 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
 
 
 def geoms_of(cs: CollisionScene) -> Geoms:
-    """The Geoms of a compiled collision scene; every geometry static, frictionless."""
+    """The Geoms of a compiled collision scene (read-only views of its arrays); every
+    geometry static and frictionless until the scene's compile step says otherwise."""
     n = cs.n_geoms
+
+    def ro(a: np.ndarray) -> np.ndarray:
+        v = np.ascontiguousarray(a).view()
+        v.setflags(write=False)
+        return v
+
     return Geoms(
-        kind=cs.kind, size=cs.size, owner=cs.owner, local_pos=cs.local_pos,
-        local_rot=cs.local_rot, vert_start=cs.vert_start, vert_count=cs.vert_count,
-        verts=cs.verts, face_start=cs.face_start, face_count=cs.face_count,
-        face_normal=cs.face_normal, face_vert_start=cs.face_vert_start,
-        face_vert_count=cs.face_vert_count, face_verts=cs.face_verts,
-        edge_start=cs.edge_start, edge_count=cs.edge_count, edge_verts=cs.edge_verts,
-        edge_faces=cs.edge_faces, centroid=cs.centroid, pair_allowed=cs.pair_allowed,
-        max_face_verts=int(cs.max_face_verts), max_verts=int(cs.max_verts),
-        max_faces=int(cs.face_count.max()) if n else 0,
-        what=np.full(n, STATIC, dtype=np.int64), index=np.full(n, -1, dtype=np.int64),
-        friction=np.zeros(n), restitution=np.zeros(n),
+        kind=ro(cs.kind), size=ro(cs.size), owner=ro(cs.owner), local_pos=ro(cs.local_pos),
+        local_rot=ro(cs.local_rot), vert_start=ro(cs.vert_start),
+        vert_count=ro(cs.vert_count), verts=ro(cs.verts), face_start=ro(cs.face_start),
+        face_count=ro(cs.face_count), face_normal=ro(cs.face_normal),
+        face_vert_start=ro(cs.face_vert_start), face_vert_count=ro(cs.face_vert_count),
+        face_verts=ro(cs.face_verts), edge_start=ro(cs.edge_start),
+        edge_count=ro(cs.edge_count), edge_verts=ro(cs.edge_verts),
+        edge_faces=ro(cs.edge_faces), centroid=ro(cs.centroid),
+        pair_allowed=ro(cs.pair_allowed), max_face_verts=int(cs.max_face_verts),
+        max_verts=int(cs.max_verts), max_faces=int(cs.face_count.max()) if n else 0,
+        what=_frozen(np.full(n, STATIC), np.int64), index=_frozen(np.full(n, -1), np.int64),
+        friction=_frozen(np.zeros(n)), restitution=_frozen(np.zeros(n)),
     )
 
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit, record
+from mb_sim._jit import inline, njit, record
 from mb_sim.collision.narrowphase import detect_into
 from mb_sim.dynamics.aba import articulated_accelerations
 from mb_sim.dynamics.kinematics import body_poses
@@ -72,10 +72,10 @@ def remember(d: Any, s: Any) -> None:
     w.prev_body_quat[:, :] = s.body_quat
     w.prev_body_vel[:, :] = s.body_vel
     w.prev_clock[0] = s.clock[0]
-    w.prev_warm_count[0] = s.warm_count[0]
-    for i in range(s.warm_count[0]):
-        w.prev_warm_key[i] = s.warm_key[i]
-        w.prev_warm_value[i] = s.warm_value[i]
+    n = s.warm_count[0]
+    w.prev_warm_count[0] = n
+    w.prev_warm_key[:n] = s.warm_key[:n]
+    w.prev_warm_value[:n] = s.warm_value[:n]
 
 
 @njit
@@ -87,10 +87,10 @@ def restore(d: Any, s: Any) -> None:
     s.body_quat[:, :] = w.prev_body_quat
     s.body_vel[:, :] = w.prev_body_vel
     s.clock[0] = w.prev_clock[0]
-    s.warm_count[0] = w.prev_warm_count[0]
-    for i in range(s.warm_count[0]):
-        s.warm_key[i] = w.prev_warm_key[i]
-        s.warm_value[i] = w.prev_warm_value[i]
+    n = w.prev_warm_count[0]
+    s.warm_count[0] = n
+    s.warm_key[:n] = w.prev_warm_key[:n]
+    s.warm_value[:n] = w.prev_warm_value[:n]
 
 
 @njit
@@ -111,15 +111,16 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
                 qt[i] = q[i] + f * kv[stage - 1, i]
                 kv[stage, i] = qd[i] + f * ka[stage - 1, i]
             articulated_accelerations(tree, w, qt, kv[stage], tau, ka[stage])
+        dq_free, qd_free = work.dq_free, work.qd_free
         for i in range(n):
-            work.dq_free[i] = h / 6.0 * (kv[0, i] + 2 * kv[1, i] + 2 * kv[2, i] + kv[3, i])
-            work.qd_free[i] = qd[i] + h / 6.0 * (ka[0, i] + 2 * ka[1, i] + 2 * ka[2, i]
-                                                 + ka[3, i])
+            dq_free[i] = h / 6.0 * (kv[0, i] + 2 * kv[1, i] + 2 * kv[2, i] + kv[3, i])
+            qd_free[i] = qd[i] + h / 6.0 * (ka[0, i] + 2 * ka[1, i] + 2 * ka[2, i] + ka[3, i])
         articulated_accelerations(tree, w, q, qd, tau, w.qdd)  # the inertias of q
     elif n > 0:
-        articulated_accelerations(tree, w, q, qd, tau, w.qdd)
+        qdd, qd_free = w.qdd, work.qd_free
+        articulated_accelerations(tree, w, q, qd, tau, qdd)
         for i in range(n):
-            work.qd_free[i] = qd[i] + h * w.qdd[i]
+            qd_free[i] = qd[i] + h * qdd[i]
     free_body_motion(s.body_vel, s.body_quat, m.bodies.inertia, m.bodies.dynamic,
                      opt.gravity, h, work.vb)
 
@@ -194,20 +195,18 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     h = opt.dt
     nv = s.q.shape[0]
     joint_start, joint_end = work.info[ROW_START], work.info[ROW_END]
+    beta, slop = opt.baumgarte, opt.slop
+    depth, normal_row, tags = con.depth, con.normal_row, work.joint_tag
+    lower, upper, q = tree.lower, tree.upper, s.q
     k = 0
     for c in range(con.count[1]):
-        bias = opt.baumgarte * max(con.depth[c] - opt.slop, 0.0) / h
-        k = _push_row(rows, push, k, con.normal_row[c], bias, h)
+        k = _push_row(rows, push, k, normal_row[c], beta * max(depth[c] - slop, 0.0) / h, h)
     for r in range(joint_start, joint_end):
-        tag = work.joint_tag[r]
-        joint, side = tag // 3, tag % 3
+        joint, side = tags[r] // 3, tags[r] % 3
         bias = 0.0
         if joint < nv and side < 2:
-            if side == 0:
-                violation = tree.lower[joint] - s.q[joint]
-            else:
-                violation = s.q[joint] - tree.upper[joint]
-            bias = opt.baumgarte * max(violation, 0.0) / h
+            violation = lower[joint] - q[joint] if side == 0 else q[joint] - upper[joint]
+            bias = beta * max(violation, 0.0) / h
         k = _push_row(rows, push, k, r, bias, h)
     push.count[0] = k
     if k == 0:
@@ -216,7 +215,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     pgs.solve(push, work.dq_push, work.vb_push, opt.iterations, opt.tolerance)
 
 
-@njit
+@inline
 def _push_row(rows: Any, push: Any, k: int, r: int, bias: float, h: float) -> int:
     """Copy row r into push row k when it asks for a push: a NORMAL row with a penetration
     bias, or one that bounced at a gap (reflect > 0: pull back, unbounded below). Returns the
@@ -247,28 +246,28 @@ def integrate(m: Any, d: Any, s: Any) -> None:
     """Stage 7: positions move with the new velocities plus this step's push."""
     opt, work, bodies = m.options, d.work, m.bodies
     h = opt.dt
-    q = s.q
+    q, qd_new, qd_free, dq_free, dq_push = s.q, work.qd_new, work.qd_free, work.dq_free, work.dq_push
     if opt.integrator == RK4:
         for i in range(q.shape[0]):
-            q[i] = q[i] + work.dq_free[i] + h * (work.qd_new[i] - work.qd_free[i]
-                                                 + work.dq_push[i])
+            q[i] = q[i] + dq_free[i] + h * (qd_new[i] - qd_free[i] + dq_push[i])
     else:
         for i in range(q.shape[0]):
-            q[i] = q[i] + h * (work.qd_new[i] + work.dq_push[i])
-    s.qd[:] = work.qd_new
-    vb_pos = work.vb_pos
+            q[i] = q[i] + h * (qd_new[i] + dq_push[i])
+    s.qd[:] = qd_new
+    vb_pos, vb, vb_push = work.vb_pos, work.vb, work.vb_push
     pushed = False
     for b in range(vb_pos.shape[0]):
         for k in range(6):
-            vb_pos[b, k] = work.vb[b, k] + work.vb_push[b, k]
-            pushed = pushed or work.vb_push[b, k] != 0.0
+            vb_pos[b, k] = vb[b, k] + vb_push[b, k]
+            pushed = pushed or vb_push[b, k] != 0.0
     if pushed:  # keep the joints closed under the push too (it is dropped after)
         keep_world_joints(m, d, vb_pos)
     if opt.integrator == RK4:  # exact for the constant gravity of the free motion
+        dynamic, gravity = bodies.dynamic, opt.gravity
         for b in range(vb_pos.shape[0]):
-            if bodies.dynamic[b]:
+            if dynamic[b]:
                 for k in range(3):
-                    vb_pos[b, k] -= 0.5 * h * opt.gravity[k]
+                    vb_pos[b, k] -= 0.5 * h * gravity[k]
     advance_poses(s.body_pos, s.body_quat, vb_pos, bodies.dynamic, h)
     s.body_vel[:, :] = work.vb
     s.clock[0] += h
@@ -279,19 +278,20 @@ def check(d: Any, s: Any) -> bool:
     """Stage 8: every number of the state finite; otherwise d.work.info names the joint
     (BAD_JOINT) or body (BAD_BODY)."""
     info = d.work.info
-    for i in range(s.q.shape[0]):
-        if not (np.isfinite(s.q[i]) and np.isfinite(s.qd[i])):
+    q, qd, pos, quat, vel = s.q, s.qd, s.body_pos, s.body_quat, s.body_vel
+    for i in range(q.shape[0]):
+        if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
             info[BAD_KIND] = BAD_JOINT
             info[BAD_INDEX] = i
             return False
-    for b in range(s.body_pos.shape[0]):
+    for b in range(pos.shape[0]):
         ok = True
         for k in range(3):
-            ok = ok and np.isfinite(s.body_pos[b, k])
+            ok = ok and np.isfinite(pos[b, k])
         for k in range(4):
-            ok = ok and np.isfinite(s.body_quat[b, k])
+            ok = ok and np.isfinite(quat[b, k])
         for k in range(6):
-            ok = ok and np.isfinite(s.body_vel[b, k])
+            ok = ok and np.isfinite(vel[b, k])
         if not ok:
             info[BAD_KIND] = BAD_BODY
             info[BAD_INDEX] = b

@@ -66,13 +66,19 @@ def contact_rows(m: Any, d: Any, s: Any) -> None:
     directions = np.empty((3, 3))
     J_b2 = J_b.reshape(J_b.shape[0], 12)
     W_b2 = W_b.reshape(W_b.shape[0], 12)
+    restitution, gaps, accel, bounce, reflect = (rows.restitution, rows.gap, rows.accel,
+                                                 rows.bounce, rows.reflect)
+    geom_a, geom_b, points, normals, depth = (con.geom_a, con.geom_b, con.point, con.normal,
+                                              con.depth)
+    normal_row, tangent1, tangent2 = con.normal_row, con.tangent1, con.tangent2
+    g_friction, g_restitution = g.friction, g.restitution
     r = rows.count[0]
     for c in range(con.count[1]):
-        ga, gb = con.geom_a[c], con.geom_b[c]
-        friction = np.sqrt(g.friction[ga] * g.friction[gb])  # mb_sim.model.world
-        e = max(g.restitution[ga], g.restitution[gb])  # combine_friction, combine_restitution
-        point = con.point[c]
-        tangent_basis(con.normal[c], directions)
+        ga, gb = geom_a[c], geom_b[c]
+        friction = np.sqrt(g_friction[ga] * g_friction[gb])  # mb_sim.model.world
+        e = max(g_restitution[ga], g_restitution[gb])  # combine_friction, combine_restitution
+        point = points[c]
+        tangent_basis(normals[c], directions)
         n_dirs = 3 if friction > 0.0 else 1
         for k in range(n_dirs):
             rk = r + k
@@ -100,17 +106,17 @@ def contact_rows(m: Any, d: Any, s: Any) -> None:
                                body_pos[i], inv_mass[i], Iw[i])
         un = velocity(J_r, body, J_b, r, qd, vb)
         u0 = velocity(J_r, body, J_b, r, qd0, vb0)
-        gap = -con.depth[c]
+        gap = -depth[c]
         kind[r] = NORMAL
         target[r] = -gap / h if gap > 0.0 else 0.0
         lo[r] = 0.0
         for k in range(n_dirs):  # only normal rows bounce
-            rows.restitution[r + k] = e if k == 0 else 0.0
-            rows.gap[r + k] = gap if k == 0 else 0.0
-            rows.accel[r + k] = (un - u0) / h if k == 0 else 0.0
-            rows.bounce[r + k] = 0.0
-            rows.reflect[r + k] = 0.0
-        con.normal_row[c] = r
+            restitution[r + k] = e if k == 0 else 0.0
+            gaps[r + k] = gap if k == 0 else 0.0
+            accel[r + k] = (un - u0) / h if k == 0 else 0.0
+            bounce[r + k] = 0.0
+            reflect[r + k] = 0.0
+        normal_row[c] = r
         if n_dirs == 3:
             ut1 = velocity(J_r, body, J_b, r + 1, qd, vb)
             ut2 = velocity(J_r, body, J_b, r + 2, qd, vb)
@@ -127,7 +133,7 @@ def contact_rows(m: Any, d: Any, s: Any) -> None:
             mu[r + 1] = friction
             link[r + 1] = r
         for k in range(3):
-            con.tangent1[c, k] = directions[1, k]
-            con.tangent2[c, k] = directions[2, k]
+            tangent1[c, k] = directions[1, k]
+            tangent2[c, k] = directions[2, k]
         r += n_dirs
     rows.count[0] = r

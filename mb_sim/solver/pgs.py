@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import inline, njit
 from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, TANGENT
 
 
@@ -29,7 +29,7 @@ def row_velocity(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray) -> float:
     return velocity(rows.J_r, rows.body, rows.J_b, r, qd, vb)
 
 
-@njit
+@inline
 def velocity(J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int, qd: np.ndarray,
              vb: np.ndarray) -> float:
     """J_r . u from the row table's columns (hot loops bind them once: reading a record's
@@ -51,7 +51,7 @@ def apply_impulse(rows: Any, r: int, amount: float, qd: np.ndarray, vb: np.ndarr
     apply(rows.W_r, rows.body, rows.W_b, r, amount, qd, vb)
 
 
-@njit
+@inline
 def apply(W_r: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int, amount: float,
           qd: np.ndarray, vb: np.ndarray) -> None:
     """u += W_r amount, from the row table's columns."""
@@ -66,7 +66,7 @@ def apply(W_r: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int, amount: fl
                 vb[b, k] += W_b[r, slot, k] * amount
 
 
-@njit
+@inline
 def _coupling(J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray, J_b: np.ndarray,
               W_b: np.ndarray, r: int, s: int) -> float:
     """J_r . W_s: how an impulse on row s changes the velocity of row r."""

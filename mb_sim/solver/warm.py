@@ -21,28 +21,29 @@ def row_groups(con: Any, work: Any, joint_start: int, joint_end: int, n_geoms: i
     """Keys (work.group_key) and first rows (work.group_row) of the row groups kept between
     steps: the contacts in order, then the robot's joint rows (tags work.joint_tag).
     Returns their number."""
-    keys, group_row = work.group_key, work.group_row
+    keys, group_row, tag = work.group_key, work.group_row, work.joint_tag
+    geom_a, geom_b, normal_row = con.geom_a, con.geom_b, con.normal_row
     k = con.count[1]
     nth = 0
     for c in range(k):
-        pair = con.geom_a[c] * n_geoms + con.geom_b[c]
-        if c > 0 and con.geom_a[c] == con.geom_a[c - 1] and con.geom_b[c] == con.geom_b[c - 1]:
+        pair = geom_a[c] * n_geoms + geom_b[c]
+        if c > 0 and geom_a[c] == geom_a[c - 1] and geom_b[c] == geom_b[c - 1]:
             nth += 1
         else:
             nth = 0
         keys[c] = (pair * 64 + nth) * 2
-        group_row[c] = con.normal_row[c]
+        group_row[c] = normal_row[c]
     g = k
     for r in range(joint_start, joint_end):
-        keys[g] = work.joint_tag[r] * 2 + 1
+        keys[g] = tag[r] * 2 + 1
         group_row[g] = r
         g += 1
     return g
 
 
 @njit
-def _has_friction(rows: Any, r: int) -> bool:
-    return r + 2 < rows.count[0] and rows.kind[r + 1] == TANGENT
+def _has_friction(kind: np.ndarray, count: int, r: int) -> bool:
+    return r + 2 < count and kind[r + 1] == TANGENT
 
 
 @njit
@@ -51,20 +52,21 @@ def load(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
     m = s.warm_count[0]
     if m == 0:
         return
-    old_keys = s.warm_key[:m]
+    old_keys, values = s.warm_key[:m], s.warm_value
     t1, t2 = con.tangent1, con.tangent2
     n_contacts = con.count[1]
+    keys, group_row, lam, kind, count = (work.group_key, work.group_row, rows.lam, rows.kind,
+                                         rows.count[0])
     for g in range(groups):
-        key = work.group_key[g]
+        key = keys[g]
         i = np.searchsorted(old_keys, key)
         if i >= m or old_keys[i] != key:
             continue
-        r = work.group_row[g]
-        f = s.warm_value[i]
-        rows.lam[r] = f[0]
-        if g < n_contacts and _has_friction(rows, r):
-            rows.lam[r + 1] = f[1] * t1[g, 0] + f[2] * t1[g, 1] + f[3] * t1[g, 2]
-            rows.lam[r + 2] = f[1] * t2[g, 0] + f[2] * t2[g, 1] + f[3] * t2[g, 2]
+        r = group_row[g]
+        lam[r] = values[i, 0]
+        if g < n_contacts and _has_friction(kind, count, r):
+            lam[r + 1] = values[i, 1] * t1[g, 0] + values[i, 2] * t1[g, 1] + values[i, 3] * t1[g, 2]
+            lam[r + 2] = values[i, 1] * t2[g, 0] + values[i, 2] * t2[g, 1] + values[i, 3] * t2[g, 2]
 
 
 @njit
@@ -74,14 +76,16 @@ def save(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
     order = np.argsort(keys, kind="mergesort")
     t1, t2 = con.tangent1, con.tangent2
     n_contacts = con.count[1]
+    group_row, lam, kind, count = work.group_row, rows.lam, rows.kind, rows.count[0]
+    warm_key, v = s.warm_key, s.warm_value
     for i in range(groups):
         g = order[i]
-        r = work.group_row[g]
-        s.warm_key[i] = keys[g]
-        v = s.warm_value[i]
-        v[:] = 0.0
-        v[0] = rows.lam[r]
-        if g < n_contacts and _has_friction(rows, r):
+        r = group_row[g]
+        warm_key[i] = keys[g]
+        v[i, 0] = lam[r]
+        for k in range(3):
+            v[i, 1 + k] = 0.0
+        if g < n_contacts and _has_friction(kind, count, r):
             for k in range(3):
-                v[1 + k] = rows.lam[r + 1] * t1[g, k] + rows.lam[r + 2] * t2[g, k]
+                v[i, 1 + k] = lam[r + 1] * t1[g, k] + lam[r + 2] * t2[g, k]
     s.warm_count[0] = groups
