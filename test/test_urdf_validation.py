@@ -576,3 +576,8 @@ def test_resolve_uri_directly(package_tree: Path, monkeypatch: pytest.MonkeyPatc
     path, err = resolve_uri(f"package://{PKG}/meshes/none.stl", missing, [missing])
     assert path is None and err is not None
     assert f"package://{PKG}/meshes/none.stl" in err and str(missing) in err
+
+
+def test_default_namespace_on_robot() -> None:
+    xml = chain().replace('<robot name="r">', '<robot xmlns="http://example.org/urdf" name="r">')
+    assert mb_sim.load_urdf(xml).joint_names == ("j1", "j2")

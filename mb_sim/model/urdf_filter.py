@@ -10,6 +10,9 @@ Numbers are checked in every element of the URDF format, used or not (`NUMERIC`)
 attribute must hold the right count of finite numbers within the range given there, else a
 `ModelError` names the element (with its link or joint) and the value. Extension elements
 (`<gazebo>`, `<transmission>`, ...) belong to other programs and are not read at all.
+
+The XML is read by the standard library's expat parser, which refuses entity-expansion bombs
+(expat >= 2.4) and never fetches external entities; the text is capped at MAX_URDF_BYTES.
 """
 
 from __future__ import annotations
@@ -164,6 +167,11 @@ def filter_urdf(text: str, source: str) -> str:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise ModelError(f"{source}: malformed XML: {exc}") from None
+    if root.tag.startswith("{") and root.tag.endswith("}robot"):  # a default xmlns on <robot>
+        ns = root.tag[: root.tag.index("}") + 1]
+        for el in root.iter():
+            if isinstance(el.tag, str) and el.tag.startswith(ns):
+                el.tag = el.tag[len(ns):]
     if root.tag != "robot":
         raise ModelError(f"{source}: the root element is <{root.tag}>, a URDF's is <robot>")
     f = _Filter(source)
