@@ -2,9 +2,11 @@
 
 Each file is loaded (`*.urdf`, `*.xacro`: load_urdf; `*.yaml`: load_world) in one worker
 process, one after the other. For each the worker reports the exception type and message, the
-time taken and the process's peak resident memory so far (ru_maxrss, which never decreases: the
-value after a file bounds the memory used while loading it and everything before). The parent
-gives each file 5 s (plus the worker's start-up) and stops the worker when one takes longer.
+time taken and the process's peak resident memory while loading it: VmHWM of /proc/self/status,
+reset before each file through /proc/self/clear_refs where the kernel allows it (else the peak
+since the worker started, an upper bound). ru_maxrss is not used: Linux carries it over from
+the parent process (pytest) across fork and exec. The parent gives each file 5 s (plus the
+worker's start-up) and stops the worker when one takes longer.
 
 A file passes when it raises the documented type (ModelError for robots, WorldError for worlds)
 with a message that names the file and contains the fragment given in expected.tsv (the key
@@ -32,11 +34,28 @@ EXPECTED = dict(
 )
 
 WORKER = r"""
-import json, resource, sys, time
+import json, sys, time
 import mb_sim
 from mb_sim.model.world import load_world
-print(json.dumps({"ready": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}), flush=True)
+
+def peak_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+def reset_peak():
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+print(json.dumps({"ready": peak_mb(), "resettable": reset_peak()}), flush=True)
 for path in sys.argv[1:]:
+    reset_peak()
     start = time.perf_counter()
     kind, message = "no error", ""
     try:
@@ -48,7 +67,7 @@ for path in sys.argv[1:]:
         kind, message = type(exc).__name__, str(exc)
     print(json.dumps({"file": path, "type": kind, "message": message[:2000],
                       "seconds": time.perf_counter() - start,
-                      "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}),
+                      "peak_mb": peak_mb()}),
           flush=True)
 """
 
