@@ -819,3 +819,18 @@ def test_check_initial_positions() -> None:
     with pytest.raises(WorldError, match=r"<dict>: robot\.initial_positions\.jiont1: no movable"):
         check_initial_positions(load_world({"robot": {"initial_positions": {"jiont1": 0.0}}}),
                                 model)
+
+
+@pytest.mark.parametrize("world", [
+    {"bodies": [{"name": "a", "shape": "box", "size": [1, 1, 1], "x" * 100000: 1}]},
+    {"robot": {"initial_positions": {"j" * 100000: float("nan")}}},
+    {"bodies": [{"name": "a", "shape": "box", "size": [1, 1, 1], "mass": [0.0] * 100000,
+                 "density": 1.0}]},
+    {"bodies": [{"name": f"b{i}" + "x" * 1000, "shape": "sphere", "size": [0.1]}
+                for i in range(50)],
+     "joints": [{"name": "j", "type": "ball", "child": "nobody"}]},
+])
+def test_long_keys_names_and_values_are_cut(world: dict[str, Any]) -> None:
+    with pytest.raises(WorldError) as err:
+        load_world(world)
+    assert len(str(err.value)) < 1500, len(str(err.value))

@@ -410,7 +410,7 @@ class _Loader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, (str, int, float, bool)) and key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (first on line {seen[key]})",
+                    None, None, f"duplicate key {_brief(key, 60)} (first on line {seen[key]})",
                     key_node.start_mark)
             if isinstance(key, (str, int, float, bool)):
                 seen[key] = key_node.start_mark.line + 1
@@ -617,7 +617,14 @@ class _Reader:
 
 
 def _key(path: str, key: Any) -> str:
-    return f"{path}.{key}" if path else str(key)
+    text = str(key) if not isinstance(key, str) or len(key) <= 60 else key[:60] + "..."
+    return f"{path}.{text}" if path else text
+
+
+def _names(names: Any) -> str:
+    """The first ten names, and how many there are in all."""
+    names = [str(n)[:60] for n in names]
+    return ", ".join(names[:10]) + (f", ... ({len(names)} in all)" if len(names) > 10 else "")
 
 
 def _orientation(r: _Reader, path: str, d: dict[str, Any]) -> np.ndarray:
@@ -672,8 +679,8 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
         r.fail("robot.initial_positions", "must be a mapping of joint names to positions", raw)
     q0: dict[str, float] = {}
     for k, v in raw.items():
-        name = r.name(f"robot.initial_positions.{k}", k)
-        q0[name] = r.number(f"robot.initial_positions.{k}", v, -POSITION, POSITION)
+        name = r.name(_key("robot.initial_positions", k), k)
+        q0[name] = r.number(_key("robot.initial_positions", k), v, -POSITION, POSITION)
     urdf = None
     if d.get("urdf") is not None:
         if not isinstance(d["urdf"], str):
@@ -681,7 +688,7 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
         try:
             urdf = resolve_uri(d["urdf"], r.folder)
         except MeshError as exc:
-            r.fail("robot.urdf", str(exc), d["urdf"])
+            r.fail("robot.urdf", str(exc)[:300], d["urdf"])
     return RobotPlacement(_frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3, -POSITION,
                                            POSITION)),
                           _frozen(_orientation(r, "robot", d)), mu, e, limit_e,
@@ -760,7 +767,7 @@ def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
             mesh_path = resolve_uri(uri, r.folder)
             convex_hull_mesh(mesh_path, scale)
         except MeshError as exc:
-            r.fail(_key(path, "mesh"), str(exc), uri)
+            r.fail(_key(path, "mesh"), str(exc)[:300], uri)
     else:
         for k in ("mesh", "scale"):
             if k in d:
@@ -772,7 +779,7 @@ def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
 
     static = r.boolean(_key(path, "static"), d.get("static", False))
     if "mass" in d and "density" in d:
-        r.fail(_key(path, "density"), f"give mass or density, not both (mass is {d['mass']!r})",
+        r.fail(_key(path, "density"), f"give mass or density, not both (mass is {_show(d['mass'])})",
                d["density"])
     mass = density = None
     if "mass" in d:
@@ -790,7 +797,7 @@ def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
     try:
         unit = shape_properties(shape, 1.0)
     except (ValueError, MeshError) as exc:
-        r.fail(_key(path, "mesh" if kind == "mesh" else "size"), str(exc),
+        r.fail(_key(path, "mesh" if kind == "mesh" else "size"), str(exc)[:300],
                d.get("mesh", d.get("size")))
     com_shape = (r.vector(_key(path, "com"), d["com"], 3, -POSITION, POSITION) if "com" in d
                  else unit.com)
@@ -849,7 +856,7 @@ def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: se
         if s not in ends:
             close = difflib.get_close_matches(s, ends, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            r.fail(_key(path, key), f"names no body{hint}; bodies: {', '.join(bodies) or 'none'}"
+            r.fail(_key(path, key), f"names no body{hint}; bodies: {_names(bodies) or 'none'}"
                    f"{'' if key == 'child' else ', or world'}", value)
         return s
 
@@ -953,8 +960,7 @@ def check_initial_positions(world: World, model: Any, tolerance: float = 1e-9) -
         if name not in names:
             close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            shown = ", ".join(names[:10]) + (f", ... ({len(names)} in all)" if len(names) > 10
-                                             else "")
+            shown = _names(names)
             raise WorldError(f"{world.source}: {path}: no movable joint of robot "
                              f"{model.name!r} has this name{hint}; joints: {shown or 'none'}")
         i = names.index(name)
