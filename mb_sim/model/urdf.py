@@ -1,5 +1,9 @@
-"""URDF -> `Model`: parse with urdf-parser-py, validate, lump fixed joints, compile arrays.
+"""URDF -> `Model`: filter and check the XML, parse with urdf-parser-py, validate, lump fixed
+joints, compile arrays.
 
+`mb_sim.model.urdf_filter` first drops what mb_sim does not use and checks every number.
+Inertia is validated per moving body after lumping (the fixed base never moves), slight
+defects repaired to the nearest valid inertia (`mb_sim.model.mass.nearest_valid_inertia`).
 Every error is a `ModelError` that names the source, the element and the offending value.
 """
 
