@@ -46,6 +46,7 @@ setup(
         "transforms3d",
         "pyyaml",
         "trimesh",
+        "xacro",
     ],
     zip_safe=True,
     maintainer="mb_sim maintainers",

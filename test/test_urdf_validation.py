@@ -140,15 +140,59 @@ CASES = {
     ),
     "negative mass": (chain(l2={"mass": -2.5}), "'l2'", ("-2.5", "mass")),
     "negative inertia eigenvalue": (
-        chain(l1={"ixx": -0.25, "iyy": 1.0, "izz": 1.0}),
+        chain(l1={"ixx": -0.75, "iyy": 1.0, "izz": 1.0}),
         "'l1'",
-        ("-0.25", "inertia"),
+        ("-0.75", "inertia", "positive"),
     ),
     "triangle inequality": (
-        chain(l2={"ixx": 0.1, "iyy": 0.1, "izz": 0.5}),
+        chain(l2={"ixx": 0.05, "iyy": 0.05, "izz": 0.9}),
         "'l2'",
-        (r"0\.5", "triangle"),
+        (r"0\.9", "triangle"),
     ),
+    "revolute without limit": (
+        robot(
+            link("base"),
+            '<joint name="j1" type="revolute"><parent link="base"/><child link="l1"/>'
+            '<axis xyz="0 0 1"/></joint>',
+            link("l1"),
+        ),
+        "'j1'",
+        ("<limit>", "revolute"),
+    ),
+    "prismatic without limit": (
+        robot(
+            link("base"),
+            '<joint name="j1" type="prismatic"><parent link="base"/><child link="l1"/>'
+            '<axis xyz="0 0 1"/></joint>',
+            link("l1"),
+        ),
+        "'j1'",
+        ("<limit>", "prismatic"),
+    ),
+    "nan in joint origin": (
+        chain().replace('<origin xyz="0 0 0.2"/>', '<origin xyz="0 nan 0.2"/>', 1),
+        "'j1'",
+        ("<origin>", "xyz", "nan", "not finite"),
+    ),
+    "inf in limit": (
+        chain().replace('upper="1"', 'upper="inf"', 1),
+        "'j1'",
+        ("<limit>", "upper", "inf"),
+    ),
+    "nan in mass": (chain(l2={"mass": "nan"}), "'l2'", ("<mass>", "nan")),
+    "nan in inertia": (chain(l1={"ixx": "NaN"}), "'l1'", ("<inertia>", "ixx", "NaN")),
+    "inf in axis": (
+        robot(link("base"), joint("j1", "base", "l1", axis="0 -inf 1"), link("l1")),
+        "'j1'",
+        ("<axis>", "-inf"),
+    ),
+    "nan in an unused element": (
+        chain().replace("</joint>", '<safety_controller soft_lower_limit="nan"/></joint>', 1),
+        "'j1'",
+        ("<safety_controller>", "soft_lower_limit", "nan"),
+    ),
+    "text for a number": (chain(l1={"mass": "heavy"}), "'l1'", ("<mass>", "heavy")),
+    "huge mass": (chain(l1={"mass": "1e300"}), "'l1'", ("<mass>", "1e300", "range")),
     "massless moving leaf": (
         chain(l2={"mass": 0.0, "ixx": 0, "iyy": 0, "izz": 0}),
         "'l2'",
@@ -207,6 +251,146 @@ def test_invalid_file(case: str, tmp_path: Path) -> None:
     xml, element, values = CASES[case]
     msg, source = _raises(xml, tmp_path)
     check_message(msg, source, element, *values)
+
+
+def test_unused_elements_never_stop_loading(caplog: pytest.LogCaptureFixture) -> None:
+    """Transmissions (both formats), gazebo, ros2_control, sensors, materials, textures
+    without a filename, calibration, safety controllers and unknown elements are ignored."""
+    extras = (
+        '<material name="blue"><color rgba="0 0 1 1"/></material>'
+        '<transmission name="t1" type="pr2_mechanism_model/SimpleTransmission">'
+        '<actuator name="m1"/><joint name="j1"/><mechanicalReduction>1</mechanicalReduction>'
+        "</transmission>"
+        '<transmission name="t2"><type>transmission_interface/SimpleTransmission</type>'
+        '<joint name="j2"><hardwareInterface>EffortJointInterface</hardwareInterface></joint>'
+        "</transmission>"
+        '<gazebo reference="l1"><mu1>0.5</mu1></gazebo>'
+        '<ros2_control name="sys" type="system"><hardware><plugin>x</plugin></hardware>'
+        "</ros2_control>"
+        '<sensor name="cam" update_rate="30"><parent link="l1"/><camera/></sensor>'
+        "<anything_else><deep/></anything_else>"
+    )
+    visual = ('<visual><geometry><box size="0.1 0.1 0.1"/></geometry>'
+              '<material name="m"><texture/><color rgba="1 0 0 1"/></material></visual>')
+    xml = chain(l1={"extra": visual}).replace("</robot>", extras + "</robot>")
+    xml = xml.replace("</joint>", '<calibration rising="0.1"/>'
+                      '<safety_controller soft_lower_limit="-1" k_velocity="10"/></joint>', 1)
+    with caplog.at_level(logging.DEBUG, logger="mb_sim"):
+        model = mb_sim.load_urdf(xml)
+    assert model.joint_names == ("j1", "j2")
+    assert [g.kind for g in model.visual_geometries["l1"]] == ["box"]
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert any("transmission" in r.getMessage() for r in caplog.records)
+
+
+def _warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.name == "mb_sim" and r.levelno >= logging.WARNING]
+
+
+@pytest.mark.parametrize("moments", [(-0.25, 1.0, 1.0), (0.1, 0.1, 0.5)])
+def test_slightly_invalid_inertia_is_repaired(moments: tuple[float, float, float],
+                                              caplog: pytest.LogCaptureFixture) -> None:
+    ixx, iyy, izz = moments
+    xml = chain(l2={"ixx": ixx, "iyy": iyy, "izz": izz})
+    with caplog.at_level(logging.WARNING, logger="mb_sim"):
+        model = mb_sim.load_urdf(xml)
+    (warning,) = _warnings(caplog)
+    assert "'l2'" in warning and "repaired" in warning and str(ixx) in warning
+    repaired = model.inertia[1]
+    eig = np.linalg.eigvalsh(repaired)
+    assert eig[0] >= -1e-12 and eig[2] <= eig[0] + eig[1] + 1e-12
+    # the nearest valid inertia: closer to the given one than any other valid inertia tried
+    given = np.diag(moments)
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        j = rng.uniform(0, 1, 3)
+        other = np.diag([j[1] + j[2], j[0] + j[2], j[0] + j[1]])
+        assert np.linalg.norm(other - given) >= np.linalg.norm(repaired - given) - 1e-12
+    with pytest.raises(mb_sim.ModelError, match="'l2'.*strict"):
+        mb_sim.load_urdf(xml, strict=True)
+
+
+def test_valid_inertia_is_kept_exactly(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="mb_sim"):
+        model = mb_sim.load_urdf(chain(l1={"ixx": 0.02, "iyy": 0.03, "izz": 0.04}),
+                                 strict=True)
+    assert not _warnings(caplog)
+    assert np.array_equal(np.diag(model.inertia[0]), [0.02, 0.03, 0.04])
+
+
+def test_inertia_is_checked_after_lumping() -> None:
+    """Root and fixed-to-root links never enter the dynamics; a fixed child is lumped first."""
+    bad = {"ixx": -0.9, "iyy": 0.1, "izz": 0.1}
+    fixed = ('<joint name="fix" type="fixed"><parent link="{p}"/><child link="{c}"/>'
+             '<origin xyz="0 0 0.1"/></joint>')
+    xml = robot(
+        link("base", **bad),
+        fixed.format(p="base", c="antenna"), link("antenna", **bad),
+        joint("j1", "base", "l1"), link("l1"),
+    )
+    model = mb_sim.load_urdf(xml, strict=True)
+    assert model.nv == 1
+    # a grossly invalid inertia of a link fixed to a moving one is refused, naming both
+    xml = robot(link("base"), joint("j1", "base", "l1"), link("l1", mass=0.001),
+                fixed.format(p="l1", c="tip"), link("tip", **bad))
+    with pytest.raises(mb_sim.ModelError, match="'l1'.*'tip'"):
+        mb_sim.load_urdf(xml)
+
+
+def test_massless_leaf_error_and_inertia_from_geometry() -> None:
+    shape = '<collision><origin xyz="0 0 0.05"/><geometry><box size="0.1 0.2 0.3"/></geometry></collision>'
+    xml = robot(link("base"), joint("j1", "base", "l1"), link("l1"),
+                joint("j2", "l1", "l2"),
+                f'<link name="l2">{shape}</link>')  # no <inertial>: massless
+    with pytest.raises(mb_sim.ModelError, match="'j2'.*moves no mass.*inertia_from_geometry"):
+        mb_sim.load_urdf(xml)
+    model = mb_sim.load_urdf(xml, inertia_from_geometry=500.0)
+    m = 500.0 * 0.1 * 0.2 * 0.3
+    assert model.mass[1] == pytest.approx(m, rel=1e-12)
+    assert np.allclose(model.com[1], [0, 0, 0.05])
+    expected = m / 12 * np.diag([0.2**2 + 0.3**2, 0.1**2 + 0.3**2, 0.1**2 + 0.2**2])
+    assert np.allclose(model.inertia[1], expected, rtol=1e-12, atol=0)
+    assert model.mass[0] == 1.0  # links with a mass keep it
+    with pytest.raises(mb_sim.ModelError, match="density"):
+        mb_sim.load_urdf(xml, inertia_from_geometry=float("nan"))
+
+
+def test_mimic_of_unknown_joint_loads_independent(caplog: pytest.LogCaptureFixture) -> None:
+    xml = robot(link("base"), joint("j1", "base", "l1"), link("l1"),
+                joint("j2", "base", "l2", extra='<mimic joint="nowhere"/>'), link("l2"))
+    with caplog.at_level(logging.WARNING, logger="mb_sim"):
+        model = mb_sim.load_urdf(xml)
+    assert model.mimic == ()
+    assert any("'nowhere'" in w for w in _warnings(caplog))
+
+
+def test_xacro(tmp_path: Path) -> None:
+    path = tmp_path / "robot.urdf.xacro"
+    path.write_text(
+        '<?xml version="1.0"?>\n'
+        '<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+        '<xacro:arg name="mass" default="1.0"/>'
+        '<xacro:property name="m" value="$(arg mass)"/>'
+        + link("base")
+        + joint("j1", "base", "l1")
+        + link("l1").replace('value="1.0"', 'value="${m}"')
+        + "</robot>"
+    )
+    assert mb_sim.load_urdf(path).mass[0] == 1.0
+    assert mb_sim.load_urdf(path, xacro_args={"mass": 2.5}).mass[0] == 2.5
+    path.write_text(path.read_text().replace("${m}", "${undefined_name}"))
+    with pytest.raises(mb_sim.ModelError, match=re.escape(str(path)) + ".*xacro"):
+        mb_sim.load_urdf(path)
+
+
+def test_directory_and_binary_files(tmp_path: Path) -> None:
+    with pytest.raises(mb_sim.ModelError, match="directory"):
+        mb_sim.load_urdf(tmp_path)
+    path = tmp_path / "robot.urdf"
+    path.write_bytes(bytes(range(256)))
+    with pytest.raises(mb_sim.ModelError, match=re.escape(str(path))):
+        mb_sim.load_urdf(path)
 
 
 def test_model_error_is_value_error() -> None:
@@ -392,3 +576,19 @@ def test_resolve_uri_directly(package_tree: Path, monkeypatch: pytest.MonkeyPatc
     path, err = resolve_uri(f"package://{PKG}/meshes/none.stl", missing, [missing])
     assert path is None and err is not None
     assert f"package://{PKG}/meshes/none.stl" in err and str(missing) in err
+
+
+def test_default_namespace_on_robot() -> None:
+    xml = chain().replace('<robot name="r">', '<robot xmlns="http://example.org/urdf" name="r">')
+    assert mb_sim.load_urdf(xml).joint_names == ("j1", "j2")
+
+
+def test_model_layer_does_not_import_the_dynamics() -> None:
+    """The "moves no mass" check is done in the model layer (no CRBA import)."""
+    import ast
+
+    for name in ("urdf.py", "urdf_filter.py", "mass.py", "world.py"):
+        tree = ast.parse((Path(mb_sim.__file__).parent / "model" / name).read_text())
+        modules = [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
+        modules += [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        assert not [m for m in modules if m.startswith("mb_sim.dynamics")], (name, modules)

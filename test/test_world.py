@@ -129,18 +129,18 @@ BAD: list[tuple[str, Callable[[dict[str, Any]], None], str, str, str | None]] = 
     ("unknown_joint_key", _set("joints.0.axsi", [0, 0, 1]), "joints[0].axsi", "[0, 0, 1]",
      "did you mean 'axis'"),
     ("mass_wrong_type", _set("bodies.0.mass", "heavy"), "bodies[0].mass", "'heavy'", "number"),
-    ("mass_negative", _set("bodies.0.mass", -1.0), "bodies[0].mass", "-1.0", "> 0"),
-    ("mass_zero", _set("bodies.0.mass", 0), "bodies[0].mass", "0", "> 0"),
+    ("mass_negative", _set("bodies.0.mass", -1.0), "bodies[0].mass", "-1.0", ">= 1e-06"),
+    ("mass_zero", _set("bodies.0.mass", 0), "bodies[0].mass", "0", ">= 1e-06"),
     ("mass_nan", _set("bodies.0.mass", NAN), "bodies[0].mass", "nan", "finite"),
     ("xyz_inf", _set("bodies.0.xyz", [0, INF, 0]), "bodies[0].xyz[1]", "inf", "finite"),
     ("xyz_bool", _set("bodies.0.xyz", [0, True, 0]), "bodies[0].xyz[1]", "True", "number"),
-    ("size_zero", _set("bodies.0.size", [0.1, 0.0, 0.1]), "bodies[0].size[1]", "0.0", "> 0"),
+    ("size_zero", _set("bodies.0.size", [0.1, 0.0, 0.1]), "bodies[0].size[1]", "0.0", ">= 1e-06"),
     ("size_negative", _all(_set("bodies.0.shape", "sphere"), _set("bodies.0.size", [-0.1])),
-     "bodies[0].size[0]", "-0.1", "> 0"),
+     "bodies[0].size[0]", "-0.1", ">= 1e-06"),
     ("size_length", _set("bodies.0.size", [0.1, 0.1]), "bodies[0].size", "[0.1, 0.1]", "3"),
     ("size_missing", _del("bodies.0.size"), "bodies[0].size", "", "needs size"),
-    ("density_zero", _set("bodies.1.density", 0), "bodies[1].density", "0", "> 0"),
-    ("density_negative", _set("bodies.1.density", -5.0), "bodies[1].density", "-5.0", "> 0"),
+    ("density_zero", _set("bodies.1.density", 0), "bodies[1].density", "0", ">= 0.001"),
+    ("density_negative", _set("bodies.1.density", -5.0), "bodies[1].density", "-5.0", ">= 0.001"),
     ("mass_and_density", _set("bodies.0.density", 100), "bodies[0].density", "100",
      "not both"),
     ("friction_negative", _set("bodies.0.friction", -0.1), "bodies[0].friction", "-0.1",
@@ -187,7 +187,7 @@ BAD: list[tuple[str, Callable[[dict[str, Any]], None], str, str, str | None]] = 
     ("mesh_with_size", _all(_as_mesh("cube.stl"), _set("bodies.0.size", [1, 1, 1])),
      "bodies[0].size", "[1, 1, 1]", "scale"),
     ("mesh_scale_zero", _all(_as_mesh("cube.stl"), _set("bodies.0.scale", [1, 0, 1])),
-     "bodies[0].scale[1]", "0", "> 0"),
+     "bodies[0].scale[1]", "0", ">= 1e-06"),
     ("mesh_key_on_box", _set("bodies.0.mesh", "cube.stl"), "bodies[0].mesh", "'cube.stl'",
      "only used by shape mesh"),
     ("joint_parent_unknown", _set("joints.0.parent", "nobody"), "joints[0].parent",
@@ -719,3 +719,118 @@ def test_ball_chain_scenes(name: str, gap: float) -> None:
                for b in w.bodies)
     lowest = w.joints[0].anchor[2] - sum(b.geometry.size[0] for b in w.bodies) - 5 * gap
     assert lowest > w.ground.height
+
+
+# --- hostile input: aliases, size, ranges, paths (issue: bad input never crashes or hangs) --
+
+
+def test_yaml_aliases_are_refused(tmp_path: Path) -> None:
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 9)}]\n"
+        for p, c in zip("abcdefgh", "bcdefghi"))
+    path = tmp_path / "bomb.yaml"
+    path.write_text(bomb)
+    with pytest.raises(WorldError, match=r"bomb\.yaml: line 2.*alias \*a.*no YAML aliases"):
+        load_world(path)
+    with pytest.raises(WorldError, match="alias"):
+        load_world("gravity: &g [0, 0, -9.81]\nbodies: *g\n")
+
+
+def test_input_size_is_capped(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    path.write_text("description: '" + "x" * (2 * 1024 * 1024) + "'\n")
+    with pytest.raises(WorldError, match=r"huge\.yaml: .*larger than"):
+        load_world(path)
+
+
+def test_messages_never_format_a_whole_value() -> None:
+    big = {"bodies": [{"name": "a", "shape": "sphere", "size": [0.1], "mass": 1.0,
+                       "xyz": [[0.0] * 100000, 0, 0]}]}
+    with pytest.raises(WorldError) as err:
+        load_world(big)
+    assert len(str(err.value)) < 300 and "bodies[0].xyz[0]" in str(err.value)
+    with pytest.raises(WorldError) as err:
+        load_world({"gravity": [10 ** 5000, 0, 0]})
+    assert "gravity[0]" in str(err.value) and len(str(err.value)) < 300
+
+
+@pytest.mark.parametrize(("key_path", "value", "allowed"), [
+    ("gravity", [0, 0, 1e300], "gravity[2]: must be >= -1000 and <= 1000"),
+    ("bodies.0.xyz", [1e300, 0, 0], "bodies[0].xyz[0]: must be >= -100000"),
+    ("bodies.0.linear_velocity", [0, 1e300, 0], "bodies[0].linear_velocity[1]: must be"),
+    ("bodies.0.angular_velocity", [0, 0, 1e5], "bodies[0].angular_velocity[2]: must be"),
+    ("bodies.0.size", [1e-200, 0.1, 0.1], "bodies[0].size[0]: must be >= 1e-06 and <= 1e+06"),
+    ("bodies.0.size", [1e300, 0.1, 0.1], "bodies[0].size[0]: must be >= 1e-06"),
+    ("bodies.0.mass", 1e300, "bodies[0].mass: must be >= 1e-06 and <= 1e+06"),
+    ("bodies.0.mass", 1e-200, "bodies[0].mass: must be >= 1e-06"),
+    ("solver.envelope", 1e300, "solver.envelope: must be >= 0 and <= 0.1"),
+    ("solver.iterations", 10 ** 9, "solver.iterations: must be >= 1 and <= 10000"),
+    ("ground.height", float("nan"), "ground.height: must be finite"),
+    ("robot.initial_positions", {"joint1": float("inf")},
+     "robot.initial_positions.joint1: must be finite"),
+])
+def test_numbers_outside_their_range(key_path: str, value: Any, allowed: str) -> None:
+    d = base()
+    _set(key_path, value)(d)
+    with pytest.raises(WorldError) as err:
+        load_world(d)
+    assert f"<dict>: {allowed}" in str(err.value)
+
+
+@pytest.mark.parametrize("size", [[1e-6, 1e-6, 1e-6], [1e6, 1e6, 1e6]])
+def test_extreme_sizes_give_a_world_error_not_an_arithmetic_one(size: list[float]) -> None:
+    d = {"bodies": [{"name": "a", "shape": "box", "size": size}]}
+    with pytest.raises(WorldError, match=r"bodies\[0\]\.size: gives a mass"):
+        load_world(d)
+    d["bodies"][0]["mass"] = 1.0
+    body = load_world(d).bodies[0]
+    assert np.all(np.isfinite(body.inv_inertia))
+
+
+def test_path_like_strings_are_paths(tmp_path: Path) -> None:
+    with pytest.raises(WorldError, match=r"dir/missing: world\.yaml: world file does not exist"):
+        load_world("dir/missing: world.yaml")
+    with pytest.raises(WorldError, match="is a directory"):
+        load_world(str(tmp_path))
+    with pytest.raises(WorldError, match="is a directory"):
+        load_world(tmp_path)
+    (tmp_path / "bin.yaml").write_bytes(bytes(range(256)))
+    with pytest.raises(WorldError, match=r"bin\.yaml: not a world file"):
+        load_world(tmp_path / "bin.yaml")
+
+
+def test_deeply_nested_yaml() -> None:
+    with pytest.raises(WorldError, match="<string>"):
+        load_world("a: " + "[" * 100000 + "]" * 100000 + "\nb: 1\n")
+
+
+def test_check_initial_positions() -> None:
+    import mb_sim
+    from mb_sim.model.world import check_initial_positions
+
+    model = mb_sim.load_urdf(str(ROOT / "urdf" / "arm.urdf"))
+    joint = model.joint_names[0]
+    hi = float(model.upper[0])
+    check_initial_positions(load_world({"robot": {"initial_positions": {joint: hi}}}), model)
+    with pytest.raises(WorldError, match=rf"<dict>: robot\.initial_positions\.{joint}: .*limits"
+                                         rf".*\(got {hi + 0.5}\)"):
+        check_initial_positions(
+            load_world({"robot": {"initial_positions": {joint: hi + 0.5}}}), model)
+    with pytest.raises(WorldError, match=r"<dict>: robot\.initial_positions\.jiont1: no movable"):
+        check_initial_positions(load_world({"robot": {"initial_positions": {"jiont1": 0.0}}}),
+                                model)
+
+
+@pytest.mark.parametrize("world", [
+    {"bodies": [{"name": "a", "shape": "box", "size": [1, 1, 1], "x" * 100000: 1}]},
+    {"robot": {"initial_positions": {"j" * 100000: float("nan")}}},
+    {"bodies": [{"name": "a", "shape": "box", "size": [1, 1, 1], "mass": [0.0] * 100000,
+                 "density": 1.0}]},
+    {"bodies": [{"name": f"b{i}" + "x" * 1000, "shape": "sphere", "size": [0.1]}
+                for i in range(50)],
+     "joints": [{"name": "j", "type": "ball", "child": "nobody"}]},
+])
+def test_long_keys_names_and_values_are_cut(world: dict[str, Any]) -> None:
+    with pytest.raises(WorldError) as err:
+        load_world(world)
+    assert len(str(err.value)) < 1500, len(str(err.value))

@@ -3,5 +3,6 @@
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.model import Model
 from mb_sim.model.urdf import load_urdf
+from mb_sim.model.world import check_initial_positions
 
-__all__ = ["Geometry", "Model", "load_urdf"]
+__all__ = ["Geometry", "Model", "check_initial_positions", "load_urdf"]

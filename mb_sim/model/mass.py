@@ -205,3 +205,49 @@ def check_inertia(inertia: np.ndarray, rel_tol: float = 1e-9) -> str | None:
         return (f"principal moments {np.round(eig, 12).tolist()} break the triangle "
                 "inequality I1 <= I2 + I3")
     return None
+
+
+def nearest_valid_inertia(inertia: np.ndarray) -> np.ndarray:
+    """The rigid-body inertia nearest to a symmetric 3x3 matrix (Frobenius norm).
+
+    The principal moments of a rigid body are I1 = Jyy + Jzz, I2 = Jxx + Jzz, I3 = Jxx + Jyy,
+    with J >= 0 the second moments of mass in the principal axes: the valid moments form the
+    cone {A j : j >= 0}, A = [[0, 1, 1], [1, 0, 1], [1, 1, 0]], which holds exactly the
+    non-negative moments that satisfy the triangle inequality. The set of valid inertias
+    depends on the principal moments only, so the nearest one keeps the principal axes and
+    moves the moments to their projection on the cone: a non-negative least-squares problem.
+    """
+    from scipy.optimize import nnls
+
+    m = 0.5 * (np.asarray(inertia, dtype=float) + np.asarray(inertia, dtype=float).T)
+    eig, axes = np.linalg.eigh(m)
+    a = np.ones((3, 3)) - np.eye(3)
+    j, _ = nnls(a, eig)
+    moments = a @ j
+    out = axes @ np.diag(moments) @ axes.T
+    return 0.5 * (out + out.T)
+
+
+def inertia_defect(inertia: np.ndarray) -> tuple[float, str | None]:
+    """How far a symmetric 3x3 matrix is from a rigid-body inertia, relative to its size.
+
+    Returns (distance to `nearest_valid_inertia` / largest |principal moment|, why invalid)
+    with why None for a valid inertia; a zero matrix (a point mass) is valid.
+    """
+    m = 0.5 * (np.asarray(inertia, dtype=float) + np.asarray(inertia, dtype=float).T)
+    eig = np.linalg.eigvalsh(m)
+    scale = float(np.max(np.abs(eig)))
+    if scale == 0.0:
+        return 0.0, None
+    distance = float(np.linalg.norm(nearest_valid_inertia(m) - m)) / scale
+    if eig[0] < 0.0 and eig[0] < -1e-12 * scale:
+        why = f"is not positive semi-definite (principal moments {_moments(eig)})"
+    elif eig[2] > eig[0] + eig[1] + 1e-12 * scale:
+        why = f"violates the triangle inequality I3 <= I1 + I2 (principal moments {_moments(eig)})"
+    else:
+        return distance, None
+    return distance, why
+
+
+def _moments(eig: np.ndarray) -> str:
+    return "[" + ", ".join(f"{v:.6g}" for v in eig) + "]"

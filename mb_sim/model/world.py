@@ -98,6 +98,32 @@ DEFAULT_DENSITY = 1000.0
 JOINT_TYPES = ("ball", "revolute", "prismatic", "fixed")
 WORLD = "world"
 
+# Accepted ranges (SI units); see the README, "Worlds (YAML)". Wide enough for every real
+# scene, narrow enough that no number overflows the physics.
+MAX_WORLD_BYTES = 1024 * 1024  # a world file of about 5000 bodies
+POSITION = 1e5  # m: |xyz|, anchors, com, ground height, joint limits (rad or m)
+SIZE = (1e-6, 1e6)  # m: shape extents; also the mesh scale factors
+MASS = (1e-6, 1e6)  # kg: given, or density x volume
+DENSITY = (1e-3, 1e6)  # kg/m^3
+INERTIA = (1e-18, 1e16)  # kg m^2: smallest principal moment, largest |element|
+SPEED = 1e3  # m/s: |linear_velocity| components
+SPIN = 1e4  # rad/s: |angular_velocity| components
+GRAVITY = 1e3  # m/s^2: |gravity| components (about 100 g)
+ANGLE = 1e3  # rad: |rpy| components
+FRICTION = 100.0  # Coulomb coefficients of surfaces
+JOINT_FRICTION = 1e6  # N m or N
+QUAT = 10.0  # |quat_xyzw| components before normalisation
+SOLVER_RANGES: dict[str, tuple[float, float]] = {
+    "iterations": (1, 10000),
+    "max_passes": (1, 10000),
+    "tolerance": (0.0, 1.0),  # N s
+    "restitution_threshold": (0.0, 100.0),  # m/s
+    "envelope": (0.0, 0.1),  # m
+    "baumgarte": (0.0, 1.0),
+    "slop": (0.0, 0.1),  # m
+    "d_max": (0.0, 0.1),  # m, > 0
+}
+
 
 def combine_friction(a: float, b: float) -> float:
     """Friction of a contact between surfaces with coefficients a and b: sqrt(a b)."""
@@ -364,7 +390,19 @@ def _joint_to_dict(j: WorldJoint) -> dict[str, Any]:
 
 
 class _Loader(yaml.SafeLoader):
-    """Safe YAML that rejects duplicate keys and reads 1e-6 as a float (YAML 1.2)."""
+    """Safe YAML that rejects duplicate keys and aliases, and reads 1e-6 as a float (YAML 1.2).
+
+    Aliases (`*name`) are refused outright: a world file does not need them, and a few hundred
+    bytes of nested aliases ("billion laughs") expand to gigabytes.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, f"alias *{str(event.anchor)[:40]}: world files take no YAML aliases "
+                "(write the value out)", event.start_mark)
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, Any] = {}
@@ -372,18 +410,36 @@ class _Loader(yaml.SafeLoader):
             key = self.construct_object(key_node, deep=deep)
             if isinstance(key, (str, int, float, bool)) and key in seen:
                 raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r} (first on line {seen[key]})",
+                    None, None, f"duplicate key {_brief(key, 60)} (first on line {seen[key]})",
                     key_node.start_mark)
             if isinstance(key, (str, int, float, bool)):
                 seen[key] = key_node.start_mark.line + 1
         return super().construct_mapping(node, deep=deep)
 
 
+def _construct_int(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    """YAML integers; one of more digits than Python converts stays text (refused with its key)."""
+    try:
+        return yaml.SafeLoader.construct_yaml_int(loader, node)
+    except ValueError:
+        return str(node.value)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
     list("-+0123456789"),
 )
+
+
+def _looks_like_path(text: str) -> bool:
+    """A one-line string that names a file rather than holding YAML text."""
+    if "\n" in text or not text.strip():
+        return False
+    if os.path.exists(text) or text.lower().endswith((".yaml", ".yml")):
+        return True
+    return not (": " in text or text.lstrip().startswith(("{", "[")))
 
 
 def _read_source(source: Any, base_dir: str | os.PathLike[str] | None
@@ -392,33 +448,45 @@ def _read_source(source: Any, base_dir: str | os.PathLike[str] | None
     if isinstance(source, Mapping):
         return dict(source), "<dict>", str(base_dir if base_dir is not None else os.getcwd())
     if isinstance(source, (bytes, bytearray)):
-        source = source.decode("utf-8", errors="replace")
-    if isinstance(source, os.PathLike) or (
-        isinstance(source, str) and "\n" not in source and (
-            os.path.exists(source) or not (": " in source or source.lstrip().startswith("{"))
-        )
-    ):
+        source = bytes(source[:MAX_WORLD_BYTES + 1]).decode("utf-8", errors="replace")
+    if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
         path = Path(source)
         label = os.fspath(source)
+        if path.is_dir():
+            raise WorldError(f"{label}: is a directory, not a world file")
         try:
+            size = path.stat().st_size
+            if size > MAX_WORLD_BYTES:
+                raise WorldError(f"{label}: world file of {size} bytes is larger than the "
+                                 f"{MAX_WORLD_BYTES} accepted")
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise WorldError(f"{label}: world file does not exist") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise WorldError(f"{label}: cannot read world file: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise WorldError(f"{label}: not a world file: not UTF-8 text ({exc.reason} at byte "
+                             f"{exc.start})") from None
+        except OSError as exc:
+            raise WorldError(f"{label}: cannot read world file: {exc.strerror}") from None
         folder = str(base_dir if base_dir is not None else path.resolve().parent)
     elif isinstance(source, str):
         text, label = source, "<string>"
         folder = str(base_dir if base_dir is not None else os.getcwd())
     else:
         raise WorldError(f"load_world takes a path, YAML text or a dict, got {type(source)}")
+    if len(text) > MAX_WORLD_BYTES:
+        raise WorldError(f"{label}: world description of {len(text)} characters is larger than "
+                         f"the {MAX_WORLD_BYTES} accepted")
     try:
         data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
-        raise WorldError(f"{label}: {where}YAML error: {problem}") from None
+        raise WorldError(f"{label}: {where}YAML error: {str(problem)[:200]}") from None
+    except RecursionError:
+        raise WorldError(f"{label}: YAML error: nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise WorldError(f"{label}: YAML error: {str(exc)[:200]}") from None
     return data, label, folder
 
 
@@ -429,9 +497,36 @@ def _read_source(source: Any, base_dir: str | os.PathLike[str] | None
 _MISSING = object()
 
 
-def _show(value: Any) -> str:
+def _brief(value: Any, budget: int, depth: int = 0) -> str:
+    """repr(value) cut to about `budget` characters without formatting the whole value."""
+    if isinstance(value, str):
+        return repr(value[:budget]) + ("..." if len(value) > budget else "")
+    if isinstance(value, (list, tuple, Mapping)):
+        if depth > 3:
+            return "[...]" if not isinstance(value, Mapping) else "{...}"
+        items = list(value.items())[:10] if isinstance(value, Mapping) else list(value[:10])
+        parts: list[str] = []
+        used = 2
+        for item in items:
+            if used >= budget:
+                break
+            text = (f"{_brief(item[0], budget - used, depth + 1)}: "
+                    f"{_brief(item[1], budget - used, depth + 1)}"
+                    if isinstance(value, Mapping) else _brief(item, budget - used, depth + 1))
+            parts.append(text)
+            used += len(text) + 2
+        more = ", ..." if len(parts) < len(value) else ""
+        open_, close = ("{", "}") if isinstance(value, Mapping) else ("[", "]")
+        return open_ + ", ".join(parts) + more + close
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"<integer of about {int(value.bit_length() * 0.30103)} digits>"
     text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if len(text) <= budget else text[:budget] + "..."
+
+
+def _show(value: Any) -> str:
+    text = _brief(value, 80)
+    return text if len(text) <= 100 else text[:97] + "..."
 
 
 class _Reader:
@@ -463,24 +558,27 @@ class _Reader:
                 self.fail(_key(path, key), "required key is missing")
         return dict(value)
 
-    def number(self, path: str, value: Any, lo: float | None = None, lo_open: bool = False,
-               hi: float | None = None) -> float:
+    def number(self, path: str, value: Any, lo: float, hi: float,
+               lo_open: bool = False) -> float:
+        """A finite number within [lo, hi] (or (lo, hi] with lo_open)."""
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.fail(path, "must be a number", value)
-        x = float(value)
+        try:
+            x = float(value)
+        except OverflowError:
+            x = math.inf
+        allowed = f"{'>' if lo_open else '>='} {lo:g} and <= {hi:g}"
         if not math.isfinite(x):
-            self.fail(path, "must be finite", value)
-        if lo is not None and (x < lo or (lo_open and x == lo)):
-            self.fail(path, f"must be {'>' if lo_open else '>='} {lo:g}", value)
-        if hi is not None and x > hi:
-            self.fail(path, f"must be <= {hi:g}", value)
+            self.fail(path, f"must be finite ({allowed})", value)
+        if x < lo or (lo_open and x == lo) or x > hi:
+            self.fail(path, f"must be {allowed}", value)
         return x
 
-    def integer(self, path: str, value: Any, lo: int) -> int:
+    def integer(self, path: str, value: Any, lo: int, hi: int) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(path, "must be an integer", value)
-        if value < lo:
-            self.fail(path, f"must be >= {lo}", value)
+        if not lo <= value <= hi:
+            self.fail(path, f"must be >= {lo} and <= {hi}", value)
         return int(value)
 
     def boolean(self, path: str, value: Any) -> bool:
@@ -500,14 +598,15 @@ class _Reader:
             self.fail(path, f"must be one of {', '.join(options)}{hint}", value)
         return value
 
-    def vector(self, path: str, value: Any, n: int, lo: float | None = None,
+    def vector(self, path: str, value: Any, n: int, lo: float, hi: float,
                lo_open: bool = False) -> np.ndarray:
         if not isinstance(value, (list, tuple)):
             self.fail(path, f"must be a list of {n} numbers", value)
         if len(value) != n:
             self.fail(path, f"must have {n} element{'s' if n != 1 else ''}, has {len(value)}",
                       value)
-        return np.array([self.number(f"{path}[{i}]", v, lo, lo_open) for i, v in enumerate(value)])
+        return np.array([self.number(f"{path}[{i}]", v, lo, hi, lo_open)
+                         for i, v in enumerate(value)])
 
     def seq(self, path: str, value: Any) -> list[Any]:
         if value is None:
@@ -518,19 +617,26 @@ class _Reader:
 
 
 def _key(path: str, key: Any) -> str:
-    return f"{path}.{key}" if path else str(key)
+    text = str(key) if not isinstance(key, str) or len(key) <= 60 else key[:60] + "..."
+    return f"{path}.{text}" if path else text
+
+
+def _names(names: Any) -> str:
+    """The first ten names, and how many there are in all."""
+    names = [str(n)[:60] for n in names]
+    return ", ".join(names[:10]) + (f", ... ({len(names)} in all)" if len(names) > 10 else "")
 
 
 def _orientation(r: _Reader, path: str, d: dict[str, Any]) -> np.ndarray:
     if "rpy" in d and "quat_xyzw" in d:
         r.fail(_key(path, "quat_xyzw"), "give rpy or quat_xyzw, not both", d["quat_xyzw"])
     if "quat_xyzw" in d:
-        q = r.vector(_key(path, "quat_xyzw"), d["quat_xyzw"], 4)
+        q = r.vector(_key(path, "quat_xyzw"), d["quat_xyzw"], 4, -QUAT, QUAT)
         norm = float(np.linalg.norm(q))
         if norm < 1e-9:
             r.fail(_key(path, "quat_xyzw"), "must not be zero", d["quat_xyzw"])
         return q / norm
-    return quat_from_rpy(r.vector(_key(path, "rpy"), d.get("rpy", [0, 0, 0]), 3))
+    return quat_from_rpy(r.vector(_key(path, "rpy"), d.get("rpy", [0, 0, 0]), 3, -ANGLE, ANGLE))
 
 
 _TOP_KEYS = ("gravity", "ground", "robot", "bodies", "joints", "solver", "description")
@@ -548,9 +654,8 @@ _SIZE_DOC = {"box": "[x, y, z] full extents", "sphere": "[radius]",
 
 
 def _surface(r: _Reader, path: str, d: dict[str, Any]) -> tuple[float, float]:
-    mu = r.number(_key(path, "friction"), d.get("friction", DEFAULT_FRICTION), lo=0.0)
-    e = r.number(_key(path, "restitution"), d.get("restitution", DEFAULT_RESTITUTION),
-                 lo=0.0, hi=1.0)
+    mu = r.number(_key(path, "friction"), d.get("friction", DEFAULT_FRICTION), 0.0, FRICTION)
+    e = r.number(_key(path, "restitution"), d.get("restitution", DEFAULT_RESTITUTION), 0.0, 1.0)
     return mu, e
 
 
@@ -561,21 +666,21 @@ def _ground(r: _Reader, value: Any) -> Ground | None:
         return Ground()
     d = r.mapping("ground", value, _GROUND_KEYS)
     mu, e = _surface(r, "ground", d)
-    return Ground(r.number("ground.height", d.get("height", 0.0)), mu, e)
+    return Ground(r.number("ground.height", d.get("height", 0.0), -POSITION, POSITION), mu, e)
 
 
 def _robot(r: _Reader, value: Any) -> RobotPlacement:
     d = r.mapping("robot", {} if value is None else value, _ROBOT_KEYS)
     mu, e = _surface(r, "robot", d)
     limit_e = r.number("robot.joint_limit_restitution", d.get("joint_limit_restitution", 0.0),
-                       lo=0.0, hi=1.0)
+                       0.0, 1.0)
     raw = d.get("initial_positions") or {}
     if not isinstance(raw, Mapping):
         r.fail("robot.initial_positions", "must be a mapping of joint names to positions", raw)
     q0: dict[str, float] = {}
     for k, v in raw.items():
-        name = r.name(f"robot.initial_positions.{k}", k)
-        q0[name] = r.number(f"robot.initial_positions.{k}", v)
+        name = r.name(_key("robot.initial_positions", k), k)
+        q0[name] = r.number(_key("robot.initial_positions", k), v, -POSITION, POSITION)
     urdf = None
     if d.get("urdf") is not None:
         if not isinstance(d["urdf"], str):
@@ -583,8 +688,9 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
         try:
             urdf = resolve_uri(d["urdf"], r.folder)
         except MeshError as exc:
-            r.fail("robot.urdf", str(exc), d["urdf"])
-    return RobotPlacement(_frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3)),
+            r.fail("robot.urdf", str(exc)[:300], d["urdf"])
+    return RobotPlacement(_frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3, -POSITION,
+                                           POSITION)),
                           _frozen(_orientation(r, "robot", d)), mu, e, limit_e,
                           MappingProxyType(q0), urdf)
 
@@ -597,15 +703,13 @@ def _solver(r: _Reader, value: Any) -> SolverSettings:
     for k, v in d.items():
         p = f"solver.{k}"
         if k in ("iterations", "max_passes"):
-            kw[k] = r.integer(p, v, 1)
+            lo, hi = SOLVER_RANGES[k]
+            kw[k] = r.integer(p, v, int(lo), int(hi))
         elif k in ("self_collision", "warm_start"):
             kw[k] = r.boolean(p, v)
-        elif k == "d_max":
-            kw[k] = r.number(p, v, lo=0.0, lo_open=True)
-        elif k == "baumgarte":
-            kw[k] = r.number(p, v, lo=0.0, hi=1.0)
         else:
-            kw[k] = r.number(p, v, lo=0.0)
+            lo, hi = SOLVER_RANGES[k]
+            kw[k] = r.number(p, v, lo, hi, lo_open=k == "d_max")
     return SolverSettings(**{**{k: getattr(base, k) for k in fields}, **kw})
 
 
@@ -614,17 +718,21 @@ def _inertia(r: _Reader, path: str, value: Any) -> np.ndarray:
                                                           for v in value):
         if len(value) != 3:
             r.fail(path, "a 3x3 inertia needs 3 rows", value)
-        m = np.array([r.vector(f"{path}[{i}]", row, 3) for i, row in enumerate(value)])
+        m = np.array([r.vector(f"{path}[{i}]", row, 3, -INERTIA[1], INERTIA[1])
+                      for i, row in enumerate(value)])
     else:
         if not isinstance(value, (list, tuple)) or len(value) not in (3, 6):
             r.fail(path, "must be [ixx, iyy, izz], [ixx, iyy, izz, ixy, ixz, iyz] or 3x3",
                    value)
-        v = r.vector(path, value, len(value))
+        v = r.vector(path, value, len(value), -INERTIA[1], INERTIA[1])
         off = v[3:] if len(v) == 6 else np.zeros(3)
         m = np.array([[v[0], off[0], off[1]], [off[0], v[1], off[2]], [off[1], off[2], v[2]]])
     why = check_inertia(m)
     if why:
         r.fail(path, f"inertia {why}", value)
+    if np.linalg.eigvalsh(0.5 * (m + m.T))[0] < INERTIA[0]:
+        r.fail(path, f"the smallest principal moment must be >= {INERTIA[0]:g} kg m^2 (a body "
+               f"of {MASS[0]:g} kg and {SIZE[0]:g} m)", value)
     return 0.5 * (m + m.T)
 
 
@@ -651,15 +759,15 @@ def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
             r.fail(_key(path, "mesh"), "must be a file path or URI", uri)
         if "scale" in d:
             sv = d["scale"]
-            s = (np.full(3, r.number(_key(path, "scale"), sv, lo=0.0, lo_open=True))
+            s = (np.full(3, r.number(_key(path, "scale"), sv, *SIZE))
                  if not isinstance(sv, (list, tuple))
-                 else r.vector(_key(path, "scale"), sv, 3, lo=0.0, lo_open=True))
+                 else r.vector(_key(path, "scale"), sv, 3, *SIZE))
             scale = tuple(float(x) for x in s)
         try:
             mesh_path = resolve_uri(uri, r.folder)
             convex_hull_mesh(mesh_path, scale)
         except MeshError as exc:
-            r.fail(_key(path, "mesh"), str(exc), uri)
+            r.fail(_key(path, "mesh"), str(exc)[:300], uri)
     else:
         for k in ("mesh", "scale"):
             if k in d:
@@ -667,17 +775,17 @@ def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
         if "size" not in d:
             r.fail(_key(path, "size"), f"shape {kind} needs size {_SIZE_DOC[kind]}")
         size = tuple(float(x) for x in r.vector(_key(path, "size"), d["size"], _SIZE_LEN[kind],
-                                                lo=0.0, lo_open=True))
+                                                *SIZE))
 
     static = r.boolean(_key(path, "static"), d.get("static", False))
     if "mass" in d and "density" in d:
-        r.fail(_key(path, "density"), f"give mass or density, not both (mass is {d['mass']!r})",
+        r.fail(_key(path, "density"), f"give mass or density, not both (mass is {_show(d['mass'])})",
                d["density"])
     mass = density = None
     if "mass" in d:
-        mass = r.number(_key(path, "mass"), d["mass"], lo=0.0, lo_open=True)
+        mass = r.number(_key(path, "mass"), d["mass"], *MASS)
     if "density" in d:
-        density = r.number(_key(path, "density"), d["density"], lo=0.0, lo_open=True)
+        density = r.number(_key(path, "density"), d["density"], *DENSITY)
     given_inertia = None
     if "inertia" in d:
         if mass is None and density is None:
@@ -689,25 +797,38 @@ def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
     try:
         unit = shape_properties(shape, 1.0)
     except (ValueError, MeshError) as exc:
-        r.fail(_key(path, "mesh" if kind == "mesh" else "size"), str(exc),
+        r.fail(_key(path, "mesh" if kind == "mesh" else "size"), str(exc)[:300],
                d.get("mesh", d.get("size")))
-    com_shape = (r.vector(_key(path, "com"), d["com"], 3) if "com" in d else unit.com)
+    com_shape = (r.vector(_key(path, "com"), d["com"], 3, -POSITION, POSITION) if "com" in d
+                 else unit.com)
     if static:
         m, inertia = 0.0, np.zeros((3, 3))
     else:
         m = mass if mass is not None else (density or DEFAULT_DENSITY) * unit.volume
+        if not MASS[0] <= m <= MASS[1]:
+            r.fail(_key(path, "density" if "density" in d else "size" if "size" in d else "mesh"),
+                   f"gives a mass of {m:.3g} kg (density x volume {unit.volume:.3g} m^3); masses "
+                   f"must be >= {MASS[0]:g} and <= {MASS[1]:g} kg",
+                   d.get("density", d.get("size", d.get("mesh"))))
         if given_inertia is not None:
             inertia = given_inertia
         else:
             shift = com_shape - unit.com
             inertia = m / unit.volume * unit.inertia + m * (
                 shift @ shift * np.eye(3) - np.outer(shift, shift))
+            moments = np.linalg.eigvalsh(inertia) if np.all(np.isfinite(inertia)) else [0.0]
+            if not min(moments) >= 1e-24:
+                r.fail(_key(path, "size" if "size" in d else "mesh"), "gives a body too thin to "
+                       "rotate (smallest principal moment of inertia below 1e-24 kg m^2)",
+                       d.get("size", d.get("mesh")))
 
     quat = _orientation(r, path, d)
     rot = rotation_from_quat(quat)
-    origin = r.vector(_key(path, "xyz"), d.get("xyz", [0, 0, 0]), 3)
-    lin = r.vector(_key(path, "linear_velocity"), d.get("linear_velocity", [0, 0, 0]), 3)
-    ang = r.vector(_key(path, "angular_velocity"), d.get("angular_velocity", [0, 0, 0]), 3)
+    origin = r.vector(_key(path, "xyz"), d.get("xyz", [0, 0, 0]), 3, -POSITION, POSITION)
+    lin = r.vector(_key(path, "linear_velocity"), d.get("linear_velocity", [0, 0, 0]), 3,
+                   -SPEED, SPEED)
+    ang = r.vector(_key(path, "angular_velocity"), d.get("angular_velocity", [0, 0, 0]), 3,
+                   -SPIN, SPIN)
     if static:
         for k, v in (("linear_velocity", lin), ("angular_velocity", ang)):
             if np.any(v != 0):
@@ -735,7 +856,7 @@ def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: se
         if s not in ends:
             close = difflib.get_close_matches(s, ends, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            r.fail(_key(path, key), f"names no body{hint}; bodies: {', '.join(bodies) or 'none'}"
+            r.fail(_key(path, key), f"names no body{hint}; bodies: {_names(bodies) or 'none'}"
                    f"{'' if key == 'child' else ', or world'}", value)
         return s
 
@@ -751,13 +872,14 @@ def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: se
         r.fail(_key(path, "child"), "the joint connects nothing that can move "
                f"(child is static, parent is {'world' if pb is None else 'static'})", child)
 
-    anchor = r.vector(_key(path, "anchor"), d["anchor"], 3) if "anchor" in d else cb.xyz.copy()
-    child_anchor = (r.vector(_key(path, "child_anchor"), d["child_anchor"], 3)
+    anchor = (r.vector(_key(path, "anchor"), d["anchor"], 3, -POSITION, POSITION) if "anchor" in d
+              else cb.xyz.copy())
+    child_anchor = (r.vector(_key(path, "child_anchor"), d["child_anchor"], 3, -POSITION, POSITION)
                     if "child_anchor" in d else anchor.copy())
     axis = np.array([0.0, 0.0, 1.0])
     if jtype in ("revolute", "prismatic"):
         if "axis" in d:
-            axis = r.vector(_key(path, "axis"), d["axis"], 3)
+            axis = r.vector(_key(path, "axis"), d["axis"], 3, -1e6, 1e6)
             norm = float(np.linalg.norm(axis))
             if norm < 1e-9:
                 r.fail(_key(path, "axis"), "must not be zero", d["axis"])
@@ -769,7 +891,7 @@ def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: se
     if "limits" in d and d["limits"] is not None:
         if jtype not in ("revolute", "prismatic"):
             r.fail(_key(path, "limits"), f"{jtype} joints take no limits", d["limits"])
-        lo, hi = r.vector(_key(path, "limits"), d["limits"], 2)
+        lo, hi = r.vector(_key(path, "limits"), d["limits"], 2, -POSITION, POSITION)
         if lo > hi:
             r.fail(_key(path, "limits"), "lower limit is above the upper limit", d["limits"])
         limits = (float(lo), float(hi))
@@ -777,7 +899,7 @@ def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: se
     if "friction" in d and d["friction"] is not None:
         if jtype == "fixed":
             r.fail(_key(path, "friction"), "fixed joints take no friction", d["friction"])
-        friction = r.number(_key(path, "friction"), d["friction"], lo=0.0)
+        friction = r.number(_key(path, "friction"), d["friction"], 0.0, JOINT_FRICTION)
     collide = r.boolean(_key(path, "collide_connected"), d.get("collide_connected", False))
 
     def local(b: Body | None, point: np.ndarray) -> np.ndarray:
@@ -808,7 +930,7 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
     d = r.mapping("", data, _TOP_KEYS)
     if "description" in d and not isinstance(d["description"], str):
         r.fail("description", "must be a string", d["description"])
-    gravity = r.vector("gravity", d.get("gravity", list(DEFAULT_GRAVITY)), 3)
+    gravity = r.vector("gravity", d.get("gravity", list(DEFAULT_GRAVITY)), 3, -GRAVITY, GRAVITY)
     ground = _ground(r, d.get("ground"))
     robot = _robot(r, d.get("robot"))
     bodies: dict[str, Body] = {}
@@ -823,3 +945,26 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
     return World(gravity=_frozen(gravity), ground=ground, robot=robot,
                  bodies=tuple(bodies.values()), joints=tuple(joints), solver=solver,
                  source=source_name, description=d.get("description", ""))
+
+
+def check_initial_positions(world: World, model: Any, tolerance: float = 1e-9) -> None:
+    """Check the world's `robot.initial_positions` against the robot they are meant for.
+
+    Every key must name a movable joint of `model` and every value lie within that joint's
+    limits (plus `tolerance`, rad or m). Raises WorldError naming the world file, the key and
+    the value; the numbers themselves were checked when the world was loaded.
+    """
+    names = tuple(model.joint_names)
+    for name, value in world.robot.initial_positions.items():
+        path = f"robot.initial_positions.{name[:60]}"
+        if name not in names:
+            close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            shown = _names(names)
+            raise WorldError(f"{world.source}: {path}: no movable joint of robot "
+                             f"{model.name!r} has this name{hint}; joints: {shown or 'none'}")
+        i = names.index(name)
+        lo, hi = float(model.lower[i]), float(model.upper[i])
+        if not lo - tolerance <= value <= hi + tolerance:
+            raise WorldError(f"{world.source}: {path}: must be within the joint limits "
+                             f"[{lo:g}, {hi:g}] of {model.source} (got {_show(value)})")
