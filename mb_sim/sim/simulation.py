@@ -40,6 +40,7 @@ from mb_sim.model.compile import (
     scene_record,
 )
 from mb_sim.model.model import Model
+from mb_sim.model.world import World, check_initial_positions
 from mb_sim.sim.contacts import Contacts
 from mb_sim.sim.data import (
     BAD_INDEX,
@@ -135,6 +136,8 @@ class Simulation:
             from mb_sim.model.urdf import load_urdf
 
             model = load_urdf(robot.urdf)
+        if model is not None and isinstance(world, World):
+            check_initial_positions(world, model)
         self.model = model
         self.world = world
         if gravity is None:
