@@ -10,19 +10,16 @@ PYTEST_ARGS ?=
 DURATION ?=
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
-# Compiled kernels are cached per version of the sources: numba only re-checks a kernel's own
-# file, so a cache shared across edits could keep a kernel built from an older helper.
-export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba-$(shell cat $$(find mb_sim -name '*.py' | sort) | sha256sum | cut -c1-12)
 
 .PHONY: env kernels test lint pytest run clean-env
 
 env:
 	@bash tools/setup_env.sh $(VENV)
 
-# Compile the physics kernels once per source version (about a minute), so that tests and the
-# node start at once.
+# Compile the physics kernels once per source version (a minute or two), so that tests and the
+# node start at once; they are cached beside the package (mb_sim/__pycache__/numba-<version>).
 kernels: env
-	@test -f $(NUMBA_CACHE_DIR)/ready || ($(PY) -m mb_sim.warmup && touch $(NUMBA_CACHE_DIR)/ready)
+	@$(PY) -m mb_sim.warmup
 
 lint: env
 	$(VENV)/bin/ruff check .

@@ -436,6 +436,24 @@ def print_table(results: list[Result], table_top: float, repeats: int) -> None:
     print("(hand tip z relative to the table top; the controller aims 20 mm below it)")
 
 
+def print_call_overhead(sim: mb_sim.Simulation, n: int, repeats: int) -> None:
+    """n calls of step(1) against one call of step(n), same state, same efforts."""
+    saved = sim.save_state()
+    one_by_one, at_once = np.inf, np.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            sim.step(1)
+        one_by_one = min(one_by_one, time.perf_counter() - t0)
+        sim.restore_state(saved)
+        t0 = time.perf_counter()
+        sim.step(n)
+        at_once = min(at_once, time.perf_counter() - t0)
+        sim.restore_state(saved)
+    print(f"\n{n} x step(1): {1e6 * one_by_one / n:.1f} us/step; step({n}): "
+          f"{1e6 * at_once / n:.1f} us/step; ratio {one_by_one / at_once:.3f}")
+
+
 def print_breakdown(best: dict[str, float], total: float, n: int, plain_us: float,
                     passes: int) -> None:
     print(f"\nmb_sim step breakdown: each stage of mb_sim.sim.step called on its own, least of "
@@ -478,6 +496,7 @@ def main(argv: list[str] | None = None) -> None:
     print_table([res for res, _ in passes], setup.table_top, args.repeats)
 
     n = mb.steps
+    print_call_overhead(sim, n, args.repeats)
     best, total = breakdown(sim, setup, n, args.repeats)
     print_breakdown(best, total, n, mb.us_per_step, args.repeats)
     if args.profile:

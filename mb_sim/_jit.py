@@ -26,6 +26,9 @@ The module that declares a record also writes its constructor, a one-line `@njit
 
 from __future__ import annotations
 
+import hashlib
+import os
+import shutil
 import sys
 from collections import namedtuple
 from collections.abc import Callable, Sequence
@@ -39,6 +42,53 @@ except ImportError:  # pragma: no cover - numba is a hard dependency in the pack
     _numba = None
 
 JIT = _numba is not None and not _numba.config.DISABLE_JIT
+
+PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def source_version() -> str:
+    """A hash of every source file of the package: compiled kernels are kept per version,
+    since numba re-checks only a kernel's own file, not the helpers it calls."""
+    digest = hashlib.sha256()
+    for folder, dirs, files in sorted(os.walk(PACKAGE)):
+        dirs.sort()
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            digest.update(os.path.relpath(path, PACKAGE).encode())
+            with open(path, "rb") as f:
+                digest.update(f.read())
+    return digest.hexdigest()[:12]
+
+
+def kernel_cache_dir() -> str:
+    """Where numba keeps the compiled kernels: NUMBA_CACHE_DIR when set, else beside the
+    installed package (`__pycache__/numba-<version>`, so a colcon install space or a pip
+    install keeps its own), else in the user's cache when the package folder is read-only."""
+    given = os.environ.get("NUMBA_CACHE_DIR")
+    if given:
+        return given
+    name = f"numba-{source_version()}"
+    beside = os.path.join(PACKAGE, "__pycache__")
+    if os.access(PACKAGE, os.W_OK) and (not os.path.isdir(beside)
+                                        or os.access(beside, os.W_OK)):
+        folder = beside
+    else:
+        folder = os.path.join(os.path.expanduser("~"), ".cache", "mb_sim")
+    _drop_other_versions(folder, name)
+    return os.path.join(folder, name)
+
+
+def _drop_other_versions(folder: str, keep: str) -> None:
+    """Kernels of other versions of the sources are never used again."""
+    if not os.path.isdir(folder):
+        return
+    for entry in os.listdir(folder):
+        if entry.startswith("numba-") and entry != keep:
+            shutil.rmtree(os.path.join(folder, entry), ignore_errors=True)
+
+
+if JIT:
+    _numba.config.CACHE_DIR = kernel_cache_dir()
 
 
 def njit(fn: Callable[..., Any]) -> Callable[..., Any]:

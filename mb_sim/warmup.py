@@ -1,22 +1,26 @@
-"""Compile the physics kernels ahead of time: `python -m mb_sim.warmup`.
+"""Compile the physics kernels ahead of time: `python -m mb_sim.warmup` (or `mb_sim_warmup`).
 
-numba compiles each kernel on its first call and caches the machine code on disk
-(`cache=True`, in `__pycache__` or `NUMBA_CACHE_DIR`), so the first simulation after an
-install or an upgrade would otherwise spend a minute compiling before its first step. This
-steps a small scene that reaches every kernel (a robot with revolute, prismatic and mimic
-joints touching free bodies of every shape, a ball joint, both integrators), so later
-processes start at once.
+numba compiles each kernel on its first call and caches the machine code on disk, beside the
+installed package and per version of its sources (`mb_sim._jit.kernel_cache_dir`), so the
+first simulation after an install or an upgrade would otherwise spend a minute or two
+compiling before its first step. This steps a small scene that reaches every kernel (a robot
+with revolute, prismatic and mimic joints touching free bodies of every shape, a ball joint,
+both integrators), so later processes start at once; a stamp in the cache folder says the
+kernels of this version are ready, and a second run returns at once.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 import mb_sim
+from mb_sim._jit import kernel_cache_dir
 
 ROBOT = """<robot name="warmup">
   <link name="base"><collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
@@ -105,9 +109,30 @@ def _step_scene(steps: int) -> None:
         _ = sim.contacts, sim.energy(), sim.link_poses()
 
 
+def _stamp() -> str:
+    return os.path.join(kernel_cache_dir(), "ready")
+
+
+def kernels_ready() -> bool:
+    """Whether this version's kernels were compiled (and cached) already."""
+    return os.path.exists(_stamp())
+
+
+def ensure_compiled(say: Callable[[str], None] = print) -> None:
+    """Compile the kernels unless this version's are cached, saying what happens."""
+    if kernels_ready():
+        return
+    say(f"mb_sim: compiling the physics kernels, once per version (about 1-2 min; cached in "
+        f"{kernel_cache_dir()}) ...")
+    seconds = warm_up()
+    os.makedirs(kernel_cache_dir(), exist_ok=True)
+    with open(_stamp(), "w") as f:
+        f.write(f"{seconds:.1f}\n")
+    say(f"mb_sim: kernels ready in {seconds:.1f} s")
+
+
 def main() -> int:
-    print("mb_sim: compiling the physics kernels (once per version) ...", flush=True)
-    print(f"mb_sim: kernels ready in {warm_up():.1f} s", flush=True)
+    ensure_compiled(lambda text: print(text, flush=True))
     return 0
 
 

@@ -50,6 +50,7 @@ NOT_FINITE = 2
 # BAD_KIND: what held the non-finite value
 BAD_JOINT = 0
 BAD_BODY = 1
+BAD_EFFORT = 2
 
 
 @njit

@@ -43,6 +43,7 @@ from mb_sim.model.model import Model
 from mb_sim.model.world import World, check_initial_positions
 from mb_sim.sim.contacts import Contacts
 from mb_sim.sim.data import (
+    BAD_EFFORT,
     BAD_INDEX,
     BAD_JOINT,
     BAD_KIND,
@@ -440,13 +441,18 @@ class Simulation:
                 self._raise_not_finite(int(info[BAD_KIND]), int(info[BAD_INDEX]))
 
     def _raise_not_finite(self, kind: int, index: int) -> None:
-        if kind == BAD_JOINT:
-            what = f"joint {self.joint_names[index]!r}"
-        else:
-            what = f"body {self.scene.body_names[index]!r}"
+        t = f"t = {self.time:.6f} s"
+        if kind == BAD_EFFORT:
+            name = self.joint_names[index]
+            raise SimulationError(
+                f"the effort of joint {name!r} is {self.state.effort[index]} at {t} (written "
+                f"into the state directly? set_effort refuses it); the step was not taken"
+            )
+        what = (f"joint {self.joint_names[index]!r}" if kind == BAD_JOINT
+                else f"body {self.scene.body_names[index]!r}")
         raise SimulationError(
-            f"the state of {what} became non-finite in the step from t = {self.time:.6f} s "
-            f"(dt = {self.dt:g} s); the simulation is left at t = {self.time:.6f} s"
+            f"the state of {what} became non-finite in the step from {t} (dt = {self.dt:g} "
+            f"s); the simulation is left at {t}"
         )
 
     # --- world joints ---------------------------------------------------------------------------

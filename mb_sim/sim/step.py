@@ -35,6 +35,7 @@ from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.model.compile import RK4
 from mb_sim.sim.data import (
     BAD_BODY,
+    BAD_EFFORT,
     BAD_INDEX,
     BAD_JOINT,
     BAD_KIND,
@@ -276,9 +277,14 @@ def integrate(m: Any, d: Any, s: Any) -> None:
 @njit
 def check(d: Any, s: Any) -> bool:
     """Stage 8: every number of the state finite; otherwise d.work.info names the joint
-    (BAD_JOINT) or body (BAD_BODY)."""
+    whose effort (BAD_EFFORT) or motion (BAD_JOINT) is not, or the body (BAD_BODY)."""
     info = d.work.info
     q, qd, pos, quat, vel = s.q, s.qd, s.body_pos, s.body_quat, s.body_vel
+    for i in range(q.shape[0]):  # a cause before its effects
+        if not np.isfinite(s.effort[i]):
+            info[BAD_KIND] = BAD_EFFORT
+            info[BAD_INDEX] = i
+            return False
     for i in range(q.shape[0]):
         if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
             info[BAD_KIND] = BAD_JOINT
