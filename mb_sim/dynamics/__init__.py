@@ -5,43 +5,20 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.dynamics.aba import articulated_accelerations
-from mb_sim.dynamics.crba import crba_kernel
-from mb_sim.dynamics.hybrid import hybrid_kernel
-from mb_sim.dynamics.rnea import rnea_kernel
-from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
-from mb_sim.model.compile import compile_tree, new_tree
+from mb_sim.dynamics.crba import mass_matrix
+from mb_sim.dynamics.hybrid import hybrid_dynamics
+from mb_sim.dynamics.rnea import inverse_dynamics
+from mb_sim.dynamics.work import allocate_tree_work, new_dynamics, new_tree_work
+from mb_sim.model.compile import GRAVITY, compile_tree, new_tree
 from mb_sim.model.model import Model
 
-GRAVITY = (0.0, 0.0, -9.81)
-
-__all__ = ["GRAVITY", "aba", "base_acceleration", "crba", "hybrid", "rnea"]
-
-
-def base_acceleration(gravity: Sequence[float]) -> np.ndarray:
-    """The fictitious base acceleration a_0 = [0; -g] that puts gravity into the recursions."""
-    a0 = np.zeros(6)
-    a0[3:] = -np.asarray(gravity, dtype=float)
-    return a0
-
-
-@lru_cache(maxsize=16)
-def _cached_base_acceleration(gravity: tuple[float, ...]) -> np.ndarray:
-    a0 = base_acceleration(gravity)
-    a0.setflags(write=False)
-    return a0
-
-
-def _a0(gravity: Sequence[float]) -> np.ndarray:
-    if isinstance(gravity, tuple):
-        return _cached_base_acceleration(gravity)
-    return base_acceleration(gravity)
+__all__ = ["GRAVITY", "aba", "crba", "hybrid", "rnea"]
 
 
 def _vector(model: Model, value: object, name: str) -> np.ndarray:
@@ -53,55 +30,73 @@ def _vector(model: Model, value: object, name: str) -> np.ndarray:
     return arr
 
 
-_records: weakref.WeakKeyDictionary[Model, dict[tuple[float, ...], tuple[Any, Any]]] = (
-    weakref.WeakKeyDictionary()
-)
+_records: weakref.WeakKeyDictionary[Model, dict[Any, Any]] = weakref.WeakKeyDictionary()
 
 
-def _tree_records(model: Model, gravity: Sequence[float]) -> tuple[Any, Any]:
-    """The tree record of a model under a gravity, and a work record, made once."""
-    per_gravity = _records.setdefault(model, {})
-    key = tuple(float(g) for g in gravity)
-    if key not in per_gravity:
-        tree = compile_tree(model, None, np.array(key))
-        per_gravity[key] = (new_tree(tree), new_tree_work(allocate_tree_work(model.nv)))
-    return per_gravity[key]
+def _dynamics_record(model: Model, gravity: Sequence[float]) -> Any:
+    """The tree record of a model under a gravity with a work record, made once."""
+    per_gravity = _records.get(model)
+    if per_gravity is None:
+        per_gravity = _records[model] = {}
+    key = gravity if isinstance(gravity, tuple) else tuple(float(g) for g in gravity)
+    record = per_gravity.get(key)
+    if record is None:
+        tree = compile_tree(model, None, np.array(key, dtype=float))
+        record = new_dynamics(new_tree(tree), new_tree_work(allocate_tree_work(model.nv)))
+        per_gravity[key] = record
+    return record
 
 
 @njit
-def _aba(tree: Any, work: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
+def _aba(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
     qdd = np.empty(q.shape[0])
-    articulated_accelerations(tree, work, q, qd, tau, qdd)
+    articulated_accelerations(dyn.tree, dyn.work, q, qd, tau, qdd)
     return qdd
+
+
+@njit
+def _rnea(dyn: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
+    tau = np.empty(q.shape[0])
+    inverse_dynamics(dyn.tree, dyn.work, q, qd, qdd, tau)
+    return tau
+
+
+@njit
+def _crba(dyn: Any, q: np.ndarray) -> np.ndarray:
+    n = q.shape[0]
+    H = np.empty((n, n))
+    mass_matrix(dyn.tree, dyn.work, q, H)
+    return H
+
+
+@njit
+def _hybrid(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd_prescribed: np.ndarray,
+            prescribed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    n = q.shape[0]
+    qdd, tau_out = np.empty(n), np.empty(n)
+    hybrid_dynamics(dyn.tree, dyn.work, q, qd, tau, qdd_prescribed, prescribed, qdd, tau_out)
+    return qdd, tau_out
 
 
 def aba(
     model: Model, q: object, qd: object, tau: object, gravity: Sequence[float] = GRAVITY
 ) -> np.ndarray:
     """Forward dynamics qdd = H^-1 (tau - damping qd - C(q, qd) - g(q)) by ABA, O(n)."""
-    tree, work = _tree_records(model, gravity)
-    return _aba(tree, work, _vector(model, q, "q"), _vector(model, qd, "qd"),
-                _vector(model, tau, "tau"))
+    return _aba(_dynamics_record(model, gravity), _vector(model, q, "q"),
+                _vector(model, qd, "qd"), _vector(model, tau, "tau"))
 
 
 def rnea(
     model: Model, q: object, qd: object, qdd: object, gravity: Sequence[float] = GRAVITY
 ) -> np.ndarray:
     """Inverse dynamics tau = H qdd + C(q, qd) + g(q) + damping qd by RNEA, O(n)."""
-    return rnea_kernel(
-        *model.kinematic_arrays,
-        model.spatial_inertia,
-        model.damping,
-        _vector(model, q, "q"),
-        _vector(model, qd, "qd"),
-        _vector(model, qdd, "qdd"),
-        _a0(gravity),
-    )
+    return _rnea(_dynamics_record(model, gravity), _vector(model, q, "q"),
+                 _vector(model, qd, "qd"), _vector(model, qdd, "qdd"))
 
 
 def crba(model: Model, q: object) -> np.ndarray:
     """Joint-space mass matrix H(q) by the composite-rigid-body algorithm."""
-    return crba_kernel(*model.kinematic_arrays, model.spatial_inertia, _vector(model, q, "q"))
+    return _crba(_dynamics_record(model, GRAVITY), _vector(model, q, "q"))
 
 
 def hybrid(
@@ -120,14 +115,6 @@ def hybrid(
     mask = np.ascontiguousarray(prescribed_mask, dtype=np.bool_)
     if mask.shape != (model.nv,):
         raise ValueError(f"prescribed_mask must have shape ({model.nv},), got {mask.shape}")
-    return hybrid_kernel(
-        *model.kinematic_arrays,
-        model.spatial_inertia,
-        model.damping,
-        _vector(model, q, "q"),
-        _vector(model, qd, "qd"),
-        _vector(model, tau, "tau"),
-        _vector(model, qdd_prescribed, "qdd_prescribed"),
-        mask,
-        _a0(gravity),
-    )
+    return _hybrid(_dynamics_record(model, gravity), _vector(model, q, "q"),
+                   _vector(model, qd, "qd"), _vector(model, tau, "tau"),
+                   _vector(model, qdd_prescribed, "qdd_prescribed"), mask)

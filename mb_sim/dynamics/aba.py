@@ -24,11 +24,9 @@ from mb_sim.dynamics.spatial import (
     cross_force,
     cross_motion,
     dot6,
-    joint_pose,
-    motion_subspace,
+    joint_transform,
     mtv6_add,
     mv6,
-    plucker,
 )
 
 
@@ -38,20 +36,15 @@ def articulated_accelerations(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray,
     """qdd of the tree (a `mb_sim.model.compile.Tree`) with gravity tree.a0; leaves X, S, U,
     D, I^A of q in the work record w (`mb_sim.dynamics.work.TreeWork`) for the impulse
     response. External forces w.f_ext (body coordinates) enter the bias force."""
-    parent, joint_type, axis = tree.parent, tree.joint_type, tree.axis
-    inertia, damping = tree.inertia, tree.damping
+    parent, inertia, damping = tree.parent, tree.inertia, tree.damping
     X, S, U, D, IA = w.X, w.S, w.U, w.D, w.IA
     v, c, pA, u, a, f_ext = w.v, w.c, w.pA, w.u, w.a, w.f_ext
     t6 = w.t6
     n = parent.shape[0]
-    R = np.empty((3, 3))
-    p = np.empty(3)
     Ia = np.empty((6, 6))
     tmp = np.empty((6, 6))
     for i in range(n):
-        joint_pose(joint_type[i], axis[i], tree.tree_rot[i], tree.tree_pos[i], q[i], R, p)
-        plucker(R, p, X[i])
-        motion_subspace(joint_type[i], axis[i], S[i])
+        joint_transform(tree, i, q[i], X[i], S[i])
         j = parent[i]
         if j >= 0:
             mv6(X[i], v[j], v[i])

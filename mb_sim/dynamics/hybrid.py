@@ -9,6 +9,8 @@ and, on the way out, its torque is the force the subtree needs, tau_i = S_i^T (I
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import njit
@@ -17,55 +19,37 @@ from mb_sim.dynamics.spatial import (
     cross_force,
     cross_motion,
     dot6,
-    joint_pose,
+    joint_transform,
     mtv6_add,
     mv6,
-    plucker,
 )
 
 
 @njit
-def hybrid_kernel(
-    parent: np.ndarray,
-    joint_type: np.ndarray,
-    axis: np.ndarray,
-    tree_rot: np.ndarray,
-    tree_pos: np.ndarray,
-    inertia: np.ndarray,
-    damping: np.ndarray,
-    q: np.ndarray,
-    qd: np.ndarray,
-    tau: np.ndarray,
-    qdd_prescribed: np.ndarray,
-    prescribed: np.ndarray,
-    a0: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
+def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
+                    qdd_prescribed: np.ndarray, prescribed: np.ndarray, qdd: np.ndarray,
+                    tau_out: np.ndarray) -> None:
+    """qdd of every joint and tau_out (tau, with the prescribed joints' needed torques) of
+    the tree record (gravity tree.a0); w is its work record."""
+    parent, inertia, damping = tree.parent, tree.inertia, tree.damping
+    X, S, v, c, IA, pA, U, D, u, a = w.X, w.S, w.v, w.c, w.IA, w.pA, w.U, w.D, w.u, w.a
+    t6, u6 = w.t6, w.f6
     n = parent.shape[0]
-    X = np.zeros((n, 6, 6))
-    S = np.zeros((n, 6))
-    v = np.zeros((n, 6))
-    c = np.zeros((n, 6))
-    IA = np.zeros((n, 6, 6))
-    pA = np.zeros((n, 6))
-    U = np.zeros((n, 6))
-    D = np.zeros(n)
-    u = np.zeros(n)
-    R, p = np.empty((3, 3)), np.empty(3)
-    t6, u6, Ia, tmp = np.empty(6), np.empty(6), np.empty((6, 6)), np.empty((6, 6))
+    Ia, tmp = np.empty((6, 6)), np.empty((6, 6))
     for i in range(n):
-        joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
-        plucker(R, p, X[i])
-        if joint_type[i] == 0:
-            S[i, :3] = axis[i]
-        else:
-            S[i, 3:] = axis[i]
+        joint_transform(tree, i, q[i], X[i], S[i])
         j = parent[i]
         if j >= 0:
             mv6(X[i], v[j], v[i])
-        v[i] += S[i] * qd[i]
+        else:
+            v[i, :] = 0.0
+        for k in range(6):
+            v[i, k] += S[i, k] * qd[i]
+        c[i, :] = 0.0
         if j >= 0:
             cross_motion(v[i], S[i], c[i])
-            c[i] *= qd[i]
+            for k in range(6):
+                c[i, k] *= qd[i]
         IA[i] = inertia[i]
         mv6(inertia[i], v[i], t6)
         cross_force(v[i], t6, pA[i])
@@ -73,31 +57,39 @@ def hybrid_kernel(
         j = parent[i]
         if prescribed[i]:
             Ia[:] = IA[i]
-            mv6(IA[i], c[i] + S[i] * qdd_prescribed[i], t6)
-            t6 += pA[i]
+            for k in range(6):
+                u6[k] = c[i, k] + S[i, k] * qdd_prescribed[i]
+            mv6(IA[i], u6, t6)
+            for k in range(6):
+                t6[k] += pA[i, k]
         else:
             mv6(IA[i], S[i], U[i])
             D[i] = dot6(S[i], U[i])
             u[i] = tau[i] - damping[i] * qd[i] - dot6(S[i], pA[i])
-            Ia[:] = IA[i] - np.outer(U[i], U[i]) / D[i]
+            for r in range(6):
+                for k in range(6):
+                    Ia[r, k] = IA[i, r, k] - U[i, r] * U[i, k] / D[i]
             mv6(Ia, c[i], t6)
-            t6 += pA[i] + U[i] * (u[i] / D[i])
+            for k in range(6):
+                t6[k] += pA[i, k] + U[i, k] * (u[i] / D[i])
         if j >= 0:
             congruence_add(X[i], Ia, IA[j], tmp)
             mtv6_add(X[i], t6, pA[j])
-    qdd = np.zeros(n)
-    tau_out = tau.copy()
-    a = np.zeros((n, 6))
+    tau_out[:] = tau
     for i in range(n):
         j = parent[i]
-        mv6(X[i], a0 if j < 0 else a[j], t6)
-        t6 += c[i]
+        mv6(X[i], tree.a0 if j < 0 else a[j], t6)
+        for k in range(6):
+            t6[k] += c[i, k]
         if prescribed[i]:
             qdd[i] = qdd_prescribed[i]
-            a[i] = t6 + S[i] * qdd[i]
+            for k in range(6):
+                a[i, k] = t6[k] + S[i, k] * qdd[i]
             mv6(IA[i], a[i], u6)
-            tau_out[i] = dot6(S[i], u6 + pA[i]) + damping[i] * qd[i]
+            for k in range(6):
+                u6[k] += pA[i, k]
+            tau_out[i] = dot6(S[i], u6) + damping[i] * qd[i]
         else:
             qdd[i] = (u[i] - dot6(U[i], t6)) / D[i]
-            a[i] = t6 + S[i] * qdd[i]
-    return qdd, tau_out
+            for k in range(6):
+                a[i, k] = t6[k] + S[i, k] * qdd[i]

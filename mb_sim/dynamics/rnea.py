@@ -8,6 +8,8 @@ added, so that `rnea` is the exact inverse of `aba`: the torque the joints must 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import njit
@@ -15,47 +17,25 @@ from mb_sim.dynamics.spatial import (
     cross_force,
     cross_motion,
     dot6,
-    joint_pose,
+    joint_transform,
     mtv6_add,
     mv6,
-    plucker,
 )
 
 
 @njit
-def rnea_kernel(
-    parent: np.ndarray,
-    joint_type: np.ndarray,
-    axis: np.ndarray,
-    tree_rot: np.ndarray,
-    tree_pos: np.ndarray,
-    inertia: np.ndarray,
-    damping: np.ndarray,
-    q: np.ndarray,
-    qd: np.ndarray,
-    qdd: np.ndarray,
-    a0: np.ndarray,
-) -> np.ndarray:
+def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                     tau: np.ndarray) -> None:
+    """tau of the tree record (gravity tree.a0) into `tau`; w is its work record."""
+    parent, inertia, damping = tree.parent, tree.inertia, tree.damping
+    X, S, v, a, f, t6, u6 = w.X, w.S, w.v, w.a, w.pA, w.t6, w.f6
     n = parent.shape[0]
-    X = np.empty((n, 6, 6))
-    S = np.zeros((n, 6))
-    v = np.zeros((n, 6))
-    a = np.zeros((n, 6))
-    f = np.zeros((n, 6))
-    R = np.empty((3, 3))
-    p = np.empty(3)
-    t6 = np.empty(6)
-    u6 = np.empty(6)
     for i in range(n):
-        joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
-        plucker(R, p, X[i])
-        if joint_type[i] == 0:
-            S[i, :3] = axis[i]
-        else:
-            S[i, 3:] = axis[i]
+        joint_transform(tree, i, q[i], X[i], S[i])
         j = parent[i]
         if j < 0:
-            mv6(X[i], a0, a[i])
+            mv6(X[i], tree.a0, a[i])
+            v[i, :] = 0.0
         else:
             mv6(X[i], v[j], v[i])
             mv6(X[i], a[j], a[i])
@@ -71,10 +51,8 @@ def rnea_kernel(
         cross_force(v[i], t6, u6)
         for k in range(6):
             f[i, k] += u6[k]
-    tau = np.zeros(n)
     for i in range(n - 1, -1, -1):
         tau[i] = dot6(S[i], f[i]) + damping[i] * qd[i]
         j = parent[i]
         if j >= 0:
             mtv6_add(X[i], f[i], f[j])
-    return tau

@@ -11,6 +11,8 @@ The helpers below are small loops so that numba compiles them into the kernels.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import inline, njit
@@ -80,6 +82,18 @@ def joint_pose(
             p[i] = tree_pos[i] + q * (
                 tree_rot[i, 0] * axis[0] + tree_rot[i, 1] * axis[1] + tree_rot[i, 2] * axis[2]
             )
+
+
+@inline
+def joint_transform(tree: Any, i: int, qi: float, X: np.ndarray, S: np.ndarray) -> None:
+    """Body i's Plücker transform from its parent, X_i = X_J(q_i) X_T (000.md eq. 3.16), and
+    its motion subspace S_i, for the tree record `tree` (mb_sim.model.compile.Tree): the one
+    joint step of ABA, RNEA, CRBA and hybrid dynamics."""
+    R = np.empty((3, 3))
+    p = np.empty(3)
+    joint_pose(tree.joint_type[i], tree.axis[i], tree.tree_rot[i], tree.tree_pos[i], qi, R, p)
+    plucker(R, p, X)
+    motion_subspace(tree.joint_type[i], tree.axis[i], S)
 
 
 @inline

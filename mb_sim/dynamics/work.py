@@ -37,3 +37,13 @@ def allocate_tree_work(nv: int) -> TreeWork:
         scratch=np.zeros(nv), t6=np.zeros(6), f6=np.zeros(6), k_vel=np.zeros((4, nv)), k_acc=np.zeros((4, nv)),
         q_tmp=np.zeros(nv), qd_tmp=np.zeros(nv),
     )
+
+
+Dynamics, DynamicsRecord = record("Dynamics", ("tree", "work"))
+"""A tree record with its work record: what the public `aba`, `rnea`, `crba` and `hybrid`
+pass in one argument."""
+
+
+@njit
+def new_dynamics(tree: Any, work: Any) -> Any:
+    return DynamicsRecord(tree, work)

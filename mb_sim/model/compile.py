@@ -38,6 +38,7 @@ from mb_sim.model.shapes import (
 )
 from mb_sim.model.world import (
     DEFAULT_FRICTION,
+    DEFAULT_GRAVITY,
     DEFAULT_RESTITUTION,
     SolverSettings,
     rotation_from_quat,
@@ -45,7 +46,7 @@ from mb_sim.model.world import (
 
 log = logging.getLogger("mb_sim")
 
-GRAVITY = (0.0, 0.0, -9.81)
+GRAVITY = DEFAULT_GRAVITY
 SEMI_IMPLICIT_EULER = 0
 RK4 = 1
 INTEGRATORS = ("semi_implicit_euler", "rk4")

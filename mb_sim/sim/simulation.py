@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
-from mb_sim.dynamics.crba import crba_kernel
+from mb_sim.dynamics import crba
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.dynamics.spatial import quat_to_matrix
 from mb_sim.errors import SimulationError
@@ -404,7 +404,7 @@ class Simulation:
         st = self.state
         m = self.model
         if self.nv:
-            H = crba_kernel(*m.kinematic_arrays, m.spatial_inertia, st.q)
+            H = crba(m, st.q)
             e += 0.5 * float(st.qd @ H @ st.qd)
             self._robot_poses()
             for b in range(self.nv):

@@ -594,7 +594,8 @@ def world_joint_rows(m: Any, d: Any, s: Any, vb: np.ndarray) -> None:
         rows.J_b, rows.W_b, rows.target, rows.lo, rows.hi, rows.mu, rows.link, rows.lam,
         jb.first_row, jb.friction_row, jb.limit_row,
     )
-    for r in range(start, end):  # no restitution on world-joint rows
+    for r in range(start, end):  # no robot part, no restitution on world-joint rows
+        rows.robot[r] = False
         rows.restitution[r] = 0.0
         rows.gap[r] = 0.0
         rows.accel[r] = 0.0
