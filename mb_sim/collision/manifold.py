@@ -13,6 +13,7 @@ of the two edges.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -317,20 +318,21 @@ def _deepest_face(
 
 
 @njit
-def sat_polytopes(
-    ia: int, ib: int, vert_start: np.ndarray, vert_count: np.ndarray, verts: np.ndarray,
-    face_start: np.ndarray, face_count: np.ndarray, face_normal: np.ndarray,
-    face_vert_start: np.ndarray, face_vert_count: np.ndarray, face_verts: np.ndarray,
-    edge_start: np.ndarray, edge_count: np.ndarray, edge_verts: np.ndarray,
-    edge_faces: np.ndarray, centroid: np.ndarray,
-    gp: np.ndarray, gr: np.ndarray, envelope: float,
-    VA: np.ndarray, VB: np.ndarray, NA: np.ndarray, NB: np.ndarray,
-    P0: np.ndarray, I0: np.ndarray, P1: np.ndarray, I1: np.ndarray, P2: np.ndarray,
-    I2: np.ndarray,
-    cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
-    """Contacts of two convex polyhedra (boxes or hulls) by SAT and face clipping.
-    Normals point from b to a."""
+def sat_polytopes(g: Any, c: Any, ia: int, ib: int, envelope: float) -> int:
+    """Contacts of two convex polyhedra (boxes or hulls) by SAT and face clipping, for
+    geometries ia, ib of `g` (a `mb_sim.model.compile.Geoms`) posed in the contact buffer c,
+    into its candidate arrays cp, cn, cd, cf (returns their number). Normals point from b
+    to a."""
+    vert_start, vert_count, verts = g.vert_start, g.vert_count, g.verts
+    face_start, face_count, face_normal = g.face_start, g.face_count, g.face_normal
+    face_vert_start, face_vert_count, face_verts = (g.face_vert_start, g.face_vert_count,
+                                                    g.face_verts)
+    edge_start, edge_count, edge_verts, edge_faces = (g.edge_start, g.edge_count, g.edge_verts,
+                                                      g.edge_faces)
+    centroid, gp, gr = g.centroid, c.geom_pos, c.geom_rot
+    VA, VB, NA, NB = c.V, c.V2, c.NA, c.NB
+    P0, I0, P1, I1, P2, I2 = c.FA, c.IA, c.FB, c.IB, c.T, c.TI
+    cp, cn, cd, cf = c.cp, c.cn, c.cd, c.cf
     nva = world_verts(ia, vert_start, vert_count, verts, gp, gr, VA)
     nvb = world_verts(ib, vert_start, vert_count, verts, gp, gr, VB)
     nfa = world_face_normals(ia, face_start, face_count, face_normal, gr, NA)

@@ -406,16 +406,17 @@ def _capsule_capsule(
 
 
 @njit
-def _feature(
-    i: int, d: Vec, kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray,
-    vert_count: np.ndarray, verts: np.ndarray, face_start: np.ndarray, face_count: np.ndarray,
-    face_normal: np.ndarray, face_vert_start: np.ndarray, face_vert_count: np.ndarray,
-    face_verts: np.ndarray, gp: np.ndarray, gr: np.ndarray, V: np.ndarray, out: np.ndarray,
-    ids: np.ndarray,
-) -> tuple[int, int, Vec, float]:
+def _feature(g: Any, c: Any, i: int, d: Vec, out: np.ndarray,
+             ids: np.ndarray) -> tuple[int, int, Vec, float]:
     """The feature of geometry i facing direction d: (3, count, outward normal, 0) for a face
     or a cylinder cap within FEATURE_TILT of d, (2, 2, -, radius) for a capsule segment or a
-    cylinder rim line lying across d, (0, 0, -, 0) otherwise. Points go to out."""
+    cylinder rim line lying across d, (0, 0, -, 0) otherwise. Points go to out (geometries
+    of `g` posed in the contact buffer c)."""
+    kind, size, vert_start, vert_count, verts = g.kind, g.size, g.vert_start, g.vert_count, g.verts
+    face_start, face_count, face_normal = g.face_start, g.face_count, g.face_normal
+    face_vert_start, face_vert_count, face_verts = (g.face_vert_start, g.face_vert_count,
+                                                    g.face_verts)
+    gp, gr, V = c.geom_pos, c.geom_rot, c.V
     k = kind[i]
     zero = (0.0, 0.0, 0.0)
     if k == BOX or k == CONVEX:
@@ -528,16 +529,14 @@ def _segments_parallel(
 
 
 @njit
-def _generic(
-    ia: int, ib: int, kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray,
-    vert_count: np.ndarray, verts: np.ndarray, face_start: np.ndarray, face_count: np.ndarray,
-    face_normal: np.ndarray, face_vert_start: np.ndarray, face_vert_count: np.ndarray,
-    face_verts: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, manifold: bool,
-    W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray, V: np.ndarray, FA: np.ndarray,
-    IA: np.ndarray, FB: np.ndarray, IB: np.ndarray, T: np.ndarray, TI: np.ndarray, cp: np.ndarray,
-    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
-    """GJK on the cores; EPA when they overlap; then the feature manifold if any."""
+def _generic(g: Any, c: Any, ia: int, ib: int, env: float, manifold: bool) -> int:
+    """GJK on the cores; EPA when they overlap; then the feature manifold if any (geometries
+    of `g` posed in the contact buffer c, candidates into c.cp, cn, cd, cf)."""
+    kind, size, vert_start, vert_count, verts = g.kind, g.size, g.vert_start, g.vert_count, g.verts
+    gp, gr = c.geom_pos, c.geom_rot
+    W, SA, SB, lam = c.W, c.SA, c.SB, c.lam4
+    FA, IA, FB, IB, T, TI = c.FA, c.IA, c.FB, c.IB, c.T, c.TI
+    cp, cn, cd, cf = c.cp, c.cn, c.cd, c.cf
     ra = core_radius(kind, size, ia)
     rb = core_radius(kind, size, ib)
     dist, ns, pa, pb = gjk(ia, ib, kind, size, vert_start, vert_count, verts, gp, gr,
@@ -564,12 +563,8 @@ def _generic(
     m = 0
     if manifold:
         mnrm = scale(nrm, -1.0)
-        ta, na, fna, rada = _feature(ia, mnrm, kind, size, vert_start, vert_count, verts,
-                                     face_start, face_count, face_normal, face_vert_start,
-                                     face_vert_count, face_verts, gp, gr, V, FA, IA)
-        tb, nb, fnb, radb = _feature(ib, nrm, kind, size, vert_start, vert_count, verts,
-                                     face_start, face_count, face_normal, face_vert_start,
-                                     face_vert_count, face_verts, gp, gr, V, FB, IB)
+        ta, na, fna, rada = _feature(g, c, ia, mnrm, FA, IA)
+        tb, nb, fnb, radb = _feature(g, c, ib, nrm, FB, IB)
         if ta == 3 and tb >= 2 and (tb == 2 or abs(dot(fna, nrm)) >= abs(dot(fnb, nrm))):
             if tb == 3:
                 m = clip_face_contacts(FA, na, fna, FB, IB, nb, T, TI, -1.0, env, 1 << 16,
@@ -608,10 +603,6 @@ def narrow_phase_into(g: Any, c: Any, npairs: int, env: float, force_generic: bo
     or -2 - p when pair p does not name two different geometries."""
     kind, size, gp, gr = g.kind, g.size, c.geom_pos, c.geom_rot
     vert_start, vert_count, verts = g.vert_start, g.vert_count, g.verts
-    face_start, face_count, face_normal = g.face_start, g.face_count, g.face_normal
-    face_vert_start, face_vert_count, face_verts = (g.face_vert_start, g.face_vert_count,
-                                                    g.face_verts)
-    W, SA, SB, lam, V, V2, NA, NB = c.W, c.SA, c.SB, c.lam4, c.V, c.V2, c.NA, c.NB
     FA, IA, FB, IB, T, TI = c.FA, c.IA, c.FB, c.IB, c.T, c.TI
     cp, cn, cd, cf = c.cp, c.cn, c.cd, c.cf
     pairs = c.pairs
@@ -640,10 +631,7 @@ def narrow_phase_into(g: Any, c: Any, npairs: int, env: float, force_generic: bo
         kb = kind[ib]
         m = 0
         if force_generic:
-            m = _generic(ia, ib, kind, size, vert_start, vert_count, verts, face_start,
-                         face_count, face_normal, face_vert_start, face_vert_count, face_verts,
-                         gp, gr, env, False, W, SA, SB, lam, V, FA, IA, FB, IB, T, TI,
-                         cp, cn, cd, cf)
+            m = _generic(g, c, ia, ib, env, False)
         elif ka == PLANE:
             if kb == SPHERE:
                 m = _plane_sphere(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
@@ -668,18 +656,11 @@ def narrow_phase_into(g: Any, c: Any, npairs: int, env: float, force_generic: bo
         elif ka == BOX and kb == BOX:
             m = sat_boxes(ia, ib, size, gp, gr, env, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
         elif (ka == BOX or ka == CONVEX) and (kb == BOX or kb == CONVEX):
-            m = sat_polytopes(ia, ib, vert_start, vert_count, verts, face_start, face_count,
-                              face_normal, face_vert_start, face_vert_count, face_verts,
-                              g.edge_start, g.edge_count, g.edge_verts, g.edge_faces,
-                              g.centroid, gp, gr, env, V, V2, NA, NB, FA, IA, FB, IB, T, TI,
-                              cp, cn, cd, cf)
+            m = sat_polytopes(g, c, ia, ib, env)
         elif ka == CAPSULE and kb == CAPSULE:
             m = _capsule_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
         else:
-            m = _generic(ia, ib, kind, size, vert_start, vert_count, verts, face_start,
-                         face_count, face_normal, face_vert_start, face_vert_count, face_verts,
-                         gp, gr, env, ka != SPHERE, W, SA, SB, lam, V, FA, IA, FB, IB, T, TI,
-                         cp, cn, cd, cf)
+            m = _generic(g, c, ia, ib, env, ka != SPHERE)
         m = min(m, MAX_PER_PAIR)
         if k + m > capacity:
             return -1

@@ -11,7 +11,7 @@ directions between them:
 
 Two stages of the step use them.
 
-1. Velocity rows (`WorldJoints.rows`, before the sequential-impulse solve, 002.md 1.7), so
+1. Velocity rows (`world_joint_rows`, before the sequential-impulse solve, 002.md 1.7), so
    that contacts pushing a jointed body see the joint. A point row along d has
    J = [d, r_c x d] on the child and -[d, r_p x d] on the parent, an angular row along d has
    J = [0, d] and -[0, d]; W = M^-1 J^T (000.md eq. 2.16 terms). The k bilateral rows of a
@@ -41,7 +41,7 @@ Two stages of the step use them.
    World-joint rows are not warm-started (each step starts them from zero), so the copyable
    `State` holds nothing of theirs.
 
-2. The keeping loop of 003.md 1.5 (`WorldJoints.keep`, after the solve). With the current
+2. The keeping loop of 003.md 1.5 (`keep_world_joints`, after the solve). With the current
    velocities every body is moved ballistically to t + h (x' = x + h v, R' = exp(h w~) R, the
    same motion the position stage then makes) and each joint's error is predicted: the gap
    g = p_c' - p_p' between its points and, per type, the angle between the axes or the
@@ -73,7 +73,7 @@ from mb_sim.model.compile import CHILD_REF as _CREF
 from mb_sim.model.compile import PARENT_ANCHOR as _PA
 from mb_sim.model.compile import PARENT_AXIS as _PAX
 from mb_sim.model.compile import PARENT_REF as _PREF
-from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, SCALAR
+from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, SCALAR, clear_row
 
 REVOLUTE = REVOLUTE_JOINT
 PRISMATIC = PRISMATIC_JOINT
@@ -168,11 +168,13 @@ def _rotation_vector(E: np.ndarray) -> np.ndarray:
 
 
 @njit
-def body_frames(body_pos: np.ndarray, body_quat: np.ndarray, inv_mass: np.ndarray,
-                inv_inertia: np.ndarray, dynamic: np.ndarray, X: np.ndarray, R: np.ndarray,
-                Iw: np.ndarray, im: np.ndarray, dyn: np.ndarray) -> None:
-    """Pose, world inverse inertia R I^-1 R^T (003.md 1.5) and inverse mass of every body;
-    entry n_bodies is the world (at rest, infinite mass)."""
+def frames(m: Any, d: Any, s: Any) -> None:
+    """d.frames of the bodies at s: pose, world inverse inertia R I^-1 R^T (003.md 1.5) and
+    inverse mass of every body; entry n_bodies is the world (at rest, infinite mass)."""
+    f = d.frames
+    X, R, Iw, im, dyn = f.X, f.R, f.Iw, f.im, f.dyn
+    body_pos, body_quat = s.body_pos, s.body_quat
+    inv_mass, inv_inertia, dynamic = m.bodies.inv_mass, m.bodies.inv_inertia, m.bodies.dynamic
     nb = body_pos.shape[0]
     for b in range(nb + 1):
         if b < nb:
@@ -190,11 +192,11 @@ def body_frames(body_pos: np.ndarray, body_quat: np.ndarray, inv_mass: np.ndarra
             im[b] = inv_mass[b]
             for i in range(3):
                 for k in range(3):
-                    s = 0.0
+                    t = 0.0
                     for a in range(3):
                         for c in range(3):
-                            s += R[b, i, a] * inv_inertia[b, a, c] * R[b, k, c]
-                    Iw[b, i, k] = s
+                            t += R[b, i, a] * inv_inertia[b, a, c] * R[b, k, c]
+                    Iw[b, i, k] = t
         else:
             im[b] = 0.0
             Iw[b] = 0.0
@@ -210,11 +212,13 @@ def _n_rows(jtype: int) -> int:
 
 
 @njit
-def _set_row(Jr: np.ndarray, Wr: np.ndarray, point: bool, d: np.ndarray, rc: np.ndarray,
-             rp: np.ndarray, c: int, p: int, Iw: np.ndarray, im: np.ndarray,
-             dyn: np.ndarray) -> None:
-    """J and W = M^-1 J^T of one constraint row: slot 0 the child (+), slot 1 the parent (-).
-    A point row along d acts at the lever arms rc, rp; an angular row is a pure torque."""
+def _set_row(f: Any, Jr: np.ndarray, Wr: np.ndarray, point: bool, d: np.ndarray,
+             rc: np.ndarray, rp: np.ndarray, ends: np.ndarray) -> None:
+    """J and W = M^-1 J^T of one constraint row between the bodies ends = (child, parent)
+    (frames f): slot 0 the child (+), slot 1 the parent (-). A point row along d acts at the
+    lever arms rc, rp; an angular row is a pure torque."""
+    Iw, im, dyn = f.Iw, f.im, f.dyn
+    c, p = ends[0], ends[1]
     Jr[:, :] = 0.0
     Wr[:, :] = 0.0
     for slot in range(2):
@@ -236,22 +240,24 @@ def _set_row(Jr: np.ndarray, Wr: np.ndarray, point: bool, d: np.ndarray, rc: np.
 
 
 @njit
-def joint_blocks(jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, X: np.ndarray,
-                 R: np.ndarray, Iw: np.ndarray, im: np.ndarray, dyn: np.ndarray,
-                 J: np.ndarray, W: np.ndarray, Linv: np.ndarray, arms: np.ndarray,
-                 basis: np.ndarray) -> None:
-    """Each joint's bilateral rows at time t, K-orthonormalised.
+def blocks(m: Any, d: Any) -> None:
+    """Each world joint's bilateral rows at time t (poses of d.frames), K-orthonormalised,
+    into d.joints.
 
     Rows in order: ball: point x, y, z; revolute: point x, y, z, angular t1, t2; prismatic:
     point t1, t2 (at the child's point), angular x, y, z; fixed: point x, y, z, angular
     x, y, z (world axes; n the parent's axis, t1, t2 perpendicular to it). With the raw rows'
     K = J W^T = L L^T (Cholesky), J[j] and W[j] receive L^-1 J and L^-1 W, Linv[j] receives
     L^-1, arms[j] the lever arms (child, parent), basis[j] (n, t1, t2)."""
+    jtype, ends, loc = m.joints.jtype, m.joints.ends, m.joints.loc
+    f = d.frames
+    X, R = f.X, f.R
+    J, W, Linv, arms, basis = d.joints.J, d.joints.W, d.joints.Linv, d.joints.arms, d.joints.basis
     raw_J = np.zeros((6, 2, 6))
     raw_W = np.zeros((6, 2, 6))
     K = np.zeros((6, 6))
     L = np.zeros((6, 6))
-    d = np.zeros(3)
+    dv = np.zeros(3)
     for j in range(jtype.shape[0]):
         c, p = ends[j, 0], ends[j, 1]
         rc = _mv(R[c], loc[j, _CA])
@@ -273,11 +279,11 @@ def joint_blocks(jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, X: np.nda
             point = a < n_linear
             i = a if point else a - n_linear
             if (t == PRISMATIC and point) or (t == REVOLUTE and not point):
-                d[:] = t1 if i == 0 else t2
+                dv[:] = t1 if i == 0 else t2
             else:
-                d[:] = 0.0
-                d[i] = 1.0
-            _set_row(raw_J[a], raw_W[a], point, d, rc, rp, c, p, Iw, im, dyn)
+                dv[:] = 0.0
+                dv[i] = 1.0
+            _set_row(f, raw_J[a], raw_W[a], point, dv, rc, rp, ends[j])
         for a in range(k):
             for b in range(k):
                 s = 0.0
@@ -320,10 +326,11 @@ def joint_blocks(jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, X: np.nda
 
 
 @njit
-def joint_coordinate(j: int, jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray,
-                     s0: np.ndarray, X: np.ndarray, R: np.ndarray) -> float:
+def joint_coordinate(m: Any, d: Any, j: int) -> float:
     """Revolute: the angle about the parent's axis from the load-time pose, in (-pi, pi];
     prismatic: the child's point's displacement along the parent's axis from load time."""
+    jtype, ends, loc, s0 = m.joints.jtype, m.joints.ends, m.joints.loc, m.joints.s0
+    X, R = d.frames.X, d.frames.R
     c, p = ends[j, 0], ends[j, 1]
     n = _mv(R[p], loc[j, _PAX])
     if jtype[j] == REVOLUTE:
@@ -339,11 +346,12 @@ def joint_coordinate(j: int, jtype: np.ndarray, ends: np.ndarray, loc: np.ndarra
 
 
 @njit
-def predicted_error(j: int, jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray,
-                    rrel0: np.ndarray, X: np.ndarray, R: np.ndarray, u: np.ndarray,
-                    basis: np.ndarray, h: float, c_out: np.ndarray) -> tuple[float, float]:
+def predicted_error(m: Any, d: Any, j: int, u: np.ndarray,
+                    c_out: np.ndarray) -> tuple[float, float]:
     """Joint j's error at t + h after ballistic motion from the velocities u, in the order of
     its constraint rows (c_out), and its linear and angular sizes (m, rad)."""
+    jtype, ends, loc, rrel0 = m.joints.jtype, m.joints.ends, m.joints.loc, m.joints.rrel0
+    X, R, basis, h = d.frames.X, d.frames.R, d.joints.basis, m.options.dt
     c, p = ends[j, 0], ends[j, 1]
     wc = u[c, 3:]
     wp = u[p, 3:]
@@ -384,53 +392,6 @@ def predicted_error(j: int, jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray
     return lin, ang
 
 
-@njit
-def keep_joints(jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, rrel0: np.ndarray,
-                X: np.ndarray, R: np.ndarray, W: np.ndarray, Linv: np.ndarray,
-                basis: np.ndarray, vb: np.ndarray, h: float, d_max: float,
-                max_passes: int) -> tuple[int, int, float]:
-    """003.md 1.5 step 1 on vb (in place): passes over the joints, each joint whose predicted
-    error exceeds d_max receiving lambda' = -L^-1 c / h on its orthonormal rows (that is
-    lambda = -K^-1 c / h on the raw ones), until a pass finds all within d_max or max_passes
-    passes have run. Returns (passes, corrections, largest error seen in the last pass)."""
-    nb = vb.shape[0]
-    u = np.zeros((nb + 1, 6))
-    u[:nb] = vb
-    cvec = np.zeros(6)
-    lam = np.zeros(6)
-    corrections = 0
-    passes = 0
-    worst = 0.0
-    for _ in range(max_passes):
-        passes += 1
-        worst = 0.0
-        fixed_any = False
-        for j in range(jtype.shape[0]):
-            lin, ang = predicted_error(j, jtype, ends, loc, rrel0, X, R, u, basis, h, cvec)
-            worst = max(worst, max(lin, ang))
-            if lin <= d_max and ang <= d_max:
-                continue
-            fixed_any = True
-            corrections += 1
-            k = _n_rows(jtype[j])
-            for a in range(k):
-                s = 0.0
-                for b in range(a + 1):
-                    s += Linv[j, a, b] * cvec[b]
-                lam[a] = -s / h
-            for slot in range(2):
-                b = ends[j, slot]
-                for m in range(6):
-                    s = 0.0
-                    for a in range(k):
-                        s += W[j, a, slot, m] * lam[a]
-                    u[b, m] += s
-        if not fixed_any:
-            break
-    vb[:, :] = u[:nb]
-    return passes, corrections, worst
-
-
 # --------------------------------------------------------------------------------------------
 # Velocity rows
 
@@ -452,70 +413,57 @@ def _project_out(Jf: np.ndarray, Wf: np.ndarray, J: np.ndarray, W: np.ndarray, j
 
 
 @njit
-def _write_row(r: int, Jr: np.ndarray, Wr: np.ndarray, c: int, p: int, dyn: np.ndarray,
-               kind_value: int, tgt: float, low: float, high: float, kind: np.ndarray,
-               J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray, J_b: np.ndarray,
-               W_b: np.ndarray, target: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-               mu: np.ndarray, link: np.ndarray, lam: np.ndarray) -> None:
-    kind[r] = kind_value
-    for m in range(J_r.shape[1]):
-        J_r[r, m] = 0.0
-        W_r[r, m] = 0.0
+def _write_row(rows: Any, r: int, Jr: np.ndarray, Wr: np.ndarray, ends: np.ndarray,
+               dyn: np.ndarray) -> None:
+    """The two bodies' parts of row r (cleared before): the child's in slot 0, the
+    parent's in slot 1, nothing for a static end."""
     for slot in range(2):
-        b = c if slot == 0 else p
-        body[r, slot] = b if dyn[b] else -1
-        for m in range(6):
-            J_b[r, slot, m] = Jr[slot, m] if dyn[b] else 0.0
-            W_b[r, slot, m] = Wr[slot, m] if dyn[b] else 0.0
-    target[r] = tgt
-    lo[r] = low
-    hi[r] = high
-    mu[r] = 0.0
-    link[r] = -1
-    lam[r] = 0.0
+        b = ends[slot]
+        rows.body[r, slot] = b if dyn[b] else -1
+        for k in range(6):
+            rows.J_b[r, slot, k] = Jr[slot, k] if dyn[b] else 0.0
+            rows.W_b[r, slot, k] = Wr[slot, k] if dyn[b] else 0.0
 
 
 @njit
-def joint_rows(
-    jtype: np.ndarray, ends: np.ndarray, loc: np.ndarray, s0: np.ndarray, limits: np.ndarray,
-    has_limits: np.ndarray, friction: np.ndarray, rrel0: np.ndarray, X: np.ndarray,
-    R: np.ndarray, Iw: np.ndarray, im: np.ndarray, dyn: np.ndarray, J: np.ndarray,
-    W: np.ndarray, Linv: np.ndarray, arms: np.ndarray, basis: np.ndarray, vb: np.ndarray,
-    predictive: bool, h: float, start: int, kind: np.ndarray, J_r: np.ndarray,
-    W_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, W_b: np.ndarray, target: np.ndarray,
-    lo: np.ndarray, hi: np.ndarray, mu: np.ndarray, link: np.ndarray, lam: np.ndarray,
-    first_row: np.ndarray, friction_row: np.ndarray, limit_row: np.ndarray,
-) -> int:
-    """Append every joint's rows from row `start` (bilateral, friction, limits; see the module
-    docstring); returns the next free row. first_row, friction_row, limit_row receive the
-    row indices per joint (-1 where a joint has none)."""
+def joint_rows(m: Any, d: Any, vb: np.ndarray) -> None:
+    """Append every world joint's rows to d.rows (bilateral, friction, limits; see the module
+    docstring), targets from the velocities vb after the free motion; d.joints.first_row,
+    friction_row, limit_row receive the row indices per joint (-1 where a joint has none)."""
+    jt, jb, f, rows = m.joints, d.joints, d.frames, d.rows
+    jtype, ends, limits, has_limits, friction = (jt.jtype, jt.ends, jt.limits, jt.has_limits,
+                                                 jt.friction)
+    J, W, Linv, arms, basis = jb.J, jb.W, jb.Linv, jb.arms, jb.basis
+    first_row, friction_row, limit_row = jb.first_row, jb.friction_row, jb.limit_row
+    dyn = f.dyn
+    predictive, h = m.options.predictive, m.options.dt
     Jf = np.zeros((2, 6))
     Wf = np.zeros((2, 6))
-    d = np.zeros(3)
+    dv = np.zeros(3)
     cvec = np.zeros(6)
     nb = vb.shape[0]
-    u = np.zeros((nb + 1, 6))
+    u = jb.u
     u[:nb] = vb
-    r = start
+    u[nb] = 0.0
+    r = rows.count[0]
     for j in range(jtype.shape[0]):
-        c, p = ends[j, 0], ends[j, 1]
         t = jtype[j]
         k = _n_rows(t)
         first_row[j] = r
         cvec[:] = 0.0
         if predictive:
-            predicted_error(j, jtype, ends, loc, rrel0, X, R, u, basis, h, cvec)
+            predicted_error(m, d, j, u, cvec)
         for a in range(k):
             goal = 0.0
             if predictive:  # J' u0 - L^-1 c / h: the velocity that closes the predicted error
                 for slot in range(2):
                     b = ends[j, slot]
-                    for m in range(6):
-                        goal += J[j, a, slot, m] * u[b, m]
+                    for i in range(6):
+                        goal += J[j, a, slot, i] * u[b, i]
                 for b in range(a + 1):
                     goal -= Linv[j, a, b] * cvec[b] / h
-            _write_row(r, J[j, a], W[j, a], c, p, dyn, SCALAR, goal, -np.inf, np.inf, kind,
-                       J_r, W_r, body, J_b, W_b, target, lo, hi, mu, link, lam)
+            clear_row(rows, r, SCALAR, goal, -np.inf, np.inf)
+            _write_row(rows, r, J[j, a], W[j, a], ends[j], dyn)
             r += 1
         n = basis[j, 0]
         friction_row[j] = -1
@@ -524,38 +472,37 @@ def joint_rows(
             friction_row[j] = r
             if t == BALL_JOINT:
                 for a in range(3):
-                    d[:] = 0.0
-                    d[a] = 1.0
-                    _set_row(Jf, Wf, False, d, arms[j, 0], arms[j, 1], c, p, Iw, im, dyn)
+                    dv[:] = 0.0
+                    dv[a] = 1.0
+                    _set_row(f, Jf, Wf, False, dv, arms[j, 0], arms[j, 1], ends[j])
                     _project_out(Jf, Wf, J, W, j, k)
-                    _write_row(r, Jf, Wf, c, p, dyn, BALL if a == 0 else FOLLOWER, 0.0,
-                               -bound, bound, kind, J_r, W_r, body, J_b, W_b, target, lo, hi,
-                               mu, link, lam)
+                    clear_row(rows, r, BALL if a == 0 else FOLLOWER, 0.0, -bound, bound)
+                    _write_row(rows, r, Jf, Wf, ends[j], dyn)
                     r += 1
             else:
-                _set_row(Jf, Wf, t == PRISMATIC, n, arms[j, 0], arms[j, 1], c, p, Iw, im, dyn)
+                _set_row(f, Jf, Wf, t == PRISMATIC, n, arms[j, 0], arms[j, 1], ends[j])
                 _project_out(Jf, Wf, J, W, j, k)
-                _write_row(r, Jf, Wf, c, p, dyn, SCALAR, 0.0, -bound, bound, kind, J_r, W_r,
-                           body, J_b, W_b, target, lo, hi, mu, link, lam)
+                clear_row(rows, r, SCALAR, 0.0, -bound, bound)
+                _write_row(rows, r, Jf, Wf, ends[j], dyn)
                 r += 1
         limit_row[j, 0] = -1
         limit_row[j, 1] = -1
         if has_limits[j] and (t == REVOLUTE or t == PRISMATIC):
-            s = joint_coordinate(j, jtype, ends, loc, s0, X, R)
-            _set_row(Jf, Wf, t == PRISMATIC, n, arms[j, 0], arms[j, 1], c, p, Iw, im, dyn)
+            coordinate = joint_coordinate(m, d, j)
+            _set_row(f, Jf, Wf, t == PRISMATIC, n, arms[j, 0], arms[j, 1], ends[j])
             _project_out(Jf, Wf, J, W, j, k)
             for side in range(2):  # lower: +s_dot >= -(s - lower) / h; upper: -s_dot
-                gap = s - limits[j, 0] if side == 0 else limits[j, 1] - s
+                gap = coordinate - limits[j, 0] if side == 0 else limits[j, 1] - coordinate
                 if side == 1:
                     for slot in range(2):
-                        for m in range(6):
-                            Jf[slot, m] = -Jf[slot, m]
-                            Wf[slot, m] = -Wf[slot, m]
+                        for i in range(6):
+                            Jf[slot, i] = -Jf[slot, i]
+                            Wf[slot, i] = -Wf[slot, i]
                 limit_row[j, side] = r
-                _write_row(r, Jf, Wf, c, p, dyn, NORMAL, -gap / h, 0.0, np.inf, kind, J_r,
-                           W_r, body, J_b, W_b, target, lo, hi, mu, link, lam)
+                clear_row(rows, r, NORMAL, -gap / h, 0.0, np.inf)
+                _write_row(rows, r, Jf, Wf, ends[j], dyn)
                 r += 1
-    return r
+    rows.count[0] = r
 
 
 # --------------------------------------------------------------------------------------------
@@ -563,58 +510,64 @@ def joint_rows(
 
 
 @njit
-def frames(m: Any, d: Any, s: Any) -> None:
-    """d.frames of the bodies at s (entry n_bodies is the world)."""
-    f = d.frames
-    body_frames(s.body_pos, s.body_quat, m.bodies.inv_mass, m.bodies.inv_inertia,
-                m.bodies.dynamic, f.X, f.R, f.Iw, f.im, f.dyn)
-
-
-@njit
-def blocks(m: Any, d: Any) -> None:
-    """Each world joint's K-orthonormal bilateral rows at the poses of d.frames (d.joints)."""
-    jw, jb, f = m.joints, d.joints, d.frames
-    joint_blocks(jw.jtype, jw.ends, jw.loc, f.X, f.R, f.Iw, f.im, f.dyn, jb.J, jb.W, jb.Linv,
-                 jb.arms, jb.basis)
-
-
-@njit
 def world_joint_rows(m: Any, d: Any, s: Any, vb: np.ndarray) -> None:
-    """Append the world joints' velocity rows (bilateral, friction, limits) to d.rows, with
-    targets from the velocities vb after the free motion; d.frames must be those of s."""
-    jw, jb, f, rows = m.joints, d.joints, d.frames, d.rows
-    if jw.jtype.shape[0] == 0:
+    """Stage 3's world-joint part: blocks at the poses of d.frames (those of s), then the
+    rows; nothing without world joints."""
+    if m.joints.jtype.shape[0] == 0:
         return
     blocks(m, d)
-    start = rows.count[0]
-    end = joint_rows(
-        jw.jtype, jw.ends, jw.loc, jw.s0, jw.limits, jw.has_limits, jw.friction, jw.rrel0,
-        f.X, f.R, f.Iw, f.im, f.dyn, jb.J, jb.W, jb.Linv, jb.arms, jb.basis, vb,
-        m.options.predictive, m.options.dt, start, rows.kind, rows.J_r, rows.W_r, rows.body,
-        rows.J_b, rows.W_b, rows.target, rows.lo, rows.hi, rows.mu, rows.link, rows.lam,
-        jb.first_row, jb.friction_row, jb.limit_row,
-    )
-    for r in range(start, end):  # no robot part, no restitution on world-joint rows
-        rows.robot[r] = False
-        rows.restitution[r] = 0.0
-        rows.gap[r] = 0.0
-        rows.accel[r] = 0.0
-        rows.bounce[r] = 0.0
-        rows.reflect[r] = 0.0
-    rows.count[0] = end
+    joint_rows(m, d, vb)
 
 
 @njit
 def keep_world_joints(m: Any, d: Any, vb: np.ndarray) -> None:
-    """003.md 1.5 step 1: correct vb in place until every joint's predicted error at t + h is
-    within d_max, or max_passes passes have run. d.joints.stats: passes, corrections and
-    the largest predicted error of the last call, corrections in total."""
-    jw, jb, f, opt = m.joints, d.joints, d.frames, m.options
-    if jw.jtype.shape[0] == 0:
+    """003.md 1.5 step 1 on vb (in place): passes over the joints, each joint whose predicted
+    error exceeds d_max receiving lambda' = -L^-1 c / h on its orthonormal rows (that is
+    lambda = -K^-1 c / h on the raw ones), until a pass finds all within d_max or
+    max_passes passes have run. d.joints.stats: passes, corrections and the largest
+    predicted error of the last pass, corrections in total."""
+    jtype, ends = m.joints.jtype, m.joints.ends
+    if jtype.shape[0] == 0:
         return
-    passes, corrections, worst = keep_joints(jw.jtype, jw.ends, jw.loc, jw.rrel0, f.X, f.R,
-                                             jb.W, jb.Linv, jb.basis, vb, opt.dt, opt.d_max,
-                                             opt.max_passes)
+    jb, opt = d.joints, m.options
+    W, Linv = jb.W, jb.Linv
+    h, d_max = opt.dt, opt.d_max
+    nb = vb.shape[0]
+    u = jb.u
+    u[:nb] = vb
+    u[nb] = 0.0
+    cvec = np.zeros(6)
+    lam = np.zeros(6)
+    corrections = 0
+    passes = 0
+    worst = 0.0
+    for _ in range(opt.max_passes):
+        passes += 1
+        worst = 0.0
+        fixed_any = False
+        for j in range(jtype.shape[0]):
+            lin, ang = predicted_error(m, d, j, u, cvec)
+            worst = max(worst, max(lin, ang))
+            if lin <= d_max and ang <= d_max:
+                continue
+            fixed_any = True
+            corrections += 1
+            k = _n_rows(jtype[j])
+            for a in range(k):
+                t = 0.0
+                for b in range(a + 1):
+                    t += Linv[j, a, b] * cvec[b]
+                lam[a] = -t / h
+            for slot in range(2):
+                b = ends[j, slot]
+                for i in range(6):
+                    t = 0.0
+                    for a in range(k):
+                        t += W[j, a, slot, i] * lam[a]
+                    u[b, i] += t
+        if not fixed_any:
+            break
+    vb[:, :] = u[:nb]
     jb.stats[0] = passes
     jb.stats[1] = corrections
     jb.stats[2] = worst
@@ -625,8 +578,8 @@ def keep_world_joints(m: Any, d: Any, vb: np.ndarray) -> None:
 def world_joint_coordinates(m: Any, d: Any, out: np.ndarray) -> None:
     """Revolute angles and prismatic displacements of the world joints (NaN for ball and
     fixed joints) at the poses of d.frames."""
-    jw, f = m.joints, d.frames
+    jw = m.joints
     for j in range(jw.jtype.shape[0]):
         out[j] = np.nan
         if jw.jtype[j] == REVOLUTE or jw.jtype[j] == PRISMATIC:
-            out[j] = joint_coordinate(j, jw.jtype, jw.ends, jw.loc, jw.s0, f.X, f.R)
+            out[j] = joint_coordinate(m, d, j)
