@@ -45,11 +45,6 @@ def madd(a: Vec, s: float, b: Vec) -> Vec:
 
 
 @njit
-def neg(a: Vec) -> Vec:
-    return (-a[0], -a[1], -a[2])
-
-
-@njit
 def dot(a: Vec, b: Vec) -> float:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 

@@ -359,13 +359,13 @@ def sat_polytopes(g: Any, c: Any, ia: int, ib: int, envelope: float) -> int:
         bxa = cross(b, a)
         for eb in range(edge_count[ib]):
             gb = edge_start[ib] + eb
-            c = scale(row(NB, edge_faces[gb, 0]), -1.0)
+            nc = scale(row(NB, edge_faces[gb, 0]), -1.0)
             d = scale(row(NB, edge_faces[gb, 1]), -1.0)
-            cba = dot(c, bxa)
+            cba = dot(nc, bxa)
             dba = dot(d, bxa)
             if cba * dba >= 0.0:
                 continue
-            dxc = cross(d, c)
+            dxc = cross(d, nc)
             adc = dot(a, dxc)
             bdc = dot(b, dxc)
             if not (adc * bdc < 0.0 and cba * bdc > 0.0):

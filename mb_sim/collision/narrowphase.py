@@ -440,13 +440,13 @@ def _feature(g: Any, c: Any, i: int, d: Vec, out: np.ndarray,
         return 3, cnt, bn, 0.0
     if k != CYLINDER and k != CAPSULE:
         return 0, 0, zero, 0.0
-    c = row(gp, i)
+    center = row(gp, i)
     ax = col(gr, i, 2)
     t = dot(ax, d)
     hl = size[i, 1]
     if k == CYLINDER and abs(t) >= COS_TILT:
         sg = 1.0 if t > 0.0 else -1.0
-        cap_polygon(madd(c, sg * hl, ax), ax, col(gr, i, 0), col(gr, i, 1), size[i, 0], sg,
+        cap_polygon(madd(center, sg * hl, ax), ax, col(gr, i, 0), col(gr, i, 1), size[i, 0], sg,
                     out, ids, CAP_POINTS)
         if sg < 0.0:
             for q in range(CAP_POINTS):
@@ -459,8 +459,8 @@ def _feature(g: Any, c: Any, i: int, d: Vec, out: np.ndarray,
         else:
             u = zero
             rad = size[i, 0]
-        put(out, 0, add(madd(c, -hl, ax), u))
-        put(out, 1, add(madd(c, hl, ax), u))
+        put(out, 0, add(madd(center, -hl, ax), u))
+        put(out, 1, add(madd(center, hl, ax), u))
         ids[0] = 0
         ids[1] = 1
         return 2, 2, zero, rad

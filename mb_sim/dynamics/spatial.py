@@ -18,33 +18,6 @@ import numpy as np
 from mb_sim._jit import inline, njit
 
 
-@njit
-def matmul3(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    C = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            C[i, j] = A[i, 0] * B[0, j] + A[i, 1] * B[1, j] + A[i, 2] * B[2, j]
-    return C
-
-
-@njit
-def matvec3(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-    return np.array(
-        [
-            A[0, 0] * x[0] + A[0, 1] * x[1] + A[0, 2] * x[2],
-            A[1, 0] * x[0] + A[1, 1] * x[1] + A[1, 2] * x[2],
-            A[2, 0] * x[0] + A[2, 1] * x[1] + A[2, 2] * x[2],
-        ]
-    )
-
-
-@njit
-def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.array(
-        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-    )
-
-
 @inline
 def dot6(a: np.ndarray, b: np.ndarray) -> float:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]

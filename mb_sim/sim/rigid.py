@@ -54,12 +54,6 @@ def gyroscopic_step(w: np.ndarray, R: np.ndarray, inertia: np.ndarray, h: float,
 
 
 @njit
-def world_inverse_inertia(R: np.ndarray, inv_inertia: np.ndarray) -> np.ndarray:
-    """I_w^-1 = R I_body^-1 R^T (003.md 1.5)."""
-    return R @ inv_inertia @ R.T
-
-
-@njit
 def free_motion(vel: np.ndarray, quat: np.ndarray, inertia: np.ndarray, dynamic: np.ndarray,
                 gravity: np.ndarray, h: float, out: np.ndarray) -> None:
     """Velocities of all free bodies after h of gravity and torque-free rotation, into out."""

@@ -23,12 +23,6 @@ from mb_sim._jit import inline, njit
 from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, TANGENT
 
 
-@njit
-def row_velocity(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray) -> float:
-    """J_r . u: the velocity of row r."""
-    return velocity(rows.J_r, rows.robot, rows.body, rows.J_b, r, qd, vb)
-
-
 @inline
 def velocity(J_r: np.ndarray, robot: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int,
              qd: np.ndarray, vb: np.ndarray) -> float:
@@ -44,12 +38,6 @@ def velocity(J_r: np.ndarray, robot: np.ndarray, body: np.ndarray, J_b: np.ndarr
             for k in range(6):
                 s += J_b[r, slot, k] * vb[b, k]
     return s
-
-
-@njit
-def apply_impulse(rows: Any, r: int, amount: float, qd: np.ndarray, vb: np.ndarray) -> None:
-    """u += W_r amount."""
-    apply(rows.W_r, rows.robot, rows.body, rows.W_b, r, amount, qd, vb)
 
 
 @inline

@@ -288,8 +288,8 @@ def blocks(m: Any, d: Any) -> None:
             for b in range(k):
                 s = 0.0
                 for slot in range(2):
-                    for m in range(6):
-                        s += raw_J[a, slot, m] * raw_W[b, slot, m]
+                    for e in range(6):
+                        s += raw_J[a, slot, e] * raw_W[b, slot, e]
                 K[a, b] = s
         scale = 0.0
         for a in range(k):
@@ -298,8 +298,8 @@ def blocks(m: Any, d: Any) -> None:
         for a in range(k):  # Cholesky, K = L L^T
             for b in range(a + 1):
                 s = K[a, b]
-                for m in range(b):
-                    s -= L[a, m] * L[b, m]
+                for e in range(b):
+                    s -= L[a, e] * L[b, e]
                 if a == b:
                     L[a, a] = np.sqrt(max(s, 1e-14 * scale + 1e-300))
                 else:
@@ -309,20 +309,20 @@ def blocks(m: Any, d: Any) -> None:
         for col in range(k):  # forward substitution: L Li = 1
             for a in range(col, k):
                 s = 1.0 if a == col else 0.0
-                for m in range(col, a):
-                    s -= L[a, m] * Li[m, col]
+                for e in range(col, a):
+                    s -= L[a, e] * Li[e, col]
                 Li[a, col] = s / L[a, a]
         for a in range(6):
             for slot in range(2):
-                for m in range(6):
+                for e in range(6):
                     sj = 0.0
                     sw = 0.0
                     if a < k:
                         for b in range(a + 1):
-                            sj += Li[a, b] * raw_J[b, slot, m]
-                            sw += Li[a, b] * raw_W[b, slot, m]
-                    J[j, a, slot, m] = sj
-                    W[j, a, slot, m] = sw
+                            sj += Li[a, b] * raw_J[b, slot, e]
+                            sw += Li[a, b] * raw_W[b, slot, e]
+                    J[j, a, slot, e] = sj
+                    W[j, a, slot, e] = sw
 
 
 @njit
