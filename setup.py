@@ -2,17 +2,53 @@
 
 `colcon build` and `pip install` both read this file. The share/ files (launch, urdf, config and
 the ament index marker) follow the layout `ros2 launch` and `ros2 run` expect; console scripts land
-in lib/mb_sim through setup.cfg.
+in lib/mb_sim through setup.cfg. `setup.py install` and `develop` (what colcon runs) also compile
+the physics kernels of the installed copy, so the first `ros2 launch` after a build starts at once.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import tempfile
 from glob import glob
 
 from setuptools import find_packages, setup
+from setuptools.command.develop import develop
+from setuptools.command.install import install
 
 PACKAGE = "mb_sim"
+
+
+def compile_kernels(where: str) -> None:
+    """Compile the physics kernels of the package installed in `where`, so that its first
+    simulation starts at once (they are cached beside that copy). Never fails the install:
+    without it the first run compiles them. MB_SIM_SKIP_KERNELS=1 skips it."""
+    if os.environ.get("MB_SIM_SKIP_KERNELS"):
+        return
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (where, os.environ.get("PYTHONPATH", "")) if p)}
+    env.pop("NUMBA_CACHE_DIR", None)
+    with tempfile.TemporaryDirectory() as elsewhere:  # not the source folder's mb_sim
+        result = subprocess.run([sys.executable, "-m", "mb_sim.warmup"], cwd=elsewhere,
+                                env=env, check=False)
+    if result.returncode != 0:
+        print("mb_sim: the kernels were not compiled now; the first simulation will compile "
+              "them", file=sys.stderr)
+
+
+class InstallWithKernels(install):
+    def run(self) -> None:
+        super().run()
+        compile_kernels(os.path.abspath(self.install_lib))
+
+
+class DevelopWithKernels(develop):
+    def run(self) -> None:
+        super().run()
+        if not self.uninstall:
+            compile_kernels(os.path.abspath(os.path.dirname(__file__)))
 
 
 def tree(directory: str) -> list[tuple[str, list[str]]]:
@@ -54,6 +90,7 @@ setup(
     description="Multibody robot simulator (ABA + impulse-based contacts) with a ROS 2 node",
     license="BSD-3-Clause",
     tests_require=["pytest"],
+    cmdclass={"install": InstallWithKernels, "develop": DevelopWithKernels},
     entry_points={
         "console_scripts": [
             "sim_node = mb_sim.ros.sim_node:main",
