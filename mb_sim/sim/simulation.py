@@ -183,12 +183,16 @@ class WorldJointsView:
 class Simulation:
     """A robot (`Model`, optional) and a world (`World`, optional) advanced by fixed steps.
 
-    Without a model, the robot named by the world file (`robot: {urdf: ...}`) is loaded."""
+    Without a model, the robot named by the world file (`robot: {urdf: ...}`) is loaded; a
+    world that names none gives a simulation without a robot (logged once per world file).
+    dt: a number within DT_RANGE s (a warning above DT_WARN); gravity: 3 numbers within
+    +-1e3 m/s^2 (default: the world's); integrator: one of INTEGRATORS. Every method checks
+    its arguments before it changes anything: a refused call leaves the state as it was."""
 
     def __init__(
         self,
         model: Model | None = None,
-        world: object | None = None,
+        world: World | None = None,
         dt: float = 0.001,
         integrator: str = "semi_implicit_euler",
         gravity: Sequence[float] | None = None,
