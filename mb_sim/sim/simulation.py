@@ -224,6 +224,8 @@ class Simulation:
         self.scene: CompiledScene = compile_scene(model, world, dt, integrator, self.gravity)
         self.nv = model.nv if model is not None else 0
         self._effort_warned: set[int] = set()
+        self._effort_cap = (np.minimum(model.effort_limit, EFFORT) if model is not None
+                            else np.zeros(0))
         self._contacts: Contacts | None = Contacts.empty()
         self._data: Data = allocate_data(self.scene.arrays)
         self._initial = self._make_initial_state()
@@ -537,7 +539,7 @@ class Simulation:
         effort limit (EFFORT = 1e6 for a joint without one) are clamped, with one warning per
         joint. On error nothing is changed."""
         tau, _ = self._joint_vector(effort, "effort", self.state.effort)
-        limit = self._effort_limit()
+        limit = self._effort_cap
         over = np.abs(tau) > limit
         for i in np.flatnonzero(over):
             if i not in self._effort_warned:
@@ -547,11 +549,6 @@ class Simulation:
                     tau[i], self.joint_names[i], limit[i],
                 )
         self.state.effort[:] = np.clip(tau, -limit, limit)
-
-    def _effort_limit(self) -> np.ndarray:
-        if self.model is None:
-            return np.zeros(0)
-        return np.minimum(self.model.effort_limit, EFFORT)
 
     # --- poses and energy --------------------------------------------------------------------
     def _robot_poses(self) -> None:
