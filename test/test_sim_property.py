@@ -2,7 +2,7 @@
 behind without an error. Each example runs a few hundred steps; the state is either finite
 after every call or `SimulationError` is raised, leaving the (finite) state of the step before.
 
-Scenes: the arm on the table (efforts within their limits and beyond, states within the limits,
+Scenes: the arm on the table (either integrator, efforts within their limits and beyond, states within the limits,
 dt and gravity within range), and a world of free bodies (sizes, masses, poses and velocities
 drawn within the world file's ranges). Runs are derandomised, so CI sees the same examples
 every time; a failure prints the example that produced it.
@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import mb_sim
 from mb_sim.errors import SimulationError
 from mb_sim.model import world as world_ranges
+from mb_sim.model.compile import INTEGRATORS
 from mb_sim.sim.simulation import DT_RANGE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -79,12 +80,13 @@ arm_efforts = st.tuples(*[mostly(finite(lim), finite(1e3 * lim)) for lim in LIMI
 
 
 @SETTINGS
-@given(dt=dts, gravity=gravities, q=arm_positions, qd=arm_speeds,
+@given(dt=dts, integrator=st.sampled_from(INTEGRATORS), gravity=gravities, q=arm_positions,
+       qd=arm_speeds,
        efforts=st.lists(arm_efforts, min_size=CHUNKS, max_size=CHUNKS),
        later_q=st.none() | arm_positions)
-def test_the_arm_on_the_table_stays_finite_or_raises(dt, gravity, q, qd, efforts,
+def test_the_arm_on_the_table_stays_finite_or_raises(dt, integrator, gravity, q, qd, efforts,
                                                        later_q) -> None:
-    sim = mb_sim.Simulation(MODEL, world=TABLE, dt=dt, gravity=gravity)
+    sim = mb_sim.Simulation(MODEL, world=TABLE, dt=dt, integrator=integrator, gravity=gravity)
     sim.set_initial_state(q=q, qd=qd)
     saved = sim.save_state()
 
