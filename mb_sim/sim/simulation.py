@@ -22,6 +22,10 @@ Same inputs give the same bits: no randomness, fixed iteration order.
 from __future__ import annotations
 
 import logging
+import math
+import numbers
+import operator
+import reprlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -39,8 +43,9 @@ from mb_sim.model.compile import (
     compile_scene,
     scene_record,
 )
-from mb_sim.model.model import Model
-from mb_sim.model.world import World, check_initial_positions
+from mb_sim.model.model import PRISMATIC, Model
+from mb_sim.model.world import GRAVITY as GRAVITY_BOUND
+from mb_sim.model.world import POSITION, SPEED, SPIN, World, check_initial_positions
 from mb_sim.sim.contacts import Contacts
 from mb_sim.sim.data import (
     BAD_EFFORT,
@@ -62,6 +67,66 @@ from mb_sim.solver.rows import TANGENT
 from mb_sim.solver.world_joints import frames, world_joint_coordinates
 
 log = logging.getLogger("mb_sim")
+
+# Accepted arguments of the API (SI units); see the README, "Physics and Python API".
+DT_RANGE = (1e-6, 0.05)  # s
+DT_WARN = 0.01  # s: a warning above this step
+LIMIT_TOLERANCE = 1e-3  # rad or m that set_state accepts beyond a joint limit
+EFFORT = 1e6  # N m or N: the effort limit of a joint whose URDF gives none
+# |q| <= POSITION (rad or m), |qd| <= SPIN rad/s (revolute) or SPEED m/s (prismatic),
+# gravity components within +-GRAVITY_BOUND m/s^2: the bounds of the world file
+_FIELDS = ("clock", "q", "qd", "effort", "body_pos", "body_quat", "body_vel", "warm_count")
+_robotless_reported: set[str] = set()
+
+
+def _show(value: object) -> str:
+    """A value for a message, never longer than about 80 characters."""
+    text = reprlib.repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_dt(dt: object) -> float:
+    """dt as a float: a number of seconds within DT_RANGE (a warning above DT_WARN)."""
+    if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, numbers.Real):
+        raise TypeError(f"dt must be a number of seconds, got {_show(dt)} "
+                        f"({type(dt).__name__})")
+    value = float(dt)
+    lo, hi = DT_RANGE
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise ValueError(f"dt must be within [{lo:g}, {hi:g}] s, got {value!r}")
+    if value > DT_WARN:
+        log.warning("dt = %g s is above %g s: contacts and joint limits may jitter or "
+                    "blow up (raising SimulationError); 0.001 s is the default",
+                    value, DT_WARN)
+    return value
+
+
+def check_gravity(gravity: object, source: str = "gravity") -> np.ndarray:
+    """gravity as an array of 3 finite numbers, each within +-GRAVITY_BOUND m/s^2."""
+    allowed = f"3 numbers [x, y, z] in m/s^2, each within +-{GRAVITY_BOUND:g}"
+    try:
+        g = np.asarray(gravity)
+    except (TypeError, ValueError):
+        g = np.asarray(None)
+    if g.dtype.kind not in "iuf":
+        raise TypeError(f"{source} must be {allowed}, got {_show(gravity)}")
+    if g.shape != (3,):
+        raise ValueError(f"{source} must be {allowed}, got {g.size} value(s): {_show(gravity)}")
+    g = g.astype(float)
+    if not (np.all(np.isfinite(g)) and np.all(np.abs(g) <= GRAVITY_BOUND)):
+        raise ValueError(f"{source} must be {allowed}, got {_show(gravity)}")
+    return g
+
+
+def _report_robotless(world: World) -> None:
+    """Once per world file: a world without `robot: {urdf: ...}` gives a simulation without a
+    robot unless the model is passed."""
+    if world.source in _robotless_reported:
+        return
+    _robotless_reported.add(world.source)
+    log.warning("world %s names no robot (robot: {urdf: ...}), so the simulation has none; "
+                "to simulate a robot in it, pass the model: Simulation(mb_sim.load_urdf(path), "
+                "world)", world.source)
 
 
 def _quat_xyzw(R: np.ndarray) -> np.ndarray:
@@ -118,35 +183,49 @@ class WorldJointsView:
 class Simulation:
     """A robot (`Model`, optional) and a world (`World`, optional) advanced by fixed steps.
 
-    Without a model, the robot named by the world file (`robot: {urdf: ...}`) is loaded."""
+    Without a model, the robot named by the world file (`robot: {urdf: ...}`) is loaded; a
+    world that names none gives a simulation without a robot (logged once per world file).
+    dt: a number within DT_RANGE s (a warning above DT_WARN); gravity: 3 numbers within
+    +-1e3 m/s^2 (default: the world's); integrator: one of INTEGRATORS. Every method checks
+    its arguments before it changes anything: a refused call leaves the state as it was."""
 
     def __init__(
         self,
         model: Model | None = None,
-        world: object | None = None,
+        world: World | None = None,
         dt: float = 0.001,
         integrator: str = "semi_implicit_euler",
         gravity: Sequence[float] | None = None,
     ):
-        if not (np.isfinite(dt) and dt > 0):
-            raise ValueError(f"dt must be a positive number of seconds, got {dt!r}")
-        if integrator not in INTEGRATORS:
-            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {integrator!r}")
-        robot = getattr(world, "robot", None)
-        if model is None and getattr(robot, "urdf", None):
+        dt = check_dt(dt)
+        if not isinstance(integrator, str) or integrator not in INTEGRATORS:
+            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {_show(integrator)}")
+        if model is not None and not isinstance(model, Model):
+            raise TypeError(f"model must be a Model (mb_sim.load_urdf) or None, got "
+                            f"{_show(model)}")
+        if world is not None and not isinstance(world, World):
+            raise TypeError(f"world must be a World (mb_sim.load_world) or None, got "
+                            f"{_show(world)}")
+        if gravity is None:
+            gravity = world.gravity if world is not None else GRAVITY
+            self.gravity = check_gravity(gravity, "the world's gravity")
+        else:
+            self.gravity = check_gravity(gravity)
+        if model is None and world is not None and world.robot.urdf:
             from mb_sim.model.urdf import load_urdf
 
-            model = load_urdf(robot.urdf)
-        if model is not None and isinstance(world, World):
+            model = load_urdf(world.robot.urdf)
+        elif model is None and world is not None:
+            _report_robotless(world)
+        if model is not None and world is not None:
             check_initial_positions(world, model)
         self.model = model
         self.world = world
-        if gravity is None:
-            gravity = getattr(world, "gravity", GRAVITY) if world is not None else GRAVITY
-        self.gravity = np.array(gravity, dtype=float)
         self.scene: CompiledScene = compile_scene(model, world, dt, integrator, self.gravity)
         self.nv = model.nv if model is not None else 0
         self._effort_warned: set[int] = set()
+        self._effort_cap = (np.minimum(model.effort_limit, EFFORT) if model is not None
+                            else np.zeros(0))
         self._contacts: Contacts | None = Contacts.empty()
         self._data: Data = allocate_data(self.scene.arrays)
         self._initial = self._make_initial_state()
@@ -202,7 +281,10 @@ class Simulation:
         return self.scene.arrays.options
 
     def set_options(self, **changes: Any) -> None:
-        """Change solver settings between steps (names of `Options`)."""
+        """Change solver settings between steps (names of `Options`; dt as in the
+        constructor)."""
+        if "dt" in changes:
+            changes["dt"] = check_dt(changes["dt"])
         arrays = self.scene.arrays._replace(options=self.options._replace(**changes))
         object.__setattr__(self.scene, "arrays", arrays)
         self._m = scene_record(arrays)
@@ -281,23 +363,84 @@ class Simulation:
             body_b=tuple(names[g] for g in c.geom_b[:k]),
         )
 
-    def set_state(self, q: object = None, qd: object = None) -> None:
-        """Set joint positions and/or velocities (arrays in q order or {joint: value})."""
-        new_q = None if q is None else self._joint_vector(q, "q", self.state.q)
-        new_qd = None if qd is None else self._joint_vector(qd, "qd", self.state.qd)
-        if new_q is not None:
-            self.state.q[:] = new_q
-        if new_qd is not None:
-            self.state.qd[:] = new_qd
-        self.state.clear_warm_start()
+    def set_state(self, q: object = None, qd: object = None, clamp: bool = False) -> None:
+        """Set joint positions and/or velocities (arrays in q order or {joint: value}; joints
+        not named keep their values).
 
-    def set_initial_state(self, q: object = None, qd: object = None) -> None:
-        """Change what `reset()` returns to, and reset."""
+        Values must be finite, |q| <= 1e5 (rad or m), |qd| <= 1e4 rad/s (revolute) or 1e3 m/s
+        (prismatic), and q within the joint limits up to LIMIT_TOLERANCE; with `clamp=True`
+        positions beyond a limit are clamped to it, with a warning. On error (ValueError,
+        TypeError, KeyError) nothing is changed."""
+        new_q, new_qd = self._checked_state(q, qd, clamp, self.state)
+        self._write_state(new_q, new_qd)
+
+    def set_initial_state(self, q: object = None, qd: object = None,
+                          clamp: bool = False) -> None:
+        """Change what `reset()` returns to (checked as `set_state`; joints not named keep
+        their initial values), and reset. On error nothing is changed."""
+        new_q, new_qd = self._checked_state(q, qd, clamp, self._initial)
         self.reset()
-        self.set_state(q, qd)
+        self._write_state(new_q, new_qd)
         self._initial = self.state.copy()
 
+    def _checked_state(self, q: object, qd: object, clamp: bool,
+                       base: State) -> tuple[np.ndarray | None, np.ndarray | None]:
+        new_q = new_qd = None
+        if q is not None:
+            new_q, given = self._joint_vector(q, "q", base.q)
+            self._check_bound(new_q, given, "q", np.full(self.nv, POSITION), "rad or m")
+            new_q = self._within_limits(new_q, given, clamp)
+        if qd is not None:
+            new_qd, given = self._joint_vector(qd, "qd", base.qd)
+            bound = np.full(self.nv, SPIN)
+            if self.model is not None:
+                bound[self.model.joint_type == PRISMATIC] = SPEED
+            self._check_bound(new_qd, given, "qd", bound, "rad/s or m/s")
+        return new_q, new_qd
+
+    def _write_state(self, q: np.ndarray | None, qd: np.ndarray | None) -> None:
+        if q is not None:
+            self.state.q[:] = q
+        if qd is not None:
+            self.state.qd[:] = qd
+        self.state.clear_warm_start()
+
+    def _check_bound(self, values: np.ndarray, given: np.ndarray, what: str,
+                     bound: np.ndarray, unit: str) -> None:
+        over = given & (np.abs(values) > bound)
+        if over.any():
+            i = int(np.flatnonzero(over)[0])
+            raise ValueError(f"{what} for joint {self.joint_names[i]!r} is {values[i]:g}; "
+                             f"allowed: |{what}| <= {bound[i]:g} {unit}")
+
+    def _within_limits(self, q: np.ndarray, given: np.ndarray, clamp: bool) -> np.ndarray:
+        """q itself when the given joints are within their limits (up to LIMIT_TOLERANCE);
+        with clamp, a copy clamped to the limits; ValueError otherwise."""
+        if self.model is None:
+            return q
+        lower, upper = self.model.lower, self.model.upper
+        out = given & ((q < lower - LIMIT_TOLERANCE) | (q > upper + LIMIT_TOLERANCE))
+        if not out.any():
+            return q
+        bad = np.flatnonzero(out)
+        shown = ", ".join(f"{self.joint_names[i]!r} = {q[i]:g} (limits [{lower[i]:g}, "
+                          f"{upper[i]:g}])" for i in bad[:10])
+        if len(bad) > 10:
+            shown += f", ... ({len(bad)} in all)"
+        if clamp:
+            log.warning("set_state: q clamped to the joint limits: %s", shown)
+            clamped = q.copy()
+            clamped[bad] = np.clip(q[bad], lower[bad], upper[bad])
+            return clamped
+        i = int(bad[0])
+        hint = ""
+        if self.model.joint_type[i] != PRISMATIC and lower[i] <= math.radians(q[i]) <= upper[i]:
+            hint = " (q is in radians, not degrees)"
+        raise ValueError(f"q outside the joint limits beyond {LIMIT_TOLERANCE:g} rad or m: "
+                         f"{shown}{hint}; set_state(..., clamp=True) clamps with a warning")
+
     def reset(self) -> None:
+        """Back to the initial state (the start, or the last `set_initial_state`)."""
         self.restore_state(self._initial)
         self._contacts = Contacts.empty()
         self._data.contacts.count[:] = 0
@@ -306,27 +449,84 @@ class Simulation:
         return self.state.copy()
 
     def restore_state(self, state: State) -> None:
-        if self.state.same_shapes(state):
-            self.state.copy_from(state)
-        else:
-            self.state = state.copy()
-            self._bind()
+        """Continue from a State of `save_state()` of this simulation (or one built from the
+        same robot and world): the same bits follow as after the save. A state of another
+        shape or with a non-finite value is refused (ValueError) and nothing is changed."""
+        if not isinstance(state, State):
+            raise TypeError(f"restore_state needs a State from save_state(), got "
+                            f"{_show(state)}")
+        mine = self.state
+        for name in _FIELDS:
+            theirs, ours = np.shape(getattr(state, name)), getattr(mine, name).shape
+            if theirs != ours:
+                raise ValueError(
+                    f"restore_state: the state's {name} has shape {theirs}, this simulation's "
+                    f"{ours} ({self.nv} joints, {len(self.body_names)} bodies): a state of "
+                    "another simulation")
+        n = int(state.warm_count[0])
+        w = np.shape(state.warm_key)
+        if len(w) != 1 or np.shape(state.warm_value) != (w[0], 4) or not 0 <= n <= w[0]:
+            raise ValueError(f"restore_state: warm_count {n} with warm_key {w} and warm_value "
+                             f"{np.shape(state.warm_value)}: not a state of save_state()")
+        for name in _FIELDS[:-1]:
+            values = np.asarray(getattr(state, name))
+            bad = ~np.isfinite(values)
+            if bad.any():
+                raise ValueError(f"restore_state: the state's {name} holds a non-finite value "
+                                 f"({self._where(name, bad)}); nothing was restored")
+        if not np.all(np.isfinite(state.warm_value[:n])):
+            raise ValueError("restore_state: the state's warm_value holds a non-finite value; "
+                             "nothing was restored")
+        while self.state.warm_key.shape[0] < n:  # saved by a simulation that had grown more
+            self._grow()
+        mine = self.state
+        for name in _FIELDS:
+            np.copyto(getattr(mine, name), getattr(state, name))
+        k = min(state.warm_key.shape[0], mine.warm_key.shape[0])  # >= n
+        mine.warm_key[:k], mine.warm_key[k:] = state.warm_key[:k], 0
+        mine.warm_value[:k], mine.warm_value[k:] = state.warm_value[:k], 0.0
         self._contacts = None
 
-    def _joint_vector(self, value: object, what: str, current: np.ndarray) -> np.ndarray:
+    def _where(self, name: str, bad: np.ndarray) -> str:
+        i = int(np.flatnonzero(bad.reshape(bad.shape[0], -1).any(axis=1))[0])
+        if name in ("q", "qd", "effort"):
+            return f"joint {self.joint_names[i]!r}"
+        if name.startswith("body_"):
+            return f"body {self.body_names[i]!r}"
+        return "time"
+
+    def _joint_vector(self, value: object, what: str,
+                      current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(the new values, which joints were given) from an array in q order or a mapping
+        {joint: value}; TypeError, KeyError or ValueError naming the joint and value."""
+        given = np.zeros(self.nv, dtype=bool)
         if isinstance(value, Mapping):
             out = current.copy()
             for name, v in value.items():
-                out[self._joint_index(name)] = float(v)
+                i = self._joint_index(name)
+                if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+                    raise TypeError(f"{what} for joint {name!r} must be a number, got {_show(v)}")
+                out[i] = float(v)
+                given[i] = True
         else:
-            out = np.array(value, dtype=float).reshape(-1)
-            if out.shape != (self.nv,):
-                raise ValueError(f"{what} needs {self.nv} values in joint order, got {out.shape[0]}")
+            try:
+                arr = np.asarray(value)
+            except (TypeError, ValueError):
+                arr = np.asarray(None)
+            if arr.dtype.kind not in "iuf":
+                raise TypeError(f"{what} must be numbers in joint order or {{joint: value}}, "
+                                f"got {_show(value)}")
+            out = arr.astype(float).reshape(-1)
+            if arr.ndim > 1 or out.shape != (self.nv,):
+                raise ValueError(f"{what} needs {self.nv} values in joint order "
+                                 f"{list(self.joint_names)[:10]}, got shape {arr.shape}")
+            given[:] = True
         bad = ~np.isfinite(out)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"{what} for joint {self.joint_names[i]!r} is {out[i]}")
-        return out
+            raise ValueError(f"{what} for joint {self.joint_names[i]!r} is {out[i]}; "
+                             "a finite number is needed")
+        return out, given
 
     def _joint_index(self, name: str) -> int:
         if self.model is None:
@@ -335,10 +535,11 @@ class Simulation:
 
     def set_effort(self, effort: object) -> None:
         """Joint efforts (N m or N) held until changed: an array in q order or {joint: value}
-        (joints not named keep their effort). Values beyond the URDF effort limit are clamped,
-        with one warning per joint."""
-        tau = self._joint_vector(effort, "effort", self.state.effort)
-        limit = self.model.effort_limit if self.model is not None else np.zeros(0)
+        (joints not named keep their effort). Values must be finite; values beyond the URDF
+        effort limit (EFFORT = 1e6 for a joint without one) are clamped, with one warning per
+        joint. On error nothing is changed."""
+        tau, _ = self._joint_vector(effort, "effort", self.state.effort)
+        limit = self._effort_cap
         over = np.abs(tau) > limit
         for i in np.flatnonzero(over):
             if i not in self._effort_warned:
@@ -425,8 +626,16 @@ class Simulation:
     def step(self, n: int = 1) -> None:
         """Advance n steps of dt (one compiled call; more when the contacts outgrow the
         workspace). A step that makes the state non-finite raises `SimulationError` and
-        leaves the state of the step before."""
-        left = int(n)
+        leaves the state of the step before. n: a non-negative integer."""
+        if isinstance(n, (bool, np.bool_)):
+            raise TypeError(f"step(n): n must be a non-negative integer, got {n!r}")
+        try:
+            left = operator.index(n)
+        except TypeError:
+            raise TypeError(f"step(n): n must be a non-negative integer, got {_show(n)} "
+                            f"({type(n).__name__})") from None
+        if left < 0:
+            raise ValueError(f"step(n): n must be a non-negative integer, got {left}")
         info = self._data.work.info
         while left > 0:
             step(self._sim, left)
