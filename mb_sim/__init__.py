@@ -5,7 +5,7 @@ The physics is a plain Python library: `load_urdf` compiles a robot, `aba`/`rnea
 """
 
 from mb_sim.dynamics import aba, crba, hybrid, rnea
-from mb_sim.errors import ModelError, WorldError
+from mb_sim.errors import ModelError, SimulationError, WorldError
 from mb_sim.model import Geometry, Model, load_urdf
 from mb_sim.model.world import World, load_world
 from mb_sim.sim import Contacts, Simulation, State
@@ -16,6 +16,7 @@ __all__ = [
     "Model",
     "ModelError",
     "Simulation",
+    "SimulationError",
     "State",
     "World",
     "WorldError",
