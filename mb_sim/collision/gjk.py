@@ -17,7 +17,8 @@ import math
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.collision._vec import (
+from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, SPHERE
+from mb_sim.vec3 import (
     Vec,
     add,
     any_perpendicular,
@@ -34,7 +35,6 @@ from mb_sim.collision._vec import (
     scale,
     sub,
 )
-from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, SPHERE
 
 GJK_MAX_ITER = 64
 EPA_MAX_ITER = 128

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.collision._vec import (
+from mb_sim.vec3 import (
     Vec,
     add,
     cross,

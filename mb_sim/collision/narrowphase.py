@@ -25,23 +25,6 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.collision._vec import (
-    Vec,
-    add,
-    any_perpendicular,
-    col,
-    cross,
-    dot,
-    madd,
-    norm,
-    normalize,
-    put,
-    rot_mul,
-    rot_tmul,
-    row,
-    scale,
-    sub,
-)
 from mb_sim.collision.broadphase import BroadPhase, broad_phase
 from mb_sim.collision.buffer import (
     CAP_POINTS,
@@ -72,6 +55,23 @@ from mb_sim.model.shapes import (
     PLANE,
     SPHERE,
     CollisionScene,
+)
+from mb_sim.vec3 import (
+    Vec,
+    add,
+    any_perpendicular,
+    col,
+    cross,
+    dot,
+    madd,
+    norm,
+    normalize,
+    put,
+    rot_mul,
+    rot_tmul,
+    row,
+    scale,
+    sub,
 )
 
 FEATURE_TILT = 0.2

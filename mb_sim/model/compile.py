@@ -43,6 +43,7 @@ from mb_sim.model.world import (
     SolverSettings,
     rotation_from_quat,
 )
+from mb_sim.vec3 import frame_around
 
 log = logging.getLogger("mb_sim")
 
@@ -355,12 +356,6 @@ def geoms_of(cs: CollisionScene) -> Geoms:
     )
 
 
-def _perpendicular(n: np.ndarray) -> np.ndarray:
-    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.6 else np.array([0.0, 1.0, 0.0])
-    t = np.cross(n, a)
-    return t / np.linalg.norm(t)
-
-
 def compile_world_joints(world: Any, body_names: tuple[str, ...],
                          body_quat: np.ndarray) -> WorldJoints:
     joints = tuple(getattr(world, "joints", ()) or ())
@@ -388,7 +383,7 @@ def compile_world_joints(world: Any, body_names: tuple[str, ...],
         Rc = rotation_from_quat(body_quat[c])
         Rp = np.eye(3) if p == nb else rotation_from_quat(body_quat[p])
         axis = np.asarray(jt.axis, dtype=float)
-        ref = _perpendicular(axis)
+        ref = np.array(frame_around(tuple(axis))[0])
         loc[i, CHILD_ANCHOR] = jt.child_anchor_local
         loc[i, PARENT_ANCHOR] = jt.parent_anchor_local
         loc[i, CHILD_AXIS] = jt.child_axis_local

@@ -21,22 +21,17 @@ from mb_sim.model.compile import BODY, ROBOT
 from mb_sim.solver.pgs import velocity
 from mb_sim.solver.response import add_robot_point, body_point
 from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT
+from mb_sim.vec3 import frame_around
 
 
 @njit
 def tangent_basis(n: np.ndarray, dirs: np.ndarray) -> None:
     """dirs = [n, t1, t2], a right-handed orthonormal frame around the normal n."""
-    if abs(n[0]) < 0.6:  # t1 = n x e_x
-        t = (0.0, n[2], -n[1])
-    else:  # t1 = n x e_y
-        t = (-n[2], 0.0, n[0])
-    norm = np.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+    t1, t2 = frame_around((n[0], n[1], n[2]))
     for k in range(3):
         dirs[0, k] = n[k]
-        dirs[1, k] = t[k] / norm
-    dirs[2, 0] = n[1] * dirs[1, 2] - n[2] * dirs[1, 1]
-    dirs[2, 1] = n[2] * dirs[1, 0] - n[0] * dirs[1, 2]
-    dirs[2, 2] = n[0] * dirs[1, 1] - n[1] * dirs[1, 0]
+        dirs[1, k] = t1[k]
+        dirs[2, k] = t2[k]
 
 
 @njit

@@ -74,79 +74,40 @@ from mb_sim.model.compile import PARENT_ANCHOR as _PA
 from mb_sim.model.compile import PARENT_AXIS as _PAX
 from mb_sim.model.compile import PARENT_REF as _PREF
 from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, SCALAR, clear_row
+from mb_sim.vec3 import (
+    Vec,
+    add,
+    cross,
+    dot,
+    frame_around,
+    madd,
+    norm,
+    rot_mul,
+    rotate,
+    row,
+    scale,
+    sub,
+)
 
 REVOLUTE = REVOLUTE_JOINT
 PRISMATIC = PRISMATIC_JOINT
 FIXED = FIXED_JOINT
+AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 
 # --------------------------------------------------------------------------------------------
-# Small vector helpers
+# Rotations
 
 
 @njit
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    out = np.empty(3)
-    out[0] = a[1] * b[2] - a[2] * b[1]
-    out[1] = a[2] * b[0] - a[0] * b[2]
-    out[2] = a[0] * b[1] - a[1] * b[0]
-    return out
-
-
-@njit
-def _mv(A: np.ndarray, x: np.ndarray) -> np.ndarray:
-    out = np.empty(3)
-    for i in range(3):
-        out[i] = A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2]
-    return out
-
-
-@njit
-def _dot(a: np.ndarray, b: np.ndarray) -> float:
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit
-def _rotate(w: np.ndarray, h: float, r: np.ndarray) -> np.ndarray:
-    """exp(h w~) r: r turned by the angle |w| h about w (Rodrigues)."""
-    ax, ay, az = w[0] * h, w[1] * h, w[2] * h
-    angle = np.sqrt(ax * ax + ay * ay + az * az)
-    out = np.empty(3)
-    if angle < 1e-14:
-        out[0] = r[0] + ay * r[2] - az * r[1]
-        out[1] = r[1] + az * r[0] - ax * r[2]
-        out[2] = r[2] + ax * r[1] - ay * r[0]
-        return out
-    kx, ky, kz = ax / angle, ay / angle, az / angle
-    c, s = np.cos(angle), np.sin(angle)
-    kr = (kx * r[0] + ky * r[1] + kz * r[2]) * (1.0 - c)
-    out[0] = r[0] * c + (ky * r[2] - kz * r[1]) * s + kx * kr
-    out[1] = r[1] * c + (kz * r[0] - kx * r[2]) * s + ky * kr
-    out[2] = r[2] * c + (kx * r[1] - ky * r[0]) * s + kz * kr
-    return out
-
-
-@njit
-def _rotate_matrix(w: np.ndarray, h: float, R: np.ndarray) -> np.ndarray:
+def _rotate_matrix(w: Vec, h: float, R: np.ndarray) -> np.ndarray:
     """exp(h w~) R, column by column."""
     out = np.empty((3, 3))
-    col = np.empty(3)
     for j in range(3):
-        for i in range(3):
-            col[i] = R[i, j]
-        c = _rotate(w, h, col)
+        c = rotate(w, h, (R[0, j], R[1, j], R[2, j]))
         for i in range(3):
             out[i, j] = c[i]
     return out
-
-
-@njit
-def _perpendicular(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Two unit vectors completing n to a right-handed orthonormal basis."""
-    a = np.array([1.0, 0.0, 0.0]) if abs(n[0]) < 0.6 else np.array([0.0, 1.0, 0.0])
-    t1 = _cross(n, a)
-    t1 /= np.sqrt(_dot(t1, t1))
-    return t1, _cross(n, t1)
 
 
 @njit
@@ -156,7 +117,7 @@ def _rotation_vector(E: np.ndarray) -> np.ndarray:
     v[0] = 0.5 * (E[2, 1] - E[1, 2])
     v[1] = 0.5 * (E[0, 2] - E[2, 0])
     v[2] = 0.5 * (E[1, 0] - E[0, 1])
-    s = np.sqrt(_dot(v, v))
+    s = np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
     c = 0.5 * (E[0, 0] + E[1, 1] + E[2, 2] - 1.0)
     if s < 1e-12:
         return v
@@ -212,8 +173,8 @@ def _n_rows(jtype: int) -> int:
 
 
 @njit
-def _set_row(f: Any, Jr: np.ndarray, Wr: np.ndarray, point: bool, d: np.ndarray,
-             rc: np.ndarray, rp: np.ndarray, ends: np.ndarray) -> None:
+def _set_row(f: Any, Jr: np.ndarray, Wr: np.ndarray, point: bool, d: Vec, rc: Vec, rp: Vec,
+             ends: np.ndarray) -> None:
     """J and W = M^-1 J^T of one constraint row between the bodies ends = (child, parent)
     (frames f): slot 0 the child (+), slot 1 the parent (-). A point row along d acts at the
     lever arms rc, rp; an angular row is a pure torque."""
@@ -226,14 +187,13 @@ def _set_row(f: Any, Jr: np.ndarray, Wr: np.ndarray, point: bool, d: np.ndarray,
         if not dyn[b]:
             continue
         sign = 1.0 if slot == 0 else -1.0
+        arm = d
         if point:
-            arm = _cross(rc if slot == 0 else rp, d)
+            arm = cross(rc if slot == 0 else rp, d)
             for k in range(3):
                 Jr[slot, k] = sign * d[k]
                 Wr[slot, k] = sign * im[b] * d[k]
-        else:
-            arm = d
-        Ia = _mv(Iw[b], arm)
+        Ia = rot_mul(Iw, b, arm)
         for k in range(3):
             Jr[slot, 3 + k] = sign * arm[k]
             Wr[slot, 3 + k] = sign * Ia[k]
@@ -257,16 +217,15 @@ def blocks(m: Any, d: Any) -> None:
     raw_W = np.zeros((6, 2, 6))
     K = np.zeros((6, 6))
     L = np.zeros((6, 6))
-    dv = np.zeros(3)
     for j in range(jtype.shape[0]):
         c, p = ends[j, 0], ends[j, 1]
-        rc = _mv(R[c], loc[j, _CA])
-        rp = _mv(R[p], loc[j, _PA])
-        n = _mv(R[p], loc[j, _PAX])
-        t1, t2 = _perpendicular(n)
+        rc = rot_mul(R, c, row(loc[j], _CA))
+        rp = rot_mul(R, p, row(loc[j], _PA))
+        n = rot_mul(R, p, row(loc[j], _PAX))
+        t1, t2 = frame_around(n)
         t = jtype[j]
         if t == PRISMATIC:  # the parent is pushed where the child's point is
-            rp = X[c] + rc - X[p]
+            rp = sub(add(row(X, c), rc), row(X, p))
         for i in range(3):
             arms[j, 0, i] = rc[i]
             arms[j, 1, i] = rp[i]
@@ -279,10 +238,9 @@ def blocks(m: Any, d: Any) -> None:
             point = a < n_linear
             i = a if point else a - n_linear
             if (t == PRISMATIC and point) or (t == REVOLUTE and not point):
-                dv[:] = t1 if i == 0 else t2
+                dv = t1 if i == 0 else t2
             else:
-                dv[:] = 0.0
-                dv[i] = 1.0
+                dv = AXES[i]
             _set_row(f, raw_J[a], raw_W[a], point, dv, rc, rp, ends[j])
         for a in range(k):
             for b in range(k):
@@ -332,13 +290,14 @@ def joint_coordinate(m: Any, d: Any, j: int) -> float:
     jtype, ends, loc, s0 = m.joints.jtype, m.joints.ends, m.joints.loc, m.joints.s0
     X, R = d.frames.X, d.frames.R
     c, p = ends[j, 0], ends[j, 1]
-    n = _mv(R[p], loc[j, _PAX])
+    n = rot_mul(R, p, row(loc[j], _PAX))
     if jtype[j] == REVOLUTE:
-        up = _mv(R[p], loc[j, _PREF])
-        uc = _mv(R[c], loc[j, _CREF])
-        return np.arctan2(_dot(n, _cross(up, uc)), _dot(up, uc))
-    gap = X[c] + _mv(R[c], loc[j, _CA]) - X[p] - _mv(R[p], loc[j, _PA])
-    return _dot(gap, n) - s0[j]
+        up = rot_mul(R, p, row(loc[j], _PREF))
+        uc = rot_mul(R, c, row(loc[j], _CREF))
+        return np.arctan2(dot(n, cross(up, uc)), dot(up, uc))
+    gap = sub(add(row(X, c), rot_mul(R, c, row(loc[j], _CA))),
+              add(row(X, p), rot_mul(R, p, row(loc[j], _PA))))
+    return dot(gap, n) - s0[j]
 
 
 # --------------------------------------------------------------------------------------------
@@ -353,34 +312,36 @@ def predicted_error(m: Any, d: Any, j: int, u: np.ndarray,
     jtype, ends, loc, rrel0 = m.joints.jtype, m.joints.ends, m.joints.loc, m.joints.rrel0
     X, R, basis, h = d.frames.X, d.frames.R, d.joints.basis, m.options.dt
     c, p = ends[j, 0], ends[j, 1]
-    wc = u[c, 3:]
-    wp = u[p, 3:]
-    pc = X[c] + h * u[c, :3] + _rotate(wc, h, _mv(R[c], loc[j, _CA]))
-    pp = X[p] + h * u[p, :3] + _rotate(wp, h, _mv(R[p], loc[j, _PA]))
-    g = pc - pp
+    wc = (u[c, 3], u[c, 4], u[c, 5])
+    wp = (u[p, 3], u[p, 4], u[p, 5])
+    pc = add(madd(row(X, c), h, (u[c, 0], u[c, 1], u[c, 2])),
+             rotate(wc, h, rot_mul(R, c, row(loc[j], _CA))))
+    pp = add(madd(row(X, p), h, (u[p, 0], u[p, 1], u[p, 2])),
+             rotate(wp, h, rot_mul(R, p, row(loc[j], _PA))))
+    g = sub(pc, pp)
     t = jtype[j]
     lin = 0.0
     ang = 0.0
     if t == PRISMATIC:
-        n = _rotate(wp, h, _mv(R[p], loc[j, _PAX]))
-        g = g - _dot(g, n) * n
-        c_out[0] = _dot(g, basis[j, 1])
-        c_out[1] = _dot(g, basis[j, 2])
+        n = rotate(wp, h, rot_mul(R, p, row(loc[j], _PAX)))
+        g = madd(g, -dot(g, n), n)
+        c_out[0] = dot(g, row(basis[j], 1))
+        c_out[1] = dot(g, row(basis[j], 2))
     else:
         for i in range(3):
             c_out[i] = g[i]
-    lin = np.sqrt(_dot(g, g))
+    lin = norm(g)
     if t == REVOLUTE:
-        ap = _rotate(wp, h, _mv(R[p], loc[j, _PAX]))
-        ac = _rotate(wc, h, _mv(R[c], loc[j, _CAX]))
-        axis = _cross(ap, ac)  # rotation from the parent's axis to the child's
-        s = np.sqrt(_dot(axis, axis))
+        ap = rotate(wp, h, rot_mul(R, p, row(loc[j], _PAX)))
+        ac = rotate(wc, h, rot_mul(R, c, row(loc[j], _CAX)))
+        axis = cross(ap, ac)  # rotation from the parent's axis to the child's
+        s = norm(axis)
         err = axis
         if s > 1e-300:
-            err = axis * (np.arctan2(s, _dot(ap, ac)) / s)
-        c_out[3] = _dot(err, basis[j, 1])
-        c_out[4] = _dot(err, basis[j, 2])
-        ang = np.sqrt(_dot(err, err))
+            err = scale(axis, np.arctan2(s, dot(ap, ac)) / s)
+        c_out[3] = dot(err, row(basis[j], 1))
+        c_out[4] = dot(err, row(basis[j], 2))
+        ang = norm(err)
     elif t == PRISMATIC or t == FIXED:
         Rc = _rotate_matrix(wc, h, R[c])
         Rt = _rotate_matrix(wp, h, R[p]) @ rrel0[j]
@@ -388,7 +349,7 @@ def predicted_error(m: Any, d: Any, j: int, u: np.ndarray,
         o = 2 if t == PRISMATIC else 3
         for i in range(3):
             c_out[o + i] = phi[i]
-        ang = np.sqrt(_dot(phi, phi))
+        ang = np.sqrt(phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2])
     return lin, ang
 
 
@@ -439,7 +400,6 @@ def joint_rows(m: Any, d: Any, vb: np.ndarray) -> None:
     predictive, h = m.options.predictive, m.options.dt
     Jf = np.zeros((2, 6))
     Wf = np.zeros((2, 6))
-    dv = np.zeros(3)
     cvec = np.zeros(6)
     nb = vb.shape[0]
     u = jb.u
@@ -465,22 +425,22 @@ def joint_rows(m: Any, d: Any, vb: np.ndarray) -> None:
             clear_row(rows, r, SCALAR, goal, -np.inf, np.inf)
             _write_row(rows, r, J[j, a], W[j, a], ends[j], dyn)
             r += 1
-        n = basis[j, 0]
+        n = row(basis[j], 0)
         friction_row[j] = -1
         bound = friction[j] * h
         if friction[j] > 0.0:
             friction_row[j] = r
             if t == BALL_JOINT:
                 for a in range(3):
-                    dv[:] = 0.0
-                    dv[a] = 1.0
-                    _set_row(f, Jf, Wf, False, dv, arms[j, 0], arms[j, 1], ends[j])
+                    _set_row(f, Jf, Wf, False, AXES[a], row(arms[j], 0), row(arms[j], 1),
+                             ends[j])
                     _project_out(Jf, Wf, J, W, j, k)
                     clear_row(rows, r, BALL if a == 0 else FOLLOWER, 0.0, -bound, bound)
                     _write_row(rows, r, Jf, Wf, ends[j], dyn)
                     r += 1
             else:
-                _set_row(f, Jf, Wf, t == PRISMATIC, n, arms[j, 0], arms[j, 1], ends[j])
+                _set_row(f, Jf, Wf, t == PRISMATIC, n, row(arms[j], 0), row(arms[j], 1),
+                         ends[j])
                 _project_out(Jf, Wf, J, W, j, k)
                 clear_row(rows, r, SCALAR, 0.0, -bound, bound)
                 _write_row(rows, r, Jf, Wf, ends[j], dyn)
@@ -489,7 +449,8 @@ def joint_rows(m: Any, d: Any, vb: np.ndarray) -> None:
         limit_row[j, 1] = -1
         if has_limits[j] and (t == REVOLUTE or t == PRISMATIC):
             coordinate = joint_coordinate(m, d, j)
-            _set_row(f, Jf, Wf, t == PRISMATIC, n, arms[j, 0], arms[j, 1], ends[j])
+            _set_row(f, Jf, Wf, t == PRISMATIC, n, row(arms[j], 0), row(arms[j], 1),
+                         ends[j])
             _project_out(Jf, Wf, J, W, j, k)
             for side in range(2):  # lower: +s_dot >= -(s - lower) / h; upper: -s_dot
                 gap = coordinate - limits[j, 0] if side == 0 else limits[j, 1] - coordinate

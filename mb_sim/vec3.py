@@ -1,4 +1,9 @@
-"""Small 3-vector helpers on tuples, so the kernels do not allocate per operation."""
+"""3-vectors as tuples of floats, so compiled kernels do not allocate per operation.
+
+`row(a, i)` and `col(rot, i, k)` read vectors out of arrays, `put(a, i, v)` writes one back;
+the rest is vector algebra, rotations by matrices and by angular velocities, and the
+orthonormal frame around a unit vector.
+"""
 
 from __future__ import annotations
 
@@ -108,3 +113,41 @@ def put(a: np.ndarray, i: int, v: Vec) -> None:
     a[i, 0] = v[0]
     a[i, 1] = v[1]
     a[i, 2] = v[2]
+
+
+@njit
+def mat_vec(A: np.ndarray, v: Vec) -> Vec:
+    """A @ v for a 3x3 array A."""
+    return (
+        A[0, 0] * v[0] + A[0, 1] * v[1] + A[0, 2] * v[2],
+        A[1, 0] * v[0] + A[1, 1] * v[1] + A[1, 2] * v[2],
+        A[2, 0] * v[0] + A[2, 1] * v[1] + A[2, 2] * v[2],
+    )
+
+
+@njit
+def rotate(w: Vec, h: float, r: Vec) -> Vec:
+    """exp(h w~) r: r turned by the angle |w| h about w (Rodrigues)."""
+    ax, ay, az = w[0] * h, w[1] * h, w[2] * h
+    angle = math.sqrt(ax * ax + ay * ay + az * az)
+    if angle < 1e-14:
+        return (r[0] + ay * r[2] - az * r[1], r[1] + az * r[0] - ax * r[2],
+                r[2] + ax * r[1] - ay * r[0])
+    kx, ky, kz = ax / angle, ay / angle, az / angle
+    c, s = math.cos(angle), math.sin(angle)
+    kr = (kx * r[0] + ky * r[1] + kz * r[2]) * (1.0 - c)
+    return (r[0] * c + (ky * r[2] - kz * r[1]) * s + kx * kr,
+            r[1] * c + (kz * r[0] - kx * r[2]) * s + ky * kr,
+            r[2] * c + (kx * r[1] - ky * r[0]) * s + kz * kr)
+
+
+@njit
+def frame_around(n: Vec) -> tuple[Vec, Vec]:
+    """Unit t1, t2 completing the unit vector n to a right-handed orthonormal frame
+    (n, t1, t2): t1 = n x e_x normalised, or n x e_y when n is close to e_x; t2 = n x t1."""
+    if abs(n[0]) < 0.6:
+        t = (0.0, n[2], -n[1])
+    else:
+        t = (-n[2], 0.0, n[0])
+    t1 = scale(t, 1.0 / norm(t))
+    return t1, cross(n, t1)
