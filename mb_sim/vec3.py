@@ -1,8 +1,9 @@
 """3-vectors as tuples of floats, so compiled kernels do not allocate per operation.
 
 `row(a, i)` and `col(rot, i, k)` read vectors out of arrays, `put(a, i, v)` writes one back;
-the rest is vector algebra, rotations by matrices and by angular velocities, and the
-orthonormal frame around a unit vector.
+the rest is vector algebra, rotations by matrices and by angular velocities, the orthonormal
+frame around a unit vector, and unit quaternions (x, y, z, w): their rotation matrix and their
+motion under an angular velocity.
 """
 
 from __future__ import annotations
@@ -151,3 +152,41 @@ def frame_around(n: Vec) -> tuple[Vec, Vec]:
         t = (-n[2], 0.0, n[0])
     t1 = scale(t, 1.0 / norm(t))
     return t1, cross(n, t1)
+
+
+# Quaternions (x, y, z, w)
+
+
+@njit
+def quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix of the unit quaternion q = (x, y, z, w)."""
+    x, y, z, w = q[0], q[1], q[2], q[3]
+    return np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
+
+
+@njit
+def quat_integrate(q: np.ndarray, w: np.ndarray, h: float) -> np.ndarray:
+    """exp(w h / 2) * q, renormalised."""
+    angle = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * h
+    if angle < 1e-12:
+        dq = np.array([0.5 * w[0] * h, 0.5 * w[1] * h, 0.5 * w[2] * h, 1.0])
+    else:
+        s = np.sin(0.5 * angle) / (angle / h)
+        dq = np.array([w[0] * s, w[1] * s, w[2] * s, np.cos(0.5 * angle)])
+    x1, y1, z1, w1 = dq[0], dq[1], dq[2], dq[3]
+    x2, y2, z2, w2 = q[0], q[1], q[2], q[3]
+    out = np.array(
+        [
+            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
+            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
+            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
+        ]
+    )
+    return out / np.sqrt(np.sum(out * out))

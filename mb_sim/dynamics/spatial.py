@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
+from mb_sim._jit import inline
 
 
 @inline
@@ -151,37 +151,3 @@ def cross_force(v: np.ndarray, f: np.ndarray, out: np.ndarray) -> None:
     out[3] = w1 * f[5] - w2 * f[4]
     out[4] = w2 * f[3] - w0 * f[5]
     out[5] = w0 * f[4] - w1 * f[3]
-
-
-@njit
-def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    x, y, z, w = q[0], q[1], q[2], q[3]
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
-
-
-@njit
-def quat_integrate(q: np.ndarray, w: np.ndarray, h: float) -> np.ndarray:
-    """exp(w h / 2) * q, renormalised."""
-    angle = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * h
-    if angle < 1e-12:
-        dq = np.array([0.5 * w[0] * h, 0.5 * w[1] * h, 0.5 * w[2] * h, 1.0])
-    else:
-        s = np.sin(0.5 * angle) / (angle / h)
-        dq = np.array([w[0] * s, w[1] * s, w[2] * s, np.cos(0.5 * angle)])
-    x1, y1, z1, w1 = dq[0], dq[1], dq[2], dq[3]
-    x2, y2, z2, w2 = q[0], q[1], q[2], q[3]
-    out = np.array(
-        [
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        ]
-    )
-    return out / np.sqrt(np.sum(out * out))

@@ -90,6 +90,7 @@ from mb_sim.errors import WorldError
 from mb_sim.model.geometry import KINDS, Geometry
 from mb_sim.model.mass import check_inertia, shape_properties
 from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
+from mb_sim.vec3 import quat_to_matrix
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 DEFAULT_FRICTION = 0.8
@@ -153,13 +154,8 @@ def quat_from_rpy(rpy: np.ndarray | tuple[float, float, float]) -> np.ndarray:
 
 
 def rotation_from_quat(q: np.ndarray | tuple[float, ...]) -> np.ndarray:
-    """Rotation matrix of a unit quaternion [x, y, z, w]."""
-    x, y, z, w = (float(a) for a in q)
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    """Rotation matrix of a unit quaternion [x, y, z, w] (`mb_sim.vec3.quat_to_matrix`)."""
+    return np.asarray(quat_to_matrix(np.asarray(q, dtype=float)))
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.spatial import quat_integrate, quat_to_matrix
+from mb_sim.vec3 import quat_integrate, quat_to_matrix
 
 
 @njit

@@ -34,7 +34,6 @@ from transforms3d.quaternions import mat2quat
 
 from mb_sim.dynamics import crba
 from mb_sim.dynamics.kinematics import body_poses
-from mb_sim.dynamics.spatial import quat_to_matrix
 from mb_sim.errors import SimulationError
 from mb_sim.model.compile import (
     GRAVITY,
@@ -65,6 +64,7 @@ from mb_sim.sim.state import State, new_state
 from mb_sim.sim.step import keep_world_joints_now, new_sim, step
 from mb_sim.solver.rows import TANGENT
 from mb_sim.solver.world_joints import frames, world_joint_coordinates
+from mb_sim.vec3 import quat_to_matrix
 
 log = logging.getLogger("mb_sim")
 

@@ -65,7 +65,6 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.spatial import quat_to_matrix
 from mb_sim.model.compile import BALL_JOINT, FIXED_JOINT, PRISMATIC_JOINT, REVOLUTE_JOINT
 from mb_sim.model.compile import CHILD_ANCHOR as _CA
 from mb_sim.model.compile import CHILD_AXIS as _CAX
@@ -82,6 +81,7 @@ from mb_sim.vec3 import (
     frame_around,
     madd,
     norm,
+    quat_to_matrix,
     rot_mul,
     rotate,
     row,
