@@ -158,35 +158,36 @@ def frame_around(n: Vec) -> tuple[Vec, Vec]:
 
 
 @njit
-def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrix of the unit quaternion q = (x, y, z, w)."""
+def quat_rotation(q: np.ndarray, out: np.ndarray) -> None:
+    """The rotation matrix of the unit quaternion q = (x, y, z, w), written into out."""
     x, y, z, w = q[0], q[1], q[2], q[3]
-    return np.array(
-        [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-        ]
-    )
+    out[0, 0], out[0, 1], out[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
+    out[1, 0], out[1, 1], out[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
+    out[2, 0], out[2, 1], out[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
 
 
 @njit
-def quat_integrate(q: np.ndarray, w: np.ndarray, h: float) -> np.ndarray:
-    """exp(w h / 2) * q, renormalised."""
+def quat_to_matrix(q: np.ndarray) -> np.ndarray:
+    """Rotation matrix of the unit quaternion q = (x, y, z, w)."""
+    out = np.empty((3, 3))
+    quat_rotation(q, out)
+    return out
+
+
+@njit
+def quat_advance(q: np.ndarray, w: np.ndarray, h: float) -> None:
+    """q = exp(w h / 2) * q, renormalised, in place (the orientation after h of the angular
+    velocity w, world frame)."""
     angle = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * h
     if angle < 1e-12:
-        dq = np.array([0.5 * w[0] * h, 0.5 * w[1] * h, 0.5 * w[2] * h, 1.0])
+        x1, y1, z1, w1 = 0.5 * w[0] * h, 0.5 * w[1] * h, 0.5 * w[2] * h, 1.0
     else:
         s = np.sin(0.5 * angle) / (angle / h)
-        dq = np.array([w[0] * s, w[1] * s, w[2] * s, np.cos(0.5 * angle)])
-    x1, y1, z1, w1 = dq[0], dq[1], dq[2], dq[3]
+        x1, y1, z1, w1 = w[0] * s, w[1] * s, w[2] * s, np.cos(0.5 * angle)
     x2, y2, z2, w2 = q[0], q[1], q[2], q[3]
-    out = np.array(
-        [
-            w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-            w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2,
-            w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2,
-            w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2,
-        ]
-    )
-    return out / np.sqrt(np.sum(out * out))
+    a = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
+    b = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
+    c = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
+    d = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
+    size = np.sqrt(a * a + b * b + c * c + d * d)
+    q[0], q[1], q[2], q[3] = a / size, b / size, c / size, d / size

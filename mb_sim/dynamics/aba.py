@@ -41,10 +41,9 @@ def articulated_accelerations(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray,
     v, c, pA, u, a, f_ext = w.v, w.c, w.pA, w.u, w.a, w.f_ext
     t6 = w.t6
     n = parent.shape[0]
-    Ia = np.empty((6, 6))
-    tmp = np.empty((6, 6))
+    Ia, tmp = w.Ia, w.tmp6
     for i in range(n):
-        joint_transform(tree, i, q[i], X[i], S[i])
+        joint_transform(tree, w, i, q[i], X[i], S[i])
         j = parent[i]
         if j >= 0:
             mv6(X[i], v[j], v[i])

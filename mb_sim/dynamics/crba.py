@@ -20,9 +20,9 @@ def mass_matrix(tree: Any, w: Any, q: np.ndarray, H: np.ndarray) -> None:
     parent = tree.parent
     X, S, Ic, F, G = w.X, w.S, w.IA, w.t6, w.f6
     n = parent.shape[0]
-    tmp = np.empty((6, 6))
+    tmp = w.tmp6
     for i in range(n):
-        joint_transform(tree, i, q[i], X[i], S[i])
+        joint_transform(tree, w, i, q[i], X[i], S[i])
         Ic[i] = tree.inertia[i]
     for i in range(n - 1, -1, -1):
         j = parent[i]

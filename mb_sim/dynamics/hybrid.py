@@ -35,9 +35,9 @@ def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.nd
     X, S, v, c, IA, pA, U, D, u, a = w.X, w.S, w.v, w.c, w.IA, w.pA, w.U, w.D, w.u, w.a
     t6, u6 = w.t6, w.f6
     n = parent.shape[0]
-    Ia, tmp = np.empty((6, 6)), np.empty((6, 6))
+    Ia, tmp = w.Ia, w.tmp6
     for i in range(n):
-        joint_transform(tree, i, q[i], X[i], S[i])
+        joint_transform(tree, w, i, q[i], X[i], S[i])
         j = parent[i]
         if j >= 0:
             mv6(X[i], v[j], v[i])

@@ -31,7 +31,7 @@ def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.n
     X, S, v, a, f, t6, u6 = w.X, w.S, w.v, w.a, w.pA, w.t6, w.f6
     n = parent.shape[0]
     for i in range(n):
-        joint_transform(tree, i, q[i], X[i], S[i])
+        joint_transform(tree, w, i, q[i], X[i], S[i])
         j = parent[i]
         if j < 0:
             mv6(X[i], tree.a0, a[i])

@@ -11,15 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.vec3 import quat_integrate, quat_to_matrix
+from mb_sim.vec3 import quat_advance, quat_rotation
 
 
 @njit
-def gyroscopic_step(w: np.ndarray, R: np.ndarray, inertia: np.ndarray, h: float,
-                    out: np.ndarray) -> None:
+def gyroscopic_step(w: np.ndarray, R: np.ndarray, J: np.ndarray, inertia: np.ndarray,
+                    h: float, out: np.ndarray) -> None:
     """Angular velocity (world) after h of torque-free rotation, implicit in the gyroscopic
     term: one Newton step on f(w) = I (w - w0) + h w x I w in body axes from w0, with the
-    Jacobian I + h (w~ I - (I w)~); written into out."""
+    Jacobian I + h (w~ I - (I w)~) (J: its 3x3 scratch); written into out."""
     b0 = R[0, 0] * w[0] + R[1, 0] * w[1] + R[2, 0] * w[2]
     b1 = R[0, 1] * w[0] + R[1, 1] * w[1] + R[2, 1] * w[2]
     b2 = R[0, 2] * w[0] + R[1, 2] * w[1] + R[2, 2] * w[2]
@@ -30,7 +30,6 @@ def gyroscopic_step(w: np.ndarray, R: np.ndarray, inertia: np.ndarray, h: float,
     f0 = h * (b1 * L2 - b2 * L1)
     f1 = h * (b2 * L0 - b0 * L2)
     f2 = h * (b0 * L1 - b1 * L0)
-    J = np.empty((3, 3))
     wx = ((0.0, -b2, b1), (b2, 0.0, -b0), (-b1, b0, 0.0))
     Lx = ((0.0, -L2, L1), (L2, 0.0, -L0), (-L1, L0, 0.0))
     for r in range(3):
@@ -58,11 +57,13 @@ def free_motion(vel: np.ndarray, quat: np.ndarray, inertia: np.ndarray, dynamic:
                 gravity: np.ndarray, h: float, out: np.ndarray) -> None:
     """Velocities of all free bodies after h of gravity and torque-free rotation, into out."""
     out[:, :] = vel
+    R, J = np.empty((3, 3)), np.empty((3, 3))
     for b in range(vel.shape[0]):
         if dynamic[b]:
             for k in range(3):
                 out[b, k] += h * gravity[k]
-            gyroscopic_step(vel[b, 3:], quat_to_matrix(quat[b]), inertia[b], h, out[b, 3:])
+            quat_rotation(quat[b], R)
+            gyroscopic_step(vel[b, 3:], R, J, inertia[b], h, out[b, 3:])
 
 
 @njit
@@ -73,4 +74,4 @@ def advance_poses(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, dynamic: n
         if dynamic[b]:
             for k in range(3):
                 pos[b, k] += h * vel[b, k]
-            quat[b] = quat_integrate(quat[b], vel[b, 3:], h)
+            quat_advance(quat[b], vel[b, 3:], h)

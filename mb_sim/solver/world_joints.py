@@ -81,7 +81,7 @@ from mb_sim.vec3 import (
     frame_around,
     madd,
     norm,
-    quat_to_matrix,
+    quat_rotation,
     rot_mul,
     rotate,
     row,
@@ -141,7 +141,7 @@ def frames(m: Any, d: Any, s: Any) -> None:
         if b < nb:
             for i in range(3):
                 X[b, i] = body_pos[b, i]
-            R[b] = quat_to_matrix(body_quat[b])
+            quat_rotation(body_quat[b], R[b])
             dyn[b] = dynamic[b]
         else:
             X[b] = 0.0
