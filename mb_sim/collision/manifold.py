@@ -476,14 +476,13 @@ def _box_axes(gr: np.ndarray, i: int, k: int) -> tuple[Vec, Vec, Vec, int, int]:
 
 
 @njit
-def sat_boxes(
-    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, envelope: float,
-    P0: np.ndarray, I0: np.ndarray, P1: np.ndarray, I1: np.ndarray, P2: np.ndarray,
-    I2: np.ndarray, cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
+def sat_boxes(g: Any, buf: Any, ia: int, ib: int, envelope: float) -> int:
     """Two boxes: the 15 axes of the OBB test (3 + 3 face normals, 9 edge cross products),
     separation along L: |d . L| - sum_k h_k^A |a_k . L| - sum_k h_k^B |b_k . L|; then the same
     face clipping or edge-edge point as `sat_polytopes`. Normals point from b to a."""
+    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
+    P0, I0, P1, I1, P2, I2 = buf.FA, buf.IA, buf.FB, buf.IB, buf.T, buf.TI
+    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
     ca = row(gp, ia)
     cb = row(gp, ib)
     d = sub(cb, ca)

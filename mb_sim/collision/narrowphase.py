@@ -134,11 +134,10 @@ def _spheres(
 
 
 @njit
-def _plane_sphere(
-    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
-    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
+def _plane_sphere(g: Any, buf: Any, ia: int, ib: int, env: float) -> int:
     """Depth = r - n . (c - p0); normal (from the sphere b to the plane a) = -n."""
+    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
+    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
     n = col(gr, ia, 2)
     c = row(gp, ib)
     r = size[ib, 0]
@@ -150,11 +149,10 @@ def _plane_sphere(
 
 
 @njit
-def _plane_box(
-    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
-    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
+def _plane_box(g: Any, buf: Any, ia: int, ib: int, env: float) -> int:
     """The corners below the envelope, depth_i = -n . (corner_i - p0); at most four kept."""
+    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
+    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
     n = col(gr, ia, 2)
     p0 = row(gp, ia)
     c = row(gp, ib)
@@ -173,12 +171,10 @@ def _plane_box(
 
 
 @njit
-def _plane_convex(
-    ia: int, ib: int, vert_start: np.ndarray, vert_count: np.ndarray, verts: np.ndarray,
-    gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray, cn: np.ndarray, cd: np.ndarray,
-    cf: np.ndarray,
-) -> int:
+def _plane_convex(g: Any, buf: Any, ia: int, ib: int, env: float) -> int:
     """The hull vertices below the envelope; at most four kept."""
+    vert_start, vert_count, verts = g.vert_start, g.vert_count, g.verts
+    gp, gr, cp, cn, cd, cf = buf.geom_pos, buf.geom_rot, buf.cp, buf.cn, buf.cd, buf.cf
     n = col(gr, ia, 2)
     p0 = row(gp, ia)
     c = row(gp, ib)
@@ -193,11 +189,10 @@ def _plane_convex(
 
 
 @njit
-def _plane_capsule(
-    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
-    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
+def _plane_capsule(g: Any, buf: Any, ia: int, ib: int, env: float) -> int:
     """The two end spheres against the plane: 0, 1 or 2 points (2 when lying)."""
+    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
+    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
     n = col(gr, ia, 2)
     p0 = row(gp, ia)
     c = row(gp, ib)
@@ -214,12 +209,11 @@ def _plane_capsule(
 
 
 @njit
-def _plane_cylinder(
-    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
-    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
+def _plane_cylinder(g: Any, buf: Any, ia: int, ib: int, env: float) -> int:
     """Four rim points per cap: the lowest point of the rim (exact closest feature) and the
     points 90, 180, 270 degrees around; standing gives four points, lying two, tilted one."""
+    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
+    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
     n = col(gr, ia, 2)
     p0 = row(gp, ia)
     c = row(gp, ib)
@@ -253,12 +247,11 @@ def _plane_cylinder(
 
 
 @njit
-def _sphere_box(
-    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
-    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
+def _sphere_box(g: Any, buf: Any, ia: int, ib: int, env: float) -> int:
     """Closest point q of the box to the centre (clamp in box coordinates); inside, the
     nearest face: depth = r + (h_k - |c_k|)."""
+    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
+    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
     c = row(gp, ia)
     r = size[ia, 0]
     pb = row(gp, ib)
@@ -298,11 +291,10 @@ def _sphere_box(
 
 
 @njit
-def _sphere_capsule(
-    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
-    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
+def _sphere_capsule(g: Any, buf: Any, ia: int, ib: int, env: float) -> int:
     """The sphere against the closest point of the capsule segment."""
+    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
+    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
     c = row(gp, ia)
     cb = row(gp, ib)
     ax = col(gr, ib, 2)
@@ -314,12 +306,11 @@ def _sphere_capsule(
 
 
 @njit
-def _sphere_cylinder(
-    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
-    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
+def _sphere_cylinder(g: Any, buf: Any, ia: int, ib: int, env: float) -> int:
     """Closest point of the solid cylinder in its frame (radial clamp to r, axial to h);
     inside, the nearer of the side (r - rho) and the cap (h - |z|)."""
+    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
+    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
     c = row(gp, ia)
     rs = size[ia, 0]
     pb = row(gp, ib)
@@ -360,12 +351,11 @@ def _sphere_cylinder(
 
 
 @njit
-def _capsule_capsule(
-    ia: int, ib: int, size: np.ndarray, gp: np.ndarray, gr: np.ndarray, env: float, cp: np.ndarray,
-    cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
-) -> int:
+def _capsule_capsule(g: Any, buf: Any, ia: int, ib: int, env: float) -> int:
     """Closest points of the two segments as two spheres; nearly parallel and overlapping along
     the axis: the two ends of the overlap, each against its closest point on the other."""
+    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
+    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
     ca = row(gp, ia)
     cb = row(gp, ib)
     ua = col(gr, ia, 2)
@@ -601,9 +591,7 @@ def narrow_phase_into(g: Any, c: Any, npairs: int, env: float, force_generic: bo
     `mb_sim.model.compile.Geoms` record, posed at c.geom_pos, c.geom_rot) into the contact
     arrays of c (a `ContactBuffer`). Returns the number of contacts, -1 when they do not fit,
     or -2 - p when pair p does not name two different geometries."""
-    kind, size, gp, gr = g.kind, g.size, c.geom_pos, c.geom_rot
-    vert_start, vert_count, verts = g.vert_start, g.vert_count, g.verts
-    FA, IA, FB, IB, T, TI = c.FA, c.IA, c.FB, c.IB, c.T, c.TI
+    kind, size, gp = g.kind, g.size, c.geom_pos
     cp, cn, cd, cf = c.cp, c.cn, c.cd, c.cf
     pairs = c.pairs
     geom_a, geom_b, point, normal, depth, feature = (c.geom_a, c.geom_b, c.point, c.normal,
@@ -634,31 +622,30 @@ def narrow_phase_into(g: Any, c: Any, npairs: int, env: float, force_generic: bo
             m = _generic(g, c, ia, ib, env, False)
         elif ka == PLANE:
             if kb == SPHERE:
-                m = _plane_sphere(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+                m = _plane_sphere(g, c, ia, ib, env)
             elif kb == BOX:
-                m = _plane_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+                m = _plane_box(g, c, ia, ib, env)
             elif kb == CAPSULE:
-                m = _plane_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+                m = _plane_capsule(g, c, ia, ib, env)
             elif kb == CYLINDER:
-                m = _plane_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+                m = _plane_cylinder(g, c, ia, ib, env)
             elif kb == CONVEX:
-                m = _plane_convex(ia, ib, vert_start, vert_count, verts, gp, gr, env,
-                                  cp, cn, cd, cf)
+                m = _plane_convex(g, c, ia, ib, env)
         elif ka == SPHERE and kb == SPHERE:
             m = _spheres(row(gp, ia), size[ia, 0], row(gp, ib), size[ib, 0], env,
                          (0.0, 0.0, 1.0), 0, cp, cn, cd, cf, 0)
         elif ka == SPHERE and kb == BOX:
-            m = _sphere_box(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+            m = _sphere_box(g, c, ia, ib, env)
         elif ka == SPHERE and kb == CAPSULE:
-            m = _sphere_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+            m = _sphere_capsule(g, c, ia, ib, env)
         elif ka == SPHERE and kb == CYLINDER:
-            m = _sphere_cylinder(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+            m = _sphere_cylinder(g, c, ia, ib, env)
         elif ka == BOX and kb == BOX:
-            m = sat_boxes(ia, ib, size, gp, gr, env, FA, IA, FB, IB, T, TI, cp, cn, cd, cf)
+            m = sat_boxes(g, c, ia, ib, env)
         elif (ka == BOX or ka == CONVEX) and (kb == BOX or kb == CONVEX):
             m = sat_polytopes(g, c, ia, ib, env)
         elif ka == CAPSULE and kb == CAPSULE:
-            m = _capsule_capsule(ia, ib, size, gp, gr, env, cp, cn, cd, cf)
+            m = _capsule_capsule(g, c, ia, ib, env)
         else:
             m = _generic(g, c, ia, ib, env, ka != SPHERE)
         m = min(m, MAX_PER_PAIR)
