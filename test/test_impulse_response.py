@@ -23,9 +23,8 @@ def test_point_and_joint_impulse_responses_match_the_mass_matrix():
     for _ in range(10):
         q = rng.uniform(-1.5, 1.5, n)
         work = allocate_tree_work(n)
-        articulated_accelerations(new_tree(compile_tree(model, None, np.zeros(3))),
-                                  new_tree_work(work), q, np.zeros(n), np.zeros(n), np.zeros(n))
-        X, S, U, D = work.X, work.S, work.U, work.D
+        tree, w = new_tree(compile_tree(model, None, np.zeros(3))), new_tree_work(work)
+        articulated_accelerations(tree, w, q, np.zeros(n), np.zeros(n), np.zeros(n))
         H = mb_sim.crba(model, q)
         rot, pos = np.zeros((n, 3, 3)), np.zeros((n, 3))
         body_poses(*model.kinematic_arrays, q, np.eye(3), np.zeros(3), rot, pos)
@@ -38,9 +37,9 @@ def test_point_and_joint_impulse_responses_match_the_mass_matrix():
                            direction, J)
         impulse, dqd = np.zeros(6), np.zeros(n)
         point_impulse(rot[body], pos[body], point, direction, impulse)
-        impulse_response(model.parent, X, S, U, D, body, impulse, dqd)
+        impulse_response(tree, w, body, impulse, dqd)
         np.testing.assert_allclose(dqd, np.linalg.solve(H, J), rtol=1e-9, atol=1e-12)
         joint = int(rng.integers(n))
-        joint_impulse_response(model.parent, X, S, U, D, joint, dqd)
+        joint_impulse_response(tree, w, joint, dqd)
         np.testing.assert_allclose(dqd, np.linalg.solve(H, np.eye(n)[joint]), rtol=1e-9,
                                    atol=1e-12)

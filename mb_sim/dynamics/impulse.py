@@ -1,6 +1,7 @@
 """Articulated impulse response (000.md 2.5; Mirtich): how an impulse on one link changes qd.
 
-With the articulated inertias of the last ABA evaluation (X_i, S_i, U_i = I^A_i S_i, D_i),
+With the articulated inertias of the last ABA evaluation (X_i, S_i, U_i = I^A_i S_i, D_i, in
+the work record `mb_sim.dynamics.work.TreeWork`),
 a spatial impulse Y on link k gives, in O(n):
 - up the path k -> root (eqs. 3.43-3.45), with Y^A_k = -Y and u_i = -S_i^T Y^A_i:
   Y^A_p += X_i^T (Y^A_i + U_i u_i / D_i);
@@ -12,68 +13,39 @@ convention, in which external forces enter with a minus sign.)
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import njit
 
 
 @njit
-def impulse_response(
-    parent: np.ndarray,
-    X: np.ndarray,
-    S: np.ndarray,
-    U: np.ndarray,
-    D: np.ndarray,
-    body: int,
-    impulse: np.ndarray,
-    dqd: np.ndarray,
-) -> None:
+def impulse_response(tree: Any, w: Any, body: int, impulse: np.ndarray, dqd: np.ndarray) -> None:
     """dqd = H^-1 J_body^T impulse, with `impulse` = [moment; force] in body coordinates."""
-    n = parent.shape[0]
-    impulse_response_into(parent, X, S, U, D, body, impulse, dqd, np.zeros((n, 6)),
-                          np.zeros(n), np.zeros((n, 6)), np.zeros(6))
-
-
-@njit
-def impulse_response_into(
-    parent: np.ndarray,
-    X: np.ndarray,
-    S: np.ndarray,
-    U: np.ndarray,
-    D: np.ndarray,
-    body: int,
-    impulse: np.ndarray,
-    dqd: np.ndarray,
-    YA: np.ndarray,
-    u: np.ndarray,
-    dv: np.ndarray,
-    t6: np.ndarray,
-) -> None:
-    """`impulse_response` with its work arrays given (YA, dv: (n, 6), u: (n,), t6: (6,))."""
-    YA[:] = 0.0
-    u[:] = 0.0
+    w.YA[:] = 0.0
+    w.uu[:] = 0.0
     for k in range(6):
-        YA[body, k] = -impulse[k]
-    _sweeps(parent, X, S, U, D, body, -1, dqd, YA, u, dv, t6)
+        w.YA[body, k] = -impulse[k]
+    _sweeps(tree.parent, w, body, -1, dqd)
 
 
 @njit
-def _sweeps(
-    parent: np.ndarray,
-    X: np.ndarray,
-    S: np.ndarray,
-    U: np.ndarray,
-    D: np.ndarray,
-    start: int,
-    joint: int,
-    dqd: np.ndarray,
-    YA: np.ndarray,
-    u: np.ndarray,
-    dv: np.ndarray,
-    t6: np.ndarray,
-) -> None:
+def joint_impulse_response(tree: Any, w: Any, joint: int, dqd: np.ndarray) -> None:
+    """dqd = H^-1 e_joint: the response to a unit impulse of the joint's own actuator. The
+    same two sweeps as `impulse_response`, started from u_joint = 1 instead of a link impulse
+    (a joint-space impulse acts on the joint's two links equally and oppositely)."""
+    w.YA[:] = 0.0
+    w.uu[:] = 0.0
+    w.uu[joint] = 1.0
+    _sweeps(tree.parent, w, joint, joint, dqd)
+
+
+@njit
+def _sweeps(parent: np.ndarray, w: Any, start: int, joint: int, dqd: np.ndarray) -> None:
     """Up the path from `start` accumulating Y^A (eq. 3.45), then down the whole tree
     (eqs. 3.46-3.48). u[joint] is given (a joint impulse); every other u comes from Y^A."""
+    X, S, U, D, YA, u, dv, t6 = w.X, w.S, w.U, w.D, w.YA, w.uu, w.dv, w.t6
     n = parent.shape[0]
     i = start
     while i >= 0:
@@ -124,42 +96,3 @@ def point_impulse(
     for k in range(3):
         out[k] = rot[0, k] * m0 + rot[1, k] * m1 + rot[2, k] * m2
         out[3 + k] = rot[0, k] * d0 + rot[1, k] * d1 + rot[2, k] * d2
-
-
-@njit
-def joint_impulse_response(
-    parent: np.ndarray,
-    X: np.ndarray,
-    S: np.ndarray,
-    U: np.ndarray,
-    D: np.ndarray,
-    joint: int,
-    dqd: np.ndarray,
-) -> None:
-    """dqd = H^-1 e_joint: the response to a unit impulse of the joint's own actuator."""
-    n = parent.shape[0]
-    joint_impulse_response_into(parent, X, S, U, D, joint, dqd, np.zeros((n, 6)), np.zeros(n),
-                                np.zeros((n, 6)), np.zeros(6))
-
-
-@njit
-def joint_impulse_response_into(
-    parent: np.ndarray,
-    X: np.ndarray,
-    S: np.ndarray,
-    U: np.ndarray,
-    D: np.ndarray,
-    joint: int,
-    dqd: np.ndarray,
-    YA: np.ndarray,
-    u: np.ndarray,
-    dv: np.ndarray,
-    t6: np.ndarray,
-) -> None:
-    """`joint_impulse_response` with its work arrays given: the same two sweeps as
-    `impulse_response`, started from u_joint = 1 instead of a link impulse (a joint-space
-    impulse acts on the joint's two links equally and oppositely)."""
-    YA[:] = 0.0
-    u[:] = 0.0
-    u[joint] = 1.0
-    _sweeps(parent, X, S, U, D, joint, joint, dqd, YA, u, dv, t6)

@@ -19,15 +19,14 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.impulse import joint_impulse_response_into
+from mb_sim.dynamics.impulse import joint_impulse_response
 from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
 
 
 @njit
 def _joint_response(m: Any, w: Any, i: int) -> None:
     if not w.have[i]:
-        joint_impulse_response_into(m.tree.parent, w.X, w.S, w.U, w.D, i, w.response[i],
-                                    w.YA, w.uu, w.dv, w.t6)
+        joint_impulse_response(m.tree, w, i, w.response[i])
         w.have[i] = True
 
 

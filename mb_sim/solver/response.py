@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.impulse import impulse_response_into, point_impulse
+from mb_sim.dynamics.impulse import impulse_response, point_impulse
 from mb_sim.dynamics.kinematics import point_jacobian_row
 
 
@@ -30,8 +30,7 @@ def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int,
     for k in range(scratch.shape[0]):
         J_r[r, k] += sign * scratch[k]
     point_impulse(w.rot[body], w.pos[body], point, direction, w.f6)
-    impulse_response_into(tree.parent, w.X, w.S, w.U, w.D, body, w.f6, scratch, w.YA, w.uu,
-                          w.dv, w.t6)
+    impulse_response(tree, w, body, w.f6, scratch)
     for k in range(scratch.shape[0]):
         W_r[r, k] += sign * scratch[k]
 
