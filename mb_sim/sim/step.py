@@ -230,7 +230,6 @@ def _push_row(rows: Any, push: Any, k: int, r: int, bias: float, h: float) -> in
     if bias == 0.0:
         return k
     push.kind[k] = SCALAR
-    push.robot[k] = rows.robot[r]
     push.J_r[k] = rows.J_r[r]
     push.W_r[k] = rows.W_r[r]
     push.body[k] = rows.body[r]

@@ -52,7 +52,6 @@ def contact_rows(m: Any, d: Any, s: Any) -> None:
     costs a reference count, too much per row.)"""
     rows, con, work, g = d.rows, d.contacts, d.work, m.geoms
     kind, J_r, W_r, body, J_b, W_b = rows.kind, rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
-    robot = rows.robot
     target, lo, hi, mu, link, lam = rows.target, rows.lo, rows.hi, rows.mu, rows.link, rows.lam
     what, index = g.what, g.index
     body_pos, inv_mass, Iw = s.body_pos, m.bodies.inv_mass, d.frames.Iw
@@ -79,7 +78,6 @@ def contact_rows(m: Any, d: Any, s: Any) -> None:
         for k in range(n_dirs):
             rk = r + k
             kind[rk] = SCALAR
-            robot[rk] = False
             J_r[rk, :] = 0.0
             W_r[rk, :] = 0.0
             J_b[rk] = 0.0
@@ -96,14 +94,13 @@ def contact_rows(m: Any, d: Any, s: Any) -> None:
                 i = index[geom]
                 body[rk, slot] = -1
                 if what[geom] == ROBOT:
-                    robot[rk] = True
                     add_robot_point(tree, w, J_r, W_r, rk, i, sign, point, directions[k])
                 elif what[geom] == BODY:
                     body[rk, slot] = i
                     body_point(J_b[rk, slot], W_b[rk, slot], sign, point, directions[k],
                                body_pos[i], inv_mass[i], Iw[i])
-        un = velocity(J_r, robot, body, J_b, r, qd, vb)
-        u0 = velocity(J_r, robot, body, J_b, r, qd0, vb0)
+        un = velocity(J_r, body, J_b, r, qd, vb)
+        u0 = velocity(J_r, body, J_b, r, qd0, vb0)
         gap = -depth[c]
         kind[r] = NORMAL
         target[r] = -gap / h if gap > 0.0 else 0.0
@@ -116,8 +113,8 @@ def contact_rows(m: Any, d: Any, s: Any) -> None:
             reflect[r + k] = 0.0
         normal_row[c] = r
         if n_dirs == 3:
-            ut1 = velocity(J_r, robot, body, J_b, r + 1, qd, vb)
-            ut2 = velocity(J_r, robot, body, J_b, r + 2, qd, vb)
+            ut1 = velocity(J_r, body, J_b, r + 1, qd, vb)
+            ut2 = velocity(J_r, body, J_b, r + 2, qd, vb)
             slip = np.sqrt(ut1 * ut1 + ut2 * ut2)
             if slip > 1e-9:  # turn the pair so that t1 lies along the slip
                 ca, sa = ut1 / slip, ut2 / slip

@@ -67,7 +67,6 @@ def joint_rows(m: Any, d: Any, s: Any) -> None:
                 rows.accel[r] = sign * (qd[i] - qd0[i]) / h
             else:
                 clear_row(rows, r, SCALAR, 0.0, -friction[i] * h, friction[i] * h)
-            rows.robot[r] = True
             rows.J_r[r, i] = sign
             for k in range(n):
                 rows.W_r[r, k] = sign * w.response[i, k]
@@ -81,7 +80,6 @@ def joint_rows(m: Any, d: Any, s: Any) -> None:
         _joint_response(m, w, j)
         clear_row(rows, r, SCALAR, -opt.mimic_gain * (q[i] - mult * q[j] - offset) / h,
                   -np.inf, np.inf)
-        rows.robot[r] = True
         rows.J_r[r, i] = 1.0
         rows.J_r[r, j] = -mult
         for c in range(n):

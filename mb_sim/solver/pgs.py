@@ -24,14 +24,13 @@ from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, TANGENT
 
 
 @inline
-def velocity(J_r: np.ndarray, robot: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int,
-             qd: np.ndarray, vb: np.ndarray) -> float:
+def velocity(J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int, qd: np.ndarray,
+             vb: np.ndarray) -> float:
     """J_r . u from the row table's columns (hot loops bind them once: reading a record's
     field costs a reference count)."""
     s = 0.0
-    if robot[r]:
-        for k in range(qd.shape[0]):
-            s += J_r[r, k] * qd[k]
+    for k in range(qd.shape[0]):
+        s += J_r[r, k] * qd[k]
     for slot in range(2):
         b = body[r, slot]
         if b >= 0:
@@ -41,14 +40,13 @@ def velocity(J_r: np.ndarray, robot: np.ndarray, body: np.ndarray, J_b: np.ndarr
 
 
 @inline
-def apply(W_r: np.ndarray, robot: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int,
-          amount: float, qd: np.ndarray, vb: np.ndarray) -> None:
+def apply(W_r: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int, amount: float,
+          qd: np.ndarray, vb: np.ndarray) -> None:
     """u += W_r amount, from the row table's columns."""
     if amount == 0.0:
         return
-    if robot[r]:
-        for k in range(qd.shape[0]):
-            qd[k] += W_r[r, k] * amount
+    for k in range(qd.shape[0]):
+        qd[k] += W_r[r, k] * amount
     for slot in range(2):
         b = body[r, slot]
         if b >= 0:
@@ -57,13 +55,12 @@ def apply(W_r: np.ndarray, robot: np.ndarray, body: np.ndarray, W_b: np.ndarray,
 
 
 @inline
-def _coupling(J_r: np.ndarray, W_r: np.ndarray, robot: np.ndarray, body: np.ndarray,
-              J_b: np.ndarray, W_b: np.ndarray, r: int, s: int) -> float:
+def _coupling(J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray, J_b: np.ndarray,
+              W_b: np.ndarray, r: int, s: int) -> float:
     """J_r . W_s: how an impulse on row s changes the velocity of row r."""
     v = 0.0
-    if robot[r] and robot[s]:
-        for k in range(J_r.shape[1]):
-            v += J_r[r, k] * W_r[s, k]
+    for k in range(J_r.shape[1]):
+        v += J_r[r, k] * W_r[s, k]
     for a in range(2):
         ba = body[r, a]
         if ba < 0:
@@ -87,15 +84,14 @@ def effective_mass(rows: Any) -> None:
     projection); the 3-row ball group its whole block (pseudo-inverse)."""
     n = rows.count[0]
     kind, Kinv = rows.kind, rows.Kinv
-    J_r, W_r, robot = rows.J_r, rows.W_r, rows.robot
-    body, J_b, W_b = rows.body, rows.J_b, rows.W_b
+    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
     K = np.empty((3, 3))
     r = 0
     while r < n:
         size = group_size(kind[r])
         for a in range(size):
             for c in range(size):
-                K[a, c] = _coupling(J_r, W_r, robot, body, J_b, W_b, r + a, r + c)
+                K[a, c] = _coupling(J_r, W_r, body, J_b, W_b, r + a, r + c)
         scale = 0.0
         for a in range(size):
             scale = max(scale, abs(K[a, a]))
@@ -114,9 +110,9 @@ def effective_mass(rows: Any) -> None:
 
 @njit
 def warm_start(rows: Any, qd: np.ndarray, vb: np.ndarray) -> None:
-    W_r, robot, body, W_b, lam = rows.W_r, rows.robot, rows.body, rows.W_b, rows.lam
+    W_r, body, W_b, lam = rows.W_r, rows.body, rows.W_b, rows.lam
     for r in range(rows.count[0]):
-        apply(W_r, robot, body, W_b, r, lam[r], qd, vb)
+        apply(W_r, body, W_b, r, lam[r], qd, vb)
 
 
 @njit
@@ -127,8 +123,7 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
     n = rows.count[0]
     kind, target, lo, hi, mu, link = rows.kind, rows.target, rows.lo, rows.hi, rows.mu, rows.link
     lam, bounce, Kinv = rows.lam, rows.bounce, rows.Kinv
-    J_r, W_r, robot = rows.J_r, rows.W_r, rows.robot
-    body, J_b, W_b = rows.body, rows.J_b, rows.W_b
+    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
     err = np.zeros(3)
     new = np.zeros(3)
     sweep = 0
@@ -142,7 +137,7 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
                 continue
             size = group_size(k)
             for a in range(size):
-                err[a] = target[r + a] - velocity(J_r, robot, body, J_b, r + a, qd, vb)
+                err[a] = target[r + a] - velocity(J_r, body, J_b, r + a, qd, vb)
             for a in range(size):
                 s = lam[r + a]
                 for c in range(size):
@@ -167,7 +162,7 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
                 d = new[a] - lam[r + a]
                 largest = max(largest, abs(d))
                 lam[r + a] = new[a]
-                apply(W_r, robot, body, W_b, r + a, d, qd, vb)
+                apply(W_r, body, W_b, r + a, d, qd, vb)
             r += size
         if largest <= tolerance:
             break
@@ -192,8 +187,7 @@ def restitution_pass(rows: Any, qd: np.ndarray, vb: np.ndarray, h: float, thresh
     n = rows.count[0]
     kind, restitution, gap, accel = rows.kind, rows.restitution, rows.gap, rows.accel
     bounce, reflect, Kinv = rows.bounce, rows.reflect, rows.Kinv
-    J_r, W_r, robot = rows.J_r, rows.W_r, rows.robot
-    body, J_b, W_b = rows.body, rows.J_b, rows.W_b
+    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
     sweeps = 0
     for sweeps in range(1, max_passes + 1):
         hit = False
@@ -201,7 +195,7 @@ def restitution_pass(rows: Any, qd: np.ndarray, vb: np.ndarray, h: float, thresh
             e = restitution[r]
             if kind[r] != NORMAL or e <= 0.0 or Kinv[r, 0, 0] == 0.0:
                 continue
-            u = velocity(J_r, robot, body, J_b, r, qd, vb)
+            u = velocity(J_r, body, J_b, r, qd, vb)
             if u >= -threshold:
                 continue
             g = gap[r]
@@ -214,7 +208,7 @@ def restitution_pass(rows: Any, qd: np.ndarray, vb: np.ndarray, h: float, thresh
             if d <= 0.0:
                 continue
             bounce[r] += d
-            apply(W_r, robot, body, W_b, r, d, qd, vb)
+            apply(W_r, body, W_b, r, d, qd, vb)
             if g > 0.0:
                 reflect[r] = (1.0 + e) * g
             hit = True

@@ -36,12 +36,11 @@ FOLLOWER = 4
 
 
 ROW_FIELDS = (
-    "kind", "robot", "J_r", "W_r", "body", "J_b", "W_b", "target", "lo", "hi", "mu", "link", "lam",
+    "kind", "J_r", "W_r", "body", "J_b", "W_b", "target", "lo", "hi", "mu", "link", "lam",
     "restitution", "gap", "accel", "bounce", "reflect", "Kinv", "count",
 )
-"""Columns of the row table; `count[0]` is the number of rows in use, `robot[r]` whether row r
-has a robot part (J_r, W_r not zero), `Kinv[r]` the solver's K^+ of the row or group starting
-at r."""
+"""Columns of the row table; `count[0]` is the number of rows in use, `Kinv[r]` the solver's
+K^+ of the row or group starting at r."""
 
 Rows, RowsRecord = record("Rows", ROW_FIELDS)
 
@@ -54,8 +53,7 @@ def new_rows(values: Rows) -> Any:
 def allocate_rows(capacity: int, nv: int) -> Rows:
     """An empty row table for `capacity` rows on a robot of nv joints."""
     return Rows(
-        kind=np.zeros(capacity, dtype=np.int64), robot=np.zeros(capacity, dtype=np.bool_),
-        J_r=np.zeros((capacity, nv)),
+        kind=np.zeros(capacity, dtype=np.int64), J_r=np.zeros((capacity, nv)),
         W_r=np.zeros((capacity, nv)), body=np.full((capacity, 2), -1, dtype=np.int64),
         J_b=np.zeros((capacity, 2, 6)), W_b=np.zeros((capacity, 2, 6)),
         target=np.zeros(capacity), lo=np.zeros(capacity), hi=np.zeros(capacity),
@@ -70,7 +68,6 @@ def allocate_rows(capacity: int, nv: int) -> Rows:
 def clear_row(rows: Any, r: int, kind: int, target: float, lo: float, hi: float) -> None:
     """Row r with no Jacobian, no bodies, no impulse yet."""
     rows.kind[r] = kind
-    rows.robot[r] = False
     rows.J_r[r, :] = 0.0
     rows.W_r[r, :] = 0.0
     rows.body[r, 0] = -1
