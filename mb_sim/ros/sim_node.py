@@ -1,14 +1,22 @@
-"""`sim_node`: runs an `mb_sim.Simulation` on a timer and connects it to ROS 2.
+"""`sim_node`: runs an `mb_sim.Simulation` in a physics thread and connects it to ROS 2.
 
 In:  effort commands (std_msgs/Float64MultiArray on `command_topic`, in `command_joints` order;
      sensor_msgs/JointState with names and efforts on `joint_command_topic`).
 Out: joint_states, /tf and /tf_static, /clock, robot_description, ~/contacts (MarkerArray).
-Services: ~/reset (Trigger), ~/pause (SetBool), ~/step (Trigger, `step_count` steps while paused).
+Services: ~/reset (Trigger), ~/pause (SetBool), ~/step (Trigger, `step_count` steps while paused),
+~/stats (Trigger: achieved RTF and the command counters as JSON).
 
-Time: each tick of a wall-clock (steady) timer runs the physics steps that keep simulated time
-at wall time x `real_time_factor` (`pacing.Pacer`); with real_time_factor 0 it steps for a
-fixed wall-time budget per tick instead. Messages carry simulated time stamps, and /clock is
-published after every tick, so nodes with use_sim_time follow the simulation.
+Threads: the executor (main thread) runs the callbacks, which only parse, check and queue; the
+physics thread owns the simulation. Before every physics step it takes the commands that
+arrived (`commands.Inbox`), in order of arrival, so no message waits longer than one step and
+none is lost however far behind real time the physics falls. Services and parameter changes
+are queued the same way and run between two steps; `~/step` runs in slices of STEP_SLICE steps.
+
+Time: the physics thread runs the steps that keep simulated time at wall time x
+`real_time_factor` (`pacing.Pacer`), sleeping between them; when it cannot keep up, simulated
+time runs slower. With real_time_factor 0 it steps without sleeping. Messages carry simulated
+time stamps, and /clock is published at most every CLOCK_PERIOD of wall time and whenever the
+thread sleeps, so nodes with use_sim_time follow the simulation.
 
 QoS: joint_states, commands, ~/contacts reliable depth 10; /tf reliable depth 100 (as tf2's
 broadcaster); /tf_static and robot_description reliable, transient local, depth 1; /clock
@@ -18,23 +26,29 @@ use_sim_time nodes and reliable subscribers; only the newest value matters).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
+import signal
 import sys
+import threading
 import time
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.clock import Clock, ClockType
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -44,6 +58,7 @@ from visualization_msgs.msg import MarkerArray
 
 import mb_sim
 from mb_sim.ros import conversions as conv
+from mb_sim.ros.commands import Command, CommandStats, Inbox
 from mb_sim.ros.markers import contact_markers
 from mb_sim.ros.pacing import Pacer, RateMeter
 from mb_sim.ros.params import (
@@ -56,16 +71,24 @@ from mb_sim.ros.params import (
     command_joint_list,
 )
 
-FAST_BUDGET = 0.02
-"""Wall seconds of stepping per tick when real_time_factor is 0 (as fast as possible)."""
-FAST_CHUNK = 20
-"""Most steps run between two looks at the clock when real_time_factor is 0."""
-MIN_TICK, MAX_TICK = 0.002, 0.02
-"""Bounds of the timer period, s: 1/physics_rate clamped to this interval."""
+ROUND_STEPS = 10
+"""Most physics steps between two looks at the clock, the services and the parameters."""
+FAST_CHUNK = 10
+"""Steps per round when real_time_factor is 0 (as fast as possible)."""
+STEP_SLICE = 100
+"""Steps of a ~/step request run between two looks at the other services."""
+SWITCH_INTERVAL = 0.0005
+"""Python's thread switch interval in the node, s (the default is 0.005)."""
+CLOCK_PERIOD = 0.002
+"""Least wall time between two /clock messages while the physics runs flat out, s."""
 WARN_PERIOD = 2.0
 """Seconds between two warnings of the same kind."""
 
 QOS_RELIABLE_10 = QoSProfile(depth=10)
+QOS_COMMANDS = QoSProfile(depth=100)
+"""Commands: reliable; 100 messages (0.1 s at 1 kHz) may wait while the executor is busy."""
+QOS_SERVICES = QoSProfile(depth=1000)
+"""Services: a burst of up to 1000 calls waits in the queue instead of being dropped."""
 QOS_TF = QoSProfile(depth=100)
 QOS_LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -125,6 +148,14 @@ def _steady() -> float:
     return time.monotonic()
 
 
+@dataclass
+class StepJob:
+    """A ~/step request: steps still to run, and the future its caller waits on."""
+
+    remaining: int
+    future: Future
+
+
 class SimNode(Node):
     """The simulator node. Construction raises StartupError on any invalid input."""
 
@@ -155,6 +186,16 @@ class SimNode(Node):
         self._timed_out = np.zeros(n, dtype=bool)
         self._effort_limit = np.asarray(self.model.effort_limit, dtype=float)
 
+        self._inbox = Inbox()
+        self._stats = CommandStats()
+        self._actions: deque[tuple[Any, Future]] = deque()
+        self._step_jobs: deque[StepJob] = deque()
+        self._recorder: Any = None
+        self._stopping = threading.Event()
+        self._work = threading.Event()
+        self._thread = threading.Thread(target=self._physics_loop, name="physics", daemon=True)
+        self._last_clock = 0.0
+
         self._paused = bool(self.p.start_paused)
         self._pacer = Pacer(self.dt, max(self.p.real_time_factor, 1e-9))
         self._meter = RateMeter()
@@ -167,15 +208,12 @@ class SimNode(Node):
         self._tf_bodies = self._moving_bodies()
 
         self._make_interfaces()
+        self.add_pre_set_parameters_callback(self._integers_as_doubles)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         self._publish_latched()
         self._publish_outputs(force=True)
         self._pacer.anchor(_steady(), self.sim.time)
-        tick = min(max(self.dt, MIN_TICK), MAX_TICK)
-        self._timer = self.create_timer(
-            tick, self._tick, clock=Clock(clock_type=ClockType.STEADY_TIME)
-        )
         self.get_logger().info(
             f"simulating {self.model.name!r} ({n} joints"
             f"{', ' + str(len(self._body_names())) + ' bodies' if self.world is not None else ''})"
@@ -341,15 +379,31 @@ class SimNode(Node):
         self._pub_description = self.create_publisher(String, "robot_description", QOS_LATCHED)
         self._pub_clock = self.create_publisher(ClockMsg, "/clock", QOS_CLOCK)
         self._pub_markers = self.create_publisher(MarkerArray, "~/contacts", QOS_RELIABLE_10)
+        self._array_topic = self.resolve_topic_name(self.p.command_topic)
+        self._joint_topic = self.resolve_topic_name(self.p.joint_command_topic)
         self.create_subscription(
-            Float64MultiArray, self.p.command_topic, self._on_array_command, QOS_RELIABLE_10
+            Float64MultiArray, self.p.command_topic, self._on_array_command, QOS_COMMANDS
         )
         self.create_subscription(
-            JointState, self.p.joint_command_topic, self._on_joint_command, QOS_RELIABLE_10
+            JointState, self.p.joint_command_topic, self._on_joint_command, QOS_COMMANDS
         )
-        self.create_service(Trigger, "~/reset", self._on_reset)
-        self.create_service(SetBool, "~/pause", self._on_pause)
-        self.create_service(Trigger, "~/step", self._on_step)
+        self.create_service(Trigger, "~/reset", self._on_reset, qos_profile=QOS_SERVICES)
+        self.create_service(SetBool, "~/pause", self._on_pause, qos_profile=QOS_SERVICES)
+        self.create_service(Trigger, "~/step", self._on_step, qos_profile=QOS_SERVICES)
+        self.create_service(Trigger, "~/stats", self._on_stats, qos_profile=QOS_SERVICES)
+        # Triggered by the physics thread when a service's work is done, to wake the executor.
+        self._service_done = self.create_guard_condition(lambda: None)
+
+    def _integers_as_doubles(self, params: list[Parameter]) -> list[Parameter]:
+        """`ros2 param set /sim_node real_time_factor 2` sets 2.0, as the README says."""
+        out = []
+        for param in params:
+            spec = BY_NAME.get(param.name)
+            is_double = spec is not None and spec.type == Parameter.Type.DOUBLE.value
+            if is_double and param.type_ == Parameter.Type.INTEGER:
+                param = Parameter(param.name, Parameter.Type.DOUBLE, float(param.value))
+            out.append(param)
+        return out
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         merged = dict(self.p.values)
@@ -370,10 +424,15 @@ class SimNode(Node):
             return SetParametersResult(successful=False, reason=str(e))
         for param in params:
             if param.name in BY_NAME and merged[param.name] != self.p.values[param.name]:
-                self._apply_parameter(param.name, merged[param.name])
+                name, value = param.name, merged[param.name]
+                self._actions.append(
+                    (lambda name=name, value=value: self._apply_parameter(name, value), Future())
+                )
+                self._work.set()
         return SetParametersResult(successful=True)
 
     def _apply_parameter(self, name: str, value: Any) -> None:
+        """On the physics thread, between two steps."""
         self.p.values[name] = value
         t = self.sim.time
         if name == "real_time_factor":
@@ -385,39 +444,53 @@ class SimNode(Node):
             self._next_tf = min(self._next_tf, t + 1.0 / value)
         self.get_logger().info(f"parameter {name} set to {value!r}")
 
-    # --- commands ---------------------------------------------------------------------------
+    # --- commands (executor thread) ----------------------------------------------------------
 
-    def _store_command(self, idx: np.ndarray, values: np.ndarray) -> None:
+    def _receive(self, topic: str, info: dict[str, Any] | None, parse: Any, msg: Any) -> None:
+        sent_ns = self._stats.arrived(topic, info)
+        try:
+            idx, values = parse()
+        except conv.CommandError as e:
+            self._stats.reject()
+            self._throttle.warn(f"cmd:{topic}:{e.kind}", str(e))
+            return
         clamped, hit = conv.clamp_efforts(values, self._effort_limit[idx])
         if hit.any():
             names = [self.joint_names[i] for i in idx[hit]]
             self._throttle.warn(
                 "effort_limit",
-                f"effort command beyond the URDF effort limit for {names} "
-                f"(requested {values[hit].tolist()}, limits {self._effort_limit[idx][hit].tolist()});"
-                " clamped",
+                f"effort command beyond the URDF effort limit for {conv.name_list(names)} "
+                f"(requested {values[hit].tolist()[:10]}, "
+                f"limits {self._effort_limit[idx][hit].tolist()[:10]}); clamped",
             )
-        self._cmd[idx] = clamped
-        self._cmd_time[idx] = self.sim.time
-        self._timed_out[idx] = False
+        self._inbox.put(Command(idx, clamped, topic, msg, sent_ns))
 
-    def _on_array_command(self, msg: Float64MultiArray) -> None:
-        topic = self.resolve_topic_name(self.p.command_topic)
-        try:
-            idx, values = conv.efforts_from_array(topic, msg.data, self.command_joints, self.index)
-        except conv.CommandError as e:
-            self._throttle.warn(f"cmd:{topic}:{e.kind}", str(e))
-            return
-        self._store_command(idx, values)
+    def _on_array_command(self, msg: Float64MultiArray, info: dict[str, Any] | None
+                          ) -> None:
+        topic = self._array_topic
+        self._receive(topic, info, lambda: conv.efforts_from_array(
+            topic, msg.data, self.command_joints, self.index), msg)
 
-    def _on_joint_command(self, msg: JointState) -> None:
-        topic = self.resolve_topic_name(self.p.joint_command_topic)
-        try:
-            idx, values = conv.efforts_from_joint_state(topic, msg, self.index)
-        except conv.CommandError as e:
-            self._throttle.warn(f"cmd:{topic}:{e.kind}", str(e))
+    def _on_joint_command(self, msg: JointState, info: dict[str, Any] | None) -> None:
+        topic = self._joint_topic
+        self._receive(topic, info, lambda: conv.efforts_from_joint_state(topic, msg, self.index),
+                      msg)
+
+    # --- commands (physics thread) -----------------------------------------------------------
+
+    def _take_commands(self) -> None:
+        """Apply, in order of arrival, every command that arrived before this step."""
+        commands = self._inbox.take_all()
+        if not commands:
             return
-        self._store_command(idx, values)
+        t = self.sim.time
+        for c in commands:
+            self._cmd[c.idx] = c.values
+            self._cmd_time[c.idx] = t
+            self._timed_out[c.idx] = False
+            if self._recorder is not None:
+                self._recorder.write(c.topic, c.msg, t)
+        self._stats.applied_at(commands, time.time_ns())
 
     def _effort_now(self) -> np.ndarray:
         timeout = self.p.command_timeout
@@ -429,72 +502,132 @@ class SimNode(Node):
             names = [self.joint_names[i] for i in np.flatnonzero(fresh_timeouts)]
             self._throttle.warn(
                 "timeout",
-                f"no effort command for {timeout:g} s (sim time) on {names}; efforts set to zero",
+                f"no effort command for {timeout:g} s (sim time) on {conv.name_list(names)}; "
+                "efforts set to zero",
             )
         self._timed_out |= stale
         return np.where(stale, 0.0, self._cmd)
 
-    # --- stepping ---------------------------------------------------------------------------
+    # --- stepping (physics thread) -----------------------------------------------------------
 
-    def _advance(self, n: int | None, deadline: float | None) -> None:
-        """Run n steps (or until `deadline` when n is None), publishing as sim time passes."""
-        done = 0
+    def _step_once(self) -> None:
+        """One physics step with the commands that arrived until now, then the outputs due."""
+        self._take_commands()
+        self.sim.set_effort(self._effort_now())
+        self.sim.step(1)
+        t = self.sim.time
         eps = 0.5 * self.dt
-        while n is None or done < n:
-            self.sim.set_effort(self._effort_now())
-            next_event = min(self._next_js, self._next_tf)
-            chunk = max(1, math.ceil((next_event - self.sim.time) / self.dt - 1e-6))
-            if self.p.command_timeout > 0.0:
-                # Do not run past the next watchdog expiry with stale efforts.
-                live = np.isfinite(self._cmd_time) & ~self._timed_out
-                if live.any():
-                    expiry = float(self._cmd_time[live].min()) + self.p.command_timeout
-                    chunk = min(chunk, max(1, math.ceil((expiry - self.sim.time) / self.dt)))
-            if n is not None:
-                chunk = min(chunk, n - done)
-            else:  # as fast as possible: look at the clock often enough to keep the budget
-                chunk = min(chunk, FAST_CHUNK)
-            self.sim.step(chunk)
-            done += chunk
-            t = self.sim.time
-            if t >= self._next_js - eps:
-                self._publish_joint_states()
-                self._next_js = max(self._next_js + 1.0 / self.p.publish_rate, t + eps)
-            if t >= self._next_tf - eps:
-                self._publish_tf()
-                self._publish_markers()
-                self._next_tf = max(self._next_tf + 1.0 / self.p.tf_rate, t + eps)
-            if deadline is not None and _steady() >= deadline:
-                break
+        if t >= self._next_js - eps:
+            self._publish_joint_states()
+            self._next_js = max(self._next_js + 1.0 / self.p.publish_rate, t + eps)
+        if t >= self._next_tf - eps:
+            self._publish_tf()
+            self._publish_markers()
+            self._next_tf = max(self._next_tf + 1.0 / self.p.tf_rate, t + eps)
 
-    def _tick(self) -> None:
-        try:
-            now = _steady()
-            if not self._paused:
-                rtf = self.p.real_time_factor
-                if rtf > 0.0:
-                    n = self._pacer.steps_due(now, self.sim.time)
-                    if n:
-                        self._advance(n, now + MAX_TICK * 5)
-                    if self._pacer.behind:
-                        achieved = self._meter.rtf()
-                        shown = "n/a" if achieved is None else f"{achieved:.2f}"
-                        self._throttle.warn(
-                            "behind",
-                            f"physics cannot keep up with real_time_factor {rtf:g}: "
-                            f"achieved RTF {shown}",
-                        )
-                else:
-                    self._advance(None, now + FAST_BUDGET)
-                self._publish_clock()
-                self._meter.add(_steady(), self.sim.time)
+    def start(self) -> None:
+        """Start the physics thread (after construction, once the executor has the node)."""
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the physics thread after its current step; close the recording."""
+        self._stopping.set()
+        self._work.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        self._close_recording("shutdown")
+
+    def _physics_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                idle = self._physics_round()
+            except Exception as e:  # noqa: BLE001 - keep serving: report and pause
+                if self._stopping.is_set():
+                    break
+                self._on_physics_error(e)
+                idle = 0.05
+            if idle > 0.0:
+                self._work.wait(idle)
+                self._work.clear()
+
+    def _on_physics_error(self, e: Exception) -> None:
+        self.get_logger().error(f"simulation step failed at t={self.sim.time:.6f} s: {e!r}; "
+                                "pausing (call ~/reset or ~/pause false)")
+        self._paused = True
+        self._close_recording(f"physics error: {e}")
+        for job in self._step_jobs:
+            self._finish(job.future, (False, f"step failed at t = {self.sim.time:.9f} s: {e}"))
+        self._step_jobs.clear()
+
+    def _close_recording(self, why: str) -> None:
+        """Close the bag being written, if any (stop, shutdown, physics error)."""
+        recorder, self._recorder = self._recorder, None
+        if recorder is not None:
+            recorder.close()
+            self.get_logger().info(f"recording closed ({why}): {recorder.path}")
+
+    def _finish(self, future: Future, result: Any) -> None:
+        future.set_result(result)
+        self._service_done.trigger()
+
+    def _physics_round(self) -> float:
+        """Do what is due now; returns how long the thread may sleep (s) before the next round.
+
+        A round runs at most ROUND_STEPS physics steps, and each step first takes the commands
+        that arrived: no message waits for more than one step.
+        """
+        while self._actions:
+            action, future = self._actions.popleft()
+            self._finish(future, action())
+        now = _steady()
+        if self._paused:
+            if self._step_jobs:
+                self._run_step_job()
+                return 0.0
+            self._take_commands()
             self._status(now)
-        except (ExternalShutdownException, KeyboardInterrupt):
-            raise
-        except Exception as e:  # noqa: BLE001 - keep serving: report and pause, never die mid-run
-            self.get_logger().error(f"simulation step failed at t={self.sim.time:.6f} s: {e!r}; "
-                                    "pausing (call ~/reset or ~/pause false)")
-            self._paused = True
+            return 0.1
+        rtf = self.p.real_time_factor
+        if rtf > 0.0:
+            n = self._pacer.steps_due(now, self.sim.time)
+            if self._pacer.behind:
+                achieved = self._meter.rtf()
+                shown = "n/a" if achieved is None else f"{achieved:.2f}"
+                self._throttle.warn(
+                    "behind",
+                    f"physics cannot keep up with real_time_factor {rtf:g}: achieved RTF "
+                    f"{shown}; simulated time runs slower, every command is still applied",
+                )
+            for _ in range(min(n, ROUND_STEPS)):
+                self._step_once()
+            idle = 0.0 if n > ROUND_STEPS else max(
+                0.0, self._pacer.wall_at(self.sim.time + self.dt) - _steady())
+        else:
+            for _ in range(FAST_CHUNK):
+                self._step_once()
+            idle = 0.0
+        after = _steady()
+        if after - self._last_clock >= CLOCK_PERIOD or idle > 0.0:
+            self._publish_clock()
+            self._last_clock = after
+        self._meter.add(after, self.sim.time)
+        self._status(after)
+        if idle == 0.0:
+            # Let the executor thread in (it takes the messages) when the physics runs flat out.
+            time.sleep(0)
+        return idle
+
+    def _run_step_job(self) -> None:
+        """A slice of the oldest ~/step request; services and parameters are served between."""
+        job = self._step_jobs[0]
+        n = min(job.remaining, STEP_SLICE)
+        for _ in range(n):
+            self._step_once()
+        job.remaining -= n
+        if job.remaining == 0:
+            self._step_jobs.popleft()
+            self._publish_outputs()
+            self._finish(job.future, (True, f"t = {self.sim.time:.9f} s"))
 
     def _status(self, now: float) -> None:
         period = self.p.status_period
@@ -510,8 +643,13 @@ class SimNode(Node):
             speed = f"RTF n/a (target {goal})"
         else:
             speed = f"RTF {achieved:.2f} (target {goal})"
+        s = self._stats.summary()
+        lat = s.get("latency_ms")
+        latency = f", latency median {lat['median']:.1f} ms" if lat else ""
         self.get_logger().info(
-            f"sim time {self.sim.time:.3f} s | {speed} | contacts {self._contact_count()}"
+            f"sim time {self.sim.time:.3f} s | {speed} | contacts {self._contact_count()} | "
+            f"commands {s['rate_hz']:g}/s: {s['received']} received, {s['applied']} applied, "
+            f"{s['lost']} lost{latency}"
         )
 
     # --- outputs ----------------------------------------------------------------------------
@@ -617,10 +755,18 @@ class SimNode(Node):
         self._next_js = t + 1.0 / self.p.publish_rate
         self._next_tf = t + 1.0 / self.p.tf_rate
 
-    # --- services ---------------------------------------------------------------------------
+    # --- services (executor thread; the physics thread does the work between two steps) ------
 
-    def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+    async def _in_physics(self, action: Any) -> Any:
+        """Run `action()` on the physics thread between two steps and return its result."""
+        future = Future()
+        self._actions.append((action, future))
+        self._work.set()
+        return await future
+
+    def _reset_now(self) -> str:
         self.sim.reset()
+        self._inbox.take_all()
         self._cmd[:] = 0.0
         self._cmd_time[:] = -math.inf
         self._timed_out[:] = False
@@ -628,68 +774,138 @@ class SimNode(Node):
         self._publish_outputs(force=True)
         self._pacer.anchor(_steady(), self.sim.time)
         self._meter.reset()
+        message = f"reset to the initial state (t = {self.sim.time:g} s)"
+        self.get_logger().info(message)
+        return message
+
+    async def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+        resp.message = await self._in_physics(self._reset_now)
         resp.success = True
-        resp.message = f"reset to the initial state (t = {self.sim.time:g} s)"
-        self.get_logger().info(resp.message)
         return resp
 
-    def _on_pause(self, req: SetBool.Request, resp: SetBool.Response) -> SetBool.Response:
+    def _pause_now(self, pause: bool) -> str:
         was = self._paused
-        self._paused = bool(req.data)
-        if was and not self._paused:
+        self._paused = pause
+        if was and not pause:
             self._pacer.anchor(_steady(), self.sim.time)
             self._meter.reset()
+        message = f"{'paused' if pause else 'running'} at t = {self.sim.time:.6f} s"
+        if was != pause:
+            self.get_logger().info(message)
+        return message
+
+    async def _on_pause(self, req: SetBool.Request, resp: SetBool.Response) -> SetBool.Response:
+        resp.message = await self._in_physics(lambda: self._pause_now(bool(req.data)))
         resp.success = True
-        resp.message = f"{'paused' if self._paused else 'running'} at t = {self.sim.time:.6f} s"
-        if was != self._paused:
-            self.get_logger().info(resp.message)
         return resp
 
-    def _on_step(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
-        if not self._paused:
+    async def _on_step(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+        future = Future()
+
+        def queue() -> bool:
+            if not self._paused:
+                return False
+            self._step_jobs.append(StepJob(int(self.p.step_count), future))
+            return True
+
+        if not await self._in_physics(queue):
             resp.success = False
             resp.message = "~/step works while paused; call ~/pause with data: true first"
             return resp
-        self._advance(int(self.p.step_count), None)
-        self._publish_outputs()
+        resp.success, resp.message = await future
+        return resp
+
+    async def _on_stats(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+        def collect() -> dict[str, Any]:
+            achieved = self._meter.rtf()
+            return {
+                "sim_time": round(self.sim.time, 9),
+                "rtf": None if achieved is None else round(achieved, 3),
+                "paused": self._paused,
+                "commands": self._stats.summary(restart_latencies=True),
+                "recording": None if self._recorder is None else str(self._recorder.path),
+            }
+
+        resp.message = json.dumps(await self._in_physics(collect))
         resp.success = True
-        resp.message = f"t = {self.sim.time:.9f} s"
         return resp
 
     def destroy_node(self) -> None:
+        self.stop()
         logging.getLogger("mb_sim").removeHandler(self._lib_handler)
         super().destroy_node()
 
 
+class _Interrupted(Exception):
+    """SIGINT or SIGTERM arrived while the node was starting."""
+
+
+class _Signals:
+    """SIGINT and SIGTERM stop the node once, quietly: the first one asks the spin loop to end,
+    later ones (the terminal's and `ros2 launch`'s Ctrl-C land both) are ignored. While the node
+    is still being built, the first one aborts the build instead."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.starting = True
+        self.wake: Any = None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, _signum: int, _frame: Any) -> None:
+        if self.stop.is_set():
+            return
+        self.stop.set()
+        if self.wake is not None:
+            self.wake.trigger()
+        if self.starting:
+            raise _Interrupted
+
+
 def main(args: list[str] | None = None) -> int:
     """Console script `sim_node`: 0 after Ctrl-C / SIGTERM, 1 when it cannot start."""
+    signals = _Signals()
+    # The physics thread holds the GIL through each step; a short switch interval lets the
+    # executor thread take arriving messages within about a step instead of 5 ms.
+    sys.setswitchinterval(SWITCH_INTERVAL)
     node: SimNode | None = None
     try:
-        rclpy.init(args=args)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except _Interrupted:
+        return 0
     except Exception as e:  # noqa: BLE001 - bad command line, e.g. an unreadable --params-file
         print(f"sim_node: cannot start: {e}", file=sys.stderr)
         return 1
+    status = 0
     try:
-        executor = SingleThreadedExecutor()
         try:
             node = SimNode()
         except StartupError as e:
             get_logger("sim_node").fatal(str(e))
             return 1
+        except Exception:
+            # A signal during startup can surface from inside the kernels as another error.
+            if not signals.stop.is_set():
+                raise
+            return 0
+        executor = SingleThreadedExecutor()
         executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        # A signal during startup shuts the context down under the node being built; whatever
-        # rclpy raises then is the shutdown, not an error.
-        if rclpy.ok():
-            raise
+        signals.wake = node._service_done
+        signals.starting = False
+        if signals.stop.is_set():
+            return 0
+        node.start()
+        while not signals.stop.is_set():
+            executor.spin_once(timeout_sec=0.2)
+    except _Interrupted:
+        status = 0
     finally:
+        signals.starting = False
+        signals.stop.set()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-    return 0
+    return status
 
 
 if __name__ == "__main__":

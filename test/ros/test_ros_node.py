@@ -7,6 +7,7 @@ services and parameters, as any ROS client would.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import signal
 import time
@@ -428,3 +429,50 @@ def test_signal_exits_cleanly(start_sim: Any, probe: Any, sig: int) -> None:
     assert elapsed < 2.0
     time.sleep(0.1)
     assert "Traceback" not in sim.output
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.05])
+def test_double_sigint_while_stepping_flat_out(start_sim: Any, probe: Any, gap: float) -> None:
+    """The terminal's Ctrl-C and `ros2 launch`'s land together: one clean exit, no error."""
+    sim = start_sim(arm_params(real_time_factor=0.0))
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    time.sleep(0.3)
+    sim.proc.send_signal(signal.SIGINT)
+    time.sleep(gap)
+    if sim.proc.poll() is None:
+        sim.proc.send_signal(signal.SIGINT)
+    rc = sim.proc.wait(timeout=10)
+    time.sleep(0.1)
+    assert rc == 0, sim.output
+    for text in ("Traceback", "KeyboardInterrupt", "step failed", "ERROR", "context is invalid"):
+        assert text not in sim.output, sim.output
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_startup_exits_quietly(start_sim: Any, sig: int) -> None:
+    sim = start_sim(arm_params())
+    time.sleep(0.8)  # rclpy is up, the node is loading the robot or warming the kernels
+    sim.proc.send_signal(sig)
+    rc = sim.proc.wait(timeout=20)
+    assert rc == 0, sim.output
+    assert "Traceback" not in sim.output and "Error" not in sim.output, sim.output
+
+
+def test_stats_service_reports_speed_and_commands(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params(command_timeout=0.0))
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    pub = probe.publisher(Float64MultiArray, "/effort_controller/commands")
+    time.sleep(1.0)
+    for _ in range(50):
+        pub.publish(Float64MultiArray(data=[0.0] * 7))
+        time.sleep(0.01)
+    pub.publish(Float64MultiArray(data=[0.0, 1.0]))  # wrong length: rejected
+    time.sleep(0.5)
+    stats = json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)
+    assert stats["rtf"] == pytest.approx(1.0, abs=0.3)
+    c = stats["commands"]
+    assert (c["received"], c["applied"], c["rejected"], c["lost"]) == (51, 50, 1, 0), stats
+    lat = c["latency_ms"]
+    assert lat["n"] == 50 and 0.0 < lat["median"] <= lat["p99"] <= lat["max"] < 1000.0
