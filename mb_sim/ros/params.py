@@ -20,6 +20,8 @@ from rcl_interfaces.msg import (
 )
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
+MAX_STEP_COUNT = 100000
+"""Cap of `step_count`: 100 s of simulated time at 1 kHz, a few tens of seconds of wall time."""
 
 
 class ParamError(ValueError):
@@ -125,8 +127,9 @@ SPECS: tuple[Spec, ...] = (
     Spec("status_period", 5.0,
          "Wall-clock seconds between status lines (sim time, RTF, contacts); 0 = off.",
          0.0, 3600.0, read_only=False),
-    Spec("step_count", 1, "Physics steps that one ~/step call advances while paused.",
-         1, 1000000, read_only=False),
+    Spec("step_count", 1, "Physics steps that one ~/step call advances while paused "
+         f"(at most {MAX_STEP_COUNT}; run in slices, other services answer meanwhile).",
+         1, MAX_STEP_COUNT, read_only=False),
 )
 
 BY_NAME: dict[str, Spec] = {s.name: s for s in SPECS}

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import ParameterException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.logging import get_logger
@@ -381,18 +382,23 @@ class SimNode(Node):
         self._pub_markers = self.create_publisher(MarkerArray, "~/contacts", QOS_RELIABLE_10)
         self._array_topic = self.resolve_topic_name(self.p.command_topic)
         self._joint_topic = self.resolve_topic_name(self.p.joint_command_topic)
-        self.create_subscription(
-            Float64MultiArray, self.p.command_topic, self._on_array_command, QOS_COMMANDS
-        )
-        self.create_subscription(
-            JointState, self.p.joint_command_topic, self._on_joint_command, QOS_COMMANDS
-        )
-        self.create_service(Trigger, "~/reset", self._on_reset, qos_profile=QOS_SERVICES)
-        self.create_service(SetBool, "~/pause", self._on_pause, qos_profile=QOS_SERVICES)
-        self.create_service(Trigger, "~/step", self._on_step, qos_profile=QOS_SERVICES)
-        self.create_service(Trigger, "~/stats", self._on_stats, qos_profile=QOS_SERVICES)
+        # One reentrant group: a service awaiting the physics thread must not hold back the
+        # subscriptions, the other services or the guard condition that wakes it (a mutually
+        # exclusive group stays busy for the whole await). The executor is single-threaded, so
+        # no two callbacks ever run at the same time.
+        group = ReentrantCallbackGroup()
+        self.create_subscription(Float64MultiArray, self.p.command_topic, self._on_array_command,
+                                 QOS_COMMANDS, callback_group=group)
+        self.create_subscription(JointState, self.p.joint_command_topic, self._on_joint_command,
+                                 QOS_COMMANDS, callback_group=group)
+        for srv_type, name, callback in (
+            (Trigger, "~/reset", self._on_reset), (SetBool, "~/pause", self._on_pause),
+            (Trigger, "~/step", self._on_step), (Trigger, "~/stats", self._on_stats),
+        ):
+            self.create_service(srv_type, name, callback, qos_profile=QOS_SERVICES,
+                                callback_group=group)
         # Triggered by the physics thread when a service's work is done, to wake the executor.
-        self._service_done = self.create_guard_condition(lambda: None)
+        self._service_done = self.create_guard_condition(lambda: None, callback_group=group)
 
     def _integers_as_doubles(self, params: list[Parameter]) -> list[Parameter]:
         """`ros2 param set /sim_node real_time_factor 2` sets 2.0, as the README says."""

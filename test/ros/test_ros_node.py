@@ -476,3 +476,67 @@ def test_stats_service_reports_speed_and_commands(start_sim: Any, probe: Any) ->
     assert (c["received"], c["applied"], c["rejected"], c["lost"]) == (51, 50, 1, 0), stats
     lat = c["latency_ms"]
     assert lat["n"] == 50 and 0.0 < lat["median"] <= lat["p99"] <= lat["max"] < 1000.0
+
+
+# --- services under load -------------------------------------------------------------------------
+
+
+def _fire(probe: Any, srv_type: Any, name: str, requests: list[Any], timeout: float) -> list[Any]:
+    """Send every request at once from one client (deep queues on both sides); the responses."""
+    deep = QoSProfile(depth=1000)
+    client = probe.node.create_client(srv_type, name, qos_profile=deep)
+    assert client.wait_for_service(timeout_sec=10.0)
+    futures = [client.call_async(r) for r in requests]
+    wait_until(lambda: all(f.done() for f in futures), timeout)
+    return [f.result() for f in futures if f.done()]
+
+
+def test_burst_of_300_service_calls_all_answered(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params(start_paused=True))
+    assert sim.wait_for_output("simulating", STARTUP_TIMEOUT), sim.output
+    answers = _fire(probe, Trigger, "/sim_node/step", [Trigger.Request()] * 300, 60.0)
+    assert len(answers) == 300 and all(a.success for a in answers), sim.output
+    times = sorted(float(a.message.split()[2]) for a in answers)
+    assert times == pytest.approx([0.001 * (k + 1) for k in range(300)], abs=1e-9)
+    pauses = _fire(probe, SetBool, "/sim_node/pause", [SetBool.Request(data=True)] * 300, 30.0)
+    assert len(pauses) == 300 and all(a.success for a in pauses)
+
+
+def test_long_step_leaves_services_and_parameters_responsive(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params(start_paused=True, step_count=20000))
+    js = probe.collect(JointState, "joint_states")
+    assert sim.wait_for_output("simulating", STARTUP_TIMEOUT), sim.output
+    client = probe.node.create_client(Trigger, "/sim_node/step")
+    assert client.wait_for_service(timeout_sec=10.0)
+    long_step = client.call_async(Trigger.Request())
+    assert wait_until(lambda: len(js) > 5, 10.0)  # it is stepping
+    t0 = time.monotonic()
+    assert get_param(probe, "step_count").integer_value == 20000
+    pause = probe.call(SetBool, "/sim_node/pause", SetBool.Request(data=True))
+    answered = time.monotonic() - t0
+    assert pause.success and not long_step.done()
+    assert answered < 2.0, f"services waited {answered:.1f} s behind ~/step"
+    assert wait_until(long_step.done, 120.0)
+    assert long_step.result().success and long_step.result().message == "t = 20.000000000 s"
+
+
+def test_step_count_is_capped(start_sim: Any, probe: Any) -> None:
+    from mb_sim.ros.params import MAX_STEP_COUNT
+
+    sim = start_sim(arm_params())
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    big = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=MAX_STEP_COUNT + 1)
+    assert not set_param(probe, "step_count", big).successful
+    ok = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=MAX_STEP_COUNT)
+    assert set_param(probe, "step_count", ok).successful
+
+
+def test_integer_for_float_parameter_at_runtime(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params())
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    two = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=2)
+    assert set_param(probe, "real_time_factor", two).successful
+    value = get_param(probe, "real_time_factor")
+    assert value.type == ParameterType.PARAMETER_DOUBLE and value.double_value == 2.0
