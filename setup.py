@@ -46,6 +46,7 @@ setup(
         "transforms3d",
         "pyyaml",
         "trimesh",
+        "rosbags",
     ],
     zip_safe=True,
     maintainer="mb_sim maintainers",
@@ -57,6 +58,7 @@ setup(
         "console_scripts": [
             "sim_node = mb_sim.ros.sim_node:main",
             "demo_controller = mb_sim.ros.demo_controller:main",
+            "replay = mb_sim.replay:main",
         ],
     },
 )

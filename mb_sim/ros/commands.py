@@ -37,6 +37,19 @@ class Command:
     """Publisher's wall clock at publish (DDS source timestamp), ns; 0 when unknown."""
 
 
+def watchdog_efforts(t: float, dt: float, timeout: float, cmd: np.ndarray, cmd_time: np.ndarray,
+                     timed_out: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Efforts for the step from time `t`: zero for joints without a command for more than
+    `timeout` s of simulated time (0 = no watchdog). Returns (efforts, joints timing out now);
+    updates `timed_out` in place. The node and `mb_sim.replay` share it, so replays match."""
+    if timeout <= 0.0:
+        return cmd, np.zeros(len(cmd), dtype=bool)
+    stale = (t - cmd_time) > timeout + 0.5 * dt
+    fresh = stale & ~timed_out & np.isfinite(cmd_time)
+    timed_out |= stale
+    return np.where(stale, 0.0, cmd), fresh
+
+
 class Inbox:
     """Commands waiting for the next physics step, in order of arrival."""
 

@@ -160,7 +160,8 @@ def efforts_from_joint_state(
     if unknown:
         raise CommandError(
             "unknown_joint",
-            f"{topic}: unknown joint name(s) {unknown}; movable joints are {list(index)}; "
+            f"{topic}: unknown joint name(s) {name_list(unknown)}; movable joints are "
+            f"{name_list(list(index))}; "
             "command ignored",
         )
     if len(set(names)) != len(names):

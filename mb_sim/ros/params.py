@@ -127,6 +127,11 @@ SPECS: tuple[Spec, ...] = (
     Spec("status_period", 5.0,
          "Wall-clock seconds between status lines (sim time, RTF, contacts); 0 = off.",
          0.0, 3600.0, read_only=False),
+    Spec("record", "",
+         "rosbag2 bag (a directory, must not exist) that the node records from startup; "
+         "'' = off (~/record/start and ~/record/stop record on demand).", check=None),
+    Spec("record_storage", "mcap", "Storage of recorded bags: mcap or sqlite3.",
+         check=lambda v: None if v in ("mcap", "sqlite3") else "must be mcap or sqlite3"),
     Spec("step_count", 1, "Physics steps that one ~/step call advances while paused "
          f"(at most {MAX_STEP_COUNT}; run in slices, other services answer meanwhile).",
          1, MAX_STEP_COUNT, read_only=False),

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import signal
 import sys
 import threading
@@ -59,7 +60,7 @@ from visualization_msgs.msg import MarkerArray
 
 import mb_sim
 from mb_sim.ros import conversions as conv
-from mb_sim.ros.commands import Command, CommandStats, Inbox
+from mb_sim.ros.commands import Command, CommandStats, Inbox, watchdog_efforts
 from mb_sim.ros.markers import contact_markers
 from mb_sim.ros.pacing import Pacer, RateMeter
 from mb_sim.ros.params import (
@@ -71,6 +72,8 @@ from mb_sim.ros.params import (
     check_cross,
     command_joint_list,
 )
+from mb_sim.ros.recorder import Recorder, WriterError
+from mb_sim.state_codec import state_to_json
 
 ROUND_STEPS = 10
 """Most physics steps between two looks at the clock, the services and the parameters."""
@@ -214,6 +217,16 @@ class SimNode(Node):
 
         self._publish_latched()
         self._publish_outputs(force=True)
+        if self.p.record:
+            bag = Path(self.p.record).expanduser().absolute()
+            if bag.exists():
+                raise StartupError(f"parameter 'record': {str(bag)!r} exists already "
+                                   "(a bag is never overwritten)")
+            if not bag.parent.is_dir() or not os.access(bag.parent, os.W_OK):
+                raise StartupError(f"parameter 'record': cannot create {str(bag)!r} (the "
+                                   "directory it goes in must exist and be writable)")
+            # The bag is opened by the physics thread (its first action), which writes it.
+            self._actions.append((lambda: self._start_recording(bag), Future()))
         self._pacer.anchor(_steady(), self.sim.time)
         self.get_logger().info(
             f"simulating {self.model.name!r} ({n} joints"
@@ -379,6 +392,7 @@ class SimNode(Node):
         self._pub_tf_static = self.create_publisher(TFMessage, "/tf_static", QOS_LATCHED)
         self._pub_description = self.create_publisher(String, "robot_description", QOS_LATCHED)
         self._pub_clock = self.create_publisher(ClockMsg, "/clock", QOS_CLOCK)
+        self._events_topic = self.resolve_topic_name("~/events")
         self._pub_markers = self.create_publisher(MarkerArray, "~/contacts", QOS_RELIABLE_10)
         self._array_topic = self.resolve_topic_name(self.p.command_topic)
         self._joint_topic = self.resolve_topic_name(self.p.joint_command_topic)
@@ -394,6 +408,8 @@ class SimNode(Node):
         for srv_type, name, callback in (
             (Trigger, "~/reset", self._on_reset), (SetBool, "~/pause", self._on_pause),
             (Trigger, "~/step", self._on_step), (Trigger, "~/stats", self._on_stats),
+            (Trigger, "~/record/start", self._on_record_start),
+            (Trigger, "~/record/stop", self._on_record_stop),
         ):
             self.create_service(srv_type, name, callback, qos_profile=QOS_SERVICES,
                                 callback_group=group)
@@ -440,6 +456,9 @@ class SimNode(Node):
     def _apply_parameter(self, name: str, value: Any) -> None:
         """On the physics thread, between two steps."""
         self.p.values[name] = value
+        if self._recorder is not None:  # replay needs the changes that affect the physics
+            event = String(data=json.dumps({"parameter": name, "value": value}))
+            self._record(self._events_topic, event)
         t = self.sim.time
         if name == "real_time_factor":
             self._pacer.set_rtf(max(value, 1e-9), _steady(), t)
@@ -495,24 +514,21 @@ class SimNode(Node):
             self._cmd_time[c.idx] = t
             self._timed_out[c.idx] = False
             if self._recorder is not None:
-                self._recorder.write(c.topic, c.msg, t)
+                self._record(c.topic, c.msg)
         self._stats.applied_at(commands, time.time_ns())
 
     def _effort_now(self) -> np.ndarray:
-        timeout = self.p.command_timeout
-        if timeout <= 0.0:
-            return self._cmd
-        stale = (self.sim.time - self._cmd_time) > timeout + 0.5 * self.dt
-        fresh_timeouts = stale & ~self._timed_out & np.isfinite(self._cmd_time)
+        effort, fresh_timeouts = watchdog_efforts(
+            self.sim.time, self.dt, self.p.command_timeout, self._cmd, self._cmd_time,
+            self._timed_out)
         if fresh_timeouts.any():
             names = [self.joint_names[i] for i in np.flatnonzero(fresh_timeouts)]
             self._throttle.warn(
                 "timeout",
-                f"no effort command for {timeout:g} s (sim time) on {conv.name_list(names)}; "
-                "efforts set to zero",
+                f"no effort command for {self.p.command_timeout:g} s (sim time) on "
+                f"{conv.name_list(names)}; efforts set to zero",
             )
-        self._timed_out |= stale
-        return np.where(stale, 0.0, self._cmd)
+        return effort
 
     # --- stepping (physics thread) -----------------------------------------------------------
 
@@ -533,6 +549,7 @@ class SimNode(Node):
 
     def start(self) -> None:
         """Start the physics thread (after construction, once the executor has the node)."""
+        self._pacer.anchor(_steady(), self.sim.time)
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
@@ -540,7 +557,7 @@ class SimNode(Node):
         self._stopping.set()
         self._work.set()
         if self._thread.is_alive():
-            self._thread.join(timeout)
+            self._thread.join(timeout)  # the thread closes the bag it writes
         self._close_recording("shutdown")
 
     def _physics_loop(self) -> None:
@@ -550,11 +567,15 @@ class SimNode(Node):
             except Exception as e:  # noqa: BLE001 - keep serving: report and pause
                 if self._stopping.is_set():
                     break
-                self._on_physics_error(e)
+                try:
+                    self._on_physics_error(e)
+                except Exception as again:  # noqa: BLE001 - the thread must live on
+                    self.get_logger().error(f"while handling that: {again!r}")
                 idle = 0.05
             if idle > 0.0:
                 self._work.wait(idle)
                 self._work.clear()
+        self._close_recording("shutdown")
 
     def _on_physics_error(self, e: Exception) -> None:
         self.get_logger().error(f"simulation step failed at t={self.sim.time:.6f} s: {e!r}; "
@@ -568,9 +589,46 @@ class SimNode(Node):
     def _close_recording(self, why: str) -> None:
         """Close the bag being written, if any (stop, shutdown, physics error)."""
         recorder, self._recorder = self._recorder, None
-        if recorder is not None:
+        if recorder is None:
+            return
+        try:
             recorder.close()
-            self.get_logger().info(f"recording closed ({why}): {recorder.path}")
+        except Exception as e:  # noqa: BLE001 - a full disk, a broken file: report, go on
+            self.get_logger().error(f"closing the bag {recorder.path} failed ({why}): {e}; "
+                                    "it is readable up to the last flush")
+            return
+        self.get_logger().info(f"recording closed ({why}): {recorder.path}, "
+                               f"{recorder.count} messages")
+
+    def _start_recording(self, path: Path) -> str:
+        """Open a bag at `path` (physics thread, between steps); a message for the caller."""
+        if self._recorder is not None:
+            return f"already recording to {self._recorder.path}"
+        meta = {
+            "mb_sim/urdf": self.urdf_xml,
+            "mb_sim/world": Path(self.p.world_file).read_text() if self.p.world_file else "",
+            "mb_sim/parameters": json.dumps(
+                {k: v for k, v in self.p.values.items() if k != "robot_description"}),
+            "mb_sim/initial_positions": json.dumps([float(v) for v in self._q0]),
+            "mb_sim/start": json.dumps({
+                "time": self.sim.time,
+                "effort": self._cmd.tolist(),
+                "effort_time": [t if math.isfinite(t) else None for t in self._cmd_time],
+                "timed_out": self._timed_out.tolist(),
+                "state": state_to_json(self.sim.save_state()),
+            }),
+        }
+        try:
+            self._recorder = Recorder(path, self.p.record_storage, meta)
+        except (OSError, ValueError, WriterError) as e:
+            message = f"cannot record to {str(path)!r}: {e}"
+            self.get_logger().error(message)
+            return message
+        self._publish_latched()
+        self._publish_joint_states()
+        message = f"recording to {path} ({self.p.record_storage})"
+        self.get_logger().info(message)
+        return message
 
     def _finish(self, future: Future, result: Any) -> None:
         future.set_result(result)
@@ -701,16 +759,30 @@ class SimNode(Node):
             and self.model.link_parent.get(link) is not None
         ]
 
+    def _out(self, publisher: Any, msg: Any) -> None:
+        """Publish, and write to the bag being recorded at the current simulated time."""
+        publisher.publish(msg)
+        if self._recorder is not None:
+            self._record(publisher.topic_name, msg)
+
+    def _record(self, topic: str, msg: Any) -> None:
+        try:
+            self._recorder.write(topic, msg, self.sim.time)
+        except Exception as e:  # noqa: BLE001 - a full disk: keep what is written, go on
+            self.get_logger().error(f"recording to {self._recorder.path} failed: {e}; "
+                                    "closing the bag (readable up to the last flush)")
+            self._close_recording("write error")
+
     def _publish_latched(self) -> None:
-        self._pub_description.publish(String(data=self.urdf_xml))
+        self._out(self._pub_description, String(data=self.urdf_xml))
         stamp = self._stamp()
-        self._pub_tf_static.publish(TFMessage(transforms=[
+        self._out(self._pub_tf_static, TFMessage(transforms=[
             conv.transform_msg(parent, child, pose, stamp)
             for parent, child, pose in self._static_frames
         ]))
 
     def _publish_joint_states(self) -> None:
-        self._pub_js.publish(conv.joint_state_msg(
+        self._out(self._pub_js, conv.joint_state_msg(
             self.joint_names, self.sim.q, self.sim.qd, self.sim.effort, self._stamp()
         ))
 
@@ -729,7 +801,7 @@ class SimNode(Node):
                 conv.transform_msg(self.p.world_frame, body, self.sim.body_pose(body), stamp)
             )
         if transforms:
-            self._pub_tf.publish(TFMessage(transforms=transforms))
+            self._out(self._pub_tf, TFMessage(transforms=transforms))
 
     def _contact_count(self) -> int:
         return len(self.sim.contacts)
@@ -745,11 +817,11 @@ class SimNode(Node):
         else:
             arr = contact_markers(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)),
                                   self.p.world_frame, self._stamp(), 0.0)
-        self._pub_markers.publish(arr)
+        self._out(self._pub_markers, arr)
         self._had_contacts = k > 0
 
     def _publish_clock(self) -> None:
-        self._pub_clock.publish(ClockMsg(clock=self._stamp()))
+        self._out(self._pub_clock, ClockMsg(clock=self._stamp()))
 
     def _publish_outputs(self, force: bool = False) -> None:
         """Everything at the current state (start, reset, single steps)."""
@@ -771,6 +843,7 @@ class SimNode(Node):
         return await future
 
     def _reset_now(self) -> str:
+        self._close_recording("reset ends a recording")
         self.sim.reset()
         self._inbox.take_all()
         self._cmd[:] = 0.0
@@ -792,6 +865,8 @@ class SimNode(Node):
     def _pause_now(self, pause: bool) -> str:
         was = self._paused
         self._paused = pause
+        if pause and not was:
+            self._publish_clock()  # /clock shows where simulated time stopped
         if was and not pause:
             self._pacer.anchor(_steady(), self.sim.time)
             self._meter.reset()
@@ -834,6 +909,27 @@ class SimNode(Node):
 
         resp.message = json.dumps(await self._in_physics(collect))
         resp.success = True
+        return resp
+
+    async def _on_record_start(self, _req: Trigger.Request, resp: Trigger.Response
+                               ) -> Trigger.Response:
+        path = Path(self.p.record) if self.p.record and not Path(self.p.record).exists() \
+            else Path.cwd() / time.strftime("mb_sim_%Y%m%d_%H%M%S")
+        resp.message = await self._in_physics(lambda: self._start_recording(path))
+        resp.success = resp.message.startswith("recording to")
+        return resp
+
+    async def _on_record_stop(self, _req: Trigger.Request, resp: Trigger.Response
+                              ) -> Trigger.Response:
+        def stop() -> str:
+            recorder = self._recorder
+            if recorder is None:
+                return "not recording"
+            self._close_recording("~/record/stop")
+            return f"stopped: {recorder.path} ({recorder.count} messages)"
+
+        resp.message = await self._in_physics(stop)
+        resp.success = resp.message.startswith("stopped")
         return resp
 
     def destroy_node(self) -> None:
