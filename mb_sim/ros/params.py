@@ -19,6 +19,8 @@ from rcl_interfaces.msg import (
     ParameterType,
 )
 
+from mb_sim.ros.conversions import name_list
+
 INTEGRATORS = ("semi_implicit_euler", "rk4")
 MAX_STEP_COUNT = 100000
 """Cap of `step_count`: 100 s of simulated time at 1 kHz, a few tens of seconds of wall time."""
@@ -175,8 +177,8 @@ def command_joint_list(value: list[str] | None, joint_names: tuple[str, ...]) ->
     unknown = [n for n in names if n not in joint_names]
     if unknown:
         raise ParamError(
-            f"parameter 'command_joints': unknown joint(s) {unknown}; "
-            f"movable joints are {list(joint_names)}"
+            f"parameter 'command_joints': unknown joint(s) {name_list(unknown)}; "
+            f"movable joints are {name_list(joint_names)}"
         )
     if len(set(names)) != len(names):
         raise ParamError(f"parameter 'command_joints': {names!r} names a joint twice")

@@ -148,6 +148,12 @@ class _ForwardToRos(logging.Handler):
             self.handleError(record)
 
 
+def _text(e: BaseException) -> str:
+    """An exception as a message: a KeyError's text without its quotes, the type if empty."""
+    text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    return text or type(e).__name__
+
+
 def _steady() -> float:
     return time.monotonic()
 
@@ -308,7 +314,7 @@ class SimNode(Node):
             )
         try:
             model = mb_sim.load_urdf(source)
-        except (mb_sim.ModelError, OSError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - any failure of a bad URDF is one FATAL line
             what = "robot_description" if source is description else f"urdf_file {source!r}"
             raise StartupError(f"cannot load the robot from {what}: {e}") from None
 
@@ -319,8 +325,8 @@ class SimNode(Node):
                 raise StartupError(f"parameter 'world_file': no such file {str(path)!r}")
             try:
                 world = mb_sim.load_world(str(path))
-            except (mb_sim.WorldError, OSError, ValueError) as e:
-                raise StartupError(f"cannot load world_file {str(path)!r}: {e}") from None
+            except Exception as e:  # noqa: BLE001 - any failure of a bad world: one FATAL line
+                raise StartupError(f"cannot load world_file {str(path)!r}: {_text(e)}") from None
         return model, world, xml
 
     def _make_simulation(self) -> Any:
@@ -337,8 +343,9 @@ class SimNode(Node):
                     f"physics kernels compiled in {time.monotonic() - started:.0f} s; they are "
                     "cached, so the next start is quick (python -m mb_sim.warmup does this ahead)"
                 )
-        except (ValueError, mb_sim.ModelError, mb_sim.WorldError) as e:
-            raise StartupError(f"cannot build the simulation: {e}") from None
+        except Exception as e:  # noqa: BLE001 - bad numbers in the world or robot: one FATAL line
+            source = f" (world_file {self.p.world_file!r})" if self.p.world_file else ""
+            raise StartupError(f"cannot build the simulation{source}: {_text(e)}") from None
         return sim
 
     def _initial_positions(self) -> np.ndarray:
@@ -352,8 +359,8 @@ class SimNode(Node):
         )
         if unknown:
             raise StartupError(
-                f"parameter '{INITIAL_POSITIONS}': unknown joint(s) {unknown}; "
-                f"movable joints are {list(self.joint_names)}"
+                f"parameter '{INITIAL_POSITIONS}': unknown joint(s) {conv.name_list(unknown)}; "
+                f"movable joints are {conv.name_list(self.joint_names)}"
             )
         for i, name in enumerate(self.joint_names):
             key = prefix + name
@@ -985,11 +992,12 @@ def main(args: list[str] | None = None) -> int:
         except StartupError as e:
             get_logger("sim_node").fatal(str(e))
             return 1
-        except Exception:
+        except Exception as e:  # noqa: BLE001 - never a traceback at startup
             # A signal during startup can surface from inside the kernels as another error.
-            if not signals.stop.is_set():
-                raise
-            return 0
+            if signals.stop.is_set():
+                return 0
+            get_logger("sim_node").fatal(f"cannot start: {type(e).__name__}: {_text(e)}")
+            return 1
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         signals.wake = node._service_done

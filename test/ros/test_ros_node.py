@@ -364,18 +364,43 @@ def test_contact_markers_appear_and_clear(start_sim: Any, probe: Any) -> None:
         ({"initial_positions": {"joint9": 0.1}}, ["initial_positions", "joint9"]),
         ({"initial_positions": {"joint4": 3.0}}, ["initial_positions.joint4", "3.0"]),
         ({"command_joints": ["joint1", "wrist"]}, ["command_joints", "wrist"]),
+        ({"physics_rate": 500}, None),  # an integer for a double: accepted
+        ({"world_file": "/nonexistent/world.yaml"}, ["world_file", "/nonexistent/world.yaml"]),
+        ({"world_file": "WORLD:bodies: [unclosed"}, ["world", "bad.yaml"]),
+        ({"world_file": "WORLD:bodies:\n  - {name: b, shape: box, size: [1e-200, 1, 1],"
+                        " mass: 1, pose: {xyz: [2, 0, 0.5]}}\n"}, ["world", "bad.yaml"]),
+        ({"world_file": "WORLD:robot: {initial_positions: {no_such_joint: 0.1}}\n"},
+         ["world", "no_such_joint"]),
+        ({"urdf_file": "URDF:<robot name='x'><link name='a'/>"}, ["urdf", "bad.urdf"]),
+        ({"command_joints": [f"j{i}" for i in range(1000)]}, ["command_joints", "990 more"]),
+        ({"record": "/nonexistent/dir/bag"}, ["record", "/nonexistent/dir/bag"]),
     ],
 )
 def test_invalid_parameters_stop_startup(
-    start_sim: Any, params: dict[str, Any], words: list[str]
+    start_sim: Any, tmp_path: Any, params: dict[str, Any], words: list[str] | None
 ) -> None:
+    """Every startup failure: exit status 1 and one [FATAL] line naming the problem."""
+    for key, prefix, name in (("world_file", "WORLD:", "bad.yaml"), ("urdf_file", "URDF:",
+                                                                      "bad.urdf")):
+        value = params.get(key)
+        if isinstance(value, str) and value.startswith(prefix):
+            path = tmp_path / name
+            path.write_text(value[len(prefix):])
+            params = {**params, key: str(path)}
     sim = start_sim(arm_params(**params))
+    if words is None:
+        assert sim.wait_for_output("simulating", STARTUP_TIMEOUT), sim.output
+        assert sim.stop() == 0
+        return
     rc = sim.proc.wait(timeout=STARTUP_TIMEOUT)
-    assert rc != 0
     out = sim.output
+    assert rc == 1, out
+    fatal = [line for line in out.splitlines() if "[FATAL]" in line]
+    assert len(fatal) == 1, out
     for w in words:
-        assert w in out, out
+        assert w in fatal[0], out
     assert "Traceback" not in out
+    assert len(fatal[0]) < 2000, "a log line that lists names is capped"
 
 
 def test_runtime_parameter_changes(start_sim: Any, probe: Any) -> None:
