@@ -6,7 +6,7 @@ at that moment, stamped with simulated time, so nothing is lost to DDS. Messages
 Foxglove, `rosbags` and `mcap` read the bag. MCAP (Jazzy's default) or sqlite3.
 
 Bounded loss: the MCAP chunk is closed and the file flushed at least every FLUSH_PERIOD of
-wall time (and at 1 MiB), sqlite3 commits as often. `close()` writes the index and
+wall time and every FLUSH_BYTES, sqlite3 commits as often. `close()` writes the index and
 metadata.yaml; the node calls it on ~/record/stop, shutdown (SIGINT, SIGTERM), a physics error
 and a write error (a full disk: then the bag holds everything up to the last flush).
 
@@ -30,6 +30,8 @@ __all__ = ["Recorder", "WriterError", "msgtype_of"]
 
 FLUSH_PERIOD = 0.5
 """Most wall seconds between two flushes to disk."""
+FLUSH_BYTES = 256 * 1024
+"""Most bytes of an MCAP chunk held in memory before it is written."""
 BAG_VERSION = 8
 """rosbag2 metadata version written (Humble and newer read it)."""
 
@@ -69,7 +71,10 @@ class Recorder:
         self._writer.write(connection, round(sim_time * 1e9), serialize_message(msg))
         self.count += 1
         now = time.monotonic()
-        if now - self._last_flush >= FLUSH_PERIOD:
+        storage = self._writer.storage
+        big = self.storage == "mcap" and storage is not None and \
+            storage.chunk.bio.tell() >= FLUSH_BYTES
+        if big or now - self._last_flush >= FLUSH_PERIOD:
             self.flush()
             self._last_flush = now
 

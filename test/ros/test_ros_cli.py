@@ -48,6 +48,13 @@ COMMANDS = {
     "resume": 'ros2 service call /sim_node/pause std_srvs/srv/SetBool "{data: false}"',
     "stats": "ros2 service call /sim_node/stats std_srvs/srv/Trigger",
     "node_info": "ros2 node info /sim_node",
+    "record_run": "ros2 run mb_sim sim_node --ros-args "
+                  "--params-file $(ros2 pkg prefix mb_sim)/share/mb_sim/config/arm.yaml "
+                  "-p urdf_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/urdf/arm.urdf "
+                  "-p record:=my_run",
+    "record_stop": "ros2 service call /sim_node/record/stop std_srvs/srv/Trigger",
+    "record_start": "ros2 service call /sim_node/record/start std_srvs/srv/Trigger",
+    "replay": "ros2 run mb_sim replay my_run",
 }
 
 
@@ -91,9 +98,9 @@ def cli() -> Iterator[dict[str, str]]:
     assert "not running" in status.stdout, status.stdout
 
 
-def run(env: dict[str, str], name: str, timeout: float = 60.0) -> str:
-    """Run COMMANDS[name] in bash from the repository root; its output (it must succeed)."""
-    proc = subprocess.run(["bash", "-c", COMMANDS[name]], env=env, cwd=REPO,
+def run(env: dict[str, str], name: str, timeout: float = 60.0, cwd: Path = REPO) -> str:
+    """Run COMMANDS[name] in bash (from the repository root); its output (it must succeed)."""
+    proc = subprocess.run(["bash", "-c", COMMANDS[name]], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=timeout, check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, f"{COMMANDS[name]}\n{out}"
@@ -114,10 +121,10 @@ def run_until(env: dict[str, str], name: str, wanted: list[str], timeout: float 
 class Launched:
     """A `ros2 launch` (or `ros2 run`) in its own process group, output collected."""
 
-    def __init__(self, env: dict[str, str], name: str, log: Path) -> None:
+    def __init__(self, env: dict[str, str], name: str, log: Path, cwd: Path = REPO) -> None:
         self.log = log
         self._sink = log.open("w")
-        self.proc = subprocess.Popen(["bash", "-c", "exec " + COMMANDS[name]], env=env, cwd=REPO,
+        self.proc = subprocess.Popen(["bash", "-c", "exec " + COMMANDS[name]], env=env, cwd=cwd,
                                      stdout=self._sink, stderr=subprocess.STDOUT,
                                      start_new_session=True)
 
@@ -249,6 +256,25 @@ def test_other_launches_start_and_stop_cleanly(cli: dict[str, str], tmp_path: Pa
     if name == "launch_rviz" and shutil.which("rviz2") is None:
         assert "rviz2 is not installed" in sim.output
     assert _sim_node_pids() <= before, "sim_node left running"
+
+
+def test_record_and_replay_commands(cli: dict[str, str], tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    sim = Launched(cli, "record_run", tmp_path / "record.log", cwd=work)
+    try:
+        sim.wait_for("recording to")
+        time.sleep(2.0)
+        assert "stopped:" in run(cli, "record_stop", cwd=work)
+        assert "recording to" in run(cli, "record_start", cwd=work)
+        time.sleep(1.0)
+    finally:
+        rc = sim.ctrl_c()
+    assert rc == 0 and "Traceback" not in sim.output, sim.output
+    assert (work / "my_run" / "metadata.yaml").is_file()
+    assert len(list(work.glob("mb_sim_*/metadata.yaml"))) == 1
+    out = run(cli, "replay", timeout=300, cwd=work)
+    assert "identical" in out, out
 
 
 def test_readme_ros2_commands_are_all_run_here() -> None:

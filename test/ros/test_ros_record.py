@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
@@ -167,3 +168,47 @@ def test_record_start_stop_services_mid_run(start_sim: Any, probe: Any, tmp_path
     assert result.steps > 500
     shutil.rmtree(second)
     assert wait_until(lambda: sim.proc.poll() is None, 0.1)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Any:
+    """A 1 MiB tmpfs (needs root, as on CI); skipped where mounting is not allowed."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {proc.stderr.strip()}")
+    yield mount
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_full_disk_closes_the_bag_and_simulation_goes_on(start_sim: Any, probe: Any,
+                                                          small_disk: Path) -> None:
+    from mcap.exceptions import EndOfFile
+    from mcap.records import Message as McapMessage
+    from mcap.stream_reader import StreamReader
+
+    bag = small_disk / "run"
+    sim = start_sim(arm_params(record=str(bag)))
+    js = probe.collect(JointState, "joint_states")
+    assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
+    assert sim.wait_for_output("failed", 30.0), sim.output  # about 1 MiB of messages later
+    assert re.search(r"\[ERROR\].*recording to .*run failed: .*No space left on device",
+                     sim.output), sim.output
+    n = len(js)
+    assert wait_until(lambda: len(js) > n + 100, 5.0), "the simulation stopped"
+    s = stats(probe)
+    assert s["recording"] is None and s["rtf"] > 0.5
+    # Readable up to the last flush: the complete chunks decode, with their CRCs checked; the
+    # stream ends where the disk did (a cut record, or no footer).
+    (file,) = bag.glob("*.mcap")
+    messages = 0
+    with file.open("rb") as f:
+        try:
+            for record in StreamReader(f, validate_crcs=True).records:
+                messages += isinstance(record, McapMessage)
+        except (EndOfFile, struct.error):  # the record the full disk cut
+            pass
+    assert messages > 100
+    assert sim.stop() == 0 and "Traceback" not in sim.output
