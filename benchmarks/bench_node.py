@@ -104,7 +104,14 @@ class Observer:
     def set_double(self, name: str, value: float) -> None:
         v = ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
         req = SetParameters.Request(parameters=[Parameter(name=name, value=v)])
-        self.call(SetParameters, "/sim_node/set_parameters", req)
+        result = self.call(SetParameters, "/sim_node/set_parameters", req).results[0]
+        if not result.successful:
+            raise RuntimeError(f"setting {name} to {value} failed: {result.reason}")
+        end = time.monotonic() + 5.0  # the node applies it between two steps
+        while self.stats().get("real_time_factor", value) != value:
+            if time.monotonic() > end:
+                raise RuntimeError(f"sim_node did not apply {name} = {value}")
+            time.sleep(0.1)
 
     def close(self) -> None:
         self._stop = True

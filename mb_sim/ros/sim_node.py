@@ -26,6 +26,7 @@ use_sim_time nodes and reliable subscribers; only the newest value matters).
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import math
@@ -909,6 +910,7 @@ class SimNode(Node):
             return {
                 "sim_time": round(self.sim.time, 9),
                 "rtf": None if achieved is None else round(achieved, 3),
+                "real_time_factor": self.p.real_time_factor,
                 "paused": self._paused,
                 "commands": self._stats.summary(restart_latencies=True),
                 "recording": None if self._recorder is None else str(self._recorder.path),
@@ -998,6 +1000,10 @@ def main(args: list[str] | None = None) -> int:
                 return 0
             get_logger("sim_node").fatal(f"cannot start: {type(e).__name__}: {_text(e)}")
             return 1
+        # Numba and the message packages leave about a million long-lived objects; a full
+        # garbage collection over them stalls both threads for tens of ms. Set them aside.
+        gc.collect()
+        gc.freeze()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         signals.wake = node._service_done
