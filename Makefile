@@ -31,7 +31,7 @@ lint: env
 	$(VENV)/bin/ruff check .
 
 ros2-cli: env
-	@if [ -f $(ROS2_CLI_INSTALL) ]; then bash $(ROS2_CLI_INSTALL) $(VENV) | head -n 1; \
+	@if [ -f $(ROS2_CLI_INSTALL) ]; then bash $(ROS2_CLI_INSTALL) $(VENV) > $(VENV)/ros2-cli.log && head -n 1 $(VENV)/ros2-cli.log || { cat $(VENV)/ros2-cli.log; exit 1; }; \
 	else echo "ros2-cli: $(ROS2_CLI_INSTALL) not found; the real command-line tests will skip"; fi
 
 pytest: env kernels ros2-cli

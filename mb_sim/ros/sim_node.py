@@ -4,7 +4,12 @@ In:  effort commands (std_msgs/Float64MultiArray on `command_topic`, in `command
      sensor_msgs/JointState with names and efforts on `joint_command_topic`).
 Out: joint_states, /tf and /tf_static, /clock, robot_description, ~/contacts (MarkerArray).
 Services: ~/reset (Trigger), ~/pause (SetBool), ~/step (Trigger, `step_count` steps while paused),
-~/stats (Trigger: achieved RTF and the command counters as JSON).
+~/stats (Trigger: achieved RTF and the command counters as JSON), ~/record/start and
+~/record/stop (Trigger; the bag is written by `recorder.Recorder` on the physics thread).
+
+Signals: SIGINT and SIGTERM end the spin loop once (later ones, such as the second Ctrl-C that
+`ros2 launch` forwards, are ignored); the physics thread finishes its step, closes the bag and
+stops; the node is destroyed; exit status 0, no traceback.
 
 Threads: the executor (main thread) runs the callbacks, which only parse, check and queue; the
 physics thread owns the simulation. Before every physics step it takes the commands that
@@ -18,9 +23,9 @@ time runs slower. With real_time_factor 0 it steps without sleeping. Messages ca
 time stamps, and /clock is published at most every CLOCK_PERIOD of wall time and whenever the
 thread sleeps, so nodes with use_sim_time follow the simulation.
 
-QoS: joint_states, commands, ~/contacts reliable depth 10; /tf reliable depth 100 (as tf2's
-broadcaster); /tf_static and robot_description reliable, transient local, depth 1; /clock
-reliable depth 1 (a reliable publisher serves both the best-effort subscription of
+QoS: joint_states, ~/contacts reliable depth 10; commands reliable depth 100; services depth
+1000; /tf reliable depth 100 (as tf2's broadcaster); /tf_static and robot_description
+reliable, transient local, depth 1; /clock reliable depth 1 (a reliable publisher serves both the best-effort subscription of
 use_sim_time nodes and reliable subscribers; only the newest value matters).
 """
 
