@@ -952,8 +952,9 @@ class SimNode(Node):
         super().destroy_node()
 
 
-class _Interrupted(Exception):
-    """SIGINT or SIGTERM arrived while the node was starting."""
+class _Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived while the node was starting (a BaseException, like
+    KeyboardInterrupt, so that no `except Exception` of the startup code takes it for an error)."""
 
 
 class _Signals:
@@ -997,6 +998,8 @@ def main(args: list[str] | None = None) -> int:
         try:
             node = SimNode()
         except StartupError as e:
+            if signals.stop.is_set():  # the signal surfaced inside the startup code
+                return 0
             get_logger("sim_node").fatal(str(e))
             return 1
         except Exception as e:  # noqa: BLE001 - never a traceback at startup
@@ -1026,6 +1029,10 @@ def main(args: list[str] | None = None) -> int:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        # Python puts the default handlers back while it finalizes; a late second Ctrl-C would
+        # then kill the process with SIGINT instead of letting it exit 0.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
     return status
 
 

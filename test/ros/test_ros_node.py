@@ -565,3 +565,37 @@ def test_integer_for_float_parameter_at_runtime(start_sim: Any, probe: Any) -> N
     assert set_param(probe, "real_time_factor", two).successful
     value = get_param(probe, "real_time_factor")
     assert value.type == ParameterType.PARAMETER_DOUBLE and value.double_value == 2.0
+
+
+def test_no_command_lost_at_1khz_in_arrival_order(start_sim: Any, probe: Any) -> None:
+    """Commands at up to 1 kHz on both topics: every one received and applied, none lost; the
+    last one sent is the effort in force (they are applied in order of arrival)."""
+    sim = start_sim(arm_params(command_timeout=0.0))
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    arr = probe.publisher(Float64MultiArray, "/effort_controller/commands", 100)
+    named = probe.publisher(JointState, "joint_commands", 100)
+    assert wait_until(lambda: arr.get_subscription_count() > 0
+                      and named.get_subscription_count() > 0, 30.0)
+    time.sleep(0.5)
+    sent, start = 0, time.monotonic()
+    while time.monotonic() - start < 2.0:
+        value = 0.001 * sent
+        if sent % 2:
+            named.publish(JointState(name=["joint1"], effort=[value]))
+        else:
+            arr.publish(Float64MultiArray(data=[value] * 7))
+        sent += 1
+        due = start + sent * 0.001
+        while time.monotonic() < due:
+            pass
+    last = 0.001 * (sent - 1)
+    assert wait_until(lambda: stats_of(probe)["commands"]["applied"] == sent, 10.0), \
+        stats_of(probe)
+    c = stats_of(probe)["commands"]
+    assert (c["received"], c["applied"], c["lost"], c["rejected"]) == (sent, sent, 0, 0), c
+    assert wait_until(lambda: js[-1][1].effort[0] == pytest.approx(last), 2.0), js[-1][1].effort
+
+
+def stats_of(probe: Any) -> dict:
+    return json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)
