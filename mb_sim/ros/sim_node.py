@@ -20,10 +20,10 @@ are queued the same way and run between two steps; `~/step` runs in slices of ST
 Time: the physics thread runs the steps that keep simulated time at wall time x
 `real_time_factor` (`pacing.Pacer`), sleeping between them; when it cannot keep up, simulated
 time runs slower. With real_time_factor 0 it steps without sleeping. Messages carry simulated
-time stamps, and /clock is published at most every CLOCK_PERIOD of wall time and whenever the
-thread sleeps, so nodes with use_sim_time follow the simulation.
+time stamps, and /clock is published at most every CLOCK_PERIOD of wall time (and when the
+simulation pauses or a ~/step ends), so nodes with use_sim_time follow the simulation.
 
-QoS: joint_states, ~/contacts reliable depth 10; commands reliable depth 100; services depth
+QoS: ~/contacts reliable depth 10; joint_states and commands reliable depth 100; services depth
 1000; /tf reliable depth 100 (as tf2's broadcaster); /tf_static and robot_description
 reliable, transient local, depth 1; /clock reliable depth 1 (a reliable publisher serves both the best-effort subscription of
 use_sim_time nodes and reliable subscribers; only the newest value matters).
@@ -90,11 +90,13 @@ STEP_SLICE = 100
 SWITCH_INTERVAL = 0.0005
 """Python's thread switch interval in the node, s (the default is 0.005)."""
 CLOCK_PERIOD = 0.002
-"""Least wall time between two /clock messages while the physics runs flat out, s."""
+"""Least wall time between two /clock messages, s (500 Hz at most)."""
 WARN_PERIOD = 2.0
 """Seconds between two warnings of the same kind."""
 
 QOS_RELIABLE_10 = QoSProfile(depth=10)
+QOS_JOINT_STATES = QoSProfile(depth=100)
+"""joint_states: reliable; a burst after a stall (100 ms of steps) is kept for slow readers."""
 QOS_COMMANDS = QoSProfile(depth=100)
 """Commands: reliable; 100 messages (0.1 s at 1 kHz) may wait while the executor is busy."""
 QOS_SERVICES = QoSProfile(depth=1000)
@@ -400,7 +402,7 @@ class SimNode(Node):
         return str(self.p.command_topic)
 
     def _make_interfaces(self) -> None:
-        self._pub_js = self.create_publisher(JointState, "joint_states", QOS_RELIABLE_10)
+        self._pub_js = self.create_publisher(JointState, "joint_states", QOS_JOINT_STATES)
         self._pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
         self._pub_tf_static = self.create_publisher(TFMessage, "/tf_static", QOS_LATCHED)
         self._pub_description = self.create_publisher(String, "robot_description", QOS_LATCHED)
@@ -684,7 +686,7 @@ class SimNode(Node):
                 self._step_once()
             idle = 0.0
         after = _steady()
-        if after - self._last_clock >= CLOCK_PERIOD or idle > 0.0:
+        if after - self._last_clock >= CLOCK_PERIOD:
             self._publish_clock()
             self._last_clock = after
         self._meter.add(after, self.sim.time)

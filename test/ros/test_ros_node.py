@@ -86,7 +86,7 @@ def double(v: float) -> ParameterValue:
 
 def test_starts_from_params_file_rates_tf_and_clock(start_sim: Any, probe: Any) -> None:
     sim = start_sim(arm_params())
-    js = probe.collect(JointState, "joint_states")
+    js = probe.collect(JointState, "joint_states", 100)  # room for a burst after a stall
     tf = probe.collect(TFMessage, "/tf", 100)
     tf_static = probe.collect(TFMessage, "/tf_static", LATCHED)
     clock = probe.collect(Clock, "/clock", QoSProfile(depth=10))
