@@ -83,6 +83,7 @@ setup(
         "pyyaml",
         "trimesh",
         "xacro",
+        "rosbags",
     ],
     zip_safe=True,
     maintainer="mb_sim maintainers",
@@ -95,6 +96,7 @@ setup(
         "console_scripts": [
             "sim_node = mb_sim.ros.sim_node:main",
             "demo_controller = mb_sim.ros.demo_controller:main",
+            "replay = mb_sim.replay:main",
         ],
     },
 )

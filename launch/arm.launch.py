@@ -5,14 +5,21 @@
 
 world: a file name in share/mb_sim/config/worlds (with or without .yaml), or a path to a world
 YAML; "none" for the robot alone. Default: table.
+
+rviz:=true on a machine without rviz2 logs a warning and runs the simulation alone. When
+sim_node exits (it could not start, or it was stopped), the whole launch ends with it.
 """
 
 from __future__ import annotations
 
 import os
 
-from ament_index_python.packages import get_package_share_directory
-from launch.actions import DeclareLaunchArgument, OpaqueFunction
+from ament_index_python.packages import (
+    PackageNotFoundError,
+    get_package_prefix,
+    get_package_share_directory,
+)
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction, Shutdown
 from launch_ros.actions import Node
 
 from launch import LaunchContext, LaunchDescription
@@ -39,14 +46,23 @@ def resolve_world(share: str, world: str) -> str:
     return os.path.join(share, WORLDS, name)
 
 
-def _actions(context: LaunchContext, *_args: object, **_kwargs: object) -> list[Node]:
+def rviz_available() -> bool:
+    """Whether the rviz2 executable is installed where `ros2 launch` looks for it."""
+    try:
+        prefix = get_package_prefix("rviz2")
+    except (PackageNotFoundError, ValueError):
+        return False
+    return os.access(os.path.join(prefix, "lib", "rviz2", "rviz2"), os.X_OK)
+
+
+def _actions(context: LaunchContext, *_args: object, **_kwargs: object) -> list[object]:
     share = get_package_share_directory(PACKAGE)
     config = context.launch_configurations
     use_sim_time = _true(config.get("use_sim_time", "true"))
     world = resolve_world(share, config.get("world", DEFAULT_WORLD))
     if world and not os.path.isfile(world):
         raise RuntimeError(f"world {config.get('world')!r}: no such file {world}")
-    actions = [
+    actions: list[object] = [
         Node(
             package=PACKAGE,
             executable="sim_node",
@@ -60,9 +76,13 @@ def _actions(context: LaunchContext, *_args: object, **_kwargs: object) -> list[
                     "use_sim_time": use_sim_time,
                 },
             ],
+            on_exit=Shutdown(reason="sim_node exited"),
         )
     ]
-    if _true(config.get("rviz", "false")):
+    if _true(config.get("rviz", "false")) and not rviz_available():
+        actions.append(LogInfo(msg="rviz:=true but rviz2 is not installed (on a ROS install: "
+                                   "apt install ros-jazzy-rviz2); running without RViz"))
+    elif _true(config.get("rviz", "false")):
         actions.append(
             Node(
                 package="rviz2",

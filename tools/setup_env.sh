@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create or update the project's virtual environment: library, test and ROS 2 (Jazzy wheels)
-# dependencies, the tf2_msgs fallback build, the package itself (editable), and the additions to
-# bin/activate that make `sim_node`, rclpy and tf2_msgs work in an activated shell.
+# dependencies, the tf2_msgs fallback build, the package itself (editable) registered with ament
+# like a colcon install, and the additions to bin/activate that make `sim_node`, rclpy and
+# tf2_msgs work in an activated shell.
 #
 # Usage: tools/setup_env.sh [VENV]     (VENV defaults to .venv)
 #
@@ -50,6 +51,29 @@ bash tools/build_tf2_msgs.sh "$venv"
 
 echo "env: installing mb_sim (editable)"
 quiet_pip --no-deps --use-pep517 -e .
+
+# The venv root is an ament prefix (the ROS wheels install there): register mb_sim in it as
+# colcon would, so `ros2 pkg prefix mb_sim`, `ros2 launch mb_sim ...` and `ros2 run mb_sim ...`
+# find it. share/ and lib/ point into this checkout, so edits show at once (as
+# `colcon build --symlink-install`).
+echo "env: registering mb_sim with ament in $venv"
+index="$venv/share/ament_index/resource_index/packages"
+mkdir -p "$index" "$venv/share/mb_sim" "$venv/lib/mb_sim"
+: > "$index/mb_sim"
+for item in package.xml urdf config; do
+    ln -sfn "$root/$item" "$venv/share/mb_sim/$item"
+done
+# `ros2 launch` looks for launch files with os.walk, which does not enter a linked directory
+rm -rf "$venv/share/mb_sim/launch"
+mkdir -p "$venv/share/mb_sim/launch"
+for file in launch/*.py; do
+    ln -sfn "$root/$file" "$venv/share/mb_sim/$file"
+done
+for script in sim_node demo_controller replay; do
+    if [[ -x "$venv/bin/$script" ]]; then
+        ln -sfn "../../bin/$script" "$venv/lib/mb_sim/$script"
+    fi
+done
 
 # Shell additions for `source .venv/bin/activate`, replaced on every run.
 activate="$venv/bin/activate"

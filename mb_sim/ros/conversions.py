@@ -160,7 +160,8 @@ def efforts_from_joint_state(
     if unknown:
         raise CommandError(
             "unknown_joint",
-            f"{topic}: unknown joint name(s) {unknown}; movable joints are {list(index)}; "
+            f"{topic}: unknown joint name(s) {name_list(unknown)}; movable joints are "
+            f"{name_list(list(index))}; "
             "command ignored",
         )
     if len(set(names)) != len(names):
@@ -176,3 +177,15 @@ def clamp_efforts(effort: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np
     lim = np.where(bounded, limit, np.inf)
     clamped = np.clip(effort, -lim, lim)
     return clamped, clamped != effort
+
+
+NAMES_SHOWN = 10
+"""Names a log line lists before it says how many more there are."""
+
+
+def name_list(names: Sequence[str], shown: int = NAMES_SHOWN) -> str:
+    """`['a', 'b', ...]`, cut after `shown` names with the count of the rest."""
+    names = list(names)
+    if len(names) <= shown:
+        return str(names)
+    return f"{names[:shown]} and {len(names) - shown} more"

@@ -23,14 +23,17 @@ the tip's z axis pointing down.
 from __future__ import annotations
 
 import math
+import signal
 import sys
+import threading
 from typing import Any
 
 import numpy as np
 import rclpy
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
@@ -276,17 +279,31 @@ class DemoController(Node):
 
 
 def main(args: list[str] | None = None) -> int:
+    """Console script `demo_controller`: runs until SIGINT or SIGTERM, then exits 0 quietly
+    (the first signal ends the spin loop; a second one, as `ros2 launch` sends, is ignored)."""
+    stop = threading.Event()
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
     node: DemoController | None = None
     try:
-        rclpy.init(args=args)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         node = DemoController()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=0.1)
+    except ExternalShutdownException:
         pass
     finally:
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        for sig in (signal.SIGINT, signal.SIGTERM):  # Python's finalization resets handlers
+            signal.signal(sig, signal.SIG_IGN)
     return 0
 
 

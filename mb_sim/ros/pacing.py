@@ -36,6 +36,10 @@ class Pacer:
         self.rtf = rtf
         self.anchor(wall, sim)
 
+    def wall_at(self, sim: float) -> float:
+        """Wall time at which simulated time `sim` is due."""
+        return self._wall0 + (sim - self._sim0) / self.rtf
+
     def steps_due(self, wall: float, sim: float) -> int:
         """Steps that bring `sim` up to the target for `wall`; at most max_lag worth of wall time.
 

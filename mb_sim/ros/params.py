@@ -19,7 +19,11 @@ from rcl_interfaces.msg import (
     ParameterType,
 )
 
+from mb_sim.ros.conversions import name_list
+
 INTEGRATORS = ("semi_implicit_euler", "rk4")
+MAX_STEP_COUNT = 100000
+"""Cap of `step_count`: 100 s of simulated time at 1 kHz, a few tens of seconds of wall time."""
 
 
 class ParamError(ValueError):
@@ -125,8 +129,14 @@ SPECS: tuple[Spec, ...] = (
     Spec("status_period", 5.0,
          "Wall-clock seconds between status lines (sim time, RTF, contacts); 0 = off.",
          0.0, 3600.0, read_only=False),
-    Spec("step_count", 1, "Physics steps that one ~/step call advances while paused.",
-         1, 1000000, read_only=False),
+    Spec("record", "",
+         "rosbag2 bag (a directory, must not exist) that the node records from startup; "
+         "'' = off (~/record/start and ~/record/stop record on demand).", check=None),
+    Spec("record_storage", "mcap", "Storage of recorded bags: mcap or sqlite3.",
+         check=lambda v: None if v in ("mcap", "sqlite3") else "must be mcap or sqlite3"),
+    Spec("step_count", 1, "Physics steps that one ~/step call advances while paused "
+         f"(at most {MAX_STEP_COUNT}; run in slices, other services answer meanwhile).",
+         1, MAX_STEP_COUNT, read_only=False),
 )
 
 BY_NAME: dict[str, Spec] = {s.name: s for s in SPECS}
@@ -167,8 +177,8 @@ def command_joint_list(value: list[str] | None, joint_names: tuple[str, ...]) ->
     unknown = [n for n in names if n not in joint_names]
     if unknown:
         raise ParamError(
-            f"parameter 'command_joints': unknown joint(s) {unknown}; "
-            f"movable joints are {list(joint_names)}"
+            f"parameter 'command_joints': unknown joint(s) {name_list(unknown)}; "
+            f"movable joints are {name_list(joint_names)}"
         )
     if len(set(names)) != len(names):
         raise ParamError(f"parameter 'command_joints': {names!r} names a joint twice")

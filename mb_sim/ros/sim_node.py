@@ -1,40 +1,62 @@
-"""`sim_node`: runs an `mb_sim.Simulation` on a timer and connects it to ROS 2.
+"""`sim_node`: runs an `mb_sim.Simulation` in a physics thread and connects it to ROS 2.
 
 In:  effort commands (std_msgs/Float64MultiArray on `command_topic`, in `command_joints` order;
      sensor_msgs/JointState with names and efforts on `joint_command_topic`).
 Out: joint_states, /tf and /tf_static, /clock, robot_description, ~/contacts (MarkerArray).
-Services: ~/reset (Trigger), ~/pause (SetBool), ~/step (Trigger, `step_count` steps while paused).
+Services: ~/reset (Trigger), ~/pause (SetBool), ~/step (Trigger, `step_count` steps while paused),
+~/stats (Trigger: achieved RTF and the command counters as JSON), ~/record/start and
+~/record/stop (Trigger; the bag is written by `recorder.Recorder` on the physics thread).
 
-Time: each tick of a wall-clock (steady) timer runs the physics steps that keep simulated time
-at wall time x `real_time_factor` (`pacing.Pacer`); with real_time_factor 0 it steps for a
-fixed wall-time budget per tick instead. Messages carry simulated time stamps, and /clock is
-published after every tick, so nodes with use_sim_time follow the simulation.
+Signals: SIGINT and SIGTERM end the spin loop once (later ones, such as the second Ctrl-C that
+`ros2 launch` forwards, are ignored); the physics thread finishes its step, closes the bag and
+stops; the node is destroyed; exit status 0, no traceback.
 
-QoS: joint_states, commands, ~/contacts reliable depth 10; /tf reliable depth 100 (as tf2's
-broadcaster); /tf_static and robot_description reliable, transient local, depth 1; /clock
-reliable depth 1 (a reliable publisher serves both the best-effort subscription of
+Threads: the executor (main thread) runs the callbacks, which only parse, check and queue; the
+physics thread owns the simulation. Before every physics step it takes the commands that
+arrived (`commands.Inbox`), in order of arrival, so no message waits longer than one step and
+none is lost however far behind real time the physics falls. Services and parameter changes
+are queued the same way and run between two steps; `~/step` runs in slices of STEP_SLICE steps.
+
+Time: the physics thread runs the steps that keep simulated time at wall time x
+`real_time_factor` (`pacing.Pacer`), sleeping between them; when it cannot keep up, simulated
+time runs slower. With real_time_factor 0 it steps without sleeping. Messages carry simulated
+time stamps, and /clock is published at most every CLOCK_PERIOD of wall time (and when the
+simulation pauses or a ~/step ends), so nodes with use_sim_time follow the simulation.
+
+QoS: ~/contacts reliable depth 10; joint_states and commands reliable depth 100; services depth
+1000; /tf reliable depth 100 (as tf2's broadcaster); /tf_static and robot_description
+reliable, transient local, depth 1; /clock reliable depth 1 (a reliable publisher serves both the best-effort subscription of
 use_sim_time nodes and reliable subscribers; only the newest value matters).
 """
 
 from __future__ import annotations
 
+import gc
+import json
 import logging
 import math
+import os
+import signal
 import sys
+import threading
 import time
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.clock import Clock, ClockType
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import ParameterException
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -44,6 +66,7 @@ from visualization_msgs.msg import MarkerArray
 
 import mb_sim
 from mb_sim.ros import conversions as conv
+from mb_sim.ros.commands import Command, CommandStats, Inbox, watchdog_efforts
 from mb_sim.ros.markers import contact_markers
 from mb_sim.ros.pacing import Pacer, RateMeter
 from mb_sim.ros.params import (
@@ -55,17 +78,29 @@ from mb_sim.ros.params import (
     check_cross,
     command_joint_list,
 )
+from mb_sim.ros.recorder import Recorder, WriterError
+from mb_sim.state_codec import state_to_json
 
-FAST_BUDGET = 0.02
-"""Wall seconds of stepping per tick when real_time_factor is 0 (as fast as possible)."""
-FAST_CHUNK = 20
-"""Most steps run between two looks at the clock when real_time_factor is 0."""
-MIN_TICK, MAX_TICK = 0.002, 0.02
-"""Bounds of the timer period, s: 1/physics_rate clamped to this interval."""
+ROUND_STEPS = 10
+"""Most physics steps between two looks at the clock, the services and the parameters."""
+FAST_CHUNK = 10
+"""Steps per round when real_time_factor is 0 (as fast as possible)."""
+STEP_SLICE = 100
+"""Steps of a ~/step request run between two looks at the other services."""
+SWITCH_INTERVAL = 0.0005
+"""Python's thread switch interval in the node, s (the default is 0.005)."""
+CLOCK_PERIOD = 0.002
+"""Least wall time between two /clock messages, s (500 Hz at most)."""
 WARN_PERIOD = 2.0
 """Seconds between two warnings of the same kind."""
 
 QOS_RELIABLE_10 = QoSProfile(depth=10)
+QOS_JOINT_STATES = QoSProfile(depth=100)
+"""joint_states: reliable; a burst after a stall (100 ms of steps) is kept for slow readers."""
+QOS_COMMANDS = QoSProfile(depth=100)
+"""Commands: reliable; 100 messages (0.1 s at 1 kHz) may wait while the executor is busy."""
+QOS_SERVICES = QoSProfile(depth=1000)
+"""Services: a burst of up to 1000 calls waits in the queue instead of being dropped."""
 QOS_TF = QoSProfile(depth=100)
 QOS_LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -121,8 +156,22 @@ class _ForwardToRos(logging.Handler):
             self.handleError(record)
 
 
+def _text(e: BaseException) -> str:
+    """An exception as a message: a KeyError's text without its quotes, the type if empty."""
+    text = str(e.args[0]) if isinstance(e, KeyError) and e.args else str(e)
+    return text or type(e).__name__
+
+
 def _steady() -> float:
     return time.monotonic()
+
+
+@dataclass
+class StepJob:
+    """A ~/step request: steps still to run, and the future its caller waits on."""
+
+    remaining: int
+    future: Future
 
 
 class SimNode(Node):
@@ -155,6 +204,16 @@ class SimNode(Node):
         self._timed_out = np.zeros(n, dtype=bool)
         self._effort_limit = np.asarray(self.model.effort_limit, dtype=float)
 
+        self._inbox = Inbox()
+        self._stats = CommandStats()
+        self._actions: deque[tuple[Any, Future]] = deque()
+        self._step_jobs: deque[StepJob] = deque()
+        self._recorder: Any = None
+        self._stopping = threading.Event()
+        self._work = threading.Event()
+        self._thread = threading.Thread(target=self._physics_loop, name="physics", daemon=True)
+        self._last_clock = 0.0
+
         self._paused = bool(self.p.start_paused)
         self._pacer = Pacer(self.dt, max(self.p.real_time_factor, 1e-9))
         self._meter = RateMeter()
@@ -167,15 +226,22 @@ class SimNode(Node):
         self._tf_bodies = self._moving_bodies()
 
         self._make_interfaces()
+        self.add_pre_set_parameters_callback(self._integers_as_doubles)
         self.add_on_set_parameters_callback(self._on_set_parameters)
 
         self._publish_latched()
         self._publish_outputs(force=True)
+        if self.p.record:
+            bag = Path(self.p.record).expanduser().absolute()
+            if bag.exists():
+                raise StartupError(f"parameter 'record': {str(bag)!r} exists already "
+                                   "(a bag is never overwritten)")
+            if not bag.parent.is_dir() or not os.access(bag.parent, os.W_OK):
+                raise StartupError(f"parameter 'record': cannot create {str(bag)!r} (the "
+                                   "directory it goes in must exist and be writable)")
+            # The bag is opened by the physics thread (its first action), which writes it.
+            self._actions.append((lambda: self._start_recording(bag), Future()))
         self._pacer.anchor(_steady(), self.sim.time)
-        tick = min(max(self.dt, MIN_TICK), MAX_TICK)
-        self._timer = self.create_timer(
-            tick, self._tick, clock=Clock(clock_type=ClockType.STEADY_TIME)
-        )
         self.get_logger().info(
             f"simulating {self.model.name!r} ({n} joints"
             f"{', ' + str(len(self._body_names())) + ' bodies' if self.world is not None else ''})"
@@ -256,7 +322,7 @@ class SimNode(Node):
             )
         try:
             model = mb_sim.load_urdf(source)
-        except (mb_sim.ModelError, OSError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - any failure of a bad URDF is one FATAL line
             what = "robot_description" if source is description else f"urdf_file {source!r}"
             raise StartupError(f"cannot load the robot from {what}: {e}") from None
 
@@ -267,8 +333,8 @@ class SimNode(Node):
                 raise StartupError(f"parameter 'world_file': no such file {str(path)!r}")
             try:
                 world = mb_sim.load_world(str(path))
-            except (mb_sim.WorldError, OSError, ValueError) as e:
-                raise StartupError(f"cannot load world_file {str(path)!r}: {e}") from None
+            except Exception as e:  # noqa: BLE001 - any failure of a bad world: one FATAL line
+                raise StartupError(f"cannot load world_file {str(path)!r}: {_text(e)}") from None
         return model, world, xml
 
     def _make_simulation(self) -> Any:
@@ -285,8 +351,9 @@ class SimNode(Node):
                     f"physics kernels compiled in {time.monotonic() - started:.0f} s; they are "
                     "cached, so the next start is quick (python -m mb_sim.warmup does this ahead)"
                 )
-        except (ValueError, mb_sim.ModelError, mb_sim.WorldError) as e:
-            raise StartupError(f"cannot build the simulation: {e}") from None
+        except Exception as e:  # noqa: BLE001 - bad numbers in the world or robot: one FATAL line
+            source = f" (world_file {self.p.world_file!r})" if self.p.world_file else ""
+            raise StartupError(f"cannot build the simulation{source}: {_text(e)}") from None
         return sim
 
     def _initial_positions(self) -> np.ndarray:
@@ -300,8 +367,8 @@ class SimNode(Node):
         )
         if unknown:
             raise StartupError(
-                f"parameter '{INITIAL_POSITIONS}': unknown joint(s) {unknown}; "
-                f"movable joints are {list(self.joint_names)}"
+                f"parameter '{INITIAL_POSITIONS}': unknown joint(s) {conv.name_list(unknown)}; "
+                f"movable joints are {conv.name_list(self.joint_names)}"
             )
         for i, name in enumerate(self.joint_names):
             key = prefix + name
@@ -335,21 +402,45 @@ class SimNode(Node):
         return str(self.p.command_topic)
 
     def _make_interfaces(self) -> None:
-        self._pub_js = self.create_publisher(JointState, "joint_states", QOS_RELIABLE_10)
+        self._pub_js = self.create_publisher(JointState, "joint_states", QOS_JOINT_STATES)
         self._pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
         self._pub_tf_static = self.create_publisher(TFMessage, "/tf_static", QOS_LATCHED)
         self._pub_description = self.create_publisher(String, "robot_description", QOS_LATCHED)
         self._pub_clock = self.create_publisher(ClockMsg, "/clock", QOS_CLOCK)
+        self._events_topic = self.resolve_topic_name("~/events")
         self._pub_markers = self.create_publisher(MarkerArray, "~/contacts", QOS_RELIABLE_10)
-        self.create_subscription(
-            Float64MultiArray, self.p.command_topic, self._on_array_command, QOS_RELIABLE_10
-        )
-        self.create_subscription(
-            JointState, self.p.joint_command_topic, self._on_joint_command, QOS_RELIABLE_10
-        )
-        self.create_service(Trigger, "~/reset", self._on_reset)
-        self.create_service(SetBool, "~/pause", self._on_pause)
-        self.create_service(Trigger, "~/step", self._on_step)
+        self._array_topic = self.resolve_topic_name(self.p.command_topic)
+        self._joint_topic = self.resolve_topic_name(self.p.joint_command_topic)
+        # One reentrant group: a service awaiting the physics thread must not hold back the
+        # subscriptions, the other services or the guard condition that wakes it (a mutually
+        # exclusive group stays busy for the whole await). The executor is single-threaded, so
+        # no two callbacks ever run at the same time.
+        group = ReentrantCallbackGroup()
+        self.create_subscription(Float64MultiArray, self.p.command_topic, self._on_array_command,
+                                 QOS_COMMANDS, callback_group=group)
+        self.create_subscription(JointState, self.p.joint_command_topic, self._on_joint_command,
+                                 QOS_COMMANDS, callback_group=group)
+        for srv_type, name, callback in (
+            (Trigger, "~/reset", self._on_reset), (SetBool, "~/pause", self._on_pause),
+            (Trigger, "~/step", self._on_step), (Trigger, "~/stats", self._on_stats),
+            (Trigger, "~/record/start", self._on_record_start),
+            (Trigger, "~/record/stop", self._on_record_stop),
+        ):
+            self.create_service(srv_type, name, callback, qos_profile=QOS_SERVICES,
+                                callback_group=group)
+        # Triggered by the physics thread when a service's work is done, to wake the executor.
+        self._service_done = self.create_guard_condition(lambda: None, callback_group=group)
+
+    def _integers_as_doubles(self, params: list[Parameter]) -> list[Parameter]:
+        """`ros2 param set /sim_node real_time_factor 2` sets 2.0, as the README says."""
+        out = []
+        for param in params:
+            spec = BY_NAME.get(param.name)
+            is_double = spec is not None and spec.type == Parameter.Type.DOUBLE.value
+            if is_double and param.type_ == Parameter.Type.INTEGER:
+                param = Parameter(param.name, Parameter.Type.DOUBLE, float(param.value))
+            out.append(param)
+        return out
 
     def _on_set_parameters(self, params: list[Parameter]) -> SetParametersResult:
         merged = dict(self.p.values)
@@ -370,11 +461,19 @@ class SimNode(Node):
             return SetParametersResult(successful=False, reason=str(e))
         for param in params:
             if param.name in BY_NAME and merged[param.name] != self.p.values[param.name]:
-                self._apply_parameter(param.name, merged[param.name])
+                name, value = param.name, merged[param.name]
+                self._actions.append(
+                    (lambda name=name, value=value: self._apply_parameter(name, value), Future())
+                )
+                self._work.set()
         return SetParametersResult(successful=True)
 
     def _apply_parameter(self, name: str, value: Any) -> None:
+        """On the physics thread, between two steps."""
         self.p.values[name] = value
+        if self._recorder is not None:  # replay needs the changes that affect the physics
+            event = String(data=json.dumps({"parameter": name, "value": value}))
+            self._record(self._events_topic, event)
         t = self.sim.time
         if name == "real_time_factor":
             self._pacer.set_rtf(max(value, 1e-9), _steady(), t)
@@ -385,116 +484,229 @@ class SimNode(Node):
             self._next_tf = min(self._next_tf, t + 1.0 / value)
         self.get_logger().info(f"parameter {name} set to {value!r}")
 
-    # --- commands ---------------------------------------------------------------------------
+    # --- commands (executor thread) ----------------------------------------------------------
 
-    def _store_command(self, idx: np.ndarray, values: np.ndarray) -> None:
+    def _receive(self, topic: str, info: dict[str, Any] | None, parse: Any, msg: Any) -> None:
+        sent_ns = self._stats.arrived(topic, info)
+        try:
+            idx, values = parse()
+        except conv.CommandError as e:
+            self._stats.reject()
+            self._throttle.warn(f"cmd:{topic}:{e.kind}", str(e))
+            return
         clamped, hit = conv.clamp_efforts(values, self._effort_limit[idx])
         if hit.any():
             names = [self.joint_names[i] for i in idx[hit]]
             self._throttle.warn(
                 "effort_limit",
-                f"effort command beyond the URDF effort limit for {names} "
-                f"(requested {values[hit].tolist()}, limits {self._effort_limit[idx][hit].tolist()});"
-                " clamped",
+                f"effort command beyond the URDF effort limit for {conv.name_list(names)} "
+                f"(requested {values[hit].tolist()[:10]}, "
+                f"limits {self._effort_limit[idx][hit].tolist()[:10]}); clamped",
             )
-        self._cmd[idx] = clamped
-        self._cmd_time[idx] = self.sim.time
-        self._timed_out[idx] = False
+        self._inbox.put(Command(idx, clamped, topic, msg, sent_ns))
 
-    def _on_array_command(self, msg: Float64MultiArray) -> None:
-        topic = self.resolve_topic_name(self.p.command_topic)
-        try:
-            idx, values = conv.efforts_from_array(topic, msg.data, self.command_joints, self.index)
-        except conv.CommandError as e:
-            self._throttle.warn(f"cmd:{topic}:{e.kind}", str(e))
-            return
-        self._store_command(idx, values)
+    def _on_array_command(self, msg: Float64MultiArray, info: dict[str, Any] | None
+                          ) -> None:
+        topic = self._array_topic
+        self._receive(topic, info, lambda: conv.efforts_from_array(
+            topic, msg.data, self.command_joints, self.index), msg)
 
-    def _on_joint_command(self, msg: JointState) -> None:
-        topic = self.resolve_topic_name(self.p.joint_command_topic)
-        try:
-            idx, values = conv.efforts_from_joint_state(topic, msg, self.index)
-        except conv.CommandError as e:
-            self._throttle.warn(f"cmd:{topic}:{e.kind}", str(e))
+    def _on_joint_command(self, msg: JointState, info: dict[str, Any] | None) -> None:
+        topic = self._joint_topic
+        self._receive(topic, info, lambda: conv.efforts_from_joint_state(topic, msg, self.index),
+                      msg)
+
+    # --- commands (physics thread) -----------------------------------------------------------
+
+    def _take_commands(self) -> None:
+        """Apply, in order of arrival, every command that arrived before this step."""
+        commands = self._inbox.take_all()
+        if not commands:
             return
-        self._store_command(idx, values)
+        t = self.sim.time
+        for c in commands:
+            self._cmd[c.idx] = c.values
+            self._cmd_time[c.idx] = t
+            self._timed_out[c.idx] = False
+            if self._recorder is not None:
+                self._record(c.topic, c.msg)
+        self._stats.applied_at(commands, time.time_ns())
 
     def _effort_now(self) -> np.ndarray:
-        timeout = self.p.command_timeout
-        if timeout <= 0.0:
-            return self._cmd
-        stale = (self.sim.time - self._cmd_time) > timeout + 0.5 * self.dt
-        fresh_timeouts = stale & ~self._timed_out & np.isfinite(self._cmd_time)
+        effort, fresh_timeouts = watchdog_efforts(
+            self.sim.time, self.dt, self.p.command_timeout, self._cmd, self._cmd_time,
+            self._timed_out)
         if fresh_timeouts.any():
             names = [self.joint_names[i] for i in np.flatnonzero(fresh_timeouts)]
             self._throttle.warn(
                 "timeout",
-                f"no effort command for {timeout:g} s (sim time) on {names}; efforts set to zero",
+                f"no effort command for {self.p.command_timeout:g} s (sim time) on "
+                f"{conv.name_list(names)}; efforts set to zero",
             )
-        self._timed_out |= stale
-        return np.where(stale, 0.0, self._cmd)
+        return effort
 
-    # --- stepping ---------------------------------------------------------------------------
+    # --- stepping (physics thread) -----------------------------------------------------------
 
-    def _advance(self, n: int | None, deadline: float | None) -> None:
-        """Run n steps (or until `deadline` when n is None), publishing as sim time passes."""
-        done = 0
+    def _step_once(self) -> None:
+        """One physics step with the commands that arrived until now, then the outputs due."""
+        self._take_commands()
+        self.sim.set_effort(self._effort_now())
+        self.sim.step(1)
+        t = self.sim.time
         eps = 0.5 * self.dt
-        while n is None or done < n:
-            self.sim.set_effort(self._effort_now())
-            next_event = min(self._next_js, self._next_tf)
-            chunk = max(1, math.ceil((next_event - self.sim.time) / self.dt - 1e-6))
-            if self.p.command_timeout > 0.0:
-                # Do not run past the next watchdog expiry with stale efforts.
-                live = np.isfinite(self._cmd_time) & ~self._timed_out
-                if live.any():
-                    expiry = float(self._cmd_time[live].min()) + self.p.command_timeout
-                    chunk = min(chunk, max(1, math.ceil((expiry - self.sim.time) / self.dt)))
-            if n is not None:
-                chunk = min(chunk, n - done)
-            else:  # as fast as possible: look at the clock often enough to keep the budget
-                chunk = min(chunk, FAST_CHUNK)
-            self.sim.step(chunk)
-            done += chunk
-            t = self.sim.time
-            if t >= self._next_js - eps:
-                self._publish_joint_states()
-                self._next_js = max(self._next_js + 1.0 / self.p.publish_rate, t + eps)
-            if t >= self._next_tf - eps:
-                self._publish_tf()
-                self._publish_markers()
-                self._next_tf = max(self._next_tf + 1.0 / self.p.tf_rate, t + eps)
-            if deadline is not None and _steady() >= deadline:
-                break
+        if t >= self._next_js - eps:
+            self._publish_joint_states()
+            self._next_js = max(self._next_js + 1.0 / self.p.publish_rate, t + eps)
+        if t >= self._next_tf - eps:
+            self._publish_tf()
+            self._publish_markers()
+            self._next_tf = max(self._next_tf + 1.0 / self.p.tf_rate, t + eps)
 
-    def _tick(self) -> None:
+    def start(self) -> None:
+        """Start the physics thread (after construction, once the executor has the node)."""
+        self._pacer.anchor(_steady(), self.sim.time)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop the physics thread after its current step; close the recording."""
+        self._stopping.set()
+        self._work.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)  # the thread closes the bag it writes
+        self._close_recording("shutdown")
+
+    def _physics_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                idle = self._physics_round()
+            except Exception as e:  # noqa: BLE001 - keep serving: report and pause
+                if self._stopping.is_set():
+                    break
+                try:
+                    self._on_physics_error(e)
+                except Exception as again:  # noqa: BLE001 - the thread must live on
+                    self.get_logger().error(f"while handling that: {again!r}")
+                idle = 0.05
+            if idle > 0.0:
+                self._work.wait(idle)
+                self._work.clear()
+        self._close_recording("shutdown")
+
+    def _on_physics_error(self, e: Exception) -> None:
+        self.get_logger().error(f"simulation step failed at t={self.sim.time:.6f} s: {e!r}; "
+                                "pausing (call ~/reset or ~/pause false)")
+        self._paused = True
+        self._close_recording(f"physics error: {e}")
+        for job in self._step_jobs:
+            self._finish(job.future, (False, f"step failed at t = {self.sim.time:.9f} s: {e}"))
+        self._step_jobs.clear()
+
+    def _close_recording(self, why: str) -> None:
+        """Close the bag being written, if any (stop, shutdown, physics error)."""
+        recorder, self._recorder = self._recorder, None
+        if recorder is None:
+            return
         try:
-            now = _steady()
-            if not self._paused:
-                rtf = self.p.real_time_factor
-                if rtf > 0.0:
-                    n = self._pacer.steps_due(now, self.sim.time)
-                    if n:
-                        self._advance(n, now + MAX_TICK * 5)
-                    if self._pacer.behind:
-                        achieved = self._meter.rtf()
-                        shown = "n/a" if achieved is None else f"{achieved:.2f}"
-                        self._throttle.warn(
-                            "behind",
-                            f"physics cannot keep up with real_time_factor {rtf:g}: "
-                            f"achieved RTF {shown}",
-                        )
-                else:
-                    self._advance(None, now + FAST_BUDGET)
-                self._publish_clock()
-                self._meter.add(_steady(), self.sim.time)
+            recorder.close()
+        except Exception as e:  # noqa: BLE001 - a full disk, a broken file: report, go on
+            self.get_logger().error(f"closing the bag {recorder.path} failed ({why}): {e}; "
+                                    "it is readable up to the last flush")
+            return
+        self.get_logger().info(f"recording closed ({why}): {recorder.path}, "
+                               f"{recorder.count} messages")
+
+    def _start_recording(self, path: Path) -> str:
+        """Open a bag at `path` (physics thread, between steps); a message for the caller."""
+        if self._recorder is not None:
+            return f"already recording to {self._recorder.path}"
+        meta = {
+            "mb_sim/urdf": self.urdf_xml,
+            "mb_sim/world": Path(self.p.world_file).read_text() if self.p.world_file else "",
+            "mb_sim/parameters": json.dumps(
+                {k: v for k, v in self.p.values.items() if k != "robot_description"}),
+            "mb_sim/initial_positions": json.dumps([float(v) for v in self._q0]),
+            "mb_sim/start": json.dumps({
+                "time": self.sim.time,
+                "effort": self._cmd.tolist(),
+                "effort_time": [t if math.isfinite(t) else None for t in self._cmd_time],
+                "timed_out": self._timed_out.tolist(),
+                "state": state_to_json(self.sim.save_state()),
+            }),
+        }
+        try:
+            self._recorder = Recorder(path, self.p.record_storage, meta)
+        except (OSError, ValueError, WriterError) as e:
+            message = f"cannot record to {str(path)!r}: {e}"
+            self.get_logger().error(message)
+            return message
+        self._publish_latched()
+        self._publish_joint_states()
+        message = f"recording to {path} ({self.p.record_storage})"
+        self.get_logger().info(message)
+        return message
+
+    def _finish(self, future: Future, result: Any) -> None:
+        future.set_result(result)
+        self._service_done.trigger()
+
+    def _physics_round(self) -> float:
+        """Do what is due now; returns how long the thread may sleep (s) before the next round.
+
+        A round runs at most ROUND_STEPS physics steps, and each step first takes the commands
+        that arrived: no message waits for more than one step.
+        """
+        while self._actions:
+            action, future = self._actions.popleft()
+            self._finish(future, action())
+        now = _steady()
+        if self._paused:
+            if self._step_jobs:
+                self._run_step_job()
+                return 0.0
+            self._take_commands()
             self._status(now)
-        except (ExternalShutdownException, KeyboardInterrupt):
-            raise
-        except Exception as e:  # noqa: BLE001 - keep serving: report and pause, never die mid-run
-            self.get_logger().error(f"simulation step failed at t={self.sim.time:.6f} s: {e!r}; "
-                                    "pausing (call ~/reset or ~/pause false)")
-            self._paused = True
+            return 0.1
+        rtf = self.p.real_time_factor
+        if rtf > 0.0:
+            n = self._pacer.steps_due(now, self.sim.time)
+            if self._pacer.behind:
+                achieved = self._meter.rtf()
+                shown = "n/a" if achieved is None else f"{achieved:.2f}"
+                self._throttle.warn(
+                    "behind",
+                    f"physics cannot keep up with real_time_factor {rtf:g}: achieved RTF "
+                    f"{shown}; simulated time runs slower, every command is still applied",
+                )
+            for _ in range(min(n, ROUND_STEPS)):
+                self._step_once()
+            idle = 0.0 if n > ROUND_STEPS else max(
+                0.0, self._pacer.wall_at(self.sim.time + self.dt) - _steady())
+        else:
+            for _ in range(FAST_CHUNK):
+                self._step_once()
+            idle = 0.0
+        after = _steady()
+        if after - self._last_clock >= CLOCK_PERIOD:
+            self._publish_clock()
+            self._last_clock = after
+        self._meter.add(after, self.sim.time)
+        self._status(after)
+        if idle == 0.0:
+            # Let the executor thread in (it takes the messages) when the physics runs flat out.
+            time.sleep(0)
+        return idle
+
+    def _run_step_job(self) -> None:
+        """A slice of the oldest ~/step request; services and parameters are served between."""
+        job = self._step_jobs[0]
+        n = min(job.remaining, STEP_SLICE)
+        for _ in range(n):
+            self._step_once()
+        job.remaining -= n
+        if job.remaining == 0:
+            self._step_jobs.popleft()
+            self._publish_outputs()
+            self._finish(job.future, (True, f"t = {self.sim.time:.9f} s"))
 
     def _status(self, now: float) -> None:
         period = self.p.status_period
@@ -510,8 +722,13 @@ class SimNode(Node):
             speed = f"RTF n/a (target {goal})"
         else:
             speed = f"RTF {achieved:.2f} (target {goal})"
+        s = self._stats.summary()
+        lat = s.get("latency_ms")
+        latency = f", latency median {lat['median']:.1f} ms" if lat else ""
         self.get_logger().info(
-            f"sim time {self.sim.time:.3f} s | {speed} | contacts {self._contact_count()}"
+            f"sim time {self.sim.time:.3f} s | {speed} | contacts {self._contact_count()} | "
+            f"commands {s['rate_hz']:g}/s: {s['received']} received, {s['applied']} applied, "
+            f"{s['lost']} lost{latency}"
         )
 
     # --- outputs ----------------------------------------------------------------------------
@@ -557,16 +774,30 @@ class SimNode(Node):
             and self.model.link_parent.get(link) is not None
         ]
 
+    def _out(self, publisher: Any, msg: Any) -> None:
+        """Publish, and write to the bag being recorded at the current simulated time."""
+        publisher.publish(msg)
+        if self._recorder is not None:
+            self._record(publisher.topic_name, msg)
+
+    def _record(self, topic: str, msg: Any) -> None:
+        try:
+            self._recorder.write(topic, msg, self.sim.time)
+        except Exception as e:  # noqa: BLE001 - a full disk: keep what is written, go on
+            self.get_logger().error(f"recording to {self._recorder.path} failed: {e}; "
+                                    "closing the bag (readable up to the last flush)")
+            self._close_recording("write error")
+
     def _publish_latched(self) -> None:
-        self._pub_description.publish(String(data=self.urdf_xml))
+        self._out(self._pub_description, String(data=self.urdf_xml))
         stamp = self._stamp()
-        self._pub_tf_static.publish(TFMessage(transforms=[
+        self._out(self._pub_tf_static, TFMessage(transforms=[
             conv.transform_msg(parent, child, pose, stamp)
             for parent, child, pose in self._static_frames
         ]))
 
     def _publish_joint_states(self) -> None:
-        self._pub_js.publish(conv.joint_state_msg(
+        self._out(self._pub_js, conv.joint_state_msg(
             self.joint_names, self.sim.q, self.sim.qd, self.sim.effort, self._stamp()
         ))
 
@@ -585,7 +816,7 @@ class SimNode(Node):
                 conv.transform_msg(self.p.world_frame, body, self.sim.body_pose(body), stamp)
             )
         if transforms:
-            self._pub_tf.publish(TFMessage(transforms=transforms))
+            self._out(self._pub_tf, TFMessage(transforms=transforms))
 
     def _contact_count(self) -> int:
         return len(self.sim.contacts)
@@ -601,11 +832,11 @@ class SimNode(Node):
         else:
             arr = contact_markers(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3)),
                                   self.p.world_frame, self._stamp(), 0.0)
-        self._pub_markers.publish(arr)
+        self._out(self._pub_markers, arr)
         self._had_contacts = k > 0
 
     def _publish_clock(self) -> None:
-        self._pub_clock.publish(ClockMsg(clock=self._stamp()))
+        self._out(self._pub_clock, ClockMsg(clock=self._stamp()))
 
     def _publish_outputs(self, force: bool = False) -> None:
         """Everything at the current state (start, reset, single steps)."""
@@ -617,10 +848,19 @@ class SimNode(Node):
         self._next_js = t + 1.0 / self.p.publish_rate
         self._next_tf = t + 1.0 / self.p.tf_rate
 
-    # --- services ---------------------------------------------------------------------------
+    # --- services (executor thread; the physics thread does the work between two steps) ------
 
-    def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+    async def _in_physics(self, action: Any) -> Any:
+        """Run `action()` on the physics thread between two steps and return its result."""
+        future = Future()
+        self._actions.append((action, future))
+        self._work.set()
+        return await future
+
+    def _reset_now(self) -> str:
+        self._close_recording("reset ends a recording")
         self.sim.reset()
+        self._inbox.take_all()
         self._cmd[:] = 0.0
         self._cmd_time[:] = -math.inf
         self._timed_out[:] = False
@@ -628,68 +868,174 @@ class SimNode(Node):
         self._publish_outputs(force=True)
         self._pacer.anchor(_steady(), self.sim.time)
         self._meter.reset()
+        message = f"reset to the initial state (t = {self.sim.time:g} s)"
+        self.get_logger().info(message)
+        return message
+
+    async def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+        resp.message = await self._in_physics(self._reset_now)
         resp.success = True
-        resp.message = f"reset to the initial state (t = {self.sim.time:g} s)"
-        self.get_logger().info(resp.message)
         return resp
 
-    def _on_pause(self, req: SetBool.Request, resp: SetBool.Response) -> SetBool.Response:
+    def _pause_now(self, pause: bool) -> str:
         was = self._paused
-        self._paused = bool(req.data)
-        if was and not self._paused:
+        self._paused = pause
+        if pause and not was:
+            self._publish_clock()  # /clock shows where simulated time stopped
+        if was and not pause:
             self._pacer.anchor(_steady(), self.sim.time)
             self._meter.reset()
+        message = f"{'paused' if pause else 'running'} at t = {self.sim.time:.6f} s"
+        if was != pause:
+            self.get_logger().info(message)
+        return message
+
+    async def _on_pause(self, req: SetBool.Request, resp: SetBool.Response) -> SetBool.Response:
+        resp.message = await self._in_physics(lambda: self._pause_now(bool(req.data)))
         resp.success = True
-        resp.message = f"{'paused' if self._paused else 'running'} at t = {self.sim.time:.6f} s"
-        if was != self._paused:
-            self.get_logger().info(resp.message)
         return resp
 
-    def _on_step(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
-        if not self._paused:
+    async def _on_step(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+        future = Future()
+
+        def queue() -> bool:
+            if not self._paused:
+                return False
+            self._step_jobs.append(StepJob(int(self.p.step_count), future))
+            return True
+
+        if not await self._in_physics(queue):
             resp.success = False
             resp.message = "~/step works while paused; call ~/pause with data: true first"
             return resp
-        self._advance(int(self.p.step_count), None)
-        self._publish_outputs()
+        resp.success, resp.message = await future
+        return resp
+
+    async def _on_stats(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
+        def collect() -> dict[str, Any]:
+            achieved = self._meter.rtf()
+            return {
+                "sim_time": round(self.sim.time, 9),
+                "rtf": None if achieved is None else round(achieved, 3),
+                "real_time_factor": self.p.real_time_factor,
+                "paused": self._paused,
+                "commands": self._stats.summary(restart_latencies=True),
+                "recording": None if self._recorder is None else str(self._recorder.path),
+            }
+
+        resp.message = json.dumps(await self._in_physics(collect))
         resp.success = True
-        resp.message = f"t = {self.sim.time:.9f} s"
+        return resp
+
+    async def _on_record_start(self, _req: Trigger.Request, resp: Trigger.Response
+                               ) -> Trigger.Response:
+        path = Path(self.p.record) if self.p.record and not Path(self.p.record).exists() \
+            else Path.cwd() / time.strftime("mb_sim_%Y%m%d_%H%M%S")
+        resp.message = await self._in_physics(lambda: self._start_recording(path))
+        resp.success = resp.message.startswith("recording to")
+        return resp
+
+    async def _on_record_stop(self, _req: Trigger.Request, resp: Trigger.Response
+                              ) -> Trigger.Response:
+        def stop() -> str:
+            recorder = self._recorder
+            if recorder is None:
+                return "not recording"
+            self._close_recording("~/record/stop")
+            return f"stopped: {recorder.path} ({recorder.count} messages)"
+
+        resp.message = await self._in_physics(stop)
+        resp.success = resp.message.startswith("stopped")
         return resp
 
     def destroy_node(self) -> None:
+        self.stop()
         logging.getLogger("mb_sim").removeHandler(self._lib_handler)
         super().destroy_node()
 
 
+class _Interrupted(BaseException):
+    """SIGINT or SIGTERM arrived while the node was starting (a BaseException, like
+    KeyboardInterrupt, so that no `except Exception` of the startup code takes it for an error)."""
+
+
+class _Signals:
+    """SIGINT and SIGTERM stop the node once, quietly: the first one asks the spin loop to end,
+    later ones (the terminal's and `ros2 launch`'s Ctrl-C land both) are ignored. While the node
+    is still being built, the first one aborts the build instead."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.starting = True
+        self.wake: Any = None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, _signum: int, _frame: Any) -> None:
+        if self.stop.is_set():
+            return
+        self.stop.set()
+        if self.wake is not None:
+            self.wake.trigger()
+        if self.starting:
+            raise _Interrupted
+
+
 def main(args: list[str] | None = None) -> int:
     """Console script `sim_node`: 0 after Ctrl-C / SIGTERM, 1 when it cannot start."""
+    signals = _Signals()
+    # The physics thread holds the GIL through each step; a short switch interval lets the
+    # executor thread take arriving messages within about a step instead of 5 ms.
+    sys.setswitchinterval(SWITCH_INTERVAL)
     node: SimNode | None = None
     try:
-        rclpy.init(args=args)
+        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    except _Interrupted:
+        return 0
     except Exception as e:  # noqa: BLE001 - bad command line, e.g. an unreadable --params-file
         print(f"sim_node: cannot start: {e}", file=sys.stderr)
         return 1
+    status = 0
     try:
-        executor = SingleThreadedExecutor()
         try:
             node = SimNode()
         except StartupError as e:
+            if signals.stop.is_set():  # the signal surfaced inside the startup code
+                return 0
             get_logger("sim_node").fatal(str(e))
             return 1
+        except Exception as e:  # noqa: BLE001 - never a traceback at startup
+            # A signal during startup can surface from inside the kernels as another error.
+            if signals.stop.is_set():
+                return 0
+            get_logger("sim_node").fatal(f"cannot start: {type(e).__name__}: {_text(e)}")
+            return 1
+        # Numba and the message packages leave about a million long-lived objects; a full
+        # garbage collection over them stalls both threads for tens of ms. Set them aside.
+        gc.collect()
+        gc.freeze()
+        executor = SingleThreadedExecutor()
         executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        # A signal during startup shuts the context down under the node being built; whatever
-        # rclpy raises then is the shutdown, not an error.
-        if rclpy.ok():
-            raise
+        signals.wake = node._service_done
+        signals.starting = False
+        if signals.stop.is_set():
+            return 0
+        node.start()
+        while not signals.stop.is_set():
+            executor.spin_once(timeout_sec=0.2)
+    except _Interrupted:
+        status = 0
     finally:
+        signals.starting = False
+        signals.stop.set()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-    return 0
+        # Python puts the default handlers back while it finalizes; a late second Ctrl-C would
+        # then kill the process with SIGINT instead of letting it exit 0.
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
+    return status
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ services and parameters, as any ROS client would.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import signal
 import time
@@ -85,7 +86,7 @@ def double(v: float) -> ParameterValue:
 
 def test_starts_from_params_file_rates_tf_and_clock(start_sim: Any, probe: Any) -> None:
     sim = start_sim(arm_params())
-    js = probe.collect(JointState, "joint_states")
+    js = probe.collect(JointState, "joint_states", 100)  # room for a burst after a stall
     tf = probe.collect(TFMessage, "/tf", 100)
     tf_static = probe.collect(TFMessage, "/tf_static", LATCHED)
     clock = probe.collect(Clock, "/clock", QoSProfile(depth=10))
@@ -363,18 +364,43 @@ def test_contact_markers_appear_and_clear(start_sim: Any, probe: Any) -> None:
         ({"initial_positions": {"joint9": 0.1}}, ["initial_positions", "joint9"]),
         ({"initial_positions": {"joint4": 3.0}}, ["initial_positions.joint4", "3.0"]),
         ({"command_joints": ["joint1", "wrist"]}, ["command_joints", "wrist"]),
+        ({"physics_rate": 500}, None),  # an integer for a double: accepted
+        ({"world_file": "/nonexistent/world.yaml"}, ["world_file", "/nonexistent/world.yaml"]),
+        ({"world_file": "WORLD:bodies: [unclosed"}, ["world", "bad.yaml"]),
+        ({"world_file": "WORLD:bodies:\n  - {name: b, shape: box, size: [1e-200, 1, 1],"
+                        " mass: 1, pose: {xyz: [2, 0, 0.5]}}\n"}, ["world", "bad.yaml"]),
+        ({"world_file": "WORLD:robot: {initial_positions: {no_such_joint: 0.1}}\n"},
+         ["world", "no_such_joint"]),
+        ({"urdf_file": "URDF:<robot name='x'><link name='a'/>"}, ["urdf", "bad.urdf"]),
+        ({"command_joints": [f"j{i}" for i in range(1000)]}, ["command_joints", "990 more"]),
+        ({"record": "/nonexistent/dir/bag"}, ["record", "/nonexistent/dir/bag"]),
     ],
 )
 def test_invalid_parameters_stop_startup(
-    start_sim: Any, params: dict[str, Any], words: list[str]
+    start_sim: Any, tmp_path: Any, params: dict[str, Any], words: list[str] | None
 ) -> None:
+    """Every startup failure: exit status 1 and one [FATAL] line naming the problem."""
+    for key, prefix, name in (("world_file", "WORLD:", "bad.yaml"), ("urdf_file", "URDF:",
+                                                                      "bad.urdf")):
+        value = params.get(key)
+        if isinstance(value, str) and value.startswith(prefix):
+            path = tmp_path / name
+            path.write_text(value[len(prefix):])
+            params = {**params, key: str(path)}
     sim = start_sim(arm_params(**params))
+    if words is None:
+        assert sim.wait_for_output("simulating", STARTUP_TIMEOUT), sim.output
+        assert sim.stop() == 0
+        return
     rc = sim.proc.wait(timeout=STARTUP_TIMEOUT)
-    assert rc != 0
     out = sim.output
+    assert rc == 1, out
+    fatal = [line for line in out.splitlines() if "[FATAL]" in line]
+    assert len(fatal) == 1, out
     for w in words:
-        assert w in out, out
+        assert w in fatal[0], out
     assert "Traceback" not in out
+    assert len(fatal[0]) < 2000, "a log line that lists names is capped"
 
 
 def test_runtime_parameter_changes(start_sim: Any, probe: Any) -> None:
@@ -428,3 +454,148 @@ def test_signal_exits_cleanly(start_sim: Any, probe: Any, sig: int) -> None:
     assert elapsed < 2.0
     time.sleep(0.1)
     assert "Traceback" not in sim.output
+
+
+@pytest.mark.parametrize("gap", [0.0, 0.05])
+def test_double_sigint_while_stepping_flat_out(start_sim: Any, probe: Any, gap: float) -> None:
+    """The terminal's Ctrl-C and `ros2 launch`'s land together: one clean exit, no error."""
+    sim = start_sim(arm_params(real_time_factor=0.0))
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    time.sleep(0.3)
+    sim.proc.send_signal(signal.SIGINT)
+    time.sleep(gap)
+    if sim.proc.poll() is None:
+        sim.proc.send_signal(signal.SIGINT)
+    rc = sim.proc.wait(timeout=10)
+    time.sleep(0.1)
+    assert rc == 0, sim.output
+    for text in ("Traceback", "KeyboardInterrupt", "step failed", "ERROR", "context is invalid"):
+        assert text not in sim.output, sim.output
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_during_startup_exits_quietly(start_sim: Any, sig: int) -> None:
+    sim = start_sim(arm_params())
+    time.sleep(0.8)  # rclpy is up, the node is loading the robot or warming the kernels
+    sim.proc.send_signal(sig)
+    rc = sim.proc.wait(timeout=20)
+    assert rc == 0, sim.output
+    assert "Traceback" not in sim.output and "Error" not in sim.output, sim.output
+
+
+def test_stats_service_reports_speed_and_commands(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params(command_timeout=0.0))
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    pub = probe.publisher(Float64MultiArray, "/effort_controller/commands")
+    time.sleep(1.0)
+    for _ in range(50):
+        pub.publish(Float64MultiArray(data=[0.0] * 7))
+        time.sleep(0.01)
+    pub.publish(Float64MultiArray(data=[0.0, 1.0]))  # wrong length: rejected
+    time.sleep(0.5)
+    stats = json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)
+    assert stats["rtf"] == pytest.approx(1.0, abs=0.3)
+    c = stats["commands"]
+    assert (c["received"], c["applied"], c["rejected"], c["lost"]) == (51, 50, 1, 0), stats
+    lat = c["latency_ms"]
+    assert lat["n"] == 50 and 0.0 < lat["median"] <= lat["p99"] <= lat["max"] < 1000.0
+
+
+# --- services under load -------------------------------------------------------------------------
+
+
+def _fire(probe: Any, srv_type: Any, name: str, requests: list[Any], timeout: float) -> list[Any]:
+    """Send every request at once from one client (deep queues on both sides); the responses."""
+    deep = QoSProfile(depth=1000)
+    client = probe.node.create_client(srv_type, name, qos_profile=deep)
+    assert client.wait_for_service(timeout_sec=10.0)
+    futures = [client.call_async(r) for r in requests]
+    wait_until(lambda: all(f.done() for f in futures), timeout)
+    return [f.result() for f in futures if f.done()]
+
+
+def test_burst_of_300_service_calls_all_answered(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params(start_paused=True))
+    assert sim.wait_for_output("simulating", STARTUP_TIMEOUT), sim.output
+    answers = _fire(probe, Trigger, "/sim_node/step", [Trigger.Request()] * 300, 60.0)
+    assert len(answers) == 300 and all(a.success for a in answers), sim.output
+    times = sorted(float(a.message.split()[2]) for a in answers)
+    assert times == pytest.approx([0.001 * (k + 1) for k in range(300)], abs=1e-9)
+    pauses = _fire(probe, SetBool, "/sim_node/pause", [SetBool.Request(data=True)] * 300, 30.0)
+    assert len(pauses) == 300 and all(a.success for a in pauses)
+
+
+def test_long_step_leaves_services_and_parameters_responsive(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params(start_paused=True, step_count=20000))
+    js = probe.collect(JointState, "joint_states")
+    assert sim.wait_for_output("simulating", STARTUP_TIMEOUT), sim.output
+    client = probe.node.create_client(Trigger, "/sim_node/step")
+    assert client.wait_for_service(timeout_sec=10.0)
+    long_step = client.call_async(Trigger.Request())
+    assert wait_until(lambda: len(js) > 5, 10.0)  # it is stepping
+    t0 = time.monotonic()
+    assert get_param(probe, "step_count").integer_value == 20000
+    pause = probe.call(SetBool, "/sim_node/pause", SetBool.Request(data=True))
+    answered = time.monotonic() - t0
+    assert pause.success and not long_step.done()
+    assert answered < 2.0, f"services waited {answered:.1f} s behind ~/step"
+    assert wait_until(long_step.done, 120.0)
+    assert long_step.result().success and long_step.result().message == "t = 20.000000000 s"
+
+
+def test_step_count_is_capped(start_sim: Any, probe: Any) -> None:
+    from mb_sim.ros.params import MAX_STEP_COUNT
+
+    sim = start_sim(arm_params())
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    big = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=MAX_STEP_COUNT + 1)
+    assert not set_param(probe, "step_count", big).successful
+    ok = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=MAX_STEP_COUNT)
+    assert set_param(probe, "step_count", ok).successful
+
+
+def test_integer_for_float_parameter_at_runtime(start_sim: Any, probe: Any) -> None:
+    sim = start_sim(arm_params())
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    two = ParameterValue(type=ParameterType.PARAMETER_INTEGER, integer_value=2)
+    assert set_param(probe, "real_time_factor", two).successful
+    value = get_param(probe, "real_time_factor")
+    assert value.type == ParameterType.PARAMETER_DOUBLE and value.double_value == 2.0
+
+
+def test_no_command_lost_at_1khz_in_arrival_order(start_sim: Any, probe: Any) -> None:
+    """Commands at up to 1 kHz on both topics: every one received and applied, none lost; the
+    last one sent is the effort in force (they are applied in order of arrival)."""
+    sim = start_sim(arm_params(command_timeout=0.0))
+    js = probe.collect(JointState, "joint_states")
+    wait_first(js, sim)
+    arr = probe.publisher(Float64MultiArray, "/effort_controller/commands", 100)
+    named = probe.publisher(JointState, "joint_commands", 100)
+    assert wait_until(lambda: arr.get_subscription_count() > 0
+                      and named.get_subscription_count() > 0, 30.0)
+    time.sleep(0.5)
+    sent, start = 0, time.monotonic()
+    while time.monotonic() - start < 2.0:
+        value = 0.001 * sent
+        if sent % 2:
+            named.publish(JointState(name=["joint1"], effort=[value]))
+        else:
+            arr.publish(Float64MultiArray(data=[value] * 7))
+        sent += 1
+        due = start + sent * 0.001
+        while time.monotonic() < due:
+            pass
+    last = 0.001 * (sent - 1)
+    assert wait_until(lambda: stats_of(probe)["commands"]["applied"] == sent, 10.0), \
+        stats_of(probe)
+    c = stats_of(probe)["commands"]
+    assert (c["received"], c["applied"], c["lost"], c["rejected"]) == (sent, sent, 0, 0), c
+    assert wait_until(lambda: js[-1][1].effort[0] == pytest.approx(last), 2.0), js[-1][1].effort
+
+
+def stats_of(probe: Any) -> dict:
+    return json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)

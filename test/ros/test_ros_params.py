@@ -12,6 +12,7 @@ from ros_helpers import REPO
 from mb_sim.ros.params import (
     BY_NAME,
     INITIAL_POSITIONS,
+    MAX_STEP_COUNT,
     SPECS,
     ParamError,
     check_cross,
@@ -49,7 +50,7 @@ def test_descriptors_carry_types_and_ranges() -> None:
         1.0, 100000.0)
     d = BY_NAME["step_count"].descriptor()
     assert d.type == ParameterType.PARAMETER_INTEGER and not d.read_only
-    assert d.integer_range[0].from_value == 1
+    assert (d.integer_range[0].from_value, d.integer_range[0].to_value) == (1, MAX_STEP_COUNT)
     assert BY_NAME["start_paused"].descriptor().type == ParameterType.PARAMETER_BOOL
     assert BY_NAME["command_joints"].descriptor().type == ParameterType.PARAMETER_STRING_ARRAY
     for spec in SPECS:
