@@ -80,6 +80,7 @@ from mb_sim.ros.params import (
 )
 from mb_sim.ros.recorder import Recorder, WriterError
 from mb_sim.state_codec import state_to_json
+from mb_sim.warmup import ensure_compiled
 
 ROUND_STEPS = 10
 """Most physics steps between two looks at the clock, the services and the parameters."""
@@ -339,18 +340,11 @@ class SimNode(Node):
 
     def _make_simulation(self) -> Any:
         kwargs = {"world": self.world, "dt": self.dt, "integrator": self.p.integrator}
+        # The first start after an install or an upgrade compiles the kernels (colcon build and
+        # `python -m mb_sim.warmup` do it ahead); say so rather than stay silent for a minute.
+        ensure_compiled(self.get_logger().info)
         try:
             sim = mb_sim.Simulation(self.model, **kwargs)
-            # Compile the numba kernels now, on a throw-away copy, so the first ticks run on time.
-            started = time.monotonic()
-            warm = mb_sim.Simulation(self.model, **kwargs)
-            warm.step(2)
-            warm.link_poses()
-            if time.monotonic() - started > 5.0:
-                self.get_logger().info(
-                    f"physics kernels compiled in {time.monotonic() - started:.0f} s; they are "
-                    "cached, so the next start is quick (python -m mb_sim.warmup does this ahead)"
-                )
         except Exception as e:  # noqa: BLE001 - bad numbers in the world or robot: one FATAL line
             source = f" (world_file {self.p.world_file!r})" if self.p.world_file else ""
             raise StartupError(f"cannot build the simulation{source}: {_text(e)}") from None
