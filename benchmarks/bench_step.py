@@ -1,7 +1,7 @@
 """Step time of the default scene in mb_sim next to MuJoCo's mj_step, and where mb_sim's goes.
 
     .venv/bin/python benchmarks/bench_step.py [--seconds 3] [--warmup 0.5] [--repeats 3]
-        [--profile] [--mujoco-solver Newton|CG|PGS] [--no-mujoco]
+        [--mujoco-solver Newton|CG|PGS] [--no-mujoco]
 
 Scene: urdf/arm.urdf in config/worlds/table.yaml (table, three boxes and a ball resting on it),
 dt = 1 ms. Controller (the same function drives both simulators, efforts from q and qd):
@@ -22,19 +22,16 @@ counted (the controller is not); the best and the median pass are printed.
 MuJoCo gets the MJCF of benchmarks/mujoco_scene.py (same shapes, masses, inertias, joint limits,
 damping, joint friction, friction coefficients, gravity and dt; Newton solver by default).
 
-Then a breakdown of mb_sim's step: the functions `Simulation._step` calls are wrapped with
-timers (in this process only), giving the exclusive time of each per step, grouped by the
-stages of mb_sim/sim/simulation.py; `--profile` adds a cProfile of the same steps, top 15 by
-tottime. Numbers only, no pass/fail.
+Then the cost of calling: n calls of `Simulation.step(1)` against one call of `step(n)` from the
+same state; and a breakdown of mb_sim's step: each stage of mb_sim/sim/step.py called on its
+own over the same steps (each a compiled call, so each includes one call's overhead). Numbers
+only, no pass/fail.
 """
 
 from __future__ import annotations
 
 import argparse
-import cProfile
-import io
 import math
-import pstats
 import sys
 import time
 from collections.abc import Callable
@@ -384,21 +381,6 @@ def breakdown(sim: mb_sim.Simulation, setup: Setup, n: int,
     return best, least
 
 
-def profile(sim: mb_sim.Simulation, setup: Setup, n: int) -> str:
-    saved = sim.save_state()
-    prof = cProfile.Profile()
-    for _ in range(n):
-        sim.set_effort(setup.control(sim.time, sim.q, sim.qd))
-        prof.runcall(sim.step)
-    sim.restore_state(saved)
-    out = io.StringIO()
-    stats = pstats.Stats(prof, stream=out)
-    stats.sort_stats("tottime").print_stats(15)
-    lines = out.getvalue().splitlines()
-    keep = [ln.replace(str(ROOT) + "/", "") for ln in lines if ln.strip()]
-    return "\n".join(keep)
-
-
 # ---------------------------------------------------------------------------------- print
 
 
@@ -471,7 +453,6 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--warmup", type=float, default=0.5, help="simulated seconds before timing")
     ap.add_argument("--repeats", type=int, default=3,
                     help="timed passes over the window; the best is reported")
-    ap.add_argument("--profile", action="store_true", help="cProfile top 15 by tottime")
     ap.add_argument("--mujoco-solver", default="Newton", choices=("Newton", "CG", "PGS"))
     ap.add_argument("--no-mujoco", action="store_true")
     args = ap.parse_args(argv)
@@ -499,9 +480,6 @@ def main(argv: list[str] | None = None) -> None:
     print_call_overhead(sim, n, args.repeats)
     best, total = breakdown(sim, setup, n, args.repeats)
     print_breakdown(best, total, n, mb.us_per_step, args.repeats)
-    if args.profile:
-        print(f"\ncProfile of {n} mb_sim steps, top 15 by tottime:")
-        print(profile(sim, setup, n))
     sys.stdout.flush()
 
 
