@@ -45,7 +45,7 @@ from mb_sim.collision.manifold import (
     sat_polytopes,
     world_verts,
 )
-from mb_sim.collision.poses import poses_kernel
+from mb_sim.collision.poses import owner_poses, poses_kernel
 from mb_sim.model.compile import geoms_of, new_geoms
 from mb_sim.model.shapes import (
     BOX,
@@ -743,12 +743,7 @@ def detect(scene: CollisionScene, broadphase: BroadPhase, owner_pos: np.ndarray,
     narrow_phase in turn."""
     if broadphase.scene is not scene:
         raise ValueError("detect: the broad phase was built for another scene")
-    owner_pos = np.ascontiguousarray(owner_pos, dtype=np.float64)
-    owner_rot = np.ascontiguousarray(owner_rot, dtype=np.float64)
-    if owner_pos.ndim != 2 or owner_pos.shape[1] != 3 or owner_pos.shape[0] < scene.n_owners:
-        raise ValueError(f"owner_pos must be ({scene.n_owners}, 3), got {owner_pos.shape}")
-    if owner_rot.shape != (owner_pos.shape[0], 3, 3):
-        raise ValueError(f"owner_rot must be ({owner_pos.shape[0]}, 3, 3), got {owner_rot.shape}")
+    owner_pos, owner_rot = owner_poses(scene, owner_pos, owner_rot)
     env = float(envelope)
     if not env >= 0.0:
         raise ValueError(f"envelope must be >= 0, got {envelope!r}")

@@ -38,6 +38,19 @@ def poses_kernel(
                 geom_rot[i, r, c] = s
 
 
+def owner_poses(scene: CollisionScene, owner_pos: np.ndarray,
+                owner_rot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """owner_pos (o, 3) and owner_rot (o, 3, 3) as float64 arrays, o at least the scene's
+    number of owners; ValueError naming the shapes otherwise."""
+    owner_pos = np.ascontiguousarray(owner_pos, dtype=np.float64)
+    owner_rot = np.ascontiguousarray(owner_rot, dtype=np.float64)
+    if owner_pos.ndim != 2 or owner_pos.shape[1] != 3 or owner_pos.shape[0] < scene.n_owners:
+        raise ValueError(f"owner_pos must be ({scene.n_owners}, 3), got {owner_pos.shape}")
+    if owner_rot.shape != (owner_pos.shape[0], 3, 3):
+        raise ValueError(f"owner_rot must be ({owner_pos.shape[0]}, 3, 3), got {owner_rot.shape}")
+    return owner_pos, owner_rot
+
+
 def geometry_poses(
     scene: CollisionScene, owner_pos: np.ndarray, owner_rot: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -46,12 +59,7 @@ def geometry_poses(
     owner_pos (o, 3) and owner_rot (o, 3, 3) are the world poses of the owner frames, o at least
     `scene.n_owners`.
     """
-    owner_pos = np.ascontiguousarray(owner_pos, dtype=np.float64)
-    owner_rot = np.ascontiguousarray(owner_rot, dtype=np.float64)
-    if owner_pos.ndim != 2 or owner_pos.shape[1] != 3 or owner_pos.shape[0] < scene.n_owners:
-        raise ValueError(f"owner_pos must be ({scene.n_owners}, 3), got {owner_pos.shape}")
-    if owner_rot.shape != (owner_pos.shape[0], 3, 3):
-        raise ValueError(f"owner_rot must be ({owner_pos.shape[0]}, 3, 3), got {owner_rot.shape}")
+    owner_pos, owner_rot = owner_poses(scene, owner_pos, owner_rot)
     g = scene.n_geoms
     geom_pos = np.empty((g, 3))
     geom_rot = np.empty((g, 3, 3))

@@ -65,3 +65,25 @@ def resolve_uri(
         if candidate.is_file():
             return str(candidate.resolve()), None
     return None, f"cannot resolve {uri!r}; searched: {', '.join(searched) or 'nothing'}"
+
+
+def read_text_file(path: Path, label: str, what: str, max_bytes: int,
+                   error: type[Exception]) -> str:
+    """The UTF-8 text of a description file, or `error` naming the file (`label`), what kind of
+    file it should be and why it cannot be read: a folder, missing, larger than `max_bytes`,
+    unreadable, not text."""
+    if path.is_dir():
+        raise error(f"{label}: is a directory, not a {what} file")
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise error(f"{label}: {what} file of {size} bytes is larger than the {max_bytes} "
+                        f"accepted")
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise error(f"{label}: {what} file does not exist") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{label}: not a {what} file: not UTF-8 text ({exc.reason} at byte "
+                    f"{exc.start})") from None
+    except OSError as exc:
+        raise error(f"{label}: cannot read {what} file: {exc.strerror}") from None

@@ -26,7 +26,7 @@ from mb_sim.errors import ModelError
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mass import inertia_defect, mass_properties, nearest_valid_inertia
 from mb_sim.model.model import PRISMATIC, REVOLUTE, Model, freeze_arrays, spatial_inertia
-from mb_sim.model.resources import resolve_uri
+from mb_sim.model.resources import read_text_file, resolve_uri
 from mb_sim.model.urdf_filter import MAX_URDF_BYTES, filter_urdf
 
 log = logging.getLogger("mb_sim")
@@ -490,19 +490,7 @@ def _fmt_inertia(inertia: Any) -> str:
 
 
 def _read_text(path: Path, what: str) -> str:
-    if path.is_dir():
-        raise ModelError(f"{path}: is a directory, not a {what} file")
-    try:
-        size = path.stat().st_size
-        if size > MAX_URDF_BYTES:
-            raise ModelError(f"{path}: {what} file of {size} bytes is larger than the "
-                             f"{MAX_URDF_BYTES} accepted")
-        return path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ModelError(f"{path}: cannot read {what} file: {exc.strerror}") from exc
-    except UnicodeDecodeError as exc:
-        raise ModelError(f"{path}: not a {what} file: not UTF-8 text ({exc.reason} at byte "
-                         f"{exc.start})") from None
+    return read_text_file(path, str(path), what, MAX_URDF_BYTES, ModelError)
 
 
 def expand_xacro(path: Path, xacro_args: Mapping[str, Any] | None = None) -> str:

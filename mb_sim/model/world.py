@@ -90,6 +90,7 @@ from mb_sim.errors import WorldError
 from mb_sim.model.geometry import KINDS, Geometry
 from mb_sim.model.mass import check_inertia, shape_properties
 from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
+from mb_sim.model.resources import read_text_file
 from mb_sim.vec3 import quat_to_matrix
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -448,21 +449,7 @@ def _read_source(source: Any, base_dir: str | os.PathLike[str] | None
     if isinstance(source, os.PathLike) or (isinstance(source, str) and _looks_like_path(source)):
         path = Path(source)
         label = os.fspath(source)
-        if path.is_dir():
-            raise WorldError(f"{label}: is a directory, not a world file")
-        try:
-            size = path.stat().st_size
-            if size > MAX_WORLD_BYTES:
-                raise WorldError(f"{label}: world file of {size} bytes is larger than the "
-                                 f"{MAX_WORLD_BYTES} accepted")
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise WorldError(f"{label}: world file does not exist") from None
-        except UnicodeDecodeError as exc:
-            raise WorldError(f"{label}: not a world file: not UTF-8 text ({exc.reason} at byte "
-                             f"{exc.start})") from None
-        except OSError as exc:
-            raise WorldError(f"{label}: cannot read world file: {exc.strerror}") from None
+        text = read_text_file(path, label, "world", MAX_WORLD_BYTES, WorldError)
         folder = str(base_dir if base_dir is not None else path.resolve().parent)
     elif isinstance(source, str):
         text, label = source, "<string>"
