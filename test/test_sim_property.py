@@ -21,7 +21,7 @@ import mb_sim
 from mb_sim.errors import SimulationError
 from mb_sim.model import world as world_ranges
 from mb_sim.model.compile import INTEGRATORS
-from mb_sim.sim.simulation import DT_RANGE
+from mb_sim.sim.arguments import DT_RANGE
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = mb_sim.load_urdf(ROOT / "urdf" / "arm.urdf")

@@ -10,7 +10,7 @@ import pytest
 
 import mb_sim
 from mb_sim.errors import SimulationError
-from mb_sim.sim import simulation
+from mb_sim.sim import arguments
 from mb_sim.sim.data import allocate_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +72,7 @@ def test_a_body_that_blows_up_is_named() -> None:
 
 
 def test_a_step_too_long_for_the_scene_raises_instead_of_going_on_with_nan(monkeypatch) -> None:
-    monkeypatch.setattr(simulation, "DT_RANGE", (1e-6, 1.0))  # the API refuses dt > 0.05 s
+    monkeypatch.setattr(arguments, "DT_RANGE", (1e-6, 1.0))  # the API refuses dt > 0.05 s
     sim = mb_sim.Simulation(mb_sim.load_urdf(ARM), dt=0.5)  # 500 times the usual step
     sim.set_state(q=[0.3, 0.77, 0.2, 1.236, 0.1, 1.136, 0.0])
     sim.set_effort(np.full(7, 2.0))

@@ -25,7 +25,6 @@ import logging
 import math
 import numbers
 import operator
-import reprlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -43,8 +42,17 @@ from mb_sim.model.compile import (
     scene_record,
 )
 from mb_sim.model.model import PRISMATIC, Model
-from mb_sim.model.world import GRAVITY as GRAVITY_BOUND
-from mb_sim.model.world import POSITION, SPEED, SPIN, World, check_initial_positions
+from mb_sim.model.world import World, check_initial_positions
+from mb_sim.sim.arguments import (
+    EFFORT,
+    LIMIT_TOLERANCE,
+    POSITION,
+    SPEED,
+    SPIN,
+    check_dt,
+    check_gravity,
+    show,
+)
 from mb_sim.sim.contacts import Contacts
 from mb_sim.sim.data import (
     BAD_EFFORT,
@@ -68,54 +76,8 @@ from mb_sim.vec3 import quat_to_matrix
 
 log = logging.getLogger("mb_sim")
 
-# Accepted arguments of the API (SI units); see the README, "Physics and Python API".
-DT_RANGE = (1e-6, 0.05)  # s
-DT_WARN = 0.01  # s: a warning above this step
-LIMIT_TOLERANCE = 1e-3  # rad or m that set_state accepts beyond a joint limit
-EFFORT = 1e6  # N m or N: the effort limit of a joint whose URDF gives none
-# |q| <= POSITION (rad or m), |qd| <= SPIN rad/s (revolute) or SPEED m/s (prismatic),
-# gravity components within +-GRAVITY_BOUND m/s^2: the bounds of the world file
 _FIELDS = ("clock", "q", "qd", "effort", "body_pos", "body_quat", "body_vel", "warm_count")
 _robotless_reported: set[str] = set()
-
-
-def _show(value: object) -> str:
-    """A value for a message, never longer than about 80 characters."""
-    text = reprlib.repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def check_dt(dt: object) -> float:
-    """dt as a float: a number of seconds within DT_RANGE (a warning above DT_WARN)."""
-    if isinstance(dt, (bool, np.bool_)) or not isinstance(dt, numbers.Real):
-        raise TypeError(f"dt must be a number of seconds, got {_show(dt)} "
-                        f"({type(dt).__name__})")
-    value = float(dt)
-    lo, hi = DT_RANGE
-    if not (math.isfinite(value) and lo <= value <= hi):
-        raise ValueError(f"dt must be within [{lo:g}, {hi:g}] s, got {value!r}")
-    if value > DT_WARN:
-        log.warning("dt = %g s is above %g s: contacts and joint limits may jitter or "
-                    "blow up (raising SimulationError); 0.001 s is the default",
-                    value, DT_WARN)
-    return value
-
-
-def check_gravity(gravity: object, source: str = "gravity") -> np.ndarray:
-    """gravity as an array of 3 finite numbers, each within +-GRAVITY_BOUND m/s^2."""
-    allowed = f"3 numbers [x, y, z] in m/s^2, each within +-{GRAVITY_BOUND:g}"
-    try:
-        g = np.asarray(gravity)
-    except (TypeError, ValueError):
-        g = np.asarray(None)
-    if g.dtype.kind not in "iuf":
-        raise TypeError(f"{source} must be {allowed}, got {_show(gravity)}")
-    if g.shape != (3,):
-        raise ValueError(f"{source} must be {allowed}, got {g.size} value(s): {_show(gravity)}")
-    g = g.astype(float)
-    if not (np.all(np.isfinite(g)) and np.all(np.abs(g) <= GRAVITY_BOUND)):
-        raise ValueError(f"{source} must be {allowed}, got {_show(gravity)}")
-    return g
 
 
 def _report_robotless(world: World) -> None:
@@ -199,13 +161,13 @@ class Simulation:
     ):
         dt = check_dt(dt)
         if not isinstance(integrator, str) or integrator not in INTEGRATORS:
-            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {_show(integrator)}")
+            raise ValueError(f"integrator must be one of {INTEGRATORS}, got {show(integrator)}")
         if model is not None and not isinstance(model, Model):
             raise TypeError(f"model must be a Model (mb_sim.load_urdf) or None, got "
-                            f"{_show(model)}")
+                            f"{show(model)}")
         if world is not None and not isinstance(world, World):
             raise TypeError(f"world must be a World (mb_sim.load_world) or None, got "
-                            f"{_show(world)}")
+                            f"{show(world)}")
         if gravity is None:
             gravity = world.gravity if world is not None else GRAVITY
             self.gravity = check_gravity(gravity, "the world's gravity")
@@ -454,7 +416,7 @@ class Simulation:
         shape or with a non-finite value is refused (ValueError) and nothing is changed."""
         if not isinstance(state, State):
             raise TypeError(f"restore_state needs a State from save_state(), got "
-                            f"{_show(state)}")
+                            f"{show(state)}")
         mine = self.state
         for name in _FIELDS:
             theirs, ours = np.shape(getattr(state, name)), getattr(mine, name).shape
@@ -505,7 +467,7 @@ class Simulation:
             for name, v in value.items():
                 i = self._joint_index(name)
                 if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
-                    raise TypeError(f"{what} for joint {name!r} must be a number, got {_show(v)}")
+                    raise TypeError(f"{what} for joint {name!r} must be a number, got {show(v)}")
                 out[i] = float(v)
                 given[i] = True
         else:
@@ -515,7 +477,7 @@ class Simulation:
                 arr = np.asarray(None)
             if arr.dtype.kind not in "iuf":
                 raise TypeError(f"{what} must be numbers in joint order or {{joint: value}}, "
-                                f"got {_show(value)}")
+                                f"got {show(value)}")
             out = arr.astype(float).reshape(-1)
             if arr.ndim > 1 or out.shape != (self.nv,):
                 raise ValueError(f"{what} needs {self.nv} values in joint order "
@@ -632,7 +594,7 @@ class Simulation:
         try:
             left = operator.index(n)
         except TypeError:
-            raise TypeError(f"step(n): n must be a non-negative integer, got {_show(n)} "
+            raise TypeError(f"step(n): n must be a non-negative integer, got {show(n)} "
                             f"({type(n).__name__})") from None
         if left < 0:
             raise ValueError(f"step(n): n must be a non-negative integer, got {left}")
