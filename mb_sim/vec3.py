@@ -117,16 +117,6 @@ def put(a: np.ndarray, i: int, v: Vec) -> None:
 
 
 @njit
-def mat_vec(A: np.ndarray, v: Vec) -> Vec:
-    """A @ v for a 3x3 array A."""
-    return (
-        A[0, 0] * v[0] + A[0, 1] * v[1] + A[0, 2] * v[2],
-        A[1, 0] * v[0] + A[1, 1] * v[1] + A[1, 2] * v[2],
-        A[2, 0] * v[0] + A[2, 1] * v[1] + A[2, 2] * v[2],
-    )
-
-
-@njit
 def rotate(w: Vec, h: float, r: Vec) -> Vec:
     """exp(h w~) r: r turned by the angle |w| h about w (Rodrigues)."""
     ax, ay, az = w[0] * h, w[1] * h, w[2] * h

@@ -17,31 +17,20 @@ Two kinds of difference are expected and checked, not ignored:
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
 import re
 import xml.etree.ElementTree as ET
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
+from robot_data import robots_dir
 
 import mb_sim
 
 N_STATES = 3
 TOL = 1e-9
-
-
-def robots_dir() -> Path:
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.fail("example-robot-data is not installed (pip install example-robot-data)")
-    path = Path(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
-    assert path.is_dir(), path
-    return path
 
 
 def _urdfs() -> list[str]:

@@ -16,12 +16,12 @@ pin.aba(q, qd, tau - D qd) and mb_sim.rnea with pin.rnea + D qd. CRBA has no dam
 
 from __future__ import annotations
 
-import importlib.metadata
 from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
 import pytest
+from robot_data import robots_dir
 
 import mb_sim
 
@@ -34,17 +34,6 @@ ROBOTS = {
     "kinova": "kinova_description/robots/kinova.urdf",
     "double_pendulum": "double_pendulum_description/urdf/double_pendulum.urdf",
 }
-
-
-def robots_dir() -> Path:
-    """The example-robot-data robots folder; an error (not a skip) if the package is missing."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        pytest.fail("example-robot-data is not installed (pip install example-robot-data)")
-    path = Path(str(dist.locate_file("cmeel.prefix/share/example-robot-data/robots")))
-    assert path.is_dir(), f"example-robot-data is installed but {path} does not exist"
-    return path
 
 
 class Pair:

@@ -17,7 +17,7 @@ from mb_sim._jit import njit, record
 
 TreeWork, TreeWorkRecord = record("TreeWork", (
     "X", "S", "U", "D", "IA", "v", "c", "pA", "u", "a", "qdd", "f_ext", "rot", "pos",
-    "response", "have", "YA", "dv", "uu", "scratch", "t6", "f6", "k_vel", "k_acc", "q_tmp", "qd_tmp",
+    "response", "have", "YA", "dv", "uu", "scratch", "t6", "f6", "k_vel", "k_acc", "q_tmp",
     "R3", "p3", "Ia", "tmp6",
 ))
 
@@ -36,7 +36,7 @@ def allocate_tree_work(nv: int) -> TreeWork:
         pos=np.zeros((nv, 3)), response=np.zeros((nv, nv)),
         have=np.zeros(nv, dtype=np.bool_), YA=z6.copy(), dv=z6.copy(), uu=np.zeros(nv),
         scratch=np.zeros(nv), t6=np.zeros(6), f6=np.zeros(6), k_vel=np.zeros((4, nv)), k_acc=np.zeros((4, nv)),
-        q_tmp=np.zeros(nv), qd_tmp=np.zeros(nv), R3=np.zeros((3, 3)), p3=np.zeros(3),
+        q_tmp=np.zeros(nv), R3=np.zeros((3, 3)), p3=np.zeros(3),
         Ia=np.zeros((6, 6)), tmp6=np.zeros((6, 6)),
     )
 
