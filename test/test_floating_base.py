@@ -175,8 +175,10 @@ def test_state_layout_is_pinocchios() -> None:
     np.testing.assert_allclose(sim.q[:3], [1, 3, 3], atol=1e-12)
     xyz, quat = sim.base_pose()
     np.testing.assert_allclose(xyz, [1, 3, 3], atol=1e-12)
-    lin, ang = sim.base_velocity()
-    np.testing.assert_allclose(lin, [1, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(quat, [0, 0, np.sqrt(0.5), np.sqrt(0.5)], atol=1e-12)
+    linear, angular = sim.base_velocity()
+    np.testing.assert_allclose(linear, [1, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(angular, 0.0, atol=1e-15)
 
 
 def test_free_fall_and_spin_follow_closed_forms() -> None:
