@@ -107,17 +107,18 @@ def _messages(bag: Path) -> list[tuple[int, str, Any]]:
 def _build(custom: dict[str, str]) -> tuple[Any, Any, dict[str, Any], dict[str, Any]]:
     params = json.loads(custom["mb_sim/parameters"])
     start = json.loads(custom["mb_sim/start"])
-    model = mb_sim.load_urdf(custom["mb_sim/urdf"])
     world = None
     if custom.get("mb_sim/world"):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "world.yaml"
             path.write_text(custom["mb_sim/world"])
             world = mb_sim.load_world(str(path))
+    floating = bool(params.get("floating_base", False)) or bool(world and world.robot.floating)
+    model = mb_sim.load_urdf(custom["mb_sim/urdf"], floating_base=floating)
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],
                             integrator=params["integrator"])
     q0 = np.array(json.loads(custom["mb_sim/initial_positions"]))
-    sim.set_initial_state(q=q0, qd=np.zeros_like(q0))
+    sim.set_initial_state(q=q0, qd=np.zeros(sim.nv))
     sim.restore_state(state_from_json(start["state"], sim.save_state()))
     return model, sim, params, start
 
@@ -158,7 +159,8 @@ def replay_bag(path: str | Path, tolerance: float = 0.0) -> ReplayResult:
         return round(sim.time * 1e9)
 
     def compare(msg: Any) -> Divergence | None:
-        replayed = {"position": sim.q, "velocity": sim.qd, "effort": sim.effort}
+        replayed = {"position": sim.joint_positions, "velocity": sim.joint_velocities,
+                    "effort": sim.effort}
         for field in FIELDS:
             rec = np.asarray(getattr(msg, field), dtype=float)
             new = np.asarray(replayed[field], dtype=float)
