@@ -107,7 +107,8 @@ def _messages(bag: Path) -> list[tuple[int, str, Any]]:
 def _build(custom: dict[str, str]) -> tuple[Any, Any, dict[str, Any], dict[str, Any]]:
     params = json.loads(custom["mb_sim/parameters"])
     start = json.loads(custom["mb_sim/start"])
-    model = mb_sim.load_urdf(custom["mb_sim/urdf"])
+    floating = json.loads(custom.get("mb_sim/floating_base", "false"))
+    model = mb_sim.load_urdf(custom["mb_sim/urdf"], floating_base=floating)
     world = None
     if custom.get("mb_sim/world"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -116,8 +117,13 @@ def _build(custom: dict[str, str]) -> tuple[Any, Any, dict[str, Any], dict[str, 
             world = mb_sim.load_world(str(path))
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],
                             integrator=params["integrator"])
-    q0 = np.array(json.loads(custom["mb_sim/initial_positions"]))
-    sim.set_initial_state(q=q0, qd=np.zeros_like(q0))
+    q0 = np.array(json.loads(custom["mb_sim/initial_positions"]))  # the joints only
+    if floating:  # the base starts where the world file puts it; the recorded state follows
+        names = model.joint_names
+        sim.set_initial_state(q={n: float(v) for n, v in zip(names, q0, strict=True)},
+                              qd=dict.fromkeys(names, 0.0))
+    else:
+        sim.set_initial_state(q=q0, qd=np.zeros_like(q0))
     sim.restore_state(state_from_json(start["state"], sim.save_state()))
     return model, sim, params, start
 
@@ -158,7 +164,8 @@ def replay_bag(path: str | Path, tolerance: float = 0.0) -> ReplayResult:
         return round(sim.time * 1e9)
 
     def compare(msg: Any) -> Divergence | None:
-        replayed = {"position": sim.q, "velocity": sim.qd, "effort": sim.effort}
+        replayed = {"position": sim.joint_positions, "velocity": sim.joint_velocities,
+                    "effort": sim.effort}
         for field in FIELDS:
             rec = np.asarray(getattr(msg, field), dtype=float)
             new = np.asarray(replayed[field], dtype=float)

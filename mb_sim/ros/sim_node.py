@@ -686,6 +686,7 @@ class SimNode(Node):
             return message
         self._publish_latched()
         self._publish_joint_states()
+        self._publish_imu()
         message = f"recording to {path} ({self.p.record_storage})"
         self.get_logger().info(message)
         return message
