@@ -165,7 +165,7 @@ def quat_to_matrix(q: np.ndarray) -> np.ndarray:
 
 
 @njit
-def quat_advance(q: np.ndarray, w: np.ndarray, h: float) -> None:
+def quat_advance(q: np.ndarray, w: Vec, h: float) -> None:
     """q = exp(w h / 2) * q, renormalised, in place (the orientation after h of the angular
     velocity w, world frame)."""
     angle = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * h

@@ -234,7 +234,7 @@ CASES = {
     "floating joint": (
         robot(link("base"), joint("j1", "base", "l1", kind="floating"), link("l1")),
         "'j1'",
-        ("floating", "not supported"),
+        ("floating", "supported only from a bare root link"),
     ),
 }
 

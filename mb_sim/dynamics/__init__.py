@@ -12,6 +12,7 @@ import numpy as np
 from mb_sim._jit import njit
 from mb_sim.dynamics.aba import articulated_accelerations
 from mb_sim.dynamics.crba import mass_matrix
+from mb_sim.dynamics.floating import from_pinocchio, to_pinocchio
 from mb_sim.dynamics.hybrid import hybrid_dynamics
 from mb_sim.dynamics.rnea import inverse_dynamics
 from mb_sim.dynamics.work import allocate_tree_work, new_dynamics, new_tree_work
@@ -21,13 +22,36 @@ from mb_sim.model.model import Model
 __all__ = ["GRAVITY", "aba", "crba", "hybrid", "rnea"]
 
 
-def _vector(model: Model, value: object, name: str) -> np.ndarray:
-    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (model.nv,):
+def _vector(model: Model, value: object, name: str, size: int | None = None) -> np.ndarray:
+    size = model.nv if size is None else size
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (size,):
         return value
     arr = np.ascontiguousarray(value, dtype=float)
-    if arr.shape != (model.nv,):
-        raise ValueError(f"{name} must have shape ({model.nv},) for {model.name!r}, got {arr.shape}")
+    if arr.shape != (size,):
+        raise ValueError(f"{name} must have shape ({size},) for {model.name!r}, got {arr.shape}")
     return arr
+
+
+def _kernel_q(model: Model, q: object) -> np.ndarray:
+    """q in the kernels' layout (a floating base's 7 coordinates after the joints)."""
+    q = _vector(model, q, "q", model.nq)
+    if not model.floating_base:
+        return q
+    kq, _ = from_pinocchio(q, None, model.n_joints)
+    norm = float(np.linalg.norm(kq[-4:]))
+    if not abs(norm - 1.0) < 1e-6:
+        raise ValueError(f"q[3:7] must be a unit quaternion (x, y, z, w), got norm {norm:g}")
+    return kq
+
+
+def _kernel_v(model: Model, v: object, name: str) -> np.ndarray:
+    """A velocity-sized vector in the kernels' layout (the base's twist [omega; v] last)."""
+    v = _vector(model, v, name)
+    return from_pinocchio(None, v, model.n_joints)[1] if model.floating_base else v
+
+
+def _user_v(model: Model, v: np.ndarray) -> np.ndarray:
+    return to_pinocchio(None, v, model.n_joints)[1] if model.floating_base else v
 
 
 _records: weakref.WeakKeyDictionary[Model, dict[Any, Any]] = weakref.WeakKeyDictionary()
@@ -42,28 +66,35 @@ def _dynamics_record(model: Model, gravity: Sequence[float]) -> Any:
     record = per_gravity.get(key)
     if record is None:
         tree = compile_tree(model, None, np.array(key, dtype=float))
-        record = new_dynamics(new_tree(tree), new_tree_work(allocate_tree_work(model.nv)))
+        work = allocate_tree_work(model.n_joints, model.floating_base)
+        record = new_dynamics(new_tree(tree), new_tree_work(work))
         per_gravity[key] = record
     return record
 
 
 @njit
 def _aba(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-    qdd = np.empty(q.shape[0])
+    """The base's part of tau (a wrench in base axes) acts as an external force on it."""
+    n = dyn.tree.parent.shape[0]
+    f_ext = dyn.work.f_ext
+    for k in range(tau.shape[0] - n):
+        f_ext[n, k] = tau[n + k]
+    qdd = np.empty(qd.shape[0])
     articulated_accelerations(dyn.tree, dyn.work, q, qd, tau, qdd)
+    f_ext[n, :] = 0.0
     return qdd
 
 
 @njit
 def _rnea(dyn: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
-    tau = np.empty(q.shape[0])
+    tau = np.empty(qd.shape[0])
     inverse_dynamics(dyn.tree, dyn.work, q, qd, qdd, tau)
     return tau
 
 
 @njit
 def _crba(dyn: Any, q: np.ndarray) -> np.ndarray:
-    n = q.shape[0]
+    n = dyn.work.qdd.shape[0]
     H = np.empty((n, n))
     mass_matrix(dyn.tree, dyn.work, q, H)
     return H
@@ -81,22 +112,33 @@ def _hybrid(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd_prescr
 def aba(
     model: Model, q: object, qd: object, tau: object, gravity: Sequence[float] = GRAVITY
 ) -> np.ndarray:
-    """Forward dynamics qdd = H^-1 (tau - damping qd - C(q, qd) - g(q)) by ABA, O(n)."""
-    return _aba(_dynamics_record(model, gravity), _vector(model, q, "q"),
-                _vector(model, qd, "qd"), _vector(model, tau, "tau"))
+    """Forward dynamics qdd = H^-1 (tau - damping qd - C(q, qd) - g(q)) by ABA, O(n).
+
+    Floating base: Pinocchio's free-flyer layout (q: nq = nv + 1; qd, tau, the result: nv,
+    the base first as [linear; angular] in base axes; tau's base part is a wrench on it)."""
+    tau_k = _kernel_v(model, tau, "tau")
+    qdd = _aba(_dynamics_record(model, gravity), _kernel_q(model, q), _kernel_v(model, qd, "qd"),
+               tau_k)
+    return _user_v(model, qdd)
 
 
 def rnea(
     model: Model, q: object, qd: object, qdd: object, gravity: Sequence[float] = GRAVITY
 ) -> np.ndarray:
-    """Inverse dynamics tau = H qdd + C(q, qd) + g(q) + damping qd by RNEA, O(n)."""
-    return _rnea(_dynamics_record(model, gravity), _vector(model, q, "q"),
-                 _vector(model, qd, "qd"), _vector(model, qdd, "qdd"))
+    """Inverse dynamics tau = H qdd + C(q, qd) + g(q) + damping qd by RNEA, O(n) (layout as
+    `aba`; a floating base's part of tau is the wrench it needs)."""
+    tau = _rnea(_dynamics_record(model, gravity), _kernel_q(model, q),
+                _kernel_v(model, qd, "qd"), _kernel_v(model, qdd, "qdd"))
+    return _user_v(model, tau)
 
 
 def crba(model: Model, q: object) -> np.ndarray:
-    """Joint-space mass matrix H(q) by the composite-rigid-body algorithm."""
-    return _crba(_dynamics_record(model, GRAVITY), _vector(model, q, "q"))
+    """Mass matrix H(q) (nv x nv) by the composite-rigid-body algorithm (layout as `aba`)."""
+    H = _crba(_dynamics_record(model, GRAVITY), _kernel_q(model, q))
+    if model.floating_base:
+        order = _user_v(model, np.arange(model.nv))
+        H = H[np.ix_(order, order)]
+    return H
 
 
 def hybrid(
@@ -110,8 +152,12 @@ def hybrid(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Hybrid dynamics: (qdd, tau) with qdd[mask] = qdd_prescribed[mask] and tau[~mask] = tau.
 
-    Returns every joint's acceleration and the torques the prescribed joints need.
+    Returns every joint's acceleration and the torques the prescribed joints need. Fixed-base
+    robots only (a floating base is ValueError).
     """
+    if model.floating_base:
+        raise ValueError(f"hybrid: {model.name!r} has a floating base; hybrid dynamics takes "
+                         "fixed-base robots (use aba and rnea)")
     mask = np.ascontiguousarray(prescribed_mask, dtype=np.bool_)
     if mask.shape != (model.nv,):
         raise ValueError(f"prescribed_mask must have shape ({model.nv},), got {mask.shape}")

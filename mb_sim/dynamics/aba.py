@@ -9,7 +9,8 @@ Three passes over the tree:
 3. base -> tips: a'_i = X_i a_p + c_i, qdd_i = (u_i - U_i^T a'_i) / D_i,
    a_i = a'_i + S_i qdd_i   (eqs. 3.28, 3.31).
 Gravity enters as a fictitious base acceleration a_0 = [0; -g]. Viscous joint damping is a
-torque -damping * qd added to tau.
+torque -damping * qd added to tau. A floating base is the root body of the same passes, its
+acceleration solved from its articulated inertia (RBDA's floating-base ABA).
 """
 
 from __future__ import annotations
@@ -19,6 +20,13 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
+from mb_sim.dynamics.floating import (
+    base_gravity,
+    cholesky6,
+    cholesky_solve6,
+    is_floating,
+    parent_slot,
+)
 from mb_sim.dynamics.spatial import (
     congruence_add,
     cross_force,
@@ -35,16 +43,31 @@ def articulated_accelerations(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray,
                               tau: np.ndarray, qdd: np.ndarray) -> None:
     """qdd of the tree (a `mb_sim.model.compile.Tree`) with gravity tree.a0; leaves X, S, U,
     D, I^A of q in the work record w (`mb_sim.dynamics.work.TreeWork`) for the impulse
-    response. External forces w.f_ext (body coordinates) enter the bias force."""
+    response. External forces w.f_ext (body coordinates) enter the bias force. tau: the
+    joints' efforts (n).
+
+    A floating base (mb_sim.dynamics.floating) is body n: v_0 = qd[n:], I^A_0 = I_0 plus the
+    articulated inertias of its subtrees; after pass 2, a'_0 = -I^A_0^-1 p^A_0 is its
+    acceleration relative to free fall (all of pass 3 runs relative to free fall, as the
+    fixed base's a_0 = [0; -g] does), and qdd[n:] = a'_0 - a_0 with a_0 = [0; -R^T g]."""
     parent, inertia, damping = tree.parent, tree.inertia, tree.damping
     X, S, U, D, IA = w.X, w.S, w.U, w.D, w.IA
     v, c, pA, u, a, f_ext = w.v, w.c, w.pA, w.u, w.a, w.f_ext
     t6 = w.t6
     n = parent.shape[0]
     Ia, tmp = w.Ia, w.tmp6
+    floating = is_floating(tree)
+    if floating:
+        for k in range(6):
+            v[n, k] = qd[n + k]
+        IA[n] = tree.base_inertia[0]
+        mv6(IA[n], v[n], t6)
+        cross_force(v[n], t6, pA[n])
+        for k in range(6):
+            pA[n, k] -= f_ext[n, k]
     for i in range(n):
         joint_transform(tree, w, i, q[i], X[i], S[i])
-        j = parent[i]
+        j = parent_slot(parent, i, floating)
         if j >= 0:
             mv6(X[i], v[j], v[i])
         else:
@@ -66,7 +89,7 @@ def articulated_accelerations(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray,
         mv6(IA[i], S[i], U[i])
         D[i] = dot6(S[i], U[i])
         u[i] = tau[i] - damping[i] * qd[i] - dot6(S[i], pA[i])
-        j = parent[i]
+        j = parent_slot(parent, i, floating)
         if j >= 0:
             for r in range(6):
                 for k in range(6):
@@ -76,9 +99,17 @@ def articulated_accelerations(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray,
                 t6[k] += pA[i, k] + U[i, k] * (u[i] / D[i])
             congruence_add(X[i], Ia, IA[j], tmp)
             mtv6_add(X[i], t6, pA[j])
+    a0 = tree.a0
+    if floating:
+        cholesky6(IA[n], w.base_L)
+        cholesky_solve6(w.base_L, pA[n], a[n])
+        a0 = w.a0
+        base_gravity(tree, q, w.R3, a0)
+        for k in range(6):
+            qdd[n + k] = a[n, k] - a0[k]
     for i in range(n):
-        j = parent[i]
-        mv6(X[i], tree.a0 if j < 0 else a[j], t6)
+        j = parent_slot(parent, i, floating)
+        mv6(X[i], a0 if j < 0 else a[j], t6)
         for k in range(6):
             t6[k] += c[i, k]
         qdd[i] = (u[i] - dot6(U[i], t6)) / D[i]

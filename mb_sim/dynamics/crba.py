@@ -11,21 +11,26 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
+from mb_sim.dynamics.floating import is_floating, parent_slot
 from mb_sim.dynamics.spatial import congruence_add, dot6, joint_transform, mtv6_add, mv6
 
 
 @njit
 def mass_matrix(tree: Any, w: Any, q: np.ndarray, H: np.ndarray) -> None:
-    """H(q) of the tree record into H (n, n); w is its work record."""
+    """H(q) of the tree record into H (nv, nv); w is its work record. A floating base (body
+    n, S = 1) adds H_00 = I^C_0 and, for each joint i, H_0i = F carried to the base."""
     parent = tree.parent
     X, S, Ic, F, G = w.X, w.S, w.IA, w.t6, w.f6
     n = parent.shape[0]
+    floating = is_floating(tree)
     tmp = w.tmp6
     for i in range(n):
         joint_transform(tree, w, i, q[i], X[i], S[i])
         Ic[i] = tree.inertia[i]
+    if floating:
+        Ic[n] = tree.base_inertia[0]
     for i in range(n - 1, -1, -1):
-        j = parent[i]
+        j = parent_slot(parent, i, floating)
         if j >= 0:
             congruence_add(X[i], Ic[i], Ic[j], tmp)
     H[:, :] = 0.0
@@ -40,3 +45,13 @@ def mass_matrix(tree: Any, w: Any, q: np.ndarray, H: np.ndarray) -> None:
             k = parent[k]
             H[i, k] = dot6(S[k], F)
             H[k, i] = H[i, k]
+        if floating:
+            G[:] = 0.0
+            mtv6_add(X[k], F, G)
+            for r in range(6):
+                H[i, n + r] = G[r]
+                H[n + r, i] = G[r]
+    if floating:
+        for r in range(6):
+            for c in range(6):
+                H[n + r, n + c] = Ic[n, r, c]

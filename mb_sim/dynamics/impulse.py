@@ -18,16 +18,18 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
+from mb_sim.dynamics.floating import cholesky_solve6, is_floating, parent_slot
 
 
 @njit
 def impulse_response(tree: Any, w: Any, body: int, impulse: np.ndarray, dqd: np.ndarray) -> None:
-    """dqd = H^-1 J_body^T impulse, with `impulse` = [moment; force] in body coordinates."""
+    """dqd = H^-1 J_body^T impulse, with `impulse` = [moment; force] in body coordinates
+    (body n: the floating base)."""
     w.YA[:] = 0.0
     w.uu[:] = 0.0
     for k in range(6):
         w.YA[body, k] = -impulse[k]
-    _sweeps(tree.parent, w, body, -1, dqd)
+    _sweeps(tree, w, body, -1, dqd)
 
 
 @njit
@@ -38,23 +40,26 @@ def joint_impulse_response(tree: Any, w: Any, joint: int, dqd: np.ndarray) -> No
     w.YA[:] = 0.0
     w.uu[:] = 0.0
     w.uu[joint] = 1.0
-    _sweeps(tree.parent, w, joint, joint, dqd)
+    _sweeps(tree, w, joint, joint, dqd)
 
 
 @njit
-def _sweeps(parent: np.ndarray, w: Any, start: int, joint: int, dqd: np.ndarray) -> None:
+def _sweeps(tree: Any, w: Any, start: int, joint: int, dqd: np.ndarray) -> None:
     """Up the path from `start` accumulating Y^A (eq. 3.45), then down the whole tree
-    (eqs. 3.46-3.48). u[joint] is given (a joint impulse); every other u comes from Y^A."""
+    (eqs. 3.46-3.48). u[joint] is given (a joint impulse); every other u comes from Y^A.
+    A floating base (slot n) takes what reaches it: dv_0 = -I^A_0^-1 Y^A_0."""
+    parent = tree.parent
     X, S, U, D, YA, u, dv, t6 = w.X, w.S, w.U, w.D, w.YA, w.uu, w.dv, w.t6
     n = parent.shape[0]
+    floating = is_floating(tree)
     i = start
-    while i >= 0:
+    while 0 <= i < n:
         if i != joint:
             s = 0.0
             for k in range(6):
                 s += S[i, k] * YA[i, k]
             u[i] = -s
-        j = parent[i]
+        j = parent_slot(parent, i, floating)
         if j >= 0:
             ui = u[i] / D[i]
             for k in range(6):
@@ -65,8 +70,12 @@ def _sweeps(parent: np.ndarray, w: Any, start: int, joint: int, dqd: np.ndarray)
                     s += X[i, r, c] * t6[r]
                 YA[j, c] += s
         i = j
+    if floating:
+        cholesky_solve6(w.base_L, YA[n], dv[n])
+        for k in range(6):
+            dqd[n + k] = dv[n, k]
     for i in range(n):
-        j = parent[i]
+        j = parent_slot(parent, i, floating)
         if j >= 0:
             for r in range(6):  # dv_i = X_i dv_j
                 s = 0.0

@@ -5,10 +5,13 @@ Body poses are composed base to tips: T_i = T_parent(i) T_tree,i T_joint(q_i).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.spatial import joint_pose
+from mb_sim.dynamics.floating import is_floating, parent_slot
+from mb_sim.dynamics.spatial import joint_pose, joint_transform, mv6
 
 
 @njit
@@ -53,10 +56,14 @@ def point_jacobian_row(
     """row . qd = direction . (velocity of the world point fixed to `body`).
 
     Revolute joint j on the path: d . (a_j x (x - o_j)); prismatic: d . a_j (world axes).
+    A row with six more entries than joints has a floating base (slot n of rot, pos; body n
+    is the base itself): its twist [omega; v] in base axes moves the point by
+    R (v + omega x r), so its entries are [r x d'; d'] with d' = R^T d, r = R^T (x - p).
     """
+    n = parent.shape[0]
     row[:] = 0.0
     d0, d1, d2 = direction[0], direction[1], direction[2]
-    i = body
+    i = body if body < n else -1
     while i >= 0:
         R = rot[i]
         ax, ay, az = axis[i, 0], axis[i, 1], axis[i, 2]
@@ -70,3 +77,36 @@ def point_jacobian_row(
         else:
             row[i] = d0 * a0 + d1 * a1 + d2 * a2
         i = parent[i]
+    if row.shape[0] > n:
+        R = rot[n]
+        x0, x1, x2 = point[0] - pos[n, 0], point[1] - pos[n, 1], point[2] - pos[n, 2]
+        e0 = R[0, 0] * d0 + R[1, 0] * d1 + R[2, 0] * d2
+        e1 = R[0, 1] * d0 + R[1, 1] * d1 + R[2, 1] * d2
+        e2 = R[0, 2] * d0 + R[1, 2] * d1 + R[2, 2] * d2
+        r0 = R[0, 0] * x0 + R[1, 0] * x1 + R[2, 0] * x2
+        r1 = R[0, 1] * x0 + R[1, 1] * x1 + R[2, 1] * x2
+        r2 = R[0, 2] * x0 + R[1, 2] * x1 + R[2, 2] * x2
+        row[n], row[n + 1], row[n + 2] = r1 * e2 - r2 * e1, r2 * e0 - r0 * e2, r0 * e1 - r1 * e0
+        row[n + 3], row[n + 4], row[n + 5] = e0, e1, e2
+
+
+@njit
+def body_velocities(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, v: np.ndarray) -> None:
+    """Spatial velocity [omega; v] of every body (slot n: a floating base) at its origin, in
+    body axes: v_i = X_i v_parent + S_i qd_i (004.md ch. 8 recursive kinematics)."""
+    parent = tree.parent
+    n = parent.shape[0]
+    floating = is_floating(tree)
+    v[n, :] = 0.0
+    if floating:
+        for k in range(6):
+            v[n, k] = qd[n + k]
+    for i in range(n):
+        joint_transform(tree, w, i, q[i], w.X[i], w.S[i])
+        j = parent_slot(parent, i, floating)
+        if j >= 0:
+            mv6(w.X[i], v[j], v[i])
+        else:
+            v[i, :] = 0.0
+        for k in range(6):
+            v[i, k] += w.S[i, k] * qd[i]

@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import inline, njit
+from mb_sim.dynamics.floating import base_gravity, is_floating, parent_slot
 from mb_sim.dynamics.spatial import (
     cross_force,
     cross_motion,
@@ -26,13 +27,22 @@ from mb_sim.dynamics.spatial import (
 @njit
 def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      tau: np.ndarray) -> None:
-    """tau of the tree record (gravity tree.a0) into `tau`; w is its work record."""
+    """tau of the tree record (gravity tree.a0) into `tau`; w is its work record. A floating
+    base (body n) moves with v_0 = qd[n:], a_0 = qdd[n:] + [0; -R^T g]; tau[n:] is the
+    wrench [moment; force] (base axes) it needs, f_0 with every subtree's force added."""
     parent, inertia, damping = tree.parent, tree.inertia, tree.damping
     X, S, v, a, f, t6, u6 = w.X, w.S, w.v, w.a, w.pA, w.t6, w.f6
     n = parent.shape[0]
+    floating = is_floating(tree)
+    if floating:
+        base_gravity(tree, q, w.R3, w.a0)
+        for k in range(6):
+            v[n, k] = qd[n + k]
+            a[n, k] = qdd[n + k] + w.a0[k]
+        _body_force(tree.base_inertia[0], v[n], a[n], f[n], t6, u6)
     for i in range(n):
         joint_transform(tree, w, i, q[i], X[i], S[i])
-        j = parent[i]
+        j = parent_slot(parent, i, floating)
         if j < 0:
             mv6(X[i], tree.a0, a[i])
             v[i, :] = 0.0
@@ -46,13 +56,23 @@ def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.n
             cross_motion(v[i], S[i], t6)
             for k in range(6):
                 a[i, k] += t6[k] * qd[i]
-        mv6(inertia[i], a[i], f[i])
-        mv6(inertia[i], v[i], t6)
-        cross_force(v[i], t6, u6)
-        for k in range(6):
-            f[i, k] += u6[k]
+        _body_force(inertia[i], v[i], a[i], f[i], t6, u6)
     for i in range(n - 1, -1, -1):
         tau[i] = dot6(S[i], f[i]) + damping[i] * qd[i]
-        j = parent[i]
+        j = parent_slot(parent, i, floating)
         if j >= 0:
             mtv6_add(X[i], f[i], f[j])
+    if floating:
+        for k in range(6):
+            tau[n + k] = f[n, k]
+
+
+@inline
+def _body_force(inertia: np.ndarray, v: np.ndarray, a: np.ndarray, f: np.ndarray,
+                t6: np.ndarray, u6: np.ndarray) -> None:
+    """f = I a + v x* I v (Newton-Euler of one body)."""
+    mv6(inertia, a, f)
+    mv6(inertia, v, t6)
+    cross_force(v, t6, u6)
+    for k in range(6):
+        f[k] += u6[k]

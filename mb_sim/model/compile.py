@@ -5,7 +5,9 @@ changes into arrays grouped by what they describe:
 
 - `Tree`: the robot's kinematic tree, inertias and joint properties (000.md 2.3), its base
   pose in the world and the fictitious base acceleration a_0 = [0; -g] of gravity in base
-  axes (000.md 2.4);
+  axes (000.md 2.4); a floating base has its spatial inertia in `base_inertia` (one entry;
+  none for a fixed base), its pose (the start pose in `base_rot`, `base_pos`) and velocity in
+  the state, and a_0 in world axes;
 - `Bodies`: the free bodies' inverse masses and inertias (003.md 1.5);
 - `Geoms`: every collision geometry (robot links, bodies, ground) with its owner, surface
   friction and restitution (`mb_sim.collision.scene.CollisionScene`, 000.md 1.1, 1.3);
@@ -76,7 +78,7 @@ CHILD_ANCHOR, PARENT_ANCHOR, CHILD_AXIS, PARENT_AXIS, CHILD_REF, PARENT_REF = ra
 Tree, TreeRecord = record("Tree", (
     "parent", "joint_type", "axis", "tree_rot", "tree_pos", "inertia", "mass", "com",
     "damping", "friction", "lower", "upper", "effort_limit", "limit_restitution", "mimic",
-    "base_rot", "base_pos", "a0",
+    "base_rot", "base_pos", "a0", "base_inertia",
 ))
 Bodies, BodiesRecord = record("Bodies", ("inv_mass", "inertia", "inv_inertia", "dynamic"))
 Geoms, GeomsRecord = record("Geoms", (
@@ -187,8 +189,14 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
     if placement is not None:
         base_pos = np.asarray(placement.xyz, dtype=float)
         base_rot = rotation_from_quat(np.asarray(placement.quat_xyzw, dtype=float))
+    floating = robot is not None and robot.floating_base
+    if floating:  # the start pose: the placement, then the floating joint's origin
+        T = robot.base_placement
+        base_rot, base_pos = base_rot @ T[:3, :3], base_rot @ T[:3, 3] + base_pos
     a0 = np.zeros(6)
-    a0[3:] = -(base_rot.T @ gravity)
+    a0[3:] = -gravity if floating else -(base_rot.T @ gravity)
+    base_inertia = (robot.base_spatial_inertia.reshape(1, 6, 6) if floating
+                    else np.zeros((0, 6, 6)))
     if robot is None:
         z = np.zeros(0)
         return Tree(
@@ -199,6 +207,7 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
             friction=_frozen(z), lower=_frozen(z), upper=_frozen(z), effort_limit=_frozen(z),
             limit_restitution=_frozen(z), mimic=_frozen(np.zeros((0, 4))),
             base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),
+            base_inertia=_frozen(base_inertia),
         )
     e = float(getattr(placement, "joint_limit_restitution", 0.0))
     return Tree(
@@ -206,9 +215,10 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
         tree_rot=robot.tree_rot, tree_pos=robot.tree_pos, inertia=robot.spatial_inertia,
         mass=robot.mass, com=robot.com, damping=robot.damping, friction=robot.friction,
         lower=robot.lower, upper=robot.upper, effort_limit=robot.effort_limit,
-        limit_restitution=_frozen(np.full(robot.nv, e)),
+        limit_restitution=_frozen(np.full(robot.n_joints, e)),
         mimic=_frozen(np.array(robot.mimic, dtype=float).reshape(-1, 4)),
         base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),
+        base_inertia=_frozen(base_inertia),
     )
 
 
@@ -251,14 +261,16 @@ def _mesh_vertices(geom: Any, owner: str) -> np.ndarray | None:
 def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
                   body_pos: np.ndarray, body_quat: np.ndarray) -> tuple[Geoms, tuple[str, ...]]:
     """Every collision geometry in one table; owners are robot bodies 0..nv-1, free bodies
-    nv..nv+nb-1, and the robot base nv+nb (static); the world frame is WORLD."""
+    nv..nv+nb-1, and the robot base nv+nb (static, or robot body nv when it floats); the world
+    frame is WORLD."""
     specs: list[GeomSpec] = []
     names: list[str] = []
     what: list[tuple[int, int]] = []
     friction: list[float] = []
     restitution: list[float] = []
     placement = getattr(world, "robot", None)
-    nv = 0 if robot is None else robot.nv
+    nv = 0 if robot is None else robot.n_joints
+    floating = robot is not None and robot.floating_base
     world_bodies = tuple(getattr(world, "bodies", ()) or ())
     dynamic = bodies.dynamic
     base_owner = nv + len(world_bodies)
@@ -273,14 +285,17 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
             b = robot.link_body[link]
             for geom in robot.collision_geometries[link]:
                 T = robot.link_offset[link] @ _pose_matrix(geom.xyz, geom.rpy)
-                if b < 0:
+                if b < 0 and not floating:
                     T = base_T @ T
                 spec = spec_from_geometry(geom, b if b >= 0 else base_owner,
                                           _mesh_vertices(geom, f"link {link!r}"))
                 specs.append(GeomSpec(spec.owner, spec.kind, spec.size, tuple(T[:3, 3]),
                                       T[:3, :3].copy(), spec.verts))
                 names.append(link)
-                what.append((ROBOT, b) if b >= 0 else (STATIC, -1))
+                if b < 0:
+                    what.append((ROBOT, nv) if floating else (STATIC, -1))
+                else:
+                    what.append((ROBOT, b))
                 friction.append(mu)
                 restitution.append(e)
         for i in range(nv):  # parent and child links never collide (000.md Table 3.6)
@@ -288,7 +303,8 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
             excluded.add((p if p >= 0 else base_owner, i))
         settings = getattr(world, "solver", None) or SolverSettings()
         if not settings.self_collision:
-            excluded.update((i, j) for i in range(nv) for j in range(i + 1, nv))
+            robot_owners = [*range(nv), base_owner] if floating else range(nv)
+            excluded.update((i, j) for i in robot_owners for j in robot_owners if i < j)
     lookup = {b.name: i for i, b in enumerate(world_bodies)}
     for i, b in enumerate(world_bodies):
         owner = nv + i if dynamic[i] else WORLD
@@ -321,7 +337,8 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
                 if x is not None and dynamic[lookup[x]]]
         if len(ends) == 2:
             excluded.add((min(ends), max(ends)))
-    cs = build_scene(specs, sorted(excluded), [base_owner], n_owners=base_owner + 1)
+    static_owners = [] if floating else [base_owner]
+    cs = build_scene(specs, sorted(excluded), static_owners, n_owners=base_owner + 1)
     geoms = geoms_of(cs)._replace(
         what=_frozen([w[0] for w in what], np.int64).reshape(-1),
         index=_frozen([w[1] for w in what], np.int64).reshape(-1),

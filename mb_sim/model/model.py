@@ -1,8 +1,16 @@
 """The compiled robot model: a kinematic tree of 1-dof joints as flat, read-only arrays.
 
-Bodies are numbered so that `parent[i] < i` (000.md 2.3, prefix order); body -1 is the fixed
-base. Every movable URDF joint makes one body; links attached by fixed joints are lumped into
-the body they hang from, keeping their frame as a fixed offset (`link_body`, `link_offset`).
+Bodies are numbered so that `parent[i] < i` (000.md 2.3, prefix order); body -1 is the base,
+fixed in the world or, with `floating_base`, a free-flying body of its own (6 dof, with the
+mass properties `base_mass`, `base_com`, `base_inertia` of the root link and the links fixed
+to it). Every movable URDF joint makes one body; links attached by fixed joints are lumped
+into the body they hang from, keeping their frame as a fixed offset (`link_body`,
+`link_offset`).
+
+Coordinates follow Pinocchio's free-flyer: q = [x, y, z, qx, qy, qz, qw, joints...] (the base
+pose in the world), v = [base linear velocity, base angular velocity (both in base axes),
+joint velocities], so nq = nv + 1 = n_joints + 7 with a floating base, nq = nv = n_joints
+without.
 
 Conventions (Featherstone, 000.md 2.2): the frame of body i is the child-link frame of its
 joint. At q = 0 its pose in the parent body frame is (`tree_rot[i]`, `tree_pos[i]`), and the
@@ -70,13 +78,28 @@ class Model:
     visual_geometries: dict[str, tuple[Geometry, ...]]
     urdf_xml: str = field(repr=False, default="")
 
+    # --- the free-flying base (floating_base only) ---
+    floating_base: bool = False
+    base_mass: float = 0.0
+    base_placement: np.ndarray = field(default_factory=lambda: _frozen(np.eye(4)))
+    """Pose of the base at q = identity (the origin of a URDF's floating joint), in the world
+    placement's frame."""
+    base_com: np.ndarray = field(default_factory=lambda: _frozen(np.zeros(3)))
+    base_inertia: np.ndarray = field(default_factory=lambda: _frozen(np.zeros((3, 3))))
+    base_spatial_inertia: np.ndarray = field(default_factory=lambda: _frozen(np.zeros((6, 6))))
+
     @property
-    def nq(self) -> int:
+    def n_joints(self) -> int:
+        """Movable joints (the base is not one of them)."""
         return len(self.joint_names)
 
     @property
+    def nq(self) -> int:
+        return self.n_joints + (7 if self.floating_base else 0)
+
+    @property
     def nv(self) -> int:
-        return len(self.joint_names)
+        return self.n_joints + (6 if self.floating_base else 0)
 
     @property
     def nbodies(self) -> int:
@@ -97,7 +120,8 @@ class Model:
             ) from None
 
     def __repr__(self) -> str:
-        return f"Model({self.name!r}, nq={self.nq}, links={len(self.link_names)})"
+        base = ", floating base" if self.floating_base else ""
+        return f"Model({self.name!r}, nq={self.nq}{base}, links={len(self.link_names)})"
 
 
 def spatial_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:

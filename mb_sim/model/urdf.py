@@ -32,7 +32,7 @@ from mb_sim.model.urdf_filter import MAX_URDF_BYTES, filter_urdf
 log = logging.getLogger("mb_sim")
 
 _MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
-_UNSUPPORTED = {"planar", "floating"}
+_UNSUPPORTED = {"planar"}
 _INERTIA_TOL = 1e-9
 REPAIR_LIMIT = 0.5
 """Largest inertia defect repaired: distance to the nearest valid inertia (Frobenius norm) over
@@ -61,8 +61,10 @@ def _xyz_rpy(origin: Any) -> tuple[tuple[float, float, float], tuple[float, floa
 
 class _Loader:
     def __init__(self, text: str, source: str, base_dir: str | None, package_dirs: Iterable[str],
-                 strict: bool = False, density: float | None = None):
+                 strict: bool = False, density: float | None = None,
+                 floating_base: bool = False):
         self.text = text
+        self.floating = floating_base
         self.source = source
         self.base_dir = base_dir
         self.package_dirs = tuple(str(p) for p in package_dirs)
@@ -214,6 +216,29 @@ class _Loader:
                     _fmt_matrix(repaired))
         return repaired
 
+    def root_floating_joint(self, robot: Any, links: dict[str, Any]) -> np.ndarray:
+        """Take a `floating` joint from a bare root link (`world`) to the robot as a floating
+        base: the joint and that link are removed from `robot` and `links`. Returns the
+        joint's origin, the base pose at q = identity (eye(4) without such a joint)."""
+        floating = [j for j in robot.joints if j.type == "floating"]
+        if not floating:
+            return np.eye(4)
+        joint = floating[0]
+        others = [j.name for j in robot.joints if j.parent == joint.parent and j is not joint]
+        world = links.get(joint.parent)
+        if (len(floating) > 1 or world is None or others or world.collisions or world.inertial
+                or any(j.child == joint.parent for j in robot.joints)):
+            raise self.fail(
+                f"joint {joint.name!r}: a floating joint is supported only from a bare root link "
+                f"(like 'world', no other joints, no inertial or collision) to the robot's base "
+                f"link; found {len(floating)} floating joint(s), parent link {joint.parent!r}")
+        robot.joints.remove(joint)
+        robot.links.remove(world)
+        del links[joint.parent]
+        self.floating = True
+        log.debug("%s: joint %r: floating base %r", self.source, joint.name, joint.child)
+        return _pose(joint.origin)
+
     # --- compile ---------------------------------------------------------------------------
     def compile(self) -> Model:
         robot = self.parse()
@@ -221,15 +246,17 @@ class _Loader:
         links = {link.name: link for link in robot.links}
         if not links:
             raise self.fail("no <link> elements")
+        base_placement = self.root_floating_joint(robot, links)
         child_joint: dict[str, Any] = {}
         children: dict[str, list[Any]] = {name: [] for name in links}
         for joint in robot.joints:
             if joint.type in _UNSUPPORTED:
                 raise self.fail(
                     f"joint {joint.name!r}: type {joint.type!r} is not supported "
-                    "(supported: revolute, continuous, prismatic, fixed)"
+                    "(supported: revolute, continuous, prismatic, fixed, and floating from the "
+                    "world to the base link)"
                 )
-            if joint.type not in (*_MOVABLE, "fixed"):
+            if joint.type not in (*_MOVABLE, "fixed", "floating"):
                 raise self.fail(f"joint {joint.name!r}: unknown type {joint.type!r}")
             for role, link in (("parent", joint.parent), ("child", joint.child)):
                 if link not in links:
@@ -288,17 +315,15 @@ class _Loader:
                 raise self.fail(f"joint {joint.name!r}: axis {tuple(a.tolist())} is zero or invalid")
             axis[i] = a / norm
 
-        mass = np.zeros(n)
-        com = np.zeros((n, 3))
-        first_moment = np.zeros((n, 3))
-        inertia = np.zeros((n, 3, 3))
         body_links: list[list[str]] = [[] for _ in range(n)]
-        inertials = self.link_inertials(robot, {name for name in order if link_body[name] >= 0},
-                                        {j.child for j in joints})
+        moving = {name for name in order if link_body[name] >= 0 or self.floating}
+        inertials = self.link_inertials(robot, moving, {j.child for j in joints})
+        # slot n gathers the base: it enters the dynamics only when it floats
+        mass, com = np.zeros(n + 1), np.zeros((n + 1, 3))
+        first_moment, inertia = np.zeros((n + 1, 3)), np.zeros((n + 1, 3, 3))
+        body_links.append([])
         for name in order:  # gather every link's inertia into its body: parallel axis theorem
-            b = link_body[name]
-            if b < 0:  # the fixed base: never enters the dynamics of a fixed-base robot
-                continue
+            b = link_body[name] if link_body[name] >= 0 else n
             body_links[b].append(name)
             if name not in inertials:
                 continue
@@ -310,12 +335,16 @@ class _Loader:
             inertia[b] += R @ I_link @ R.T + m * (c @ c * np.eye(3) - np.outer(c, c))
         given = {name: links[name].inertial.inertia for name in order
                  if links[name].inertial is not None and name not in self.filled}
-        for b in range(n):
+        for b in range(n + 1 if self.floating else n):
             if mass[b] > 0:
                 com[b] = first_moment[b] / mass[b]
                 c = com[b]
                 inertia[b] -= mass[b] * (c @ c * np.eye(3) - np.outer(c, c))
             inertia[b] = self.checked_inertia(body_links[b], 0.5 * (inertia[b] + inertia[b].T), given)
+        if self.floating:
+            self.check_floating_base(base, mass[n], inertia[n])
+        base_mass, base_com, base_inertia = float(mass[n]), com[n].copy(), inertia[n].copy()
+        mass, com, inertia = mass[:n], com[:n], inertia[:n]
         tree = (
             np.array(parents, dtype=np.int64),
             np.array([_MOVABLE[j.type] for j in joints], dtype=np.int64),
@@ -423,8 +452,24 @@ class _Loader:
             collision_geometries=collisions,
             visual_geometries=visuals,
             urdf_xml=self.text,
+            floating_base=self.floating,
+            base_mass=base_mass,
             **arrays,
+            **freeze_arrays(
+                base_placement=base_placement, base_com=base_com, base_inertia=base_inertia,
+                base_spatial_inertia=spatial_inertia(base_mass, base_com, base_inertia)),
         )
+
+    def check_floating_base(self, base: str, mass: float, inertia: np.ndarray) -> None:
+        """A free-flying base needs mass and a positive definite inertia (with its fixed
+        links): the base's articulated inertia is inverted for its acceleration (000.md 2.4)."""
+        moments = np.linalg.eigvalsh(inertia)
+        if not (mass > 0.0 and moments[0] > 1e-12 * max(moments[-1], 1e-300)):
+            raise self.fail(
+                f"link {base!r}: a floating base needs mass > 0 and a positive definite inertia "
+                f"(with the links fixed to it: mass {mass:.6g} kg, principal moments "
+                f"{', '.join(f'{v:.3g}' for v in moments)} kg m^2); give it an <inertial>, or load "
+                "with inertia_from_geometry=<density>")
 
     def check_subtree_inertia(self, names: list[str], children: list[str], tree: tuple,
                               mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> None:
@@ -519,6 +564,7 @@ def load_urdf(
     strict: bool = False,
     inertia_from_geometry: float | None = None,
     xacro_args: Mapping[str, Any] | None = None,
+    floating_base: bool = False,
 ) -> Model:
     """Load a URDF file (or an XML string, or a `.xacro` file) into a `Model`.
 
@@ -531,7 +577,12 @@ def load_urdf(
     links with no <inertial> or zero mass get the mass and inertia of their collision shapes.
     xacro_args: arguments of a xacro file (`name:=value` on the xacro command line); a file
     whose name ends in `.xacro`, or any file when xacro_args is given, is expanded first.
+    floating_base: the root link becomes a free-flying body (6 dof, Pinocchio's free-flyer
+    coordinates, see `mb_sim.model.model`). A URDF whose root is a bare link (`world`) with a
+    `floating` joint to the robot floats too.
     """
+    if not isinstance(floating_base, (bool, np.bool_)):
+        raise TypeError(f"floating_base must be True or False, got {str(floating_base)[:40]}")
     if inertia_from_geometry is not None:
         density = inertia_from_geometry
         if isinstance(density, bool) or not isinstance(density, (int, float)) or not (
@@ -547,5 +598,5 @@ def load_urdf(
         text = expand_xacro(path, xacro_args) if is_xacro else _read_text(path, "URDF")
         source, base_dir = str(path), str(path.resolve().parent)
     return _Loader(text, source, base_dir, [str(p) for p in package_dirs], strict=strict,
-                   density=None if inertia_from_geometry is None else float(inertia_from_geometry)
-                   ).compile()
+                   density=None if inertia_from_geometry is None else float(inertia_from_geometry),
+                   floating_base=bool(floating_base)).compile()

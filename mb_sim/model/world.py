@@ -9,6 +9,7 @@ Format (every key is optional unless marked required; units SI, angles in radian
     gravity: [0, 0, -9.81]
     ground: {height: 0.0, friction: 0.8, restitution: 0.0}   # null, false or absent: no ground
     robot:                          # where the URDF robot's base stands
+      floating: false               # true: the base flies free (xyz, rpy: its start pose)
       xyz: [0, 0, 0]
       rpy: [0, 0, 0]                # or quat_xyzw: [x, y, z, w]
       friction: 0.8                 # surfaces of the robot's links
@@ -195,6 +196,8 @@ class RobotPlacement:
         default_factory=lambda: MappingProxyType({}))
     urdf: str | None = None
     """The robot this world is made for (absolute path), used when no model is given."""
+    floating: bool = False
+    """The robot's base flies free from this pose (`load_urdf(..., floating_base=True)`)."""
 
     @property
     def rotation(self) -> np.ndarray:
@@ -332,7 +335,8 @@ class World:
         out["robot"] = {"xyz": r.xyz.tolist(), "quat_xyzw": r.quat_xyzw.tolist(),
                         "friction": r.friction, "restitution": r.restitution,
                         "joint_limit_restitution": r.joint_limit_restitution,
-                        "initial_positions": dict(r.initial_positions)}
+                        "initial_positions": dict(r.initial_positions),
+                        "floating": r.floating}
         if r.urdf is not None:
             out["robot"]["urdf"] = r.urdf
         out["bodies"] = [_body_to_dict(b) for b in self.bodies]
@@ -625,7 +629,7 @@ def _orientation(r: _Reader, path: str, d: dict[str, Any]) -> np.ndarray:
 _TOP_KEYS = ("gravity", "ground", "robot", "bodies", "joints", "solver", "description")
 _GROUND_KEYS = ("height", "friction", "restitution")
 _ROBOT_KEYS = ("xyz", "rpy", "quat_xyzw", "friction", "restitution", "joint_limit_restitution",
-               "initial_positions", "urdf")
+               "initial_positions", "urdf", "floating")
 _BODY_KEYS = ("name", "shape", "size", "mesh", "scale", "mass", "density", "inertia", "com",
               "xyz", "rpy", "quat_xyzw", "linear_velocity", "angular_velocity", "static",
               "friction", "restitution")
@@ -675,7 +679,8 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
     return RobotPlacement(_frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3, -POSITION,
                                            POSITION)),
                           _frozen(_orientation(r, "robot", d)), mu, e, limit_e,
-                          MappingProxyType(q0), urdf)
+                          MappingProxyType(q0), urdf,
+                          r.boolean("robot.floating", d.get("floating", False)))
 
 
 def _solver(r: _Reader, value: Any) -> SolverSettings:

@@ -96,14 +96,16 @@ def allocate_data(scene: Any, contact_capacity: int = 0,
                   old: Data | None = None) -> Data:
     """Workspace for `scene` (a `mb_sim.model.compile.SceneModel`). With `old`, the broad
     phase's sorted end points carry over (capacity growth between steps)."""
-    nv = scene.tree.parent.shape[0]
+    n = scene.tree.parent.shape[0]
+    floating = scene.tree.base_inertia.shape[0] > 0
+    nv, nq = (n + 6, n + 7) if floating else (n, n)
     nb = scene.bodies.inv_mass.shape[0]
     nj = scene.joints.jtype.shape[0]
     ng = scene.geoms.kind.shape[0]
     pair_capacity = max(ng * (ng - 1) // 2, 1)
     if contact_capacity <= 0:
         contact_capacity = max(16, 4 * ng)
-    n_owners = nv + nb + 1
+    n_owners = n + nb + 1
     contacts = allocate_contact_buffer(scene.geoms, n_owners, pair_capacity, contact_capacity)
     if old is not None:
         for name in ("ep_val", "ep_id", "overlap"):
@@ -112,7 +114,7 @@ def allocate_data(scene: Any, contact_capacity: int = 0,
     frames_R = np.zeros((nb + 1, 3, 3))
     frames_R[:] = np.eye(3)
     return Data(
-        tree=allocate_tree_work(nv),
+        tree=allocate_tree_work(n, floating),
         frames=BodyFrames(X=np.zeros((nb + 1, 3)), R=frames_R, Iw=np.zeros((nb + 1, 3, 3)), im=np.zeros(nb + 1),
                           dyn=np.zeros(nb + 1, dtype=np.bool_)),
         contacts=contacts,
@@ -130,7 +132,7 @@ def allocate_data(scene: Any, contact_capacity: int = 0,
             vb=np.zeros((nb, 6)), dq_push=np.zeros(nv), vb_push=np.zeros((nb, 6)),
             vb_pos=np.zeros((nb, 6)), joint_tag=np.zeros(rows_n, dtype=np.int64),
             group_key=np.zeros(rows_n, dtype=np.int64),
-            group_row=np.zeros(rows_n, dtype=np.int64), prev_q=np.zeros(nv),
+            group_row=np.zeros(rows_n, dtype=np.int64), prev_q=np.zeros(nq),
             prev_qd=np.zeros(nv), prev_body_pos=np.zeros((nb, 3)),
             prev_body_quat=np.zeros((nb, 4)), prev_body_vel=np.zeros((nb, 6)),
             prev_clock=np.zeros(1), prev_warm_key=np.zeros(rows_n, dtype=np.int64),

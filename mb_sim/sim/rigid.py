@@ -74,4 +74,4 @@ def advance_poses(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, dynamic: n
         if dynamic[b]:
             for k in range(3):
                 pos[b, k] += h * vel[b, k]
-            quat_advance(quat[b], vel[b, 3:], h)
+            quat_advance(quat[b], (vel[b, 3], vel[b, 4], vel[b, 5]), h)

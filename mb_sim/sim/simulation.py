@@ -32,7 +32,9 @@ import numpy as np
 from transforms3d.quaternions import mat2quat
 
 from mb_sim.dynamics import crba
-from mb_sim.dynamics.kinematics import body_poses
+from mb_sim.dynamics.floating import base_pose, to_pinocchio
+from mb_sim.dynamics.kinematics import body_poses, body_velocities
+from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
 from mb_sim.errors import SimulationError
 from mb_sim.model.compile import (
     GRAVITY,
@@ -149,7 +151,12 @@ class Simulation:
     world that names none gives a simulation without a robot (logged once per world file).
     dt: a number within DT_RANGE s (a warning above DT_WARN); gravity: 3 numbers within
     +-1e3 m/s^2 (default: the world's); integrator: one of INTEGRATORS. Every method checks
-    its arguments before it changes anything: a refused call leaves the state as it was."""
+    its arguments before it changes anything: a refused call leaves the state as it was.
+
+    A robot with a floating base (`load_urdf(..., floating_base=True)`, or the world's
+    `robot: {floating: true}`) uses Pinocchio's free-flyer layout in `q` (nq = n_joints + 7:
+    base position, quaternion x, y, z, w, then the joints) and `qd` (nv = n_joints + 6: base
+    linear and angular velocity in base axes, then the joints); efforts are the joints'."""
 
     def __init__(
         self,
@@ -176,15 +183,23 @@ class Simulation:
         if model is None and world is not None and world.robot.urdf:
             from mb_sim.model.urdf import load_urdf
 
-            model = load_urdf(world.robot.urdf)
+            model = load_urdf(world.robot.urdf, floating_base=world.robot.floating)
         elif model is None and world is not None:
             _report_robotless(world)
+        if (model is not None and world is not None and world.robot.floating
+                and not model.floating_base):
+            raise ValueError(f"{world.source}: robot.floating is true but the model "
+                             f"{model.name!r} has a fixed base; load it with "
+                             "mb_sim.load_urdf(..., floating_base=True)")
         if model is not None and world is not None:
             check_initial_positions(world, model)
         self.model = model
         self.world = world
         self.scene: CompiledScene = compile_scene(model, world, dt, integrator, self.gravity)
+        self.nq = model.nq if model is not None else 0
         self.nv = model.nv if model is not None else 0
+        self.n_joints = model.n_joints if model is not None else 0
+        self.floating_base = model is not None and model.floating_base
         self._effort_warned: set[int] = set()
         self._effort_cap = (np.minimum(model.effort_limit, EFFORT) if model is not None
                             else np.zeros(0))
@@ -195,9 +210,12 @@ class Simulation:
         self._m = scene_record(self.scene.arrays)
         self._bind()
         self.world_joints = WorldJointsView(self)
-        # link_pose and energy pose the links in their own arrays, never in the step's
-        self._query_rot = np.zeros((self.nv, 3, 3))
-        self._query_pos = np.zeros((self.nv, 3))
+        # link queries pose and move the links in their own arrays, never in the step's
+        self._query_arrays = allocate_tree_work(self.n_joints, self.floating_base)
+        self._query = new_tree_work(self._query_arrays)
+        self._query_rot = self._query_arrays.rot
+        self._query_pos = self._query_arrays.pos
+        self._stepped = False  # the step before the state is the last step taken
 
     # --- construction ------------------------------------------------------------------------
     def _bind(self) -> None:
@@ -207,17 +225,20 @@ class Simulation:
         self._sim = new_sim(self._m, self._d, self._s)
 
     def _make_initial_state(self) -> State:
-        n = self.nv
+        n = self.n_joints
         q0 = np.zeros(n)
         if self.model is not None:  # start inside the limits when 0 is outside them
             q0 = np.clip(q0, self.model.lower, self.model.upper)
             robot = getattr(self.world, "robot", None)
             for name, value in getattr(robot, "initial_positions", {}).items():
                 q0[self._joint_index(name)] = float(value)
+        if self.floating_base:  # the start pose of the base after the joints
+            tree = self.scene.arrays.tree
+            q0 = np.concatenate([q0, tree.base_pos, _quat_xyzw(tree.base_rot)])
         sc = self.scene
         warm = self._data.rows.kind.shape[0]
         return State(
-            clock=np.zeros(1), q=q0, qd=np.zeros(n), effort=np.zeros(n),
+            clock=np.zeros(1), q=q0, qd=np.zeros(self.nv), effort=np.zeros(n),
             body_pos=sc.initial_body_pos.copy(), body_quat=sc.initial_body_quat.copy(),
             body_vel=sc.initial_body_vel.copy(), warm_key=np.zeros(warm, dtype=np.int64),
             warm_value=np.zeros((warm, 4)), warm_count=np.zeros(1, dtype=np.int64),
@@ -277,11 +298,28 @@ class Simulation:
 
     @property
     def q(self) -> np.ndarray:
+        """Positions (nq): the joints', after a floating base's pose (x, y, z, qx, qy, qz,
+        qw)."""
+        if self.floating_base:
+            return to_pinocchio(self.state.q, None, self.n_joints)[0]
         return self.state.q.copy()
 
     @property
     def qd(self) -> np.ndarray:
+        """Velocities (nv): the joints', after a floating base's linear and angular velocity
+        (base axes)."""
+        if self.floating_base:
+            return to_pinocchio(None, self.state.qd, self.n_joints)[1]
         return self.state.qd.copy()
+
+    @property
+    def joint_positions(self) -> np.ndarray:
+        """The joints' positions (rad or m), in `joint_names` order."""
+        return self.state.q[:self.n_joints].copy()
+
+    @property
+    def joint_velocities(self) -> np.ndarray:
+        return self.state.qd[:self.n_joints].copy()
 
     @property
     def effort(self) -> np.ndarray:
@@ -326,12 +364,13 @@ class Simulation:
         )
 
     def set_state(self, q: object = None, qd: object = None, clamp: bool = False) -> None:
-        """Set joint positions and/or velocities (arrays in q order or {joint: value}; joints
-        not named keep their values).
+        """Set positions and/or velocities: arrays in `q`/`qd` order (a floating base's
+        coordinates first), or {joint: value} (joints not named keep their values).
 
         Values must be finite, |q| <= 1e5 (rad or m), |qd| <= 1e4 rad/s (revolute) or 1e3 m/s
         (prismatic), and q within the joint limits up to LIMIT_TOLERANCE; with `clamp=True`
-        positions beyond a limit are clamped to it, with a warning. On error (ValueError,
+        positions beyond a limit are clamped to it, with a warning. A floating base's
+        quaternion must have norm 1 within 1e-3 (it is normalised). On error (ValueError,
         TypeError, KeyError) nothing is changed."""
         new_q, new_qd = self._checked_state(q, qd, clamp, self.state)
         self._write_state(new_q, new_qd)
@@ -347,18 +386,88 @@ class Simulation:
 
     def _checked_state(self, q: object, qd: object, clamp: bool,
                        base: State) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The new state vectors (kernel layout) of set_state's arguments, checked."""
+        n = self.n_joints
         new_q = new_qd = None
         if q is not None:
-            new_q, given = self._joint_vector(q, "q", base.q)
-            self._check_bound(new_q, given, "q", np.full(self.nv, POSITION), "rad or m")
+            q, pose = self._split_base(q, "q", 7)
+            new_q, given = self._joint_vector(q, "q", base.q[:n])
+            self._check_bound(new_q, given, "q", np.full(n, POSITION), "rad or m")
             new_q = self._within_limits(new_q, given, clamp)
+            if self.floating_base:
+                pose = base.q[n:] if pose is None else self._checked_pose(pose[:3], pose[3:])
+                new_q = np.concatenate([new_q, pose])
         if qd is not None:
-            new_qd, given = self._joint_vector(qd, "qd", base.qd)
-            bound = np.full(self.nv, SPIN)
+            qd, twist = self._split_base(qd, "qd", 6)
+            new_qd, given = self._joint_vector(qd, "qd", base.qd[:n])
+            bound = np.full(n, SPIN)
             if self.model is not None:
                 bound[self.model.joint_type == PRISMATIC] = SPEED
             self._check_bound(new_qd, given, "qd", bound, "rad/s or m/s")
+            if self.floating_base:
+                twist = (base.qd[n:] if twist is None
+                         else self._checked_twist(twist[:3], twist[3:]))
+                new_qd = np.concatenate([new_qd, twist])
         return new_q, new_qd
+
+    def _split_base(self, value: object, what: str, size: int) -> tuple[object, Any]:
+        """(the joints' part, the floating base's part or None) of a set_state argument: an
+        array of nq (nv) values has the base first; a mapping names joints only."""
+        if not self.floating_base or isinstance(value, Mapping):
+            return value, None
+        arr = np.asarray(value) if not isinstance(value, (str, bytes)) else np.asarray(None)
+        full = self.n_joints + size
+        if arr.dtype.kind in "iuf" and arr.shape != (full,):
+            raise ValueError(f"{what} needs {full} values (the floating base's {size}, then the "
+                             f"joints {list(self.joint_names)[:10]}), got shape {arr.shape}")
+        if arr.dtype.kind not in "iuf":
+            return value, None  # refused with the joints' message
+        return arr[size:], arr[:size]
+
+    def _checked_pose(self, xyz: object, quat: object) -> np.ndarray:
+        """[x, y, z, qx, qy, qz, qw] of a floating base: finite, |x| <= POSITION, a unit
+        quaternion within 1e-3 (normalised)."""
+        p = self._base_vector(xyz, 3, "base position", POSITION, "m")
+        r = self._base_vector(quat, 4, "base quaternion (x, y, z, w)", 2.0, "")
+        norm = float(np.linalg.norm(r))
+        if abs(norm - 1.0) > 1e-3:
+            raise ValueError(f"base quaternion (x, y, z, w) {r.tolist()} has norm {norm:.6g}; "
+                             "a unit quaternion is needed")
+        return np.concatenate([p, r / norm])
+
+    def _checked_twist(self, linear: object, angular: object) -> np.ndarray:
+        """[omega; v] (kernel order) of a floating base's linear and angular velocity."""
+        v = self._base_vector(linear, 3, "base linear velocity", SPEED, "m/s")
+        w = self._base_vector(angular, 3, "base angular velocity", SPIN, "rad/s")
+        return np.concatenate([w, v])
+
+    def _base_vector(self, value: object, size: int, what: str, bound: float,
+                     unit: str) -> np.ndarray:
+        if not self.floating_base:
+            raise ValueError(f"{what}: the robot has no floating base (load_urdf(..., "
+                             "floating_base=True))")
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError):
+            raise TypeError(f"{what} must be {size} numbers, got {show(value)}") from None
+        if arr.shape != (size,):
+            raise ValueError(f"{what} must be {size} numbers, got {show(value)}")
+        if not np.all(np.isfinite(arr)) or np.any(np.abs(arr) > bound):
+            raise ValueError(f"{what} {arr.tolist()} must be finite and within +-{bound:g} "
+                             f"{unit}".rstrip())
+        return arr
+
+    def set_base_pose(self, xyz: object, quat_xyzw: object) -> None:
+        """Put a floating base at world position xyz (m) with orientation quat_xyzw."""
+        q = self.state.q.copy()
+        q[self.n_joints:] = self._checked_pose(xyz, quat_xyzw)
+        self._write_state(q, None)
+
+    def set_base_velocity(self, linear: object, angular: object) -> None:
+        """A floating base's linear (m/s) and angular (rad/s) velocity, in base axes."""
+        qd = self.state.qd.copy()
+        qd[self.n_joints:] = self._checked_twist(linear, angular)
+        self._write_state(None, qd)
 
     def _write_state(self, q: np.ndarray | None, qd: np.ndarray | None) -> None:
         if q is not None:
@@ -366,6 +475,7 @@ class Simulation:
         if qd is not None:
             self.state.qd[:] = qd
         self.state.clear_warm_start()
+        self._stepped = False
 
     def _check_bound(self, values: np.ndarray, given: np.ndarray, what: str,
                      bound: np.ndarray, unit: str) -> None:
@@ -423,7 +533,7 @@ class Simulation:
             if theirs != ours:
                 raise ValueError(
                     f"restore_state: the state's {name} has shape {theirs}, this simulation's "
-                    f"{ours} ({self.nv} joints, {len(self.body_names)} bodies): a state of "
+                    f"{ours} ({self.n_joints} joints, {len(self.body_names)} bodies): a state of "
                     "another simulation")
         n = int(state.warm_count[0])
         w = np.shape(state.warm_key)
@@ -448,20 +558,29 @@ class Simulation:
         mine.warm_key[:k], mine.warm_key[k:] = state.warm_key[:k], 0
         mine.warm_value[:k], mine.warm_value[k:] = state.warm_value[:k], 0.0
         self._contacts = None
+        self._stepped = False
 
     def _where(self, name: str, bad: np.ndarray) -> str:
         i = int(np.flatnonzero(bad.reshape(bad.shape[0], -1).any(axis=1))[0])
         if name in ("q", "qd", "effort"):
-            return f"joint {self.joint_names[i]!r}"
+            return self._joint_or_base(i)
         if name.startswith("body_"):
             return f"body {self.body_names[i]!r}"
         return "time"
 
+    def _joint_or_base(self, i: int) -> str:
+        """Entry i of the state vectors (kernel layout): a joint or the floating base."""
+        if i < self.n_joints:
+            return f"joint {self.joint_names[i]!r}"
+        return f"the floating base ({self.model.base_link!r})"
+
     def _joint_vector(self, value: object, what: str,
                       current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(the new values, which joints were given) from an array in q order or a mapping
-        {joint: value}; TypeError, KeyError or ValueError naming the joint and value."""
-        given = np.zeros(self.nv, dtype=bool)
+        """(the new values, which joints were given) from an array in joint order or a
+        mapping {joint: value}; TypeError, KeyError or ValueError naming the joint and
+        value."""
+        n = self.n_joints
+        given = np.zeros(n, dtype=bool)
         if isinstance(value, Mapping):
             out = current.copy()
             for name, v in value.items():
@@ -479,8 +598,8 @@ class Simulation:
                 raise TypeError(f"{what} must be numbers in joint order or {{joint: value}}, "
                                 f"got {show(value)}")
             out = arr.astype(float).reshape(-1)
-            if arr.ndim > 1 or out.shape != (self.nv,):
-                raise ValueError(f"{what} needs {self.nv} values in joint order "
+            if arr.ndim > 1 or out.shape != (n,):
+                raise ValueError(f"{what} needs {n} values in joint order "
                                  f"{list(self.joint_names)[:10]}, got shape {arr.shape}")
             given[:] = True
         bad = ~np.isfinite(out)
@@ -512,25 +631,32 @@ class Simulation:
                 )
         self.state.effort[:] = np.clip(tau, -limit, limit)
 
-    # --- poses and energy --------------------------------------------------------------------
-    def _robot_poses(self) -> None:
+    # --- poses, motion and energy -------------------------------------------------------------
+    def _robot_poses(self, q: np.ndarray | None = None) -> None:
+        """Every body's world pose at q (default: the state's) into the query arrays; slot
+        n_joints is the base."""
         m = self.model
+        q = self.state.q if q is None else q
         t = self.scene.arrays.tree
-        body_poses(m.parent, m.joint_type, m.axis, m.tree_rot, m.tree_pos, self.state.q,
-                   t.base_rot, t.base_pos, self._query_rot, self._query_pos)
+        n = self.n_joints
+        rot, pos = self._query_rot, self._query_pos
+        base_pose(t, q, rot[n], pos[n])
+        body_poses(m.parent, m.joint_type, m.axis, m.tree_rot, m.tree_pos, q,
+                   rot[n], pos[n], rot, pos)
 
-    def _link_transform(self, name: str) -> np.ndarray:
+    def _link_body(self, name: str) -> int:
+        """The body (slot n_joints: the base) that carries a URDF link."""
         model = self.model
         if model is None or name not in model.link_body:
             raise KeyError(f"unknown link {name!r}")
         b = model.link_body[name]
+        return self.n_joints if b < 0 else b
+
+    def _link_transform(self, name: str) -> np.ndarray:
+        b = self._link_body(name)
         T = np.eye(4)
-        if b < 0:
-            t = self.scene.arrays.tree
-            T[:3, :3], T[:3, 3] = t.base_rot, t.base_pos
-        else:
-            T[:3, :3], T[:3, 3] = self._query_rot[b], self._query_pos[b]
-        return T @ model.link_offset[name]
+        T[:3, :3], T[:3, 3] = self._query_rot[b], self._query_pos[b]
+        return T @ self.model.link_offset[name]
 
     def link_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World pose of a URDF link: (xyz, quaternion x, y, z, w)."""
@@ -550,6 +676,52 @@ class Simulation:
             out[name] = (T[:3, 3].copy(), _quat_xyzw(T[:3, :3]))
         return out
 
+    def base_pose(self) -> tuple[np.ndarray, np.ndarray]:
+        """World pose of the robot's root link (fixed or floating): (xyz, quaternion x, y, z,
+        w)."""
+        if self.model is None:
+            raise KeyError("the simulation has no robot")
+        return self.link_pose(self.model.base_link)
+
+    def base_velocity(self) -> tuple[np.ndarray, np.ndarray]:
+        """(linear, angular) velocity of the root link's origin, in its axes (zero for a
+        fixed base)."""
+        if self.model is None:
+            raise KeyError("the simulation has no robot")
+        return self.link_velocity(self.model.base_link)
+
+    def _world_velocity(self, name: str, q: np.ndarray, qd: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(linear velocity of the link origin, angular velocity, both world axes; the link's
+        world rotation) at (q, qd)."""
+        b = self._link_body(name)
+        body_velocities(self.scene.arrays.tree, self._query, q, qd, self._query_arrays.v)
+        self._robot_poses(q)
+        R_body = self._query_rot[b]
+        twist = self._query_arrays.v[b]
+        offset = self.model.link_offset[name][:3, 3]
+        angular = R_body @ twist[:3]
+        linear = R_body @ (twist[3:] + np.cross(twist[:3], offset))
+        return linear, angular, R_body @ self.model.link_offset[name][:3, :3]
+
+    def link_velocity(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(linear velocity of a URDF link's origin, angular velocity), in the link's axes."""
+        linear, angular, R = self._world_velocity(name, self.state.q, self.state.qd)
+        return R.T @ linear, R.T @ angular
+
+    def link_acceleration(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """(linear acceleration of a URDF link's origin, angular acceleration) over the last
+        step, (v(t) - v(t - h)) / h in the link's axes, contact impulses included. Gravity is
+        not in it (a link at rest reads 0; an accelerometer's specific force is
+        linear - R^T g). Zero before the first step and after a state change."""
+        if not self._stepped:
+            self._link_body(name)
+            return np.zeros(3), np.zeros(3)
+        w = self._data.work
+        v0, w0, _ = self._world_velocity(name, w.prev_q, w.prev_qd)
+        v1, w1, R = self._world_velocity(name, self.state.q, self.state.qd)
+        return R.T @ (v1 - v0) / self.dt, R.T @ (w1 - w0) / self.dt
+
     def body_pose(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """World pose of an environment body (its frame sits at its centre of mass):
         (xyz, quaternion x, y, z, w)."""
@@ -567,12 +739,15 @@ class Simulation:
         st = self.state
         m = self.model
         if self.nv:
-            H = crba(m, st.q)
-            e += 0.5 * float(st.qd @ H @ st.qd)
+            qd = self.qd
+            H = crba(m, self.q)
+            e += 0.5 * float(qd @ H @ qd)
             self._robot_poses()
-            for b in range(self.nv):
-                c = self._query_pos[b] + self._query_rot[b] @ m.com[b]
-                e -= float(m.mass[b] * (self.gravity @ c))
+            n = self.n_joints
+            for b in range(n + 1 if self.floating_base else n):
+                mass, com = (m.mass[b], m.com[b]) if b < n else (m.base_mass, m.base_com)
+                c = self._query_pos[b] + self._query_rot[b] @ com
+                e -= float(mass * (self.gravity @ c))
         bodies = self.scene.arrays.bodies
         for b in range(len(self.scene.body_names)):
             if bodies.inv_mass[b] == 0.0:
@@ -610,6 +785,7 @@ class Simulation:
                 info = self._data.work.info
             elif status == NOT_FINITE:
                 self._raise_not_finite(int(info[BAD_KIND]), int(info[BAD_INDEX]))
+            self._stepped = self._stepped or done > 0
 
     def _raise_not_finite(self, kind: int, index: int) -> None:
         t = f"t = {self.time:.6f} s"
@@ -619,7 +795,7 @@ class Simulation:
                 f"the effort of joint {name!r} is {self.state.effort[index]} at {t} (written "
                 f"into the state directly? set_effort refuses it); the step was not taken"
             )
-        what = (f"joint {self.joint_names[index]!r}" if kind == BAD_JOINT
+        what = (self._joint_or_base(index) if kind == BAD_JOINT
                 else f"body {self.scene.body_names[index]!r}")
         raise SimulationError(
             f"the state of {what} became non-finite in the step from {t} (dt = {self.dt:g} "

@@ -15,7 +15,7 @@ and, at the end, the state `s` (mb_sim.sim.state):
 6. correct positions by split impulses: penetration is removed through pseudo-velocities
    that move positions but are never added to the velocities, so correcting drift adds no
    energy (in place of Baumgarte's bias terms, 004.md 1.5);
-7. integrate: positions advance with the new velocities;
+7. integrate: positions advance with the new velocities (a floating base on SE(3));
 8. check: a non-finite value stops the run and restores the state of the step before.
 
 A step that finds more contacts than d can hold stops before changing the state and says so
@@ -31,6 +31,7 @@ import numpy as np
 from mb_sim._jit import inline, njit, record
 from mb_sim.collision.narrowphase import detect_into
 from mb_sim.dynamics.aba import articulated_accelerations
+from mb_sim.dynamics.floating import advance, advance_base, base_pose, chart_rate, is_floating
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.model.compile import RK4
 from mb_sim.sim.data import (
@@ -97,30 +98,40 @@ def restore(d: Any, s: Any) -> None:
 @njit
 def free_motion(m: Any, d: Any, s: Any) -> None:
     """Stage 1: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.vb,
-    the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q."""
+    the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q.
+    RK4 moves a floating base on SE(3) (Munthe-Kaas): stage positions are q (+) f k_pos, with
+    k_pos the rate of the increment (`mb_sim.dynamics.floating.chart_rate`); dq_free is the
+    increment of the step."""
     tree, opt, w, work = m.tree, m.options, d.tree, d.work
     h = opt.dt
     q, qd, tau = s.q, s.qd, s.effort
-    n = q.shape[0]
-    if n > 0 and opt.integrator == RK4:
-        kv, ka, qt = w.k_vel, w.k_acc, w.q_tmp
+    nv = qd.shape[0]
+    if nv > 0 and opt.integrator == RK4:
+        kv, ka, kp, qt = w.k_vel, w.k_acc, w.k_pos, w.q_tmp
+        n = tree.parent.shape[0]
         kv[0] = qd
+        kp[0] = qd
         articulated_accelerations(tree, w, q, qd, tau, ka[0])
         for stage in range(1, 4):
             f = 0.5 * h if stage < 3 else h
-            for i in range(n):
-                qt[i] = q[i] + f * kv[stage - 1, i]
+            advance(tree, q, kp[stage - 1], f, qt)
+            for i in range(nv):
                 kv[stage, i] = qd[i] + f * ka[stage - 1, i]
             articulated_accelerations(tree, w, qt, kv[stage], tau, ka[stage])
+            kp[stage] = kv[stage]
+            if nv > n:
+                for k in range(6):
+                    w.f6[k] = f * kp[stage - 1, n + k]
+                chart_rate(w.f6, kv[stage, n:], w.t6, kp[stage, n:])
         dq_free, qd_free = work.dq_free, work.qd_free
-        for i in range(n):
-            dq_free[i] = h / 6.0 * (kv[0, i] + 2 * kv[1, i] + 2 * kv[2, i] + kv[3, i])
+        for i in range(nv):
+            dq_free[i] = h / 6.0 * (kp[0, i] + 2 * kp[1, i] + 2 * kp[2, i] + kp[3, i])
             qd_free[i] = qd[i] + h / 6.0 * (ka[0, i] + 2 * ka[1, i] + 2 * ka[2, i] + ka[3, i])
         articulated_accelerations(tree, w, q, qd, tau, w.qdd)  # the inertias of q
-    elif n > 0:
+    elif nv > 0:
         qdd, qd_free = w.qdd, work.qd_free
         articulated_accelerations(tree, w, q, qd, tau, qdd)
-        for i in range(n):
+        for i in range(nv):
             qd_free[i] = qd[i] + h * qdd[i]
     free_body_motion(s.body_vel, s.body_quat, m.bodies.inertia, m.bodies.dynamic,
                      opt.gravity, h, work.vb)
@@ -131,15 +142,20 @@ def collide(m: Any, d: Any, s: Any) -> bool:
     """Stage 2: link poses (d.tree.rot, pos), body frames (d.frames), contacts
     (d.contacts). False when the contacts do not fit in d."""
     tree, w, c = m.tree, d.tree, d.contacts
+    n = tree.parent.shape[0]
+    base_rot, base_pos = w.rot[n], w.pos[n]
+    base_pose(tree, s.q, base_rot, base_pos)
     body_poses(tree.parent, tree.joint_type, tree.axis, tree.tree_rot, tree.tree_pos, s.q,
-               tree.base_rot, tree.base_pos, w.rot, w.pos)
+               base_rot, base_pos, w.rot, w.pos)
     frames(m, d, s)
-    nv = s.q.shape[0]
     nb = s.body_pos.shape[0]
-    c.owner_pos[:nv] = w.pos
-    c.owner_rot[:nv] = w.rot
-    c.owner_pos[nv:nv + nb] = s.body_pos
-    c.owner_rot[nv:nv + nb] = d.frames.R[:nb]
+    c.owner_pos[:n] = w.pos[:n]
+    c.owner_rot[:n] = w.rot[:n]
+    c.owner_pos[n:n + nb] = s.body_pos
+    c.owner_rot[n:n + nb] = d.frames.R[:nb]
+    if is_floating(tree):  # the base's geometries move with it (owner n + nb)
+        c.owner_pos[n + nb] = base_pos
+        c.owner_rot[n + nb] = base_rot
     if m.geoms.kind.shape[0] == 0:
         c.count[0] = 0
         c.count[1] = 0
@@ -153,7 +169,7 @@ def make_rows(m: Any, d: Any, s: Any) -> None:
     d.rows.count[0] = 0
     contact_rows(m, d, s)
     d.work.info[ROW_START] = d.rows.count[0]
-    if s.q.shape[0] > 0:
+    if s.qd.shape[0] > 0:
         joint_rows(m, d, s)
     d.work.info[ROW_END] = d.rows.count[0]
     world_joint_rows(m, d, s, d.work.vb)
@@ -194,7 +210,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     work.dq_push[:] = 0.0
     work.vb_push[:, :] = 0.0
     h = opt.dt
-    nv = s.q.shape[0]
+    n = tree.parent.shape[0]
     joint_start, joint_end = work.info[ROW_START], work.info[ROW_END]
     beta, slop = opt.baumgarte, opt.slop
     depth, normal_row, tags = con.depth, con.normal_row, work.joint_tag
@@ -205,7 +221,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     for r in range(joint_start, joint_end):
         joint, side = tags[r] // 3, tags[r] % 3
         bias = 0.0
-        if joint < nv and side < 2:
+        if joint < n and side < 2:
             violation = lower[joint] - q[joint] if side == 0 else q[joint] - upper[joint]
             bias = beta * max(violation, 0.0) / h
         k = _push_row(rows, push, k, r, bias, h)
@@ -245,15 +261,24 @@ def _push_row(rows: Any, push: Any, k: int, r: int, bias: float, h: float) -> in
 @njit
 def integrate(m: Any, d: Any, s: Any) -> None:
     """Stage 7: positions move with the new velocities plus this step's push."""
-    opt, work, bodies = m.options, d.work, m.bodies
+    opt, work, bodies, tree = m.options, d.work, m.bodies, m.tree
     h = opt.dt
     q, qd_new, qd_free, dq_free, dq_push = s.q, work.qd_new, work.qd_free, work.dq_free, work.dq_push
+    n = tree.parent.shape[0]
     if opt.integrator == RK4:
-        for i in range(q.shape[0]):
+        for i in range(n):
             q[i] = q[i] + dq_free[i] + h * (qd_new[i] - qd_free[i] + dq_push[i])
     else:
-        for i in range(q.shape[0]):
+        for i in range(n):
             q[i] = q[i] + h * (qd_new[i] + dq_push[i])
+    if is_floating(tree):  # on SE(3): q_base exp(increment)
+        twist = d.tree.f6
+        for k in range(6):
+            i = n + k
+            twist[k] = qd_new[i] + dq_push[i]
+            if opt.integrator == RK4:
+                twist[k] += dq_free[i] / h - qd_free[i]
+        advance_base(q[n:n + 7], twist, h)
     s.qd[:] = qd_new
     vb_pos, vb, vb_push = work.vb_pos, work.vb, work.vb_push
     pushed = False
@@ -280,16 +305,17 @@ def check(d: Any, s: Any) -> bool:
     whose effort (BAD_EFFORT) or motion (BAD_JOINT) is not, or the body (BAD_BODY)."""
     info = d.work.info
     q, qd, pos, quat, vel = s.q, s.qd, s.body_pos, s.body_quat, s.body_vel
-    for i in range(q.shape[0]):  # a cause before its effects
+    for i in range(s.effort.shape[0]):  # a cause before its effects
         if not np.isfinite(s.effort[i]):
             info[BAD_KIND] = BAD_EFFORT
             info[BAD_INDEX] = i
             return False
-    for i in range(q.shape[0]):
-        if not (np.isfinite(q[i]) and np.isfinite(qd[i])):
-            info[BAD_KIND] = BAD_JOINT
-            info[BAD_INDEX] = i
-            return False
+    for x in (q, qd):  # index n and beyond: the floating base
+        for i in range(x.shape[0]):
+            if not np.isfinite(x[i]):
+                info[BAD_KIND] = BAD_JOINT
+                info[BAD_INDEX] = i
+                return False
     for b in range(pos.shape[0]):
         ok = True
         for k in range(3):

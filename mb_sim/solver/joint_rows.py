@@ -40,7 +40,8 @@ def joint_rows(m: Any, d: Any, s: Any) -> None:
     tag = d.work.joint_tag
     lower, upper, friction = tree.lower, tree.upper, tree.friction
     h = opt.dt
-    n = q.shape[0]
+    n = tree.parent.shape[0]
+    nv = qd.shape[0]
     w.have[:] = False
     r = rows.count[0]
     for i in range(n):
@@ -68,7 +69,7 @@ def joint_rows(m: Any, d: Any, s: Any) -> None:
             else:
                 clear_row(rows, r, SCALAR, 0.0, -friction[i] * h, friction[i] * h)
             rows.J_r[r, i] = sign
-            for k in range(n):
+            for k in range(nv):
                 rows.W_r[r, k] = sign * w.response[i, k]
             tag[r] = 3 * i + side
             r += 1
@@ -82,7 +83,7 @@ def joint_rows(m: Any, d: Any, s: Any) -> None:
                   -np.inf, np.inf)
         rows.J_r[r, i] = 1.0
         rows.J_r[r, j] = -mult
-        for c in range(n):
+        for c in range(nv):
             rows.W_r[r, c] = w.response[i, c] - mult * w.response[j, c]
         tag[r] = 3 * n + k
         r += 1

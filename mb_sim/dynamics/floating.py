@@ -1,0 +1,175 @@
+"""The free-flying base: its coordinates, its pose and motion on SE(3), its 6x6 solve.
+
+A floating base is a 6-dof joint between the world and the root body (000.md 2.4, a floating
+base is the root of the articulated tree with S = 1). Inside the kernels the robot's vectors
+keep the joints first and the base last, so joint i is always entry i:
+
+    q  = [joints (n), base position (3, world), base orientation (4, quaternion x, y, z, w)]
+    qd = [joints (n), base twist (6, [omega; v] in base axes, Featherstone's order)]
+
+The base's slot in the body arrays of `mb_sim.dynamics.work.TreeWork` is n. `Simulation` and
+the public `aba`/`rnea`/`crba` show Pinocchio's free-flyer layout instead (q = [x, y, z, qx, qy,
+qz, qw, joints], v = [v; omega, joints]); `to_pinocchio`/`from_pinocchio` convert.
+
+The base moves on SE(3): after h of a constant body twist xi = [omega; v], the pose is
+T exp(h xi^), with (R, p) -> (R exp(h omega~), p + R V(h omega) h v) and
+V(phi) = 1 + (1 - cos t) / t^2 phi~ + (t - sin t) / t^3 phi~^2, t = |phi| (the SE(3)
+exponential, as Pinocchio's `integrate`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mb_sim._jit import inline, njit
+from mb_sim.dynamics.spatial import cross_motion
+from mb_sim.vec3 import quat_advance, quat_rotation
+
+
+@inline
+def is_floating(tree: Any) -> bool:
+    """Whether the tree record (mb_sim.model.compile.Tree) has a free-flying base."""
+    return tree.base_inertia.shape[0] > 0
+
+
+@inline
+def parent_slot(parent: np.ndarray, i: int, floating: bool) -> int:
+    """Where body i hangs: its parent body, the floating base (slot n) for a root body of a
+    floating tree, or -1 (the fixed world)."""
+    j = parent[i]
+    if j < 0 and floating:
+        return parent.shape[0]
+    return j
+
+
+@njit
+def base_pose(tree: Any, q: np.ndarray, R: np.ndarray, p: np.ndarray) -> None:
+    """World pose (R, p) of the base: from q for a floating base, the placement otherwise."""
+    n = tree.parent.shape[0]
+    if is_floating(tree):
+        quat_rotation(q[n + 3:n + 7], R)
+        for k in range(3):
+            p[k] = q[n + k]
+    else:
+        R[:, :] = tree.base_rot
+        p[:] = tree.base_pos
+
+
+@njit
+def base_gravity(tree: Any, q: np.ndarray, R: np.ndarray, a0: np.ndarray) -> None:
+    """The fictitious base acceleration a_0 = [0; -R^T g] in base axes (000.md 2.4), with R
+    the base rotation (scratch, written) and tree.a0 = [0; -g] in world axes."""
+    n = tree.parent.shape[0]
+    quat_rotation(q[n + 3:n + 7], R)
+    for k in range(3):
+        a0[k] = 0.0
+        a0[3 + k] = R[0, k] * tree.a0[3] + R[1, k] * tree.a0[4] + R[2, k] * tree.a0[5]
+
+
+@njit
+def advance_base(qb: np.ndarray, twist: np.ndarray, h: float) -> None:
+    """qb = [p, quat] moved in place by h of the constant body twist [omega; v]: the SE(3)
+    exponential of the module docstring."""
+    w0, w1, w2 = twist[0] * h, twist[1] * h, twist[2] * h
+    u0, u1, u2 = twist[3] * h, twist[4] * h, twist[5] * h
+    t2 = w0 * w0 + w1 * w1 + w2 * w2
+    if t2 < 1e-12:  # series of (1 - cos t) / t^2 and (t - sin t) / t^3
+        a, b = 0.5 - t2 / 24.0, 1.0 / 6.0 - t2 / 120.0
+    else:
+        t = np.sqrt(t2)
+        a, b = (1.0 - np.cos(t)) / t2, (t - np.sin(t)) / (t2 * t)
+    c0, c1, c2 = w1 * u2 - w2 * u1, w2 * u0 - w0 * u2, w0 * u1 - w1 * u0  # phi x u
+    d0, d1, d2 = w1 * c2 - w2 * c1, w2 * c0 - w0 * c2, w0 * c1 - w1 * c0  # phi x (phi x u)
+    s0, s1, s2 = u0 + a * c0 + b * d0, u1 + a * c1 + b * d1, u2 + a * c2 + b * d2
+    x, y, z, w = qb[3], qb[4], qb[5], qb[6]
+    # R s and R omega with R of the quaternion: v + 2 w (r x v) + 2 r x (r x v)
+    for vec in range(2):
+        v0, v1, v2 = (s0, s1, s2) if vec == 0 else (twist[0], twist[1], twist[2])
+        e0, e1, e2 = y * v2 - z * v1, z * v0 - x * v2, x * v1 - y * v0
+        f0, f1, f2 = y * e2 - z * e1, z * e0 - x * e2, x * e1 - y * e0
+        r0 = v0 + 2.0 * (w * e0 + f0)
+        r1 = v1 + 2.0 * (w * e1 + f1)
+        r2 = v2 + 2.0 * (w * e2 + f2)
+        if vec == 0:
+            qb[0] += r0
+            qb[1] += r1
+            qb[2] += r2
+        else:
+            quat_advance(qb[3:7], (r0, r1, r2), h)
+
+
+@njit
+def advance(tree: Any, q: np.ndarray, dq: np.ndarray, h: float, out: np.ndarray) -> None:
+    """out = q (+) h dq: joints q + h dq, the base by `advance_base` (out may be q)."""
+    n = tree.parent.shape[0]
+    for i in range(n):
+        out[i] = q[i] + h * dq[i]
+    if is_floating(tree):
+        if out is not q:
+            out[n:n + 7] = q[n:n + 7]
+        advance_base(out[n:n + 7], dq[n:n + 6], h)
+
+
+@njit
+def chart_rate(delta: np.ndarray, xi: np.ndarray, t6: np.ndarray, out: np.ndarray) -> None:
+    """out = dexp^-1_{-delta}(xi) = xi + [delta, xi] / 2 + [delta, [delta, xi]] / 12, to third
+    order: the rate of delta for q(t) = q_0 exp(delta(t)) moving with the body twist xi
+    (Munthe-Kaas' RK on Lie groups; [a, b] = a x b for motion vectors). out may not be xi."""
+    cross_motion(delta, xi, t6)
+    cross_motion(delta, t6, out)
+    for k in range(6):
+        out[k] = xi[k] + 0.5 * t6[k] + out[k] / 12.0
+
+
+@njit
+def cholesky6(A: np.ndarray, L: np.ndarray) -> None:
+    """L L^T = A for a symmetric positive definite 6x6 A (lower triangle of L written)."""
+    for j in range(6):
+        s = A[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        d = np.sqrt(s)
+        L[j, j] = d
+        for i in range(j + 1, 6):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+        for i in range(j):
+            L[i, j] = 0.0
+
+
+@njit
+def cholesky_solve6(L: np.ndarray, b: np.ndarray, x: np.ndarray) -> None:
+    """x = -(L L^T)^-1 b: the base's response to the articulated bias (or impulse) b
+    (a_0 = -I^A_0^-1 p^A_0, RBDA's floating-base ABA). x may be b."""
+    for i in range(6):
+        s = b[i]
+        for k in range(i):
+            s -= L[i, k] * x[k]
+        x[i] = s / L[i, i]
+    for i in range(5, -1, -1):
+        s = x[i]
+        for k in range(i + 1, 6):
+            s -= L[k, i] * x[k]
+        x[i] = s / L[i, i]
+    for i in range(6):
+        x[i] = -x[i]
+
+
+def to_pinocchio(q: np.ndarray | None, v: np.ndarray | None, n: int
+                 ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Kernel vectors (joints first, twist [omega; v]) -> Pinocchio's free-flyer layout."""
+    pq = None if q is None else np.concatenate([q[n:n + 7], q[:n]])
+    pv = None if v is None else np.concatenate([v[n + 3:n + 6], v[n:n + 3], v[:n]])
+    return pq, pv
+
+
+def from_pinocchio(q: np.ndarray | None, v: np.ndarray | None, n: int
+                   ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Pinocchio's free-flyer layout -> kernel vectors (joints first, twist [omega; v])."""
+    kq = None if q is None else np.concatenate([q[7:], q[:7]])
+    kv = None if v is None else np.concatenate([v[6:], v[3:6], v[:3]])
+    return kq, kv
