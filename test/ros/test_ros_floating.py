@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 from nav_msgs.msg import Odometry
+from rclpy.node import NodeNameNonExistentError
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from ros_helpers import DATA, STARTUP_TIMEOUT, wait_until
 from sensor_msgs.msg import Imu, JointState
@@ -74,9 +75,18 @@ def wait_topic(probe: Any, sim: Any, topic: str) -> None:
     assert sim.proc.poll() is None, sim.output
 
 
-def topics_of_node(probe: Any) -> set[str]:
-    names = probe.node.get_publisher_names_and_types_by_node("sim_node", "/")
-    return {name for name, _ in names}
+def topics_of_node(probe: Any, node: str, timeout: float = 10.0) -> set[str]:
+    """The topics that node `node` publishes, once discovery has seen it (the tests give each
+    node a name of its own: a node of an earlier test may linger in the graph for a while)."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return {name for name, _ in
+                    probe.node.get_publisher_names_and_types_by_node(node, "/")}
+        except NodeNameNonExistentError:  # not discovered yet
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.1)
 
 
 # --- the IMU on a fixed-base robot ------------------------------------------------------------
@@ -88,8 +98,9 @@ def test_imu_on_a_resting_fixed_base_robot_reads_gravity_up(
         start_sim: Any, probe: Any, imu_link: str, rpy: tuple[float, float, float]) -> None:
     """The column stands still under gravity; an IMU on the tilted mount (or, by default, on
     the root link) reads +9.81 m/s^2 along the world's up axis, expressed in its own frame."""
+    node = f"sim_imu_{imu_link or 'root'}"
     sim = start_sim({"urdf_file": str(IMU_ARM), "imu_link": imu_link, "status_period": 0.0,
-                     "publish_rate": 100.0})
+                     "publish_rate": 100.0}, node=node)
     imu = probe.collect(Imu, "imu", qos_profile_sensor_data)
     assert wait_until(lambda: len(imu) >= 20 or sim.proc.poll() is not None,
                       STARTUP_TIMEOUT), sim.output
@@ -111,15 +122,18 @@ def test_imu_on_a_resting_fixed_base_robot_reads_gravity_up(
     assert (periods >= 1.0 - 1e-6).all()
     np.testing.assert_allclose(periods, np.round(periods), atol=1e-6)
     # a fixed-base robot has no odometry
-    assert "/imu" in topics_of_node(probe) and "/odom" not in topics_of_node(probe)
+    topics = topics_of_node(probe, node)
+    assert "/imu" in topics and "/joint_states" in topics and "/odom" not in topics
 
 
 def test_imu_off_and_unknown_imu_link(start_sim: Any, probe: Any) -> None:
-    sim = start_sim({"urdf_file": str(IMU_ARM), "imu_enabled": False, "status_period": 0.0})
+    sim = start_sim({"urdf_file": str(IMU_ARM), "imu_enabled": False, "status_period": 0.0},
+                    node="sim_imu_off")
     js = probe.collect(JointState, "joint_states")
     assert wait_until(lambda: bool(js) or sim.proc.poll() is not None, STARTUP_TIMEOUT), \
         sim.output
-    assert "/imu" not in topics_of_node(probe)
+    topics = topics_of_node(probe, "sim_imu_off")
+    assert "/joint_states" in topics and "/imu" not in topics
 
     bad = start_sim({"urdf_file": str(IMU_ARM), "imu_link": "no_such_link"})
     assert bad.proc.wait(timeout=STARTUP_TIMEOUT) == 1, bad.output
