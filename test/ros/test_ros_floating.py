@@ -310,3 +310,38 @@ def test_floating_robot_is_recorded_with_odom_and_imu_and_replays(
     result = replay_bag(bag)
     assert result.ok and result.commands == sent, result
     assert result.compared == counts["/joint_states"]
+
+
+def test_floating_box_resting_on_the_ground(start_sim: Any, probe: Any) -> None:
+    """A free box dropped onto the ground: once it rests, odom holds it 0.1 m up and still and
+    its IMU reads +9.81 m/s^2 up. With odom_frame = world_frame, world -> base directly."""
+    sim = start_sim({"urdf_file": str(Path(__file__).parents[1] / "assets" / "floating_box.urdf"),
+                     "world_file": str(DATA / "box_drop.yaml"), "start_paused": True,
+                     "step_count": 1000, "odom_frame": "world", "status_period": 0.0})
+    odom = probe.collect(Odometry, "odom", 10)
+    imu = probe.collect(Imu, "imu", qos_profile_sensor_data)
+    tf_static = probe.collect(TFMessage, "/tf_static", LATCHED)
+    tf = probe.collect(TFMessage, "/tf", 100)
+    wait_topic(probe, sim, "/imu")
+    time.sleep(0.5)
+    for _ in range(5):  # imu is best effort: step until a reading after t = 1 s has come
+        assert probe.call(Trigger, "/sim_node/step", Trigger.Request()).success
+        if wait_until(lambda: any(time_to_seconds(m.header.stamp) >= 1.0 for _, m in imu), 1.0):
+            break
+    assert imu and odom and tf, sim.output
+    t = time_to_seconds(imu[-1][1].header.stamp)
+    assert t >= 1.0
+    assert wait_until(lambda: time_to_seconds(odom[-1][1].header.stamp) == t, 5.0)
+    o, i = odom[-1][1], imu[-1][1]
+    assert (o.header.frame_id, o.child_frame_id) == ("world", "base")
+    np.testing.assert_allclose(vec(o.pose.pose.position), [0.0, 0.0, 0.1], atol=1e-4)
+    np.testing.assert_allclose(vec(o.twist.twist.linear), 0.0, atol=1e-6)
+    np.testing.assert_allclose(vec(o.twist.twist.angular), 0.0, atol=1e-6)
+    assert i.header.frame_id == "base"
+    np.testing.assert_allclose(vec(i.linear_acceleration), [0.0, 0.0, G], atol=1e-4)
+    np.testing.assert_allclose(vec(i.angular_velocity), 0.0, atol=1e-6)
+    assert not any(tr.child_frame_id == "world" or tr.header.frame_id == "world"
+                   for _, m in tf_static for tr in m.transforms)
+    edges = {(tr.header.frame_id, tr.child_frame_id) for _, m in tf for tr in m.transforms}
+    assert edges == {("world", "base")}
+    assert sim.stop() == 0 and "Traceback" not in sim.output
