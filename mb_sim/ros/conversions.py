@@ -108,7 +108,9 @@ def transform_msg(parent: str, child: str, pose: Pose, stamp: Time) -> Transform
 
 
 def _diagonal(n: int, variance: float) -> list[float]:
-    return np.diag(np.full(n, float(variance))).ravel().tolist()
+    """An n x n diagonal matrix, row-major, as the covariance fields take it."""
+    v = float(variance)
+    return [v if i % (n + 1) == 0 else 0.0 for i in range(n * n)]
 
 
 def odometry_msg(frame: str, child_frame: str, pose: Pose, velocity: Twist, stamp: Time,
@@ -140,9 +142,15 @@ def specific_force(orientation: np.ndarray, acceleration: np.ndarray,
     sensor's origin in the sensor frame, gravity not included; gravity: world frame. At rest
     with g = (0, 0, -9.81) it reads +9.81 m/s^2 along the world's up axis.
     """
-    g_local = quat_rotate(quat_conjugate(np.asarray(orientation, dtype=float)),
-                          np.asarray(gravity, dtype=float))
-    return np.asarray(acceleration, dtype=float) - g_local
+    # R^T g = g - 2 w (u x g) + 2 u x (u x g) for the unit quaternion (u, w); plain floats:
+    # numpy's overhead on 3-vectors would cost more than the node's physics step.
+    x, y, z, w = (float(c) for c in orientation)
+    gx, gy, gz = (float(c) for c in gravity)
+    tx, ty, tz = 2.0 * (y * gz - z * gy), 2.0 * (z * gx - x * gz), 2.0 * (x * gy - y * gx)
+    local = (gx - w * tx + (y * tz - z * ty), gy - w * ty + (z * tx - x * tz),
+             gz - w * tz + (x * ty - y * tx))
+    ax, ay, az = (float(c) for c in acceleration)
+    return np.array([ax - local[0], ay - local[1], az - local[2]])
 
 
 def imu_msg(frame: str, orientation: np.ndarray, angular_velocity: np.ndarray,
