@@ -179,11 +179,6 @@ def _text(e: BaseException) -> str:
     return text or type(e).__name__
 
 
-def _world_says_floating(world: Any) -> bool:
-    """Whether a world file places its robot with `robot: {floating: true}`."""
-    return bool(getattr(getattr(world, "robot", None), "floating", False))
-
-
 def _steady() -> float:
     return time.monotonic()
 
@@ -339,7 +334,7 @@ class SimNode(Node):
                 world = mb_sim.load_world(str(path))
             except Exception as e:  # noqa: BLE001 - any failure of a bad world: one FATAL line
                 raise StartupError(f"cannot load world_file {str(path)!r}: {_text(e)}") from None
-        floating = bool(self.p.floating_base) or _world_says_floating(world)
+        floating = bool(self.p.floating_base) or (world is not None and world.robot.floating)
         try:
             xacro_args = xacro_mappings(self.p.xacro_args)
         except ParamError as e:
@@ -372,9 +367,7 @@ class SimNode(Node):
         except Exception as e:  # noqa: BLE001 - any failure of a bad URDF is one FATAL line
             what = "robot_description" if source is description else f"urdf_file {source!r}"
             raise StartupError(f"cannot load the robot from {what}: {_text(e)}") from None
-        xml = model.urdf_xml or (description if source is description else
-                                 Path(source).read_text())
-        return model, world, xml
+        return model, world, model.urdf_xml
 
     def _make_simulation(self) -> Any:
         kwargs = {"world": self.world, "dt": self.dt, "integrator": self.p.integrator}
