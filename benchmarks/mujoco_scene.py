@@ -9,7 +9,8 @@ The MJCF is written from the compiled mb_sim objects, so both simulators see the
   `tree_rot`, `axis`), carrying the lumped mass, centre of mass and inertia of that body
   (`model.mass`, `com`, `inertia`: links on fixed joints are already lumped in) and the
   collision geometry of every URDF link it carries, placed by `model.link_offset`;
-- the robot base (`link_body == -1`) is a body welded to the world at the world's robot pose;
+- the robot base (`link_body == -1`) is a body welded to the world at the world's robot pose,
+  or, with a floating base, a free body there with the base's lumped mass properties;
 - joint limits (`lower`, `upper`), viscous damping and Coulomb friction (`frictionloss`),
   effort limits as the control range of one motor per joint (gear 1, control = effort);
 - world bodies: static ones as world geoms, the others as free bodies whose frame is their
@@ -100,7 +101,7 @@ def _inertial(mass: float, com: Any, inertia: np.ndarray) -> str:
 def _robot(model: Any, robot: Any, robot_mu: float,
            margin: float) -> tuple[list[str], list[str], list[str]]:
     """MJCF lines of the robot's bodies, its base/first-link contact exclusions, its motors."""
-    nv = model.nv
+    nv = model.n_joints
     links_of: dict[int, list[str]] = {b: [] for b in range(-1, nv)}
     for link in model.link_names:
         links_of[int(model.link_body[link])].append(link)
@@ -149,13 +150,16 @@ def _robot(model: Any, robot: Any, robot_mu: float,
         f"<body name={quoteattr(base_name)} pos=\"{_vec(robot.xyz)}\" "
         f"quat=\"{_vec(_quat_wxyz(base_R))}\">"
     )
+    if model.floating_base:
+        out += ["  <freejoint/>",
+                "  " + _inertial(model.base_mass, model.base_com, model.base_inertia)]
     out += ["  " + g for g in geoms_of(-1)]
     for c in children[-1]:
         out += body(c, "  ")
     out.append("</body>")
 
     contacts = [f"  <exclude body1={quoteattr(base_name)} body2={quoteattr(body_name(c))}/>"
-                for c in children[-1]]
+                for c in children[-1] if not model.floating_base]
     motors = []
     for i, jname in enumerate(model.joint_names):
         lim = float(model.effort_limit[i])

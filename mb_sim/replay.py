@@ -107,18 +107,18 @@ def _messages(bag: Path) -> list[tuple[int, str, Any]]:
 def _build(custom: dict[str, str]) -> tuple[Any, Any, dict[str, Any], dict[str, Any]]:
     params = json.loads(custom["mb_sim/parameters"])
     start = json.loads(custom["mb_sim/start"])
-    floating = json.loads(custom.get("mb_sim/floating_base", "false"))
-    model = mb_sim.load_urdf(custom["mb_sim/urdf"], floating_base=floating)
     world = None
     if custom.get("mb_sim/world"):
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "world.yaml"
             path.write_text(custom["mb_sim/world"])
             world = mb_sim.load_world(str(path))
+    floating = bool(params.get("floating_base", False)) or bool(world and world.robot.floating)
+    model = mb_sim.load_urdf(custom["mb_sim/urdf"], floating_base=floating)
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],
                             integrator=params["integrator"])
     q0 = np.array(json.loads(custom["mb_sim/initial_positions"]))  # the joints only
-    if floating:  # the base starts where the world file puts it; the recorded state follows
+    if model.floating_base:  # the base starts where the world puts it; the recorded state follows
         names = model.joint_names
         sim.set_initial_state(q={n: float(v) for n, v in zip(names, q0, strict=True)},
                               qd=dict.fromkeys(names, 0.0))

@@ -175,8 +175,10 @@ def test_state_layout_is_pinocchios() -> None:
     np.testing.assert_allclose(sim.q[:3], [1, 3, 3], atol=1e-12)
     xyz, quat = sim.base_pose()
     np.testing.assert_allclose(xyz, [1, 3, 3], atol=1e-12)
-    lin, ang = sim.base_velocity()
-    np.testing.assert_allclose(lin, [1, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(quat, [0, 0, np.sqrt(0.5), np.sqrt(0.5)], atol=1e-12)
+    linear, angular = sim.base_velocity()
+    np.testing.assert_allclose(linear, [1, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(angular, 0.0, atol=1e-15)
 
 
 def test_free_fall_and_spin_follow_closed_forms() -> None:
@@ -268,3 +270,44 @@ def test_link_velocity_and_acceleration_of_a_falling_base() -> None:
     np.testing.assert_allclose(linear, [0, 0, -9.81], atol=1e-9)
     np.testing.assert_allclose(angular, 0.0, atol=1e-12)
     np.testing.assert_allclose(sim.link_velocity("base")[0], [0, 0, -9.81 * 0.01], atol=1e-12)
+
+
+PLANAR = """<robot name="cart">
+  <link name="floor"/>
+  <link name="cart">
+    <inertial><origin xyz="0.1 0 0"/><mass value="4.0"/>
+      <inertia ixx="0.05" iyy="0.05" izz="0.08" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="plane" type="planar">
+    <parent link="floor"/><child link="cart"/><origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>
+    <limit effort="100" velocity="5"/>
+  </joint>
+</robot>"""
+
+
+def test_a_planar_joint_moves_in_its_plane() -> None:
+    """x, y along the plane and yaw about its axis (three joints; axis z: x and y): a force
+    along x, in line with the centre of mass, accelerates the cart at F / m; a torque about
+    the axis turns the free cart about its centre of mass at tau / I_zz."""
+    model = mb_sim.load_urdf(PLANAR)
+    assert model.joint_names == ("plane_x", "plane_y", "plane_yaw")
+    np.testing.assert_allclose(model.axis, np.eye(3), atol=1e-15)
+    zero = np.zeros(3)
+    qdd = mb_sim.aba(model, zero, zero, [10.0, 0.0, 0.0], gravity=(0, 0, -9.81))
+    np.testing.assert_allclose(qdd, [2.5, 0.0, 0.0], atol=1e-12)
+    sim = mb_sim.Simulation(model)
+    sim.set_effort({"plane_yaw": 1.0})
+    sim.step(1)
+    assert sim.joint_velocities[2] == pytest.approx(1e-3 / 0.08, rel=1e-12)
+    assert sim.link_pose("cart")[0][2] == pytest.approx(0.1, abs=1e-15)
+
+
+def test_solo12_falls_onto_the_ground() -> None:
+    """solo12's collision meshes include nearly coplanar hull triangles (faces kept as
+    triangles where merging them would not close the hull); its feet reach the ground."""
+    pair = FreeFlyerPair(robots_dir() / "solo_description/robots/solo12.urdf")
+    world = mb_sim.load_world({"ground": {"height": 0.0},
+                               "robot": {"floating": True, "xyz": [0, 0, 0.4]}})
+    sim = mb_sim.Simulation(pair.model, world)
+    sim.step(300)
+    assert len(sim.contacts.points) > 0 and 0.0 < sim.q[2] < 0.4

@@ -23,8 +23,13 @@ sim.set_effort([20.0, 0, 0, 0, 0, 0, 0])
 sim.step(60)
 rng = np.random.default_rng(3)
 q, qd, tau = rng.uniform(-1, 1, (3, 7))
+box = mb_sim.load_urdf("test/assets/floating_box.urdf", floating_base=True)
+drop = mb_sim.Simulation(box, mb_sim.load_world({"ground": {}, "robot": {"floating": True,
+                         "xyz": [0, 0, 0.12], "rpy": [0.3, 0.2, 0.1]}}), integrator="rk4")
+drop.step(60)
 print(json.dumps({
     "q": sim.q.tolist(), "bodies": sim.state.body_pos.tolist(), "contacts": len(sim.contacts),
+    "floating": drop.q.tolist(), "floating_contacts": len(drop.contacts),
     "aba": mb_sim.aba(model, q, qd, tau).tolist(), "rnea": mb_sim.rnea(model, q, qd, tau).tolist(),
     "crba": mb_sim.crba(model, q).tolist(),
 }))
@@ -42,7 +47,8 @@ def run(disable_jit: bool) -> dict:
 def test_kernels_run_and_agree_without_numba():
     compiled, interpreted = run(False), run(True)
     assert compiled["contacts"] == interpreted["contacts"] > 0
+    assert compiled["floating_contacts"] == interpreted["floating_contacts"] > 0
     for key in ("aba", "rnea", "crba"):
         np.testing.assert_allclose(interpreted[key], compiled[key], rtol=1e-12, atol=1e-12)
-    for key in ("q", "bodies"):
+    for key in ("q", "bodies", "floating"):
         np.testing.assert_allclose(interpreted[key], compiled[key], rtol=1e-9, atol=1e-9)

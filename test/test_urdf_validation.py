@@ -226,11 +226,6 @@ CASES = {
         "'j1'",
         ("friction", "-0.3"),
     ),
-    "planar joint": (
-        robot(link("base"), joint("j1", "base", "l1", kind="planar"), link("l1")),
-        "'j1'",
-        ("planar", "not supported"),
-    ),
     "floating joint": (
         robot(link("base"), joint("j1", "base", "l1", kind="floating"), link("l1")),
         "'j1'",

@@ -38,6 +38,7 @@ def _kernel_q(model: Model, q: object) -> np.ndarray:
     if not model.floating_base:
         return q
     kq, _ = from_pinocchio(q, None, model.n_joints)
+    assert kq is not None
     norm = float(np.linalg.norm(kq[-4:]))
     if not abs(norm - 1.0) < 1e-6:
         raise ValueError(f"q[3:7] must be a unit quaternion (x, y, z, w), got norm {norm:g}")
@@ -116,10 +117,12 @@ def aba(
 
     Floating base: Pinocchio's free-flyer layout (q: nq = nv + 1; qd, tau, the result: nv,
     the base first as [linear; angular] in base axes; tau's base part is a wrench on it)."""
-    tau_k = _kernel_v(model, tau, "tau")
-    qdd = _aba(_dynamics_record(model, gravity), _kernel_q(model, q), _kernel_v(model, qd, "qd"),
-               tau_k)
-    return _user_v(model, qdd)
+    record = _dynamics_record(model, gravity)
+    if not model.floating_base:
+        return _aba(record, _vector(model, q, "q"), _vector(model, qd, "qd"),
+                    _vector(model, tau, "tau"))
+    return _user_v(model, _aba(record, _kernel_q(model, q), _kernel_v(model, qd, "qd"),
+                               _kernel_v(model, tau, "tau")))
 
 
 def rnea(
@@ -127,9 +130,12 @@ def rnea(
 ) -> np.ndarray:
     """Inverse dynamics tau = H qdd + C(q, qd) + g(q) + damping qd by RNEA, O(n) (layout as
     `aba`; a floating base's part of tau is the wrench it needs)."""
-    tau = _rnea(_dynamics_record(model, gravity), _kernel_q(model, q),
-                _kernel_v(model, qd, "qd"), _kernel_v(model, qdd, "qdd"))
-    return _user_v(model, tau)
+    record = _dynamics_record(model, gravity)
+    if not model.floating_base:
+        return _rnea(record, _vector(model, q, "q"), _vector(model, qd, "qd"),
+                     _vector(model, qdd, "qdd"))
+    return _user_v(model, _rnea(record, _kernel_q(model, q), _kernel_v(model, qd, "qd"),
+                                _kernel_v(model, qdd, "qdd")))
 
 
 def crba(model: Model, q: object) -> np.ndarray:

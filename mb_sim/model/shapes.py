@@ -183,6 +183,20 @@ def _face_loops(points: np.ndarray, hull: ConvexHull, scale: float) -> tuple[lis
     return normals, offsets, loops
 
 
+def _triangles(points: np.ndarray, hull: ConvexHull) -> tuple[list, list, list]:
+    """The hull's own triangles as faces, each ordered CCW about its outward normal."""
+    normals, offsets, loops = [], [], []
+    for simplex, eq in zip(hull.simplices, hull.equations):
+        n = eq[:3] / np.linalg.norm(eq[:3])
+        a, b, c = (int(i) for i in simplex)
+        if np.cross(points[b] - points[a], points[c] - points[a]) @ n < 0.0:
+            b, c = c, b
+        normals.append(n)
+        offsets.append(-eq[3] / np.linalg.norm(eq[:3]))
+        loops.append([a, b, c])
+    return normals, offsets, loops
+
+
 def _edges(loops: list[list[int]]) -> tuple[np.ndarray, np.ndarray] | None:
     table: dict[tuple[int, int], list[int]] = {}
     for f, loop in enumerate(loops):
@@ -235,6 +249,10 @@ def polytope_from_points(points: np.ndarray, where: str) -> _Polytope:
     if edges is not None:
         loops = cleaned
     else:
+        edges = _edges(loops)
+    if edges is None:  # nearly coplanar triangles merged inconsistently: keep the triangles
+        normals, offsets, loops = _triangles(pts, hull)
+        loops = [[int(remap[i]) for i in loop] for loop in loops]
         edges = _edges(loops)
         if edges is None:
             raise ValueError(f"{where}: convex hull faces do not close into a polyhedron")

@@ -16,6 +16,7 @@ import os
 from collections.abc import Iterable, Mapping
 from contextlib import redirect_stderr
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,6 @@ from mb_sim.model.urdf_filter import MAX_URDF_BYTES, filter_urdf
 log = logging.getLogger("mb_sim")
 
 _MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
-_UNSUPPORTED = {"planar"}
 _INERTIA_TOL = 1e-9
 REPAIR_LIMIT = 0.5
 """Largest inertia defect repaired: distance to the nearest valid inertia (Frobenius norm) over
@@ -250,14 +250,10 @@ class _Loader:
         child_joint: dict[str, Any] = {}
         children: dict[str, list[Any]] = {name: [] for name in links}
         for joint in robot.joints:
-            if joint.type in _UNSUPPORTED:
-                raise self.fail(
-                    f"joint {joint.name!r}: type {joint.type!r} is not supported "
-                    "(supported: revolute, continuous, prismatic, fixed, and floating from the "
-                    "world to the base link)"
-                )
-            if joint.type not in (*_MOVABLE, "fixed", "floating"):
-                raise self.fail(f"joint {joint.name!r}: unknown type {joint.type!r}")
+            if joint.type not in (*_MOVABLE, "fixed", "planar"):
+                raise self.fail(f"joint {joint.name!r}: unknown type {joint.type!r} (supported: "
+                                "revolute, continuous, prismatic, planar, fixed, and floating "
+                                "from the world to the base link)")
             for role, link in (("parent", joint.parent), ("child", joint.child)):
                 if link not in links:
                     raise self.fail(f"joint {joint.name!r}: unknown {role} link {link!r}")
@@ -299,11 +295,14 @@ class _Loader:
                 link_body[name] = link_body[joint.parent]
                 link_offset[name] = T_parent
             else:
-                link_body[name] = len(joints)
+                parent = link_body[joint.parent]
+                for part in _planar_parts(joint) if joint.type == "planar" else (joint,):
+                    parents.append(parent)
+                    tree_T.append(T_parent)
+                    joints.append(part)
+                    parent, T_parent = len(joints) - 1, np.eye(4)
+                link_body[name] = len(joints) - 1
                 link_offset[name] = np.eye(4)
-                parents.append(link_body[joint.parent])
-                tree_T.append(T_parent)
-                joints.append(joint)
 
         n = len(joints)
         names = [j.name for j in joints]
@@ -508,6 +507,29 @@ class _Loader:
                     "an <inertial> with mass > 0, or load with inertia_from_geometry=<density> to "
                     "take mass and inertia from the collision shapes"
                 )
+
+
+def _planar_parts(joint: Any) -> tuple[SimpleNamespace, ...]:
+    """A URDF `planar` joint (motion in the plane normal to its axis a) as three 1-dof joints
+    in a chain, `<name>_x`, `<name>_y` (translations along u, v with (u, v, a) right-handed)
+    and `<name>_yaw` (rotation about a), with massless bodies between them. Unlimited; the
+    <limit>'s effort and velocity apply to each."""
+    a = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
+    if not np.all(np.isfinite(a)) or np.linalg.norm(a) < 1e-9:
+        a = np.array([np.nan, np.nan, np.nan])  # refused with the axis check
+    a = a / np.linalg.norm(a)
+    u = np.cross([0.0, 1.0, 0.0] if abs(a[1]) < 0.9 else [0.0, 0.0, 1.0], a)
+    u /= np.linalg.norm(u)  # axis z: u, v = x, y
+    v = np.cross(a, u)
+    lim = joint.limit
+    free = SimpleNamespace(lower=-np.inf, upper=np.inf,
+                           effort=None if lim is None else lim.effort,
+                           velocity=None if lim is None else lim.velocity)
+    common = {"dynamics": joint.dynamics, "mimic": None, "child": joint.child,
+              "parent": joint.parent, "limit": free}
+    return (SimpleNamespace(name=f"{joint.name}_x", type="prismatic", axis=u, **common),
+            SimpleNamespace(name=f"{joint.name}_y", type="prismatic", axis=v, **common),
+            SimpleNamespace(name=f"{joint.name}_yaw", type="continuous", axis=a, **common))
 
 
 def _inertia_matrix(inertia: Any) -> np.ndarray:

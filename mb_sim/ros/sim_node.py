@@ -662,7 +662,6 @@ class SimNode(Node):
             "mb_sim/parameters": json.dumps(
                 {k: v for k, v in self.p.values.items() if k != "robot_description"}),
             "mb_sim/initial_positions": json.dumps([float(v) for v in self._q0]),
-            "mb_sim/floating_base": json.dumps(self.floating),
             "mb_sim/start": json.dumps({
                 "time": self.sim.time,
                 "effort": self._cmd.tolist(),
