@@ -816,7 +816,8 @@ class SimNode(Node):
         return link
 
     def _static_transforms(self) -> list[tuple[str, str, conv.Pose]]:
-        """world_frame -> root link (fixed base); world_frame -> odom_frame and base_frame ->
+        """world_frame -> root link (fixed base, unless the root link is world_frame itself, as
+        in URDFs rooted at a `world` link); world_frame -> odom_frame and base_frame ->
         root link as identities where the names differ (floating base); links on fixed joints;
         static environment bodies."""
         poses = self.sim.link_poses()
@@ -827,8 +828,17 @@ class SimNode(Node):
                 frames.append((world, self.p.odom_frame, conv.IDENTITY))
             if self.base_frame != self.root_frame:
                 frames.append((self.base_frame, self.root_frame, conv.IDENTITY))
-        else:
+        elif self.root_frame != world:  # a root link named like world_frame is that frame
             frames = [(world, self.root_frame, poses[self.model.base_link])]
+        else:
+            frames = []
+            xyz, quat = poses[self.model.base_link]
+            if np.abs(xyz).max() > 0.0 or abs(abs(quat[3]) - 1.0) > 1e-12:
+                self.get_logger().warning(
+                    f"the root link {self.root_frame!r} is world_frame itself, but the world "
+                    f"file places it at xyz {xyz.tolist()}, quaternion {quat.tolist()}; TF "
+                    "shows it at the origin (set world_frame to another name to see the "
+                    "placement)")
         for link in self.model.fixed_links:
             parent = self.model.link_parent[link]
             if parent is None:

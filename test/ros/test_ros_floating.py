@@ -347,3 +347,23 @@ def test_floating_box_resting_on_the_ground(start_sim: Any, probe: Any) -> None:
     edges = {(tr.header.frame_id, tr.child_frame_id) for _, m in tf for tr in m.transforms}
     assert edges == {("world", "base")}
     assert sim.stop() == 0 and "Traceback" not in sim.output
+
+
+def test_urdf_rooted_at_a_world_link_has_no_self_transform(start_sim: Any, probe: Any) -> None:
+    """Many URDFs hang a fixed-base robot from a `world` link: that link is world_frame, so
+    /tf_static has no world -> world transform (tf2 refuses self transforms)."""
+    xml = IMU_ARM.read_text().replace(
+        '<robot name="imu_arm">',
+        '<robot name="imu_arm">\n  <link name="world"/>\n  <joint name="mount" type="fixed">\n'
+        '    <parent link="world"/>\n    <child link="base_link"/>\n'
+        '    <origin xyz="0 0 0.5" rpy="0 0 0"/>\n  </joint>')
+    sim = start_sim({"robot_description": xml, "status_period": 0.0}, node="sim_world_root")
+    tf_static = probe.collect(TFMessage, "/tf_static", LATCHED)
+    assert wait_until(lambda: bool(tf_static) or sim.proc.poll() is not None, STARTUP_TIMEOUT), \
+        sim.output
+    edges = {(tr.header.frame_id, tr.child_frame_id): tr.transform
+             for _, m in tf_static for tr in m.transforms}
+    assert ("world", "world") not in edges
+    assert edges[("world", "base_link")].translation.z == 0.5
+    assert ("column", "imu_mount") in edges
+    assert "world file places it" not in sim.output
