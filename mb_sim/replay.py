@@ -117,8 +117,13 @@ def _build(custom: dict[str, str]) -> tuple[Any, Any, dict[str, Any], dict[str, 
     model = mb_sim.load_urdf(custom["mb_sim/urdf"], floating_base=floating)
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],
                             integrator=params["integrator"])
-    q0 = np.array(json.loads(custom["mb_sim/initial_positions"]))
-    sim.set_initial_state(q=q0, qd=np.zeros(sim.nv))
+    q0 = np.array(json.loads(custom["mb_sim/initial_positions"]))  # the joints only
+    if model.floating_base:  # the base starts where the world puts it; the recorded state follows
+        names = model.joint_names
+        sim.set_initial_state(q={n: float(v) for n, v in zip(names, q0, strict=True)},
+                              qd=dict.fromkeys(names, 0.0))
+    else:
+        sim.set_initial_state(q=q0, qd=np.zeros_like(q0))
     sim.restore_state(state_from_json(start["state"], sim.save_state()))
     return model, sim, params, start
 

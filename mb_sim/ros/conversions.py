@@ -1,4 +1,5 @@
-"""numpy <-> ROS message conversions: time stamps, joint states, transforms, effort commands.
+"""numpy <-> ROS message conversions: time stamps, joint states, transforms, odometry, IMU,
+effort commands.
 
 Quaternions are (x, y, z, w), as in geometry_msgs and `mb_sim.Simulation.link_pose`.
 Nothing here talks to the middleware; the functions are pure and tested on their own.
@@ -11,10 +12,20 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
-from sensor_msgs.msg import JointState
+from nav_msgs.msg import Odometry
+from sensor_msgs.msg import Imu, JointState
 
 Pose = tuple[np.ndarray, np.ndarray]
 """(xyz (3,), quaternion xyzw (4,)) of a frame in some parent frame."""
+Twist = tuple[np.ndarray, np.ndarray]
+"""(linear (3,), angular (3,)) velocity or acceleration of a frame, in that frame."""
+
+IDENTITY: Pose = (np.zeros(3), np.array([0.0, 0.0, 0.0, 1.0]))
+
+GROUND_TRUTH_VARIANCE = 1e-9
+"""Diagonal of the covariances of odom and imu (m^2, rad^2, (m/s)^2, (rad/s)^2, (m/s^2)^2).
+The values are the simulation's own state, exact to rounding; the message definitions read an
+all-zero covariance as "unknown", so a small diagonal says "known" instead."""
 
 
 class CommandError(ValueError):
@@ -91,6 +102,76 @@ def transform_msg(parent: str, child: str, pose: Pose, stamp: Time) -> Transform
     r = t.transform.rotation
     r.x, r.y, r.z, r.w = (float(v) for v in q)
     return t
+
+
+# --- odometry and IMU ------------------------------------------------------------------------
+
+
+def _diagonal(n: int, variance: float) -> list[float]:
+    """An n x n diagonal matrix, row-major, as the covariance fields take it."""
+    v = float(variance)
+    return [v if i % (n + 1) == 0 else 0.0 for i in range(n * n)]
+
+
+def odometry_msg(frame: str, child_frame: str, pose: Pose, velocity: Twist, stamp: Time,
+                 variance: float = GROUND_TRUTH_VARIANCE) -> Odometry:
+    """nav_msgs/Odometry: `pose` of `child_frame` in `frame`, `velocity` (linear, angular) of
+    the child frame's origin in the child frame, as nav_msgs requires for the twist."""
+    msg = Odometry()
+    msg.header.stamp = stamp
+    msg.header.frame_id = frame
+    msg.child_frame_id = child_frame
+    xyz, q = pose
+    p = msg.pose.pose
+    p.position.x, p.position.y, p.position.z = (float(v) for v in xyz)
+    p.orientation.x, p.orientation.y, p.orientation.z, p.orientation.w = (float(v) for v in q)
+    msg.pose.covariance = _diagonal(6, variance)
+    linear, angular = velocity
+    t = msg.twist.twist
+    t.linear.x, t.linear.y, t.linear.z = (float(v) for v in linear)
+    t.angular.x, t.angular.y, t.angular.z = (float(v) for v in angular)
+    msg.twist.covariance = _diagonal(6, variance)
+    return msg
+
+
+def specific_force(orientation: np.ndarray, acceleration: np.ndarray,
+                   gravity: np.ndarray) -> np.ndarray:
+    """What an accelerometer reads, in its own frame: f = a - R^T g (REP 145).
+
+    orientation: the sensor frame in the world (quaternion xyzw, R); acceleration: of the
+    sensor's origin in the sensor frame, gravity not included; gravity: world frame. At rest
+    with g = (0, 0, -9.81) it reads +9.81 m/s^2 along the world's up axis.
+    """
+    # R^T g = g - 2 w (u x g) + 2 u x (u x g) for the unit quaternion (u, w); plain floats:
+    # numpy's overhead on 3-vectors would cost more than the node's physics step.
+    x, y, z, w = (float(c) for c in orientation)
+    gx, gy, gz = (float(c) for c in gravity)
+    tx, ty, tz = 2.0 * (y * gz - z * gy), 2.0 * (z * gx - x * gz), 2.0 * (x * gy - y * gx)
+    local = (gx - w * tx + (y * tz - z * ty), gy - w * ty + (z * tx - x * tz),
+             gz - w * tz + (x * ty - y * tx))
+    ax, ay, az = (float(c) for c in acceleration)
+    return np.array([ax - local[0], ay - local[1], az - local[2]])
+
+
+def imu_msg(frame: str, orientation: np.ndarray, angular_velocity: np.ndarray,
+            linear_acceleration: np.ndarray, stamp: Time,
+            variance: float = GROUND_TRUTH_VARIANCE) -> Imu:
+    """sensor_msgs/Imu in `frame`: orientation of the frame in the world (xyzw), angular
+    velocity and linear acceleration (the specific force of `specific_force`, m/s^2), both in
+    `frame`; covariances `variance` on the diagonal."""
+    msg = Imu()
+    msg.header.stamp = stamp
+    msg.header.frame_id = frame
+    o = msg.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in orientation)
+    w = msg.angular_velocity
+    w.x, w.y, w.z = (float(v) for v in angular_velocity)
+    a = msg.linear_acceleration
+    a.x, a.y, a.z = (float(v) for v in linear_acceleration)
+    msg.orientation_covariance = _diagonal(3, variance)
+    msg.angular_velocity_covariance = _diagonal(3, variance)
+    msg.linear_acceleration_covariance = _diagonal(3, variance)
+    return msg
 
 
 # --- joint states ----------------------------------------------------------------------------

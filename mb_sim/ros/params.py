@@ -89,6 +89,10 @@ def _frame(value: str) -> str | None:
     return None
 
 
+def _optional_frame(value: str) -> str | None:
+    return None if value == "" else _frame(value)
+
+
 def _topic(value: str) -> str | None:
     if not value or any(c.isspace() for c in value):
         return "must be a non-empty topic name without spaces"
@@ -97,8 +101,15 @@ def _topic(value: str) -> str | None:
 
 SPECS: tuple[Spec, ...] = (
     Spec("robot_description", "", "URDF XML of the robot (takes precedence over urdf_file)."),
-    Spec("urdf_file", "", "Path of the URDF file, used when robot_description is empty."),
+    Spec("urdf_file", "", "Path of the URDF or .xacro file, used when robot_description is "
+         "empty."),
+    Spec("xacro_args", [], "Arguments of a xacro urdf_file, as on the xacro command line: "
+         "['name:=value', ...]; unset or [''] = none.", check=lambda v: _xacro_problem(v)),
     Spec("world_file", "", "Path of the world YAML (bodies, ground, robot placement); '' = none."),
+    Spec("floating_base", False, "Load the robot with a free-flying root link (6 dof); a world "
+         "file's robot: {floating: true} makes it floating too."),
+    Spec("strict", False, "Inertia repairs are errors: a slightly invalid link inertia stops "
+         "the node instead of being repaired with a warning."),
     Spec("physics_rate", 1000.0, "Physics steps per simulated second (dt = 1/physics_rate), Hz.",
          1.0, 100000.0),
     Spec("publish_rate", 250.0, "joint_states rate in simulated time, Hz (<= physics_rate).",
@@ -117,6 +128,13 @@ SPECS: tuple[Spec, ...] = (
     Spec("world_frame", "world", "TF frame of the world (parent of robot base and bodies).",
          check=_frame),
     Spec("frame_prefix", "", "Prefix of the robot's link frames in TF (like robot_state_publisher)."),
+    Spec("odom_frame", "odom", "Floating robots: frame of the odom pose (a fixed frame, identical "
+         "to world_frame: ground truth) and parent of base_frame in TF.", check=_frame),
+    Spec("base_frame", "", "Floating robots: child frame of odom and of the moving TF transform; "
+         "'' = the root link's frame (frame_prefix + root link).", check=_optional_frame),
+    Spec("imu_enabled", True, "Publish sensor_msgs/Imu on imu for imu_link at publish_rate."),
+    Spec("imu_link", "", "Link whose frame is the IMU frame; '' = the root link.",
+         check=lambda v: None if v == v.strip() else "must not have surrounding spaces"),
     Spec("command_topic", "/effort_controller/commands",
          "Float64MultiArray effort commands, one value per command_joints entry.", check=_topic),
     Spec("command_joints", [],
@@ -167,6 +185,31 @@ def check_cross(values: Mapping[str, Any]) -> None:
                 f"parameter {name!r}: {values[name]!r} Hz exceeds physics_rate {rate!r} Hz "
                 "(at most one message per physics step)"
             )
+
+
+def _xacro_problem(value: list[str]) -> str | None:
+    try:
+        xacro_mappings(value)
+    except ParamError as e:
+        return str(e).split(": ", 1)[-1]
+    return None
+
+
+def xacro_mappings(value: list[str] | None) -> dict[str, str]:
+    """{name: value} of the `xacro_args` entries 'name:=value' (empty entries are skipped);
+    ParamError naming the entry otherwise."""
+    mappings: dict[str, str] = {}
+    for entry in value or []:
+        if not entry:
+            continue
+        name, sep, arg = entry.partition(":=")
+        if not sep or not name.strip() or name != name.strip() or any(c.isspace() for c in name):
+            raise ParamError(f"parameter 'xacro_args': {entry!r}: each entry must be "
+                             "'name:=value' (as on the xacro command line)")
+        if name in mappings:
+            raise ParamError(f"parameter 'xacro_args': {entry!r}: argument {name!r} given twice")
+        mappings[name] = arg
+    return mappings
 
 
 def command_joint_list(value: list[str] | None, joint_names: tuple[str, ...]) -> list[str]:

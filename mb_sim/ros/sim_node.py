@@ -2,10 +2,18 @@
 
 In:  effort commands (std_msgs/Float64MultiArray on `command_topic`, in `command_joints` order;
      sensor_msgs/JointState with names and efforts on `joint_command_topic`).
-Out: joint_states, /tf and /tf_static, /clock, robot_description, ~/contacts (MarkerArray).
+Out: joint_states, /tf and /tf_static, /clock, robot_description, ~/contacts (MarkerArray),
+     imu (sensor_msgs/Imu, with joint_states) and, for a floating robot, odom
+     (nav_msgs/Odometry, ground truth, with /tf).
+
 Services: ~/reset (Trigger), ~/pause (SetBool), ~/step (Trigger, `step_count` steps while paused),
 ~/stats (Trigger: achieved RTF and the command counters as JSON), ~/record/start and
 ~/record/stop (Trigger; the bag is written by `recorder.Recorder` on the physics thread).
+
+Frames (REP 105, with world_frame in the role of map): a fixed-base robot hangs from
+world_frame by a static transform. A floating one: world_frame -> odom_frame (static identity:
+the odometry is ground truth, so it never drifts) -> base_frame (moving, the root link's world
+pose) [-> root link, static identity, when base_frame names another frame] -> the links.
 
 Signals: SIGINT and SIGTERM end the spin loop once (later ones, such as the second Ctrl-C that
 `ros2 launch` forwards, are ignored); the physics thread finishes its step, closes the bag and
@@ -24,7 +32,8 @@ time stamps, and /clock is published at most every CLOCK_PERIOD of wall time (an
 simulation pauses or a ~/step ends), so nodes with use_sim_time follow the simulation.
 
 QoS: ~/contacts reliable depth 10; joint_states and commands reliable depth 100; services depth
-1000; /tf reliable depth 100 (as tf2's broadcaster); /tf_static and robot_description
+1000; /tf reliable depth 100 (as tf2's broadcaster); odom reliable depth 10; imu the
+sensor-data profile (best effort, depth 5); /tf_static and robot_description
 reliable, transient local, depth 1; /clock reliable depth 1 (a reliable publisher serves both the best-effort subscription of
 use_sim_time nodes and reliable subscribers; only the newest value matters).
 """
@@ -47,6 +56,7 @@ from typing import Any
 
 import numpy as np
 import rclpy
+from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.exceptions import ParameterException
@@ -54,11 +64,11 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 from rosgraph_msgs.msg import Clock as ClockMsg
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool, Trigger
 from tf2_msgs.msg import TFMessage
@@ -77,6 +87,7 @@ from mb_sim.ros.params import (
     SimParams,
     check_cross,
     command_joint_list,
+    xacro_mappings,
 )
 from mb_sim.ros.recorder import Recorder, WriterError
 from mb_sim.state_codec import state_to_json
@@ -107,6 +118,11 @@ QOS_LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
 QOS_CLOCK = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+QOS_ODOM = QoSProfile(depth=10)
+"""odom: reliable (nav2 and robot_localization take it either way), depth 10."""
+QOS_IMU = qos_profile_sensor_data
+"""imu: the sensor-data profile of IMU drivers: best effort, depth 5 (the newest reading
+matters; subscribe with qos_profile_sensor_data)."""
 
 
 class StartupError(RuntimeError):
@@ -196,8 +212,13 @@ class SimNode(Node):
             raise StartupError(str(e)) from None
         self.dt = 1.0 / self.p.physics_rate
         self.sim = self._make_simulation()
+        self.floating = bool(self.model.floating_base)
         self._q0 = self._initial_positions()
         self._apply_initial_state()
+        self.root_frame = self._link_frame(self.model.base_link)
+        self.base_frame = self.p.base_frame or self.root_frame
+        self._check_frames()
+        self.imu_link = self._imu_link()
 
         n = len(self.joint_names)
         self._cmd = np.zeros(n)
@@ -245,6 +266,7 @@ class SimNode(Node):
         self._pacer.anchor(_steady(), self.sim.time)
         self.get_logger().info(
             f"simulating {self.model.name!r} ({n} joints"
+            f"{', floating base ' + repr(self.model.base_link) if self.floating else ''}"
             f"{', ' + str(len(self._body_names())) + ' bodies' if self.world is not None else ''})"
             f" at {self.p.physics_rate:g} Hz, real_time_factor {self.p.real_time_factor:g}"
             f"{' (as fast as possible)' if self.p.real_time_factor == 0 else ''}"
@@ -301,32 +323,8 @@ class SimNode(Node):
         return SimParams(values)
 
     def _load_inputs(self) -> tuple[Any, Any, str]:
-        description = self.p.robot_description
-        urdf_file = self.p.urdf_file
-        if description.strip():
-            if urdf_file:
-                self.get_logger().warning(
-                    f"both robot_description and urdf_file ({urdf_file}) are set; "
-                    "using robot_description"
-                )
-            source, xml = description, description
-        elif urdf_file:
-            path = Path(urdf_file).expanduser()
-            try:
-                xml = path.read_text()
-            except OSError as e:
-                raise StartupError(f"parameter 'urdf_file': cannot read {str(path)!r}: {e}") from None
-            source = str(path)
-        else:
-            raise StartupError(
-                "no robot: set parameter 'robot_description' (URDF XML) or 'urdf_file' (a path)"
-            )
-        try:
-            model = mb_sim.load_urdf(source)
-        except Exception as e:  # noqa: BLE001 - any failure of a bad URDF is one FATAL line
-            what = "robot_description" if source is description else f"urdf_file {source!r}"
-            raise StartupError(f"cannot load the robot from {what}: {e}") from None
-
+        """The robot (URDF, or xacro expanded with `xacro_args`), the world, and the URDF text
+        that robot_description publishes."""
         world = None
         if self.p.world_file:
             path = Path(self.p.world_file).expanduser()
@@ -336,7 +334,40 @@ class SimNode(Node):
                 world = mb_sim.load_world(str(path))
             except Exception as e:  # noqa: BLE001 - any failure of a bad world: one FATAL line
                 raise StartupError(f"cannot load world_file {str(path)!r}: {_text(e)}") from None
-        return model, world, xml
+        floating = bool(self.p.floating_base) or (world is not None and world.robot.floating)
+        try:
+            xacro_args = xacro_mappings(self.p.xacro_args)
+        except ParamError as e:
+            raise StartupError(str(e)) from None
+
+        description = self.p.robot_description
+        urdf_file = self.p.urdf_file
+        if description.strip():
+            if urdf_file:
+                self.get_logger().warning(
+                    f"both robot_description and urdf_file ({urdf_file}) are set; "
+                    "using robot_description"
+                )
+            if xacro_args:
+                self.get_logger().warning("xacro_args apply to a xacro urdf_file; "
+                                          "robot_description is URDF XML and ignores them")
+            source, xacro = description, None
+        elif urdf_file:
+            path = Path(urdf_file).expanduser()
+            if not path.is_file():
+                raise StartupError(f"parameter 'urdf_file': no such file {str(path)!r}")
+            source, xacro = str(path), (xacro_args or None)
+        else:
+            raise StartupError(
+                "no robot: set parameter 'robot_description' (URDF XML) or 'urdf_file' (a path)"
+            )
+        try:
+            model = mb_sim.load_urdf(source, strict=bool(self.p.strict), xacro_args=xacro,
+                                     floating_base=floating)
+        except Exception as e:  # noqa: BLE001 - any failure of a bad URDF is one FATAL line
+            what = "robot_description" if source is description else f"urdf_file {source!r}"
+            raise StartupError(f"cannot load the robot from {what}: {_text(e)}") from None
+        return model, world, model.urdf_xml
 
     def _make_simulation(self) -> Any:
         kwargs = {"world": self.world, "dt": self.dt, "integrator": self.p.integrator}
@@ -353,7 +384,7 @@ class SimNode(Node):
     def _initial_positions(self) -> np.ndarray:
         """q at start and after ~/reset: the simulation's (the world's robot.initial_positions),
         overridden by the `initial_positions.<joint>` parameters."""
-        q0 = np.asarray(self.sim.q, dtype=float).copy()
+        q0 = np.asarray(self.sim.joint_positions, dtype=float).copy()
         prefix = INITIAL_POSITIONS + "."
         unknown = sorted(
             k[len(prefix):] for k in self._overrides()
@@ -387,8 +418,14 @@ class SimNode(Node):
         return q0
 
     def _apply_initial_state(self) -> None:
-        """Make q0 (at rest) the state that start and ~/reset use."""
-        self.sim.set_initial_state(q=self._q0, qd=np.zeros_like(self._q0))
+        """Make q0 (at rest) the state that start and ~/reset use; a floating base keeps the
+        pose the world file gives it."""
+        if self.floating:
+            self.sim.set_initial_state(
+                q={n: float(v) for n, v in zip(self.joint_names, self._q0, strict=True)},
+                qd=dict.fromkeys(self.joint_names, 0.0))
+        else:
+            self.sim.set_initial_state(q=self._q0, qd=np.zeros_like(self._q0))
 
     # --- ROS interfaces ---------------------------------------------------------------------
 
@@ -401,6 +438,10 @@ class SimNode(Node):
         self._pub_tf_static = self.create_publisher(TFMessage, "/tf_static", QOS_LATCHED)
         self._pub_description = self.create_publisher(String, "robot_description", QOS_LATCHED)
         self._pub_clock = self.create_publisher(ClockMsg, "/clock", QOS_CLOCK)
+        self._pub_odom = (self.create_publisher(Odometry, "odom", QOS_ODOM)
+                          if self.floating else None)
+        self._pub_imu = (self.create_publisher(Imu, "imu", QOS_IMU)
+                         if self.imu_link is not None else None)
         self._events_topic = self.resolve_topic_name("~/events")
         self._pub_markers = self.create_publisher(MarkerArray, "~/contacts", QOS_RELIABLE_10)
         self._array_topic = self.resolve_topic_name(self.p.command_topic)
@@ -550,9 +591,11 @@ class SimNode(Node):
         eps = 0.5 * self.dt
         if t >= self._next_js - eps:
             self._publish_joint_states()
+            self._publish_imu()
             self._next_js = max(self._next_js + 1.0 / self.p.publish_rate, t + eps)
         if t >= self._next_tf - eps:
             self._publish_tf()
+            self._publish_odom()
             self._publish_markers()
             self._next_tf = max(self._next_tf + 1.0 / self.p.tf_rate, t + eps)
 
@@ -635,6 +678,7 @@ class SimNode(Node):
             return message
         self._publish_latched()
         self._publish_joint_states()
+        self._publish_imu()
         message = f"recording to {path} ({self.p.record_storage})"
         self.get_logger().info(message)
         return message
@@ -745,10 +789,56 @@ class SimNode(Node):
     def _link_frame(self, link: str) -> str:
         return self.p.frame_prefix + link
 
+    def _check_frames(self) -> None:
+        """A floating robot's odom_frame and base_frame join the TF tree without a loop or a
+        second parent: neither names another link's frame, nor the other's, nor world_frame."""
+        if not self.floating:
+            return
+        links = {self._link_frame(link) for link in self.model.link_names}
+        odom, base, world = self.p.odom_frame, self.base_frame, self.p.world_frame
+        if odom in links:
+            raise StartupError(f"parameter 'odom_frame': {odom!r} is the frame of a link of "
+                               "the robot; odom_frame must be a frame of its own")
+        if base != self.root_frame and base in links | {odom, world}:
+            raise StartupError(
+                f"parameter 'base_frame': {base!r} is already a frame of the TF tree (a link, "
+                f"odom_frame or world_frame); use '' for the root link {self.root_frame!r} or "
+                "a name of its own")
+
+    def _imu_link(self) -> str | None:
+        """The link carrying the IMU, or None when imu_enabled is false."""
+        if not self.p.imu_enabled:
+            return None
+        link = self.p.imu_link or self.model.base_link
+        if link not in self.model.link_names:
+            raise StartupError(f"parameter 'imu_link': {link!r} is not a link of the robot; "
+                               f"links are {conv.name_list(self.model.link_names)}")
+        return link
+
     def _static_transforms(self) -> list[tuple[str, str, conv.Pose]]:
+        """world_frame -> root link (fixed base, unless the root link is world_frame itself, as
+        in URDFs rooted at a `world` link); world_frame -> odom_frame and base_frame ->
+        root link as identities where the names differ (floating base); links on fixed joints;
+        static environment bodies."""
         poses = self.sim.link_poses()
-        frames = [(self.p.world_frame, self._link_frame(self.model.base_link),
-                   poses[self.model.base_link])]
+        world = self.p.world_frame
+        if self.floating:
+            frames = []
+            if self.p.odom_frame != world:
+                frames.append((world, self.p.odom_frame, conv.IDENTITY))
+            if self.base_frame != self.root_frame:
+                frames.append((self.base_frame, self.root_frame, conv.IDENTITY))
+        elif self.root_frame != world:  # a root link named like world_frame is that frame
+            frames = [(world, self.root_frame, poses[self.model.base_link])]
+        else:
+            frames = []
+            xyz, quat = poses[self.model.base_link]
+            if np.abs(xyz).max() > 0.0 or abs(abs(quat[3]) - 1.0) > 1e-12:
+                self.get_logger().warning(
+                    f"the root link {self.root_frame!r} is world_frame itself, but the world "
+                    f"file places it at xyz {xyz.tolist()}, quaternion {quat.tolist()}; TF "
+                    "shows it at the origin (set world_frame to another name to see the "
+                    "placement)")
         for link in self.model.fixed_links:
             parent = self.model.link_parent[link]
             if parent is None:
@@ -792,7 +882,8 @@ class SimNode(Node):
 
     def _publish_joint_states(self) -> None:
         self._out(self._pub_js, conv.joint_state_msg(
-            self.joint_names, self.sim.q, self.sim.qd, self.sim.effort, self._stamp()
+            self.joint_names, self.sim.joint_positions, self.sim.joint_velocities,
+            self.sim.effort, self._stamp()
         ))
 
     def _publish_tf(self) -> None:
@@ -805,12 +896,37 @@ class SimNode(Node):
             )
             for link in self._tf_links
         ]
+        if self.floating:
+            transforms.insert(0, conv.transform_msg(self.p.odom_frame, self.base_frame,
+                                                    self.sim.base_pose(), stamp))
         for body in self._tf_bodies:
             transforms.append(
                 conv.transform_msg(self.p.world_frame, body, self.sim.body_pose(body), stamp)
             )
         if transforms:
             self._out(self._pub_tf, TFMessage(transforms=transforms))
+
+    def _publish_odom(self) -> None:
+        """Ground truth: the root link's world pose in odom_frame (identical to world_frame)
+        and its velocity in base_frame."""
+        if self._pub_odom is None:
+            return
+        self._out(self._pub_odom, conv.odometry_msg(
+            self.p.odom_frame, self.base_frame, self.sim.base_pose(), self.sim.base_velocity(),
+            self._stamp()))
+
+    def _publish_imu(self) -> None:
+        """The IMU on imu_link (REP 145): its orientation in the world, its angular velocity and
+        specific force (linear acceleration minus gravity) in its own frame."""
+        if self._pub_imu is None:
+            return
+        link = self.imu_link
+        _, orientation = self.sim.link_pose(link)
+        _, angular = self.sim.link_velocity(link)
+        acceleration, _ = self.sim.link_acceleration(link)
+        force = conv.specific_force(orientation, acceleration, self.sim.gravity)
+        self._out(self._pub_imu, conv.imu_msg(self._link_frame(link), orientation, angular,
+                                              force, self._stamp()))
 
     def _contact_count(self) -> int:
         return len(self.sim.contacts)
@@ -836,7 +952,9 @@ class SimNode(Node):
         """Everything at the current state (start, reset, single steps)."""
         self._publish_clock()
         self._publish_joint_states()
+        self._publish_imu()
         self._publish_tf()
+        self._publish_odom()
         self._publish_markers(force=force)
         t = self.sim.time
         self._next_js = t + 1.0 / self.p.publish_rate

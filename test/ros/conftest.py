@@ -47,11 +47,13 @@ def warm_jit() -> None:
 
 @pytest.fixture
 def start_sim(tmp_path: Path, warm_jit: None) -> Iterator[Callable[..., SimProcess]]:
-    """start_sim(params, args=None) -> SimProcess; every process is stopped at teardown."""
+    """start_sim(params, args=None, node="sim_node") -> SimProcess; every process is stopped
+    at teardown."""
     started: list[SimProcess] = []
 
-    def start(params: dict[str, Any], args: list[str] | None = None) -> SimProcess:
-        p = SimProcess(params, tmp_path, args)
+    def start(params: dict[str, Any], args: list[str] | None = None,
+              node: str = "sim_node") -> SimProcess:
+        p = SimProcess(params, tmp_path, args, node)
         started.append(p)
         return p
 

@@ -26,11 +26,14 @@ STARTUP_TIMEOUT = float(os.environ.get("MB_SIM_TEST_STARTUP_TIMEOUT", "120"))
 class SimProcess:
     """sim_node in a subprocess, its stderr and stdout collected into `output`."""
 
-    def __init__(self, params: dict[str, Any], tmp: Path, args: list[str] | None = None) -> None:
+    def __init__(self, params: dict[str, Any], tmp: Path, args: list[str] | None = None,
+                 node: str = "sim_node") -> None:
+        """`node`: another name for the node (remapped, and the params file keyed by it)."""
         self.params_file = tmp / f"params_{id(self)}.yaml"
-        self.params_file.write_text(yaml.safe_dump({"sim_node": {"ros__parameters": params}}))
+        self.params_file.write_text(yaml.safe_dump({node: {"ros__parameters": params}}))
+        rename = [] if node == "sim_node" else ["-r", f"__node:={node}"]
         cmd = [sys.executable, "-m", "mb_sim.ros.sim_node", "--ros-args",
-               "--params-file", str(self.params_file), *(args or [])]
+               "--params-file", str(self.params_file), *rename, *(args or [])]
         self.proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             cwd=tmp, env=dict(os.environ),

@@ -71,6 +71,60 @@ def test_transform_and_joint_state_messages() -> None:
     assert list(js.position) == [1.0, 2.0, 3.0] and list(js.effort) == [4.0, 5.0, 6.0]
 
 
+G = np.array([0.0, 0.0, -9.81])
+
+
+def test_specific_force_at_rest_reads_up_in_the_sensor_frame() -> None:
+    np.testing.assert_allclose(conv.specific_force(np.array([0.0, 0, 0, 1]), np.zeros(3), G),
+                               [0.0, 0.0, 9.81], atol=1e-15)
+    # upside down (half turn about x): up is the sensor's -z
+    np.testing.assert_allclose(conv.specific_force(np.array([1.0, 0, 0, 0]), np.zeros(3), G),
+                               [0.0, 0.0, -9.81], atol=1e-14)
+    # a quarter turn about y: the sensor's x axis points down, so up is its -x
+    q = np.array([0.0, math.sin(math.pi / 4), 0.0, math.cos(math.pi / 4)])
+    np.testing.assert_allclose(conv.specific_force(q, np.zeros(3), G), [-9.81, 0.0, 0.0],
+                               atol=1e-14)
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        q = xyzw(axangle2quat(rng.normal(size=3), rng.uniform(-3, 3)))
+        f = conv.specific_force(q, np.zeros(3), G)
+        np.testing.assert_allclose(conv.quat_rotate(q, f), [0.0, 0.0, 9.81], atol=1e-13)
+        # in free fall the acceleration is gravity itself, and an accelerometer reads zero
+        a = conv.quat_rotate(conv.quat_conjugate(q), G)
+        np.testing.assert_allclose(conv.specific_force(q, a, G), 0.0, atol=1e-14)
+
+
+def test_imu_message() -> None:
+    q = np.array([0.0, 0.0, math.sin(0.3), math.cos(0.3)])
+    msg = conv.imu_msg("p/trunk", q, np.array([0.1, 0.2, 0.3]), np.array([0.0, 0.0, 9.81]),
+                       conv.time_msg(1.25))
+    assert msg.header.frame_id == "p/trunk" and msg.header.stamp.nanosec == 250_000_000
+    assert (msg.orientation.z, msg.orientation.w) == (q[2], q[3])
+    assert (msg.angular_velocity.x, msg.angular_velocity.z) == (0.1, 0.3)
+    assert msg.linear_acceleration.z == 9.81
+    for cov in (msg.orientation_covariance, msg.angular_velocity_covariance,
+                msg.linear_acceleration_covariance):
+        m = np.asarray(cov).reshape(3, 3)
+        # known (not all zero, which means unknown; not -1, which means absent), diagonal
+        np.testing.assert_array_equal(m, np.eye(3) * conv.GROUND_TRUTH_VARIANCE)
+        assert 0.0 < conv.GROUND_TRUTH_VARIANCE <= 1e-6
+
+
+def test_odometry_message() -> None:
+    pose = (np.array([1.0, 2.0, 0.5]), np.array([0.0, 0.0, 1.0, 0.0]))
+    twist = (np.array([0.3, 0.0, 0.0]), np.array([0.0, 0.0, -0.2]))
+    msg = conv.odometry_msg("odom", "base_link", pose, twist, conv.time_msg(3.0))
+    assert (msg.header.frame_id, msg.child_frame_id) == ("odom", "base_link")
+    p = msg.pose.pose
+    assert (p.position.x, p.position.y, p.position.z) == (1.0, 2.0, 0.5)
+    assert (p.orientation.z, p.orientation.w) == (1.0, 0.0)
+    t = msg.twist.twist
+    assert (t.linear.x, t.angular.z) == (0.3, -0.2)
+    for cov in (msg.pose.covariance, msg.twist.covariance):
+        np.testing.assert_array_equal(np.asarray(cov).reshape(6, 6),
+                                      np.eye(6) * conv.GROUND_TRUTH_VARIANCE)
+
+
 def test_array_command_accepts_configured_order() -> None:
     idx, values = conv.efforts_from_array("/cmd", [1.0, 2.0], ["c", "a"], INDEX)
     assert idx.tolist() == [2, 0] and values.tolist() == [1.0, 2.0]

@@ -17,6 +17,7 @@ from mb_sim.ros.params import (
     ParamError,
     check_cross,
     command_joint_list,
+    xacro_mappings,
 )
 
 DEFAULTS = {s.name: s.default for s in SPECS}
@@ -26,7 +27,10 @@ DEFAULTS = {s.name: s.default for s in SPECS}
     ("name", "value"),
     [("physics_rate", 0.0), ("physics_rate", -5.0), ("real_time_factor", -0.1),
      ("command_timeout", -1.0), ("step_count", 0), ("integrator", "euler"),
-     ("world_frame", ""), ("world_frame", "/world"), ("command_topic", "a b")],
+     ("world_frame", ""), ("world_frame", "/world"), ("command_topic", "a b"),
+     ("odom_frame", ""), ("odom_frame", " odom"), ("base_frame", "/base"),
+     ("imu_link", "trunk "), ("xacro_args", ["arm"]), ("xacro_args", ["a:=1", "a:=2"]),
+     ("xacro_args", [" a:=1"])],
 )
 def test_invalid_values_are_rejected_with_name_and_value(name: str, value: object) -> None:
     with pytest.raises(ParamError) as err:
@@ -37,7 +41,9 @@ def test_invalid_values_are_rejected_with_name_and_value(name: str, value: objec
 @pytest.mark.parametrize(
     ("name", "value"),
     [("physics_rate", 1.0), ("physics_rate", 100000.0), ("real_time_factor", 0.0),
-     ("integrator", "rk4"), ("command_timeout", 0.0), ("step_count", 1000)],
+     ("integrator", "rk4"), ("command_timeout", 0.0), ("step_count", 1000),
+     ("base_frame", ""), ("base_frame", "base_footprint"), ("imu_link", ""),
+     ("xacro_args", []), ("xacro_args", [""]), ("xacro_args", ["arm:=left", "x:=a:=b"])],
 )
 def test_valid_values_pass(name: str, value: object) -> None:
     BY_NAME[name].validate(value)
@@ -74,6 +80,25 @@ def test_command_joint_list() -> None:
         command_joint_list(["j1", "wrist"], joints)
     with pytest.raises(ParamError, match="twice"):
         command_joint_list(["j1", "j1"], joints)
+
+
+def test_xacro_mappings() -> None:
+    assert xacro_mappings(None) == {} and xacro_mappings([""]) == {}
+    assert xacro_mappings(["arm:=left", "prefix:=", "url:=a:=b"]) == {
+        "arm": "left", "prefix": "", "url": "a:=b"}
+    with pytest.raises(ParamError, match="'xacro_args'.*'arm=left'.*name:=value"):
+        xacro_mappings(["arm=left"])
+
+
+def test_floating_and_imu_parameters_are_declared_with_types() -> None:
+    assert BY_NAME["floating_base"].descriptor().type == ParameterType.PARAMETER_BOOL
+    assert BY_NAME["strict"].descriptor().type == ParameterType.PARAMETER_BOOL
+    assert BY_NAME["imu_enabled"].descriptor().type == ParameterType.PARAMETER_BOOL
+    assert BY_NAME["xacro_args"].descriptor().type == ParameterType.PARAMETER_STRING_ARRAY
+    assert (DEFAULTS["floating_base"], DEFAULTS["strict"], DEFAULTS["imu_enabled"]) == (
+        False, False, True)
+    assert (DEFAULTS["odom_frame"], DEFAULTS["base_frame"], DEFAULTS["imu_link"]) == (
+        "odom", "", "")
 
 
 def test_readme_documents_every_parameter() -> None:

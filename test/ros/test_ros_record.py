@@ -99,6 +99,7 @@ def test_record_until_killed_reads_back_whole_and_replays(
     assert counts["/joint_states"] >= 250 * sim_time
     for topic in ("/tf", "/tf_static", "/clock", "/robot_description", "/sim_node/contacts"):
         assert counts[topic] > 0, counts
+    assert counts["/imu"] == counts["/joint_states"]  # published with every joint_states
     if storage == "mcap":
         assert read_mcap(bag) == counts
     meta = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
