@@ -46,7 +46,7 @@ FOOT_RADIUS = 0.02  # m
 STAND_HEIGHT = THIGH * math.cos(STAND_HIP_PITCH) + CALF * math.cos(STAND_HIP_PITCH + STAND_KNEE) \
     + FOOT_RADIUS
 """Trunk origin above the ground in the standing pose with rigid legs: 0.299 m."""
-KP, KD = 80.0, 1.5  # N m / rad, N m s / rad: the quadruped's PD in these tests
+KP, KD = 80.0, 1.0  # N m / rad, N m s / rad: the quadruped's PD (quadruped_controller's)
 DRIVE_GAIN = 2.0  # N m s / rad: the wheel-speed loop
 
 

@@ -56,12 +56,16 @@ def sourced(ws: Path, command: str, **kw: Any) -> subprocess.CompletedProcess[st
 
 def test_colcon_installs_scripts_and_share_files(colcon_ws: Path) -> None:
     prefix = colcon_ws / "install" / "mb_sim"
-    for script in ("sim_node", "demo_controller"):
+    for script in ("sim_node", "demo_controller", "quadruped_controller",
+                   "diff_drive_controller"):
         path = prefix / "lib" / "mb_sim" / script
         assert path.is_file() and os.access(path, os.X_OK), path
     share = prefix / "share" / "mb_sim"
     for rel in ("package.xml", "launch/arm.launch.py", "urdf/arm.urdf", "config/arm.yaml",
-                "config/arm.rviz", "config/worlds/table.yaml"):
+                "config/arm.rviz", "config/worlds/table.yaml", "launch/legged.launch.py",
+                "launch/mobile.launch.py", "urdf/quadruped.urdf", "urdf/diff_drive.urdf",
+                "config/legged.yaml", "config/mobile.yaml", "config/worlds/flat.yaml",
+                "config/worlds/ramp.yaml"):
         assert (share / rel).is_file(), rel
     assert (prefix / "share" / "ament_index" / "resource_index" / "packages" / "mb_sim").is_file()
 
