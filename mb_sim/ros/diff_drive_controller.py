@@ -48,7 +48,7 @@ class DiffDriveController(Node):
         self.declare_parameter("right_wheel_joint", "right_wheel_joint")
         self.declare_parameter("linear_speed", 0.25)  # m/s
         self.declare_parameter("turn_rate", 0.0)  # rad/s, + = to the left
-        self.declare_parameter("drive_time", 16.0)  # s of simulated time; 0 = for ever
+        self.declare_parameter("drive_time", 18.0)  # s of simulated time; 0 = for ever
         self.declare_parameter("gain", 2.0)  # N m s / rad
         self.declare_parameter("cmd_vel_timeout", 0.5)  # s of simulated time
         self.declare_parameter("unpause", "")  # e.g. /sim_node/pause: started when ready
