@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 import time
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ from mb_sim.control import (
     wheel_geometry,
     wheel_speed_targets,
 )
+from mb_sim.model.mass import mass_properties
 
 ROOT = Path(__file__).resolve().parents[1]
 QUADRUPED = ROOT / "urdf" / "quadruped.urdf"
@@ -117,6 +119,26 @@ def test_shipped_robots_match_pinocchio_masses() -> None:
         assert pin.computeTotalMass(pm) == pytest.approx(mass, abs=1e-9)
         assert (pm.nq, pm.nv) == (model.nq, model.nv) == (n + 7, n + 6)
         assert list(pm.names)[2:] == list(model.joint_names)
+
+
+@pytest.mark.parametrize("path", [QUADRUPED, DIFF_DRIVE], ids=["quadruped", "diff_drive"])
+def test_inertials_are_the_solids_of_their_shapes(path: Path) -> None:
+    """Every link's <inertial> is the uniform solid of its first visual shape with the link's
+    mass (box, cylinder, sphere formulas of mb_sim.model.mass), to the 6 digits written."""
+    model = mb_sim.load_urdf(path, floating_base=True)
+    for link in ET.parse(path).getroot().iter("link"):
+        inertial = link.find("inertial")
+        assert inertial is not None, link.get("name")
+        mass = float(inertial.find("mass").get("value"))  # type: ignore[union-attr]
+        xyz = [float(v) for v in inertial.find("origin").get("xyz").split()]  # type: ignore[union-attr]
+        i = {k: float(v) for k, v in inertial.find("inertia").attrib.items()}  # type: ignore[union-attr]
+        given = np.array([[i["ixx"], i["ixy"], i["ixz"]], [i["ixy"], i["iyy"], i["iyz"]],
+                          [i["ixz"], i["iyz"], i["izz"]]])
+        shape = model.visual_geometries[link.get("name")][0]
+        solid = mass_properties(shape, mass=mass)
+        assert np.allclose(solid.com, xyz, atol=1e-12), link.get("name")
+        assert np.allclose(solid.inertia, given, rtol=1e-5, atol=1e-10), \
+            (link.get("name"), solid.inertia, given)
 
 
 # --- scenarios ------------------------------------------------------------------------------
