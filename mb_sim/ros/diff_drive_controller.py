@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 from geometry_msgs.msg import Twist
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
@@ -71,7 +72,9 @@ class DiffDriveController(Node):
         service = str(self.get_parameter("unpause").value)
         if service:
             self.unpause_client = self.create_client(SetBool, service)
-            self.create_timer(0.1, self.try_unpause)
+            # wall-clock timer: with use_sim_time a timer on the ROS clock waits for a
+            # paused simulation's /clock, which does not move until it is unpaused
+            self.create_timer(0.1, self.try_unpause, clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info("waiting for robot_description and joint_states")
 
     def try_unpause(self) -> None:
