@@ -1,5 +1,5 @@
 """Launch sim_node with the diff-drive base (urdf/diff_drive.urdf), config/mobile.yaml and a
-world, and diff_drive_controller (the demo: drive ahead for 18 s, up the ramp); optionally RViz.
+world, and diff_drive_controller (the demo: drive ahead for 17.5 s, up the ramp); optionally RViz.
 
     ros2 launch mb_sim mobile.launch.py [world:=<name or path>] [use_sim_time:=true|false]
                                         [controller:=true|false] [rviz:=true|false]

@@ -16,7 +16,14 @@ radius r, separation b,
 
     w_left = (v - omega b / 2) / r,   w_right = (v + omega b / 2) / r
 
-and a proportional wheel-speed loop tau_i = clip(K (w_i_ref - w_i), -tau_max, tau_max).
+and a wheel loop on speed and angle (a PI on speed):
+
+    tau_i = clip(K (w_i_ref - w_i) + K_theta (theta_i_ref - theta_i), -tau_max, tau_max)
+    theta_i_ref(t + dt) = theta_i_ref(t) + w_i_ref dt,  |theta_i_ref - theta_i| <= tau_max / K_theta
+
+The angle term makes the wheels reach their speed on a slope and hold the robot still there
+when the target is 0; the bound on the angle error keeps it from winding up while the effort
+is at its limit (`WheelAngles`).
 """
 
 from __future__ import annotations
@@ -113,13 +120,38 @@ def wheel_speed_targets(v: float, omega: float, radius: float, separation: float
 
 
 def wheel_efforts(v: float, omega: float, w_left: float, w_right: float, radius: float,
-                  separation: float, gain: float, limit: float) -> tuple[float, float]:
-    """(tau_left, tau_right), N m: tau_i = clip(K (w_i_ref - w_i), -limit, limit), with w_i_ref
-    from `wheel_speed_targets`; w_left, w_right the measured wheel speeds (joint_states)."""
+                  separation: float, gain: float, limit: float,
+                  angle_errors: tuple[float, float] = (0.0, 0.0), angle_gain: float = 0.0
+                  ) -> tuple[float, float]:
+    """(tau_left, tau_right), N m: tau_i = clip(K (w_i_ref - w_i) + K_theta e_i, -limit, limit),
+    with w_i_ref from `wheel_speed_targets`, w_left, w_right the measured wheel speeds
+    (joint_states) and e_i = theta_i_ref - theta_i the wheel angle errors (`WheelAngles`)."""
     ref_l, ref_r = wheel_speed_targets(v, omega, radius, separation)
-    tau_l = min(max(gain * (ref_l - w_left), -limit), limit)
-    tau_r = min(max(gain * (ref_r - w_right), -limit), limit)
-    return tau_l, tau_r
+    tau_l = gain * (ref_l - w_left) + angle_gain * angle_errors[0]
+    tau_r = gain * (ref_r - w_right) + angle_gain * angle_errors[1]
+    return min(max(tau_l, -limit), limit), min(max(tau_r, -limit), limit)
+
+
+@dataclass
+class WheelAngles:
+    """The wheels' angle references theta_ref, advanced by their speed targets and kept within
+    max_error of the measured angles (anti-windup): the integral part of the wheel loop."""
+
+    max_error: float
+    reference: np.ndarray | None = None
+
+    def errors(self, dt: float, speed_targets: tuple[float, float],
+               angles: tuple[float, float]) -> tuple[float, float]:
+        """theta_ref += w_ref dt (starting at the measured angles), clipped to
+        theta +- max_error; returns theta_ref - theta."""
+        theta = np.asarray(angles, dtype=float)
+        if self.reference is None:
+            self.reference = theta.copy()
+        else:
+            self.reference = self.reference + dt * np.asarray(speed_targets, dtype=float)
+        self.reference = np.clip(self.reference, theta - self.max_error, theta + self.max_error)
+        e = self.reference - theta
+        return float(e[0]), float(e[1])
 
 
 def wheel_geometry(model: Model, left_joint: str, right_joint: str) -> tuple[float, float]:

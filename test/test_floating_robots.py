@@ -30,6 +30,7 @@ from mb_sim.control import (
     STAND_HIP_PITCH,
     STAND_KNEE,
     StandSway,
+    WheelAngles,
     pd_effort,
     roll_joints,
     standing_pose,
@@ -50,7 +51,7 @@ STAND_HEIGHT = THIGH * math.cos(STAND_HIP_PITCH) + CALF * math.cos(STAND_HIP_PIT
     + FOOT_RADIUS
 """Trunk origin above the ground in the standing pose with rigid legs: 0.299 m."""
 KP, KD = 80.0, 1.0  # N m / rad, N m s / rad: the quadruped's PD (quadruped_controller's)
-DRIVE_GAIN = 2.0  # N m s / rad: the wheel-speed loop
+DRIVE_GAIN, ANGLE_GAIN = 0.6, 4.0  # N m s / rad, N m / rad: the wheel loop (the demo's)
 
 
 def yaw_of(quat_xyzw: np.ndarray) -> float:
@@ -85,6 +86,17 @@ def test_wheel_speed_targets_are_unicycle_kinematics() -> None:
     assert wheel_efforts(0.3, 0.0, 0.0, 0.0, r, b, 2.0, 5.0) == (5.0, 5.0)  # clipped
     tau_l, tau_r = wheel_efforts(0.0, 0.0, 1.0, -2.0, r, b, 2.0, 5.0)
     assert (tau_l, tau_r) == (-2.0, 4.0)
+
+
+def test_wheel_angles_integrate_the_targets_without_winding_up() -> None:
+    """theta_ref starts at the measured angles, grows by w_ref dt, stays within max_error."""
+    angles = WheelAngles(max_error=0.25)
+    assert angles.errors(0.0, (1.0, -1.0), (0.5, 0.5)) == (0.0, 0.0)
+    assert angles.errors(0.1, (1.0, -1.0), (0.5, 0.5)) == pytest.approx((0.1, -0.1))
+    for _ in range(10):  # the wheels do not move: the error stops at max_error
+        errors = angles.errors(0.1, (1.0, -1.0), (0.5, 0.5))
+    assert errors == pytest.approx((0.25, -0.25))
+    assert angles.errors(0.1, (0.0, 0.0), (0.8, 0.2)) == pytest.approx((-0.05, 0.05))
 
 
 def test_wheel_geometry_of_the_diff_drive() -> None:
@@ -253,10 +265,15 @@ def test_diff_drive_drives_straight() -> None:
     left = sim.model.joint_index("left_wheel_joint")
     right = sim.model.joint_index("right_wheel_joint")
 
+    limit = float(sim.model.effort_limit[left])
+    angles = WheelAngles(limit / ANGLE_GAIN)
+
     def law(s: mb_sim.Simulation) -> tuple[float, float]:
-        qd = s.joint_velocities
+        q, qd = s.joint_positions, s.joint_velocities
+        errors = angles.errors(s.dt, wheel_speed_targets(0.3, 0.0, r, b),
+                               (float(q[left]), float(q[right])))
         return wheel_efforts(0.3, 0.0, float(qd[left]), float(qd[right]), r, b, DRIVE_GAIN,
-                             float(s.model.effort_limit[left]))
+                             limit, errors, ANGLE_GAIN)
 
     run = drive(sim, 5.0, law)
     distance = math.hypot(run["dx"], run["dy"])
