@@ -250,18 +250,23 @@ def drive(sim: mb_sim.Simulation, seconds: float, efforts: object) -> dict[str, 
             "contacts": contacts / steps, "us_per_step": per_step}
 
 
-def diff_drive_sim() -> tuple[mb_sim.Simulation, float, float]:
+def diff_drive_sim(swivel: float = 0.0) -> tuple[mb_sim.Simulation, float, float]:
     """The diff drive at rest on the ramp world's flat ground (the ramp starts 2.5 m ahead),
-    after 0.5 s of settling; also its wheel radius and separation."""
+    its caster turned by `swivel` rad, after 0.5 s of settling; also its wheel radius and
+    separation."""
     model = mb_sim.load_urdf(DIFF_DRIVE, floating_base=True)
     sim = mb_sim.Simulation(model, world=mb_sim.load_world(WORLDS / "ramp.yaml"), dt=0.001)
+    sim.set_state(q={"caster_swivel_joint": swivel})
     sim.step(500)
     r, b = wheel_geometry(model, "left_wheel_joint", "right_wheel_joint")
     return sim, r, b
 
 
-def test_diff_drive_drives_straight() -> None:
-    sim, r, b = diff_drive_sim()
+@pytest.mark.parametrize("swivel", [0.0, 1.5], ids=["caster-trailing", "caster-turned-1.5-rad"])
+def test_diff_drive_drives_straight(swivel: float) -> None:
+    """5 s at 0.3 m/s; with the caster turned sideways at the start it swings round behind
+    and the robot keeps its heading."""
+    sim, r, b = diff_drive_sim(swivel)
     left = sim.model.joint_index("left_wheel_joint")
     right = sim.model.joint_index("right_wheel_joint")
 
@@ -279,7 +284,7 @@ def test_diff_drive_drives_straight() -> None:
     distance = math.hypot(run["dx"], run["dy"])
     rolled = r * (run["theta_left"] + run["theta_right"]) / 2
     heading = r * (run["theta_right"] - run["theta_left"]) / b
-    print(f"\ndiff drive straight: {distance:.4f} m, wheels rolled {rolled:.4f} m "
+    print(f"\ndiff drive straight (caster at {swivel} rad): {distance:.4f} m, wheels rolled {rolled:.4f} m "
           f"({(distance - rolled) / rolled * 100:+.3f} %), yaw {run['yaw']:+.5f} rad "
           f"(wheels: {heading:+.5f}), sideways {run['dy'] * 1e3:+.2f} mm, robot contacts "
           f"{run['contacts']:.2f}, {run['us_per_step']:.1f} us per step() call")
