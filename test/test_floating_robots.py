@@ -3,7 +3,8 @@
 
 - urdf/quadruped.urdf dropped from 0.3 m (feet 0.3 m above the ground in the standing pose)
   lands and stands for 10 s under the joint PD: trunk height within 5 mm of its steady value
-  over the last 4 s, feet slip < 2 mm over the last 6 s, nothing NaN.
+  over the last 4 s, feet slip < 2 mm over the last 6 s, nothing NaN; under the demo's sway
+  the trunk moves 1.5 cm or more to each side with the feet planted.
 - urdf/diff_drive.urdf driven straight for 5 s goes the distance its wheels rolled,
   r (theta_left + theta_right) / 2, within 2 %, and keeps the heading its wheels give,
   r (theta_right - theta_left) / b, within 0.02 rad (1.1 degrees), with a sideways drift under
@@ -215,6 +216,38 @@ def test_quadruped_dropped_from_30_cm_lands_and_stands() -> None:
     assert tilt[-1] < 0.1
     assert np.all(np.abs(feet[-1, :, 2] - FOOT_RADIUS) < 0.002)  # all four feet down
     assert np.all(contacts[last] == 4)  # one per foot
+
+
+def test_quadruped_sways_with_its_feet_planted() -> None:
+    """The demo's sway (hip rolls of 0.15 rad, 4 s period, from t = 3 s, faded in over 2 s):
+    the trunk moves at least 1.5 cm to each side; the feet stay where they are: their centres
+    move less than 2 mm (the sphere feet roll by r x leg tilt, 0.02 x 0.07 rad = 1.4 mm) and
+    come back to the same place one period later (0.1 mm)."""
+    model = mb_sim.load_urdf(QUADRUPED, floating_base=True)
+    sim = mb_sim.Simulation(model, world=mb_sim.load_world(WORLDS / "flat.yaml"), dt=0.001)
+    names = model.joint_names
+    law = StandSway(standing_pose(names), roll_joints(names))  # the demo's defaults
+    sideways = []
+    feet: dict[int, np.ndarray] = {}
+    for k in range(1, 13_001):
+        q_ref, qd_ref = law.reference(sim.time)
+        sim.set_effort(pd_effort(sim.joint_positions, sim.joint_velocities, q_ref, qd_ref,
+                                 KP, KD, model.effort_limit))
+        sim.step()
+        if k > 5000:
+            sideways.append(sim.base_pose()[0][1])
+        if k in (3000, 8000, 12_000):
+            feet[k] = np.array([sim.link_pose(f)[0] for f in FEET])
+    assert np.isfinite(sim.q).all()
+    moved = np.linalg.norm(feet[8000][:, :2] - feet[3000][:, :2], axis=1)
+    drift = np.linalg.norm(feet[12_000][:, :2] - feet[8000][:, :2], axis=1)
+    print(f"\nquadruped sway: trunk y from {min(sideways) * 100:+.2f} to "
+          f"{max(sideways) * 100:+.2f} cm; feet moved {np.round(moved * 1e3, 3)} mm, "
+          f"{np.round(drift * 1e3, 4)} mm over one period")
+    assert min(sideways) < -0.015 and max(sideways) > 0.015
+    assert np.all(moved < 0.002)
+    assert np.all(drift < 1e-4)
+    assert robot_contacts(sim) == 4
 
 
 def drive(sim: mb_sim.Simulation, seconds: float, efforts: object) -> dict[str, float]:
