@@ -96,6 +96,8 @@ setup(
         "console_scripts": [
             "sim_node = mb_sim.ros.sim_node:main",
             "demo_controller = mb_sim.ros.demo_controller:main",
+            "quadruped_controller = mb_sim.ros.quadruped_controller:main",
+            "diff_drive_controller = mb_sim.ros.diff_drive_controller:main",
             "replay = mb_sim.replay:main",
         ],
     },

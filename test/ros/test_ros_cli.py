@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 from ros_helpers import REPO, STARTUP_TIMEOUT
 
 VENV_BIN = Path(sys.prefix) / "bin"
@@ -34,6 +35,9 @@ COMMANDS = {
            "--params-file $(ros2 pkg prefix mb_sim)/share/mb_sim/config/arm.yaml "
            "-p urdf_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/urdf/arm.urdf",
     "controller": "ros2 run mb_sim demo_controller",
+    "launch_legged": "ros2 launch mb_sim legged.launch.py",
+    "launch_mobile": "ros2 launch mb_sim mobile.launch.py",
+    "odom_position": "ros2 topic echo /odom --once --field pose.pose.position",
     "prefix": "ros2 pkg prefix mb_sim",
     "echo": "ros2 topic echo /joint_states --once",
     "hz": "ros2 topic hz /joint_states",
@@ -268,6 +272,44 @@ def test_other_launches_start_and_stop_cleanly(cli: dict[str, str], tmp_path: Pa
     if name == "launch_rviz" and shutil.which("rviz2") is None:
         assert "rviz2 is not installed" in sim.output
     assert _sim_node_pids() <= before, "sim_node left running"
+
+
+def _joint_state(env: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """One joint_states message from `ros2 topic echo --once`: {joint: (position, velocity)}."""
+    out = run_until(env, "echo", ["name:", "position:", "velocity:"])
+    msg = yaml.safe_load(out.split("---")[0])
+    return {n: (float(p), float(v))
+            for n, p, v in zip(msg["name"], msg["position"], msg["velocity"], strict=True)}
+
+
+@pytest.mark.parametrize("name, robot", [("launch_legged", "mb_sim_quadruped"),
+                                         ("launch_mobile", "mb_sim_diff_drive")])
+def test_robot_launches_run_their_demo(cli: dict[str, str], tmp_path: Path, name: str,
+                                       robot: str) -> None:
+    """After 8 s the quadruped stands (knees near the standing -1.6 rad, trunk 0.27 to 0.31 m
+    up in odom); the diff drive drives (both wheels turning forward at about
+    0.25 m/s / 0.08 m = 3.1 rad/s, more than 1 m along x). Ctrl-C stops everything cleanly."""
+    cli = other_domain(cli)
+    before = _sim_node_pids()
+    sim = Launched(cli, name, tmp_path / "launch.log")
+    try:
+        sim.wait_for(f"simulating '{robot}'")
+        sim.wait_for("controller ready: starting the simulation")
+        time.sleep(8.0)
+        state = _joint_state(cli)
+        where = yaml.safe_load(run_until(cli, "odom_position", ["z:"]).split("---")[0])
+    finally:
+        rc = sim.ctrl_c()
+    _clean_exit(sim, rc)
+    assert _sim_node_pids() <= before, "sim_node left running"
+    if robot == "mb_sim_quadruped":
+        knees = [p for n, (p, _v) in state.items() if n.endswith("_knee")]
+        assert len(knees) == 4 and all(abs(k + 1.6) < 0.2 for k in knees), state
+        assert 0.27 < float(where["z"]) < 0.31, where
+    else:
+        for wheel in ("left_wheel_joint", "right_wheel_joint"):
+            assert 2.0 < state[wheel][1] < 4.5, state
+        assert float(where["x"]) > 1.0, where
 
 
 def test_record_and_replay_commands(cli: dict[str, str], tmp_path: Path) -> None:

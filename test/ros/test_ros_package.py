@@ -56,12 +56,16 @@ def sourced(ws: Path, command: str, **kw: Any) -> subprocess.CompletedProcess[st
 
 def test_colcon_installs_scripts_and_share_files(colcon_ws: Path) -> None:
     prefix = colcon_ws / "install" / "mb_sim"
-    for script in ("sim_node", "demo_controller"):
+    for script in ("sim_node", "demo_controller", "quadruped_controller",
+                   "diff_drive_controller"):
         path = prefix / "lib" / "mb_sim" / script
         assert path.is_file() and os.access(path, os.X_OK), path
     share = prefix / "share" / "mb_sim"
     for rel in ("package.xml", "launch/arm.launch.py", "urdf/arm.urdf", "config/arm.yaml",
-                "config/arm.rviz", "config/worlds/table.yaml"):
+                "config/arm.rviz", "config/worlds/table.yaml", "launch/legged.launch.py",
+                "launch/mobile.launch.py", "urdf/quadruped.urdf", "urdf/diff_drive.urdf",
+                "config/legged.yaml", "config/mobile.yaml", "config/worlds/flat.yaml",
+                "config/worlds/ramp.yaml"):
         assert (share / rel).is_file(), rel
     assert (prefix / "share" / "ament_index" / "resource_index" / "packages" / "mb_sim").is_file()
 
@@ -231,6 +235,45 @@ def test_launch_arguments(launch_module: types.ModuleType, tmp_path: Path,
     assert nodes[0].kwargs["parameters"][1]["world_file"] == str(own)
     with pytest.raises(RuntimeError, match="no_such_world"):
         _evaluate(launch_module, world="no_such_world")
+
+
+@pytest.mark.parametrize("launch_file, urdf, params, world, controller", [
+    ("legged.launch.py", "quadruped.urdf", "legged.yaml", "flat.yaml", "quadruped_controller"),
+    ("mobile.launch.py", "diff_drive.urdf", "mobile.yaml", "ramp.yaml", "diff_drive_controller"),
+])
+def test_robot_launch_files(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch, launch_file: str,
+                            urdf: str, params: str, world: str, controller: str) -> None:
+    """legged/mobile.launch.py: sim_node with their robot, parameters and world, and the demo
+    controller, which unpauses the simulation (it starts paused); controller:=false drops it."""
+    install = colcon_ws / "install" / "mb_sim"
+    monkeypatch.setenv("AMENT_PREFIX_PATH",
+                       os.pathsep.join([str(install), os.environ.get("AMENT_PREFIX_PATH", "")]))
+    for name, module in _fake_launch_modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    path = install / "share" / "mb_sim" / "launch" / launch_file
+    spec = importlib.util.spec_from_file_location(launch_file.split(".")[0], path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    declared, nodes = _evaluate(module)
+    assert {"world", "use_sim_time", "rviz", "controller"} <= set(declared)
+    assert [n.kwargs["executable"] for n in nodes] == ["sim_node", controller]
+    for node in nodes:
+        assert (install / "lib" / "mb_sim" / node.kwargs["executable"]).is_file()
+    file, overrides = nodes[0].kwargs["parameters"]
+    assert Path(file).name == params
+    sim_params = yaml.safe_load(Path(file).read_text())["sim_node"]["ros__parameters"]
+    assert sim_params["start_paused"] is True
+    assert Path(overrides["urdf_file"]).name == urdf and Path(overrides["urdf_file"]).is_file()
+    assert Path(overrides["world_file"]).name == world and Path(overrides["world_file"]).is_file()
+    ctl = nodes[1].kwargs["parameters"][0]
+    assert ctl == {"use_sim_time": True, "unpause": "/sim_node/pause"}
+    assert "on_exit" in nodes[0].kwargs
+
+    _, nodes = _evaluate(module, controller="false", use_sim_time="false")
+    assert [n.kwargs["executable"] for n in nodes] == ["sim_node"]
+    assert nodes[0].kwargs["parameters"][1]["use_sim_time"] is False
 
 
 def test_launch_for_real_when_launch_ros_is_installed(colcon_ws: Path) -> None:
