@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="simulated seconds")
     parser.add_argument("--no-mujoco", action="store_true")
     args = parser.parse_args()
-    steps = int(round(args.seconds / DT))
+    steps = round(args.seconds / DT)
     model, world, stand, z0 = setup()
     results = {"mb_sim": run_mb_sim(model, world, stand, steps)}
     if not args.no_mujoco:
@@ -122,7 +122,7 @@ def main() -> None:
             results[f"MuJoCo {mj['version']}"] = mj
     print(f"quadruped standing, {model.n_joints} joints + floating base, {steps} steps of "
           f"{DT * 1e3:g} ms, trunk started at {z0:.4f} m")
-    last = int(round(1.0 / DT))
+    last = round(1.0 / DT)
     print(f"{'':28}" + "".join(f"{name:>20}" for name in results))
     rows = [
         ("us / step", lambda r: f"{r['us']:.1f}"),
