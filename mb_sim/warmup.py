@@ -108,7 +108,7 @@ def _step_scene(steps: int) -> None:
         sim.step(steps)
         _ = sim.contacts, sim.energy(), sim.link_poses()
         _ = sim.link_velocity(model.base_link), sim.link_acceleration(model.base_link)
-    floating = mb_sim.load_urdf(ROBOT, floating_base=True)  # the same kernels, other branches
+    floating = mb_sim.load_urdf(ROBOT, floating_base=True, inertia_from_geometry=500.0)
     sim = mb_sim.Simulation(floating, world=world, dt=0.002, integrator="rk4")
     sim.step(steps)
 

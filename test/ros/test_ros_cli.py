@@ -34,6 +34,10 @@ COMMANDS = {
     "run": "ros2 run mb_sim sim_node --ros-args "
            "--params-file $(ros2 pkg prefix mb_sim)/share/mb_sim/config/arm.yaml "
            "-p urdf_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/urdf/arm.urdf",
+    "run_floating": "ros2 run mb_sim sim_node --ros-args "
+                    "-p urdf_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/urdf/quadruped.urdf "
+                    "-p world_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/config/worlds/flat.yaml "
+                    "-p floating_base:=true",
     "controller": "ros2 run mb_sim demo_controller",
     "launch_legged": "ros2 launch mb_sim legged.launch.py",
     "launch_mobile": "ros2 launch mb_sim mobile.launch.py",
@@ -271,6 +275,22 @@ def test_other_launches_start_and_stop_cleanly(cli: dict[str, str], tmp_path: Pa
         _clean_exit(sim, rc)
     if name == "launch_rviz" and shutil.which("rviz2") is None:
         assert "rviz2 is not installed" in sim.output
+    assert _sim_node_pids() <= before, "sim_node left running"
+
+
+def test_bring_your_own_robot_command(cli: dict[str, str], tmp_path: Path) -> None:
+    """The README's own-robot command (with the shipped quadruped) simulates a floating robot:
+    odom is published with the trunk above the ground; Ctrl-C ends it cleanly."""
+    cli = other_domain(cli)
+    before = _sim_node_pids()
+    sim = Launched(cli, "run_floating", tmp_path / "run.log")
+    try:
+        sim.wait_for("simulating 'mb_sim_quadruped'")
+        where = yaml.safe_load(run_until(cli, "odom_position", ["z:"]).split("---")[0])
+    finally:
+        rc = sim.ctrl_c()
+    assert rc == 0 and "Traceback" not in sim.output, sim.output
+    assert 0.0 < float(where["z"]) < 1.0, where
     assert _sim_node_pids() <= before, "sim_node left running"
 
 
