@@ -11,6 +11,10 @@ order to `/effort_controller/commands`. With `unpause` set (e.g. /sim_node/pause
 paused simulation once it has the robot, so the robot does not fall before the controller
 takes over. The standing pose follows the joint names of urdf/quadruped.urdf (`*_hip_pitch`,
 `*_knee`, `*_hip_roll`); `stand_pose` gives another robot's, in URDF joint order.
+
+The loop needs joint_states often and fast: with Kp 80, Kd 1.0 on urdf/quadruped.urdf (0.25 kg
+calves) it is stable up to about 4 ms from a joint_states sample to the effort it causes
+(config/legged.yaml publishes at 500 Hz); beyond that the robot shuffles, then falls.
 """
 
 from __future__ import annotations
