@@ -16,6 +16,10 @@ recorded and replayed values); 2 when the bag cannot be replayed.
 
 from __future__ import annotations
 
+from mb_sim.ros.startup import exit_quietly_until_started
+
+exit_quietly_until_started()  # before the imports below: a signal exits quietly
+
 import argparse
 import importlib
 import json

@@ -22,6 +22,10 @@ the tip's z axis pointing down.
 
 from __future__ import annotations
 
+from mb_sim.ros.startup import exit_quietly_until_started
+
+exit_quietly_until_started()  # before the imports below: a signal exits quietly
+
 import math
 import signal
 import sys

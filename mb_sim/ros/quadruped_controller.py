@@ -12,12 +12,16 @@ paused simulation once it has the robot, so the robot does not fall before the c
 takes over. The standing pose follows the joint names of urdf/quadruped.urdf (`*_hip_pitch`,
 `*_knee`, `*_hip_roll`); `stand_pose` gives another robot's, in URDF joint order.
 
-The loop needs joint_states often and fast: with Kp 80, Kd 1.0 on urdf/quadruped.urdf (0.25 kg
-calves) it is stable up to about 4 ms from a joint_states sample to the effort it causes
-(config/legged.yaml publishes at 500 Hz); beyond that the robot shuffles, then falls.
+With Kp 80, Kd 1.0 on urdf/quadruped.urdf (whose joints have 1.0 N m s/rad of viscous damping)
+the loop is stable with up to about 16 ms from a joint_states sample to the effort it causes
+(config/legged.yaml publishes at 500 Hz); at 24 ms the robot falls.
 """
 
 from __future__ import annotations
+
+from mb_sim.ros.startup import exit_quietly_until_started
+
+exit_quietly_until_started()  # before the imports below: a signal exits quietly
 
 import sys
 

@@ -40,6 +40,10 @@ use_sim_time nodes and reliable subscribers; only the newest value matters).
 
 from __future__ import annotations
 
+from mb_sim.ros.startup import exit_quietly_until_started
+
+exit_quietly_until_started()  # before the imports below: a signal exits quietly
+
 import gc
 import json
 import logging
