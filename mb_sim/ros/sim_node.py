@@ -1070,15 +1070,12 @@ class SimNode(Node):
         super().destroy_node()
 
 
-class _Interrupted(BaseException):
-    """SIGINT or SIGTERM arrived while the node was starting (a BaseException, like
-    KeyboardInterrupt, so that no `except Exception` of the startup code takes it for an error)."""
-
-
 class _Signals:
     """SIGINT and SIGTERM stop the node once, quietly: the first one asks the spin loop to end,
     later ones (the terminal's and `ros2 launch`'s Ctrl-C land both) are ignored. While the node
-    is still being built, the first one aborts the build instead."""
+    is still being built (loading the robot, maybe compiling kernels), the first one ends the
+    process at once with status 0: nothing is open yet that needs closing, and an exception
+    raised into the build could surface inside a library callback and print a traceback."""
 
     def __init__(self) -> None:
         self.stop = threading.Event()
@@ -1094,7 +1091,9 @@ class _Signals:
         if self.wake is not None:
             self.wake.trigger()
         if self.starting:
-            raise _Interrupted
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
 
 
 def main(args: list[str] | None = None) -> int:
@@ -1106,24 +1105,16 @@ def main(args: list[str] | None = None) -> int:
     node: SimNode | None = None
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    except _Interrupted:
-        return 0
     except Exception as e:  # noqa: BLE001 - bad command line, e.g. an unreadable --params-file
         print(f"sim_node: cannot start: {e}", file=sys.stderr)
         return 1
-    status = 0
     try:
         try:
             node = SimNode()
         except StartupError as e:
-            if signals.stop.is_set():  # the signal surfaced inside the startup code
-                return 0
             get_logger("sim_node").fatal(str(e))
             return 1
         except Exception as e:  # noqa: BLE001 - never a traceback at startup
-            # A signal during startup can surface from inside the kernels as another error.
-            if signals.stop.is_set():
-                return 0
             get_logger("sim_node").fatal(f"cannot start: {type(e).__name__}: {_text(e)}")
             return 1
         # Numba and the message packages leave about a million long-lived objects; a full
@@ -1139,8 +1130,6 @@ def main(args: list[str] | None = None) -> int:
         node.start()
         while not signals.stop.is_set():
             executor.spin_once(timeout_sec=0.2)
-    except _Interrupted:
-        status = 0
     finally:
         signals.starting = False
         signals.stop.set()
@@ -1151,7 +1140,7 @@ def main(args: list[str] | None = None) -> int:
         # then kill the process with SIGINT instead of letting it exit 0.
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_IGN)
-    return status
+    return 0
 
 
 if __name__ == "__main__":

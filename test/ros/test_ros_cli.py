@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -286,7 +287,7 @@ def test_bring_your_own_robot_command(cli: dict[str, str], tmp_path: Path) -> No
     sim = Launched(cli, "run_floating", tmp_path / "run.log")
     try:
         sim.wait_for("simulating 'mb_sim_quadruped'")
-        where = yaml.safe_load(run_until(cli, "odom_position", ["z:"]).split("---")[0])
+        where = _message(run_until(cli, "odom_position", ["z:"]))
     finally:
         rc = sim.ctrl_c()
     assert rc == 0 and "Traceback" not in sim.output, sim.output
@@ -294,10 +295,17 @@ def test_bring_your_own_robot_command(cli: dict[str, str], tmp_path: Path) -> No
     assert _sim_node_pids() <= before, "sim_node left running"
 
 
+def _message(out: str) -> Any:
+    """The first message that `ros2 topic echo` printed, without the notices it prints when a
+    message was lost on the way ("A message was lost!!!", then tab-indented counts)."""
+    lines = [line for line in out.split("---")[0].splitlines()
+             if not line.startswith(("\t", "A message was lost"))]
+    return yaml.safe_load("\n".join(lines))
+
+
 def _joint_state(env: dict[str, str]) -> dict[str, tuple[float, float]]:
     """One joint_states message from `ros2 topic echo --once`: {joint: (position, velocity)}."""
-    out = run_until(env, "echo", ["name:", "position:", "velocity:"])
-    msg = yaml.safe_load(out.split("---")[0])
+    msg = _message(run_until(env, "echo", ["name:", "position:", "velocity:"]))
     return {n: (float(p), float(v))
             for n, p, v in zip(msg["name"], msg["position"], msg["velocity"], strict=True)}
 
@@ -317,7 +325,7 @@ def test_robot_launches_run_their_demo(cli: dict[str, str], tmp_path: Path, name
         sim.wait_for("controller ready: starting the simulation")
         time.sleep(8.0)
         state = _joint_state(cli)
-        where = yaml.safe_load(run_until(cli, "odom_position", ["z:"]).split("---")[0])
+        where = _message(run_until(cli, "odom_position", ["z:"]))
     finally:
         rc = sim.ctrl_c()
     _clean_exit(sim, rc)
