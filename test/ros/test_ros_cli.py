@@ -298,9 +298,13 @@ def test_bring_your_own_robot_command(cli: dict[str, str], tmp_path: Path) -> No
 def _message(out: str) -> Any:
     """The first message that `ros2 topic echo` printed, without the notices it prints when a
     message was lost on the way ("A message was lost!!!", then tab-indented counts)."""
-    lines = [line for line in out.split("---")[0].splitlines()
+    lines = [line for line in out.splitlines()
              if not line.startswith(("\t", "A message was lost"))]
-    return yaml.safe_load("\n".join(lines))
+    for part in "\n".join(lines).split("---"):
+        msg = yaml.safe_load(part)
+        if isinstance(msg, dict):
+            return msg
+    raise AssertionError(f"no message in the output of ros2 topic echo:\n{out}")
 
 
 def _joint_state(env: dict[str, str]) -> dict[str, tuple[float, float]]:
