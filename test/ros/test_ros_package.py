@@ -21,6 +21,8 @@ import pytest
 import yaml
 from ros_helpers import REPO, STARTUP_TIMEOUT, wait_until
 
+from mb_sim.ros import launching
+
 PACKAGE_FILES = ("package.xml", "setup.py", "setup.cfg", "resource", "mb_sim", "launch", "urdf",
                  "config")
 
@@ -208,13 +210,13 @@ def test_launch_file_names_existing_things(launch_module: types.ModuleType,
 
 def test_launch_arguments(launch_module: types.ModuleType, tmp_path: Path,
                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(launch_module, "rviz_available", lambda: False)
+    monkeypatch.setattr(launching, "rviz_available", lambda: False)
     _, actions = _evaluate(launch_module, rviz="true")
     assert [a.kwargs.get("executable") for a in actions] == ["sim_node", None]
     assert "rviz2 is not installed" in actions[1].kwargs["msg"]
     assert "on_exit" in actions[0].kwargs  # the launch ends when sim_node does
 
-    monkeypatch.setattr(launch_module, "rviz_available", lambda: True)
+    monkeypatch.setattr(launching, "rviz_available", lambda: True)
     _, nodes = _evaluate(launch_module, rviz="true", use_sim_time="false", world="cube_drop")
     assert [n.kwargs["executable"] for n in nodes] == ["sim_node", "rviz2"]
     rviz_args = nodes[1].kwargs["arguments"]
