@@ -27,17 +27,12 @@ from mb_sim.ros.startup import exit_quietly_until_started
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 
 import math
-import signal
 import sys
-import threading
 from typing import Any
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import SetBool
@@ -45,6 +40,7 @@ from tf2_msgs.msg import TFMessage
 
 import mb_sim
 from mb_sim.ros.conversions import quat_rotate, time_to_seconds
+from mb_sim.ros.spin import spin_until_signal
 
 LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -285,30 +281,7 @@ class DemoController(Node):
 def main(args: list[str] | None = None) -> int:
     """Console script `demo_controller`: runs until SIGINT or SIGTERM, then exits 0 quietly
     (the first signal ends the spin loop; a second one, as `ros2 launch` sends, is ignored)."""
-    stop = threading.Event()
-
-    def on_signal(_signum: int, _frame: object) -> None:
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, on_signal)
-    node: DemoController | None = None
-    try:
-        rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-        node = DemoController()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        while not stop.is_set():
-            executor.spin_once(timeout_sec=0.1)
-    except ExternalShutdownException:
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
-        for sig in (signal.SIGINT, signal.SIGTERM):  # Python's finalization resets handlers
-            signal.signal(sig, signal.SIG_IGN)
-    return 0
+    return spin_until_signal(DemoController, args)
 
 
 if __name__ == "__main__":
