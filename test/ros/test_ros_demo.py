@@ -37,6 +37,8 @@ def test_run_demo_touches_the_box(warm_jit: None, tmp_path: Path) -> None:
     assert "waypoint 1/4: above target" in out, out
     status = re.findall(r"sim time ([0-9.]+) s \| RTF ([0-9.]+) .*\| contacts (\d+)", out)
     assert status, out
-    assert max(float(t) for t, _, _ in status) > 5.0
+    # a status line every 5 s of wall time; the first comes about 5 s of simulated time in
+    # (a little less when the node starts slowly)
+    assert max(float(t) for t, _, _ in status) > 4.0
     # The three boxes and the ball rest on the table throughout: contacts are always there.
     assert all(int(c) >= 4 for _, _, c in status)
