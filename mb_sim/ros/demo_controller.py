@@ -35,12 +35,11 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
-from std_srvs.srv import SetBool
 from tf2_msgs.msg import TFMessage
 
 import mb_sim
 from mb_sim.ros.conversions import quat_rotate, time_to_seconds
-from mb_sim.ros.spin import spin_until_signal
+from mb_sim.ros.spin import spin_until_signal, start_when_ready
 
 LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -143,8 +142,6 @@ class DemoController(Node):
         self.model: Any = None
         self.kin: Kinematics | None = None
         self.wn = 0.0
-        self.unpause_client: Any = None
-        self.unpaused = False
         self.base_frame = ""
         self.base_pose: tuple[np.ndarray, np.ndarray] | None = None
         self.target_pose: tuple[np.ndarray, np.ndarray] | None = None
@@ -159,21 +156,13 @@ class DemoController(Node):
         self.create_subscription(TFMessage, "/tf_static", self.on_tf, LATCHED)
         self.create_subscription(TFMessage, "/tf", self.on_tf, 100)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, 10)
-        service = str(self.get_parameter("unpause").value)
-        if service:
-            self.unpause_client = self.create_client(SetBool, service)
-            self.create_timer(0.1, self.try_unpause)
+        start_when_ready(self, str(self.get_parameter("unpause").value), self.ready)
         self.get_logger().info("waiting for robot_description, TF and joint_states")
 
-    def try_unpause(self) -> None:
-        ready = self.model is not None and self.base_pose is not None
-        if self.unpaused or not ready or self.target_pose is None:
-            return
-        if not self.unpause_client.service_is_ready():
-            return
-        self.unpaused = True
-        self.unpause_client.call_async(SetBool.Request(data=False))
-        self.get_logger().info("controller ready: starting the simulation")
+    def ready(self) -> bool:
+        """The robot, its base pose and the target are known: the simulation may start."""
+        return (self.model is not None and self.base_pose is not None
+                and self.target_pose is not None)
 
     # --- inputs -----------------------------------------------------------------------------
 

@@ -26,12 +26,10 @@ exit_quietly_until_started()  # before the imports below: a signal exits quietly
 import sys
 
 import numpy as np
-from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
-from std_srvs.srv import SetBool
 
 import mb_sim
 from mb_sim.control import (
@@ -44,7 +42,7 @@ from mb_sim.control import (
 )
 from mb_sim.model.model import Model
 from mb_sim.ros.conversions import time_to_seconds
-from mb_sim.ros.spin import spin_until_signal
+from mb_sim.ros.spin import spin_until_signal, start_when_ready
 
 LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
@@ -69,28 +67,13 @@ class QuadrupedController(Node):
         self.model: Model | None = None
         self.law: StandSway | None = None
         self.t0: float | None = None
-        self.unpaused = False
-        self.unpause_client = None
         topic = str(self.get_parameter("command_topic").value)
         self.pub = self.create_publisher(Float64MultiArray, topic, 10)
         self.create_subscription(String, "robot_description", self.on_description, LATCHED)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, 10)
-        service = str(self.get_parameter("unpause").value)
-        if service:
-            self.unpause_client = self.create_client(SetBool, service)
-            # wall-clock timer: with use_sim_time a timer on the ROS clock waits for a
-            # paused simulation's /clock, which does not move until it is unpaused
-            self.create_timer(0.1, self.try_unpause, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        start_when_ready(self, str(self.get_parameter("unpause").value),
+                         lambda: self.model is not None)
         self.get_logger().info("waiting for robot_description and joint_states")
-
-    def try_unpause(self) -> None:
-        if self.unpaused or self.model is None or self.unpause_client is None:
-            return
-        if not self.unpause_client.service_is_ready():
-            return
-        self.unpaused = True
-        self.unpause_client.call_async(SetBool.Request(data=False))
-        self.get_logger().info("controller ready: starting the simulation")
 
     def on_description(self, msg: String) -> None:
         if self.model is not None:

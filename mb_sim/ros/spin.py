@@ -1,6 +1,6 @@
-"""Run one node until SIGINT or SIGTERM, then exit 0 quietly: the main loop of the demo
-controllers (the first signal ends the spin loop; a second one, as `ros2 launch` sends, is
-ignored; no traceback)."""
+"""What the demo controllers share: run one node until SIGINT or SIGTERM, then exit 0 quietly
+(the first signal ends the spin loop; a second one, as `ros2 launch` sends, is ignored; no
+traceback), and start a paused simulation once the controller is ready."""
 
 from __future__ import annotations
 
@@ -9,9 +9,30 @@ import threading
 from collections.abc import Callable
 
 import rclpy
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+from std_srvs.srv import SetBool
+
+
+def start_when_ready(node: Node, service: str, ready: Callable[[], bool]) -> None:
+    """Once ready() holds and the pause service `service` (e.g. /sim_node/pause) answers, call
+    it with false, once ('' = never). Checked every 0.1 s of wall-clock time: with
+    use_sim_time a timer on the ROS clock waits for a paused simulation's /clock, which does
+    not move until it is unpaused."""
+    if not service:
+        return
+    client = node.create_client(SetBool, service)
+
+    def attempt() -> None:
+        if not ready() or not client.service_is_ready():
+            return
+        timer.cancel()
+        client.call_async(SetBool.Request(data=False))
+        node.get_logger().info("controller ready: starting the simulation")
+
+    timer = node.create_timer(0.1, attempt, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
 
 def spin_until_signal(make_node: Callable[[], Node], args: list[str] | None = None) -> int:
