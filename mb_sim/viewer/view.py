@@ -27,6 +27,8 @@ PLOTTED_AT_START = 3
 """Joints plotted when a scene appears (the first ones; the panel changes the choice)."""
 ARROW_COLOR = (255, 217, 26)
 POINT_COLOR = (255, 38, 26)
+HEMISPHERE_LIGHT = 2.0
+"""Intensity of the sky light (with viser's default directional lights)."""
 GROUND_SIZE = 6.0
 """Side of the ground grid, m."""
 
@@ -86,6 +88,12 @@ class View:
         import viser
 
         self.server = viser.ViserServer(host=host, port=port, label=title, verbose=False)
+        # Plain lights instead of the image-based environment: a software-rendered page (no
+        # GPU) draws its first frame in seconds instead of tens of seconds.
+        self.server.scene.configure_environment_map(hdri=None)
+        self.server.scene.add_light_hemisphere("/lights/sky", sky_color=(255, 255, 255),
+                                               ground_color=(120, 120, 130),
+                                               intensity=HEMISPHERE_LIGHT)
         self.url = f"http://{host}:{self.server.get_port()}"
         self._lock = threading.RLock()
         self._scene: Scene | None = None

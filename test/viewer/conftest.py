@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ros"))
 
 from browser import Browser, chromium_path
 from ros_helpers import keep_dds_on_this_machine
+from viewer_helpers import HEIGHT, WIDTH
 
 keep_dds_on_this_machine()
 
@@ -32,6 +33,6 @@ def browser(viser_installed: None) -> Iterator[Browser]:
     if chromium_path() is None:
         pytest.skip("Debian's chromium is not installed: sudo apt-get install chromium "
                     "(make test installs it when run as root)")
-    b = Browser()
+    b = Browser(WIDTH, HEIGHT)
     yield b
     b.close()

@@ -7,7 +7,7 @@ at, vertical field of view, z up) over the whole window, so a point projects as
     u = W/2 (1 + x_c / (z_c tan(fov/2) W/H)),  v = H/2 (1 - y_c / (z_c tan(fov/2))).
 A surface of colour c lit by the view's lights shows as about k c (k from shading and tone
 mapping, 0.3 to 1.4, a little more saturated): a pixel `looks_like` c when its direction in RGB
-space is within 0.25 rad of c's and it is not much darker or brighter.
+space is within 0.3 rad of c's and it is not much darker or brighter.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 
-PANEL_LEFT = 930
-"""Pixels right of this are the control panel (at 1280 px wide)."""
+PANEL_LEFT = 674
+"""Pixels right of this are the control panel (at 1024 px wide: it is 350 px wide)."""
 
 
 def project(camera: object, point: np.ndarray, width: int, height: int) -> tuple[int, int]:
@@ -36,7 +36,7 @@ def project(camera: object, point: np.ndarray, width: int, height: int) -> tuple
     return round(u), round(v)
 
 
-def looks_like(pixels: np.ndarray, rgb: tuple[float, float, float], angle: float = 0.25,
+def looks_like(pixels: np.ndarray, rgb: tuple[float, float, float], angle: float = 0.3,
                dark: float = 0.3, bright: float = 1.4) -> np.ndarray:
     """Mask of the pixels (..., 3 uint8) whose colour is `rgb` (0..1) under shading."""
     c = np.asarray(rgb, dtype=float) * 255.0

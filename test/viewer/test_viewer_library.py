@@ -68,13 +68,16 @@ def test_show_draws_the_simulation_and_its_buttons_hold_the_script(browser) -> N
 
         # Pause from the page: the script's next step waits until Step or Resume.
         browser.click_button("Pause")
+        deadline = time.monotonic() + 10
+        while not viewer.paused and time.monotonic() < deadline:  # the click travels
+            time.sleep(0.02)
         t_paused = sim.time
         stepping = threading.Thread(target=lambda: [sim.step() for _ in range(50)],
                                     daemon=True)
         stepping.start()
         time.sleep(0.5)
-        assert sim.time == pytest.approx(t_paused)
         assert viewer.paused
+        assert sim.time == pytest.approx(t_paused)
         browser.click_button("Step")
         deadline = time.monotonic() + 10
         while sim.time < t_paused + 0.5 * sim.dt and time.monotonic() < deadline:

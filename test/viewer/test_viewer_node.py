@@ -121,7 +121,7 @@ def test_live_view_follows_the_node_and_its_buttons_drive_it(browser, probe, tmp
         browser.open(viewer.url)
         camera = viewer.camera()
         # The arm falls onto the table (no command: no effort) and rests there, pressing on it.
-        assert wait_until(lambda: (_sim_time(browser.text()) or 0.0) > 2.5, 60), browser.text()
+        assert wait_until(lambda: (_sim_time(browser.text()) or 0.0) > 1.5, 60), browser.text()
         browser.click_button("Pause")
         assert wait_until(lambda: _stats(probe)["paused"], 10), "the node did not pause"
         assert wait_until(lambda: "paused" in browser.text(), 10), browser.text()
@@ -164,7 +164,7 @@ def test_live_view_follows_the_node_and_its_buttons_drive_it(browser, probe, tmp
 
         # The node stops: the viewer says so and lives on; a new node is followed.
         t_before = _sim_time(browser.text())
-        assert t_before is not None and t_before > 2.5
+        assert t_before is not None and t_before > 1.5
         assert sims[0].stop() == 0
         assert wait_until(lambda: "not running" in browser.text(), 15), browser.text()
         assert viewer.proc.poll() is None

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import socket
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -13,9 +15,12 @@ import yaml
 from mb_sim.viewer.scene import Camera
 
 REPO = Path(__file__).resolve().parents[2]
-DOCS_IMAGES = REPO / "docs" / "images"
-"""Where the tests leave the screenshots the README shows."""
-WIDTH, HEIGHT = 1280, 800
+DOCS_IMAGES = (REPO / "docs" / "images" if os.environ.get("MB_SIM_UPDATE_SCREENSHOTS")
+               else Path(tempfile.gettempdir()) / "mb_sim_viewer_screenshots")
+"""Where the tests leave their screenshots: docs/images (the README's) with
+MB_SIM_UPDATE_SCREENSHOTS=1, else a temporary folder (a test run leaves the checkout as it
+was)."""
+WIDTH, HEIGHT = 1024, 640
 """The browser window, CSS pixels."""
 
 
