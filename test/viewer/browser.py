@@ -66,7 +66,8 @@ class Browser:
         port = int(port_file.read_text().split()[0])
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
             pages = [t for t in json.load(r) if t.get("type") == "page"]
-        self._ws = connect(pages[0]["webSocketDebuggerUrl"], max_size=None, open_timeout=10)
+        self._ws = connect(pages[0]["webSocketDebuggerUrl"], max_size=None, open_timeout=10,
+                           ping_interval=None)  # read only while a command waits
         self._ids = itertools.count(1)
         self.events: list[dict[str, Any]] = []
         self.requests: list[str] = []
