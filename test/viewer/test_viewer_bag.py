@@ -124,6 +124,15 @@ def test_the_slider_shows_the_recorded_poses(browser, arm_bag: Path) -> None:
             middle = centroid(image, HAND)
             assert np.hypot(*np.subtract(middle, own)) < np.hypot(*np.subtract(middle, other))
         assert f"{times[1]:.3f}" in browser.text()
+
+        # Play from the page runs the slider on from there, Pause (the same button) stops it.
+        browser.click_button("Play")
+        assert wait_until(lambda: float(viewer.slider.value) > times[1] + 0.05, 20)
+        browser.click_button("Pause")
+        assert wait_until(lambda: "Play" in browser.text(), 10)
+        stopped = float(viewer.slider.value)
+        time.sleep(0.3)
+        assert float(viewer.slider.value) == stopped
         assert browser.foreign_requests() == []
     finally:
         viewer.close()
