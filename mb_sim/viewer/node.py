@@ -10,15 +10,17 @@ anew, the scene is rebuilt if they changed, and simulated time going back clears
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
 from typing import Any
 
 import rclpy
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import SignalHandlerOptions
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
@@ -251,14 +253,20 @@ def _joint_names(urdf: str | None) -> tuple[str, ...]:
 
 def serve(sim_node: str, host: str, port: int, stop: threading.Event,
           args: list[str] | None = None) -> int:
-    """rclpy, the viewer node and its page until `stop` is set; 0."""
-    rclpy.init(args=args)
+    """rclpy, the viewer node and its page until `stop` is set; 0. The caller handles SIGINT
+    and SIGTERM (rclpy's own handlers would end the context under the spinning thread)."""
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     viewer = None
     executor = SingleThreadedExecutor()
+
+    def spin() -> None:
+        with contextlib.suppress(ExternalShutdownException):
+            executor.spin()
+
     try:
         viewer = NodeView(sim_node, host, port)
         executor.add_node(viewer)
-        spinner = threading.Thread(target=executor.spin, name="ros", daemon=True)
+        spinner = threading.Thread(target=spin, name="ros", daemon=True)
         spinner.start()
         viewer.get_logger().info(f"serving the view of {viewer.sim_node} on {viewer.url}")
         viewer.run(stop)

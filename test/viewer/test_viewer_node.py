@@ -87,14 +87,18 @@ def _sim_time(text: str) -> float | None:
 
 @pytest.fixture
 def probe() -> Any:
+    """A probe node; rclpy started here unless the ROS tests' session started it already."""
     import rclpy
     from ros_helpers import Probe
 
-    rclpy.init()
+    started = not rclpy.ok()
+    if started:
+        rclpy.init()
     p = Probe()
     yield p
     p.close()
-    rclpy.try_shutdown()
+    if started:
+        rclpy.try_shutdown()
 
 
 def _latest_transforms(messages: list[tuple[float, Any]]) -> dict[str, np.ndarray]:
@@ -146,11 +150,20 @@ def test_live_view_follows_the_node_and_its_buttons_drive_it(browser, probe, tmp
         assert near_hand < 0.15, f"the arm is not on the table (nearest contact {near_hand} m)"
 
         def drawn(image: np.ndarray) -> bool:
-            return (all(share(image, px, rgb, radius=4) > 0.3 for _, px, rgb in expected)
+            # partly hidden (the ball stands before the green box): a fifth is enough
+            return (all(share(image, px, rgb, radius=5) > 0.2 for _, px, rgb in expected)
                     and looks_like(image[:, :PANEL_LEFT], ARROW).sum() > 30)
 
         browser.close_notifications()
-        browser.wait_for(drawn, timeout=60)
+        try:
+            browser.wait_for(drawn, timeout=60)
+        except TimeoutError as e:
+            image = browser.screenshot()
+            found = {what: round(share(image, px, rgb, radius=5), 2)
+                     for what, px, rgb in expected}
+            arrows = int(looks_like(image[:, :PANEL_LEFT], ARROW).sum())
+            raise AssertionError(f"{e}: expected {expected}, share of each colour there "
+                                 f"{found}, arrow pixels {arrows}") from None
         image = browser.save(DOCS_IMAGES / "viewer_node.png", settle=1.0)
         pixels = [project(camera, p, WIDTH, HEIGHT) for p in points]
         at_contacts = [share(image, px, ARROW, radius=8) + share(image, px, DOT, radius=8) > 0
