@@ -57,6 +57,15 @@ def test_human_render_needs_the_viewer():
         mb_sim.envs.make_vec("mb_sim/Pendulum-v0", 2, render_mode="ansi")
 
 
+def _kicked(name, seed, speed):
+    """(environment reset with `seed`, then every joint at `speed` so that everything moves;
+    the model of its URDF loaded here)."""
+    env = gym.make(f"mb_sim/{name}-v0").unwrapped
+    env.reset(seed=seed)
+    env.sim.set_state(qd=np.full(env.sim.nv, speed))
+    return env, mb_sim.load_urdf(str(data_file(env.task.urdf)))
+
+
 def _rk4_of_aba(model, gravity, q, qd, h):
     """One RK4 step of qdd = aba(q, qd, 0)."""
     def f(q, qd):
@@ -74,11 +83,8 @@ def test_free_motion_is_aba_of_the_urdf(name):
     """Zero action from a seeded start, one physics step at a time: the velocities are RK4 of
     mb_sim.aba on the URDF loaded here, plus a Coulomb impulse M dqd within +-friction x h
     per joint (zero for the frictionless objects), and the positions move with them."""
-    env = gym.make(f"mb_sim/{name}-v0").unwrapped
-    env.reset(seed=11)
+    env, model = _kicked(name, seed=11, speed=2.0)
     task, sim = env.task, env.sim
-    sim.set_state(qd=np.full(sim.nv, 2.0))  # kicked, so that everything moves
-    model = mb_sim.load_urdf(str(data_file(task.urdf)))
     h = task.dt
     bound = model.friction * h
     q_start = sim.q
@@ -99,11 +105,8 @@ def test_free_motion_matches_an_independent_integrator(name):
     mb_sim.aba (rtol 1e-10): the difference is RK4's at the environment's dt."""
     from scipy.integrate import solve_ivp
 
-    env = gym.make(f"mb_sim/{name}-v0").unwrapped
-    env.reset(seed=4)
-    env.sim.set_state(qd=np.full(env.sim.nv, 1.0))
+    env, model = _kicked(name, seed=4, speed=1.0)
     task = env.task
-    model = mb_sim.load_urdf(str(data_file(task.urdf)))
     assert not model.friction.any()
     n = model.nv
 
@@ -123,28 +126,10 @@ def test_free_motion_matches_an_independent_integrator(name):
     assert np.abs(ref[:, n:]).max() > 0.5
 
 
-ROLLOUT = """
-import hashlib, sys, numpy as np, gymnasium as gym, mb_sim.envs
-env = gym.make(sys.argv[1])
-digest = hashlib.sha256()
-obs, _ = env.reset(seed=123)
-env.action_space.seed(7)
-digest.update(obs.tobytes())
-for _ in range(40):
-    obs, r, te, tr, _ = env.step(env.action_space.sample())
-    digest.update(obs.tobytes() + np.float64(r).tobytes() + bytes([te, tr]))
-    if te or tr:
-        obs, _ = env.reset()
-        digest.update(obs.tobytes())
-print(digest.hexdigest())
-"""
-
-
-@pytest.mark.parametrize("env_id", ["mb_sim/CartTriplePole-v0", "mb_sim/ArmReach-v0",
-                                    "mb_sim/QuadrupedStand-v0"])
-def test_seeded_rollouts_are_identical_across_processes(env_id):
-    digest = hashlib.sha256()
+def rollout_digest(env_id: str) -> str:
+    """sha256 of a seeded reset and 40 steps of seeded random actions, resets included."""
     env = gym.make(env_id)
+    digest = hashlib.sha256()
     obs, _ = env.reset(seed=123)
     env.action_space.seed(7)
     digest.update(obs.tobytes())
@@ -154,9 +139,17 @@ def test_seeded_rollouts_are_identical_across_processes(env_id):
         if te or tr:
             obs, _ = env.reset()
             digest.update(obs.tobytes())
-    out = subprocess.run([sys.executable, "-c", ROLLOUT, env_id], cwd=ROOT, check=True,
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("env_id", ["mb_sim/CartTriplePole-v0", "mb_sim/ArmReach-v0",
+                                    "mb_sim/QuadrupedStand-v0"])
+def test_seeded_rollouts_are_identical_across_processes(env_id):
+    there = ("import sys; sys.path.insert(0, 'test'); from test_envs import rollout_digest; "
+             "print(rollout_digest(sys.argv[1]))")
+    out = subprocess.run([sys.executable, "-c", there, env_id], cwd=ROOT, check=True,
                          capture_output=True, text=True, timeout=300)
-    assert out.stdout.split()[-1] == digest.hexdigest()
+    assert out.stdout.split()[-1] == rollout_digest(env_id)
     again, _ = gym.make(env_id).reset(seed=123)
     other, _ = gym.make(env_id).reset(seed=124)
     assert np.array_equal(again, gym.make(env_id).reset(seed=123)[0])

@@ -15,6 +15,7 @@ import numpy as np
 
 import mb_sim
 from mb_sim.model.model import PRISMATIC
+from mb_sim.vec3 import quat_to_matrix
 
 SIZE = 320
 """Pixels of the square picture."""
@@ -116,7 +117,7 @@ def _skeleton(sim: mb_sim.Simulation) -> tuple[list, list]:
     for link, (pos, quat) in sim.link_poses().items():
         body = model.link_body[link]
         T = np.eye(4)
-        T[:3, :3], T[:3, 3] = _rotation(quat), pos
+        T[:3, :3], T[:3, 3] = quat_to_matrix(quat), pos
         if body not in frames:
             frames[body] = T @ np.linalg.inv(model.link_offset[link])
         else:
@@ -137,14 +138,6 @@ def _skeleton(sim: mb_sim.Simulation) -> tuple[list, list]:
     segments += [(frames[b][[0, 2], 3], p) for b, p in fixed]
     return segments, masses
 
-
-def _rotation(q: Any) -> np.ndarray:
-    x, y, z, w = q
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
 
 
 def _disc(image: np.ndarray, centre: np.ndarray, radius: float, colour: tuple) -> None:

@@ -33,6 +33,7 @@ from mb_sim._jit import njit
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.ros.paths import data_file
 from mb_sim.sim.state import State
+from mb_sim.vec3 import quat_to_matrix
 
 
 @dataclass(frozen=True)
@@ -272,7 +273,7 @@ class Reach(Task):
         model = sim.model
         pos, quat = sim.link_pose(model.base_link)
         T_base = np.eye(4)
-        T_base[:3, :3] = _quat_matrix(quat)
+        T_base[:3, :3] = quat_to_matrix(quat)
         T_base[:3, 3] = pos
         T_base = T_base @ np.linalg.inv(model.link_offset[model.base_link])
         return (model.kinematic_arrays, T_base[:3, :3].copy(), T_base[:3, 3].copy(),
@@ -292,14 +293,6 @@ class Reach(Task):
         _reach_evaluate(q, qd, action, goal, *context, obs, reward)
         return obs, reward, np.zeros(n, dtype=bool)
 
-
-def _quat_matrix(quat_xyzw: np.ndarray) -> np.ndarray:
-    x, y, z, w = quat_xyzw
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
 
 
 ARM_REACH = Reach(urdf="urdf/arm.urdf", world="config/worlds/table.yaml",
