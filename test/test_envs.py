@@ -246,3 +246,27 @@ def test_vector_env_runs_without_numba():
     compiled, interpreted = run("0"), run("1")
     a, b = (np.frombuffer(bytes.fromhex(x)) for x in (compiled, interpreted))
     np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-9)
+
+
+def test_batch_equals_simulations_across_a_workspace_growth():
+    """SimBatch against Simulation.step on the contact scene, with copy 1's workspace grown
+    (as when its contacts outgrow it) half-way: the same bits before and after."""
+    from mb_sim.envs.batch import SimBatch
+
+    model = mb_sim.load_urdf(str(ROOT / "urdf" / "arm.urdf"))
+    world = mb_sim.load_world(str(ROOT / "config" / "worlds" / "table.yaml"))
+    sims = [mb_sim.Simulation(model, world=world) for _ in range(2)]
+    batch = SimBatch(sims[0], 2)
+    rng = np.random.default_rng(5)
+    for k in range(6):
+        if k == 3:
+            batch._grow(np.array([1]))
+        effort = rng.uniform(-1, 1, (2, 7)) * model.effort_limit
+        batch.state.effort[:] = effort
+        batch.step([40, 25])
+        for i, n in enumerate((40, 25)):
+            sims[i].set_effort(effort[i])
+            sims[i].step(n)
+            assert np.array_equal(batch.state.q[i], sims[i].state.q)
+            assert np.array_equal(batch.state.body_pos[i], sims[i].state.body_pos)
+    assert len(sims[0].contacts) > 0

@@ -59,7 +59,8 @@ else:
 def step_all(sims: Any, steps: np.ndarray, status: np.ndarray, done: np.ndarray) -> None:
     """sims[i] advances steps[i] steps (0: left alone); status[i] and done[i] say how its run
     ended and how many steps it took (`mb_sim.sim.data`: STATUS, STEPS_DONE)."""
-    for i in prange(len(sims)):
+    for k in prange(len(sims)):
+        i = np.int64(k)  # prange counts unsigned; the list takes a signed index
         status[i] = 0
         done[i] = 0
         if steps[i] > 0:
@@ -113,6 +114,9 @@ class SimBatch:
     def set_state(self, i: int, state: State) -> None:
         """Simulation i continues from `state` (warm-start impulses included)."""
         mine = row(self.state, i)
+        if int(state.warm_count[0]) > mine.warm_key.shape[0]:
+            raise ValueError(f"set_state: the state holds {int(state.warm_count[0])} warm-start "
+                             f"impulses, simulation {i} room for {mine.warm_key.shape[0]}")
         for f in fields(State):
             target, value = getattr(mine, f.name), getattr(state, f.name)
             if f.name in ("warm_key", "warm_value"):  # widths may differ: keep the used part
@@ -121,9 +125,6 @@ class SimBatch:
                 target[k:] = 0
             else:
                 np.copyto(target, value)
-        if int(state.warm_count[0]) > mine.warm_key.shape[0]:
-            raise ValueError(f"set_state: the state holds {int(state.warm_count[0])} warm-start "
-                             f"impulses, simulation {i} room for {mine.warm_key.shape[0]}")
 
     def step(self, steps: int | Sequence[int] | np.ndarray) -> None:
         """Simulation i advances steps[i] steps (an int: all the same), in one compiled call;
