@@ -66,11 +66,11 @@ def table(env_id: str, seconds: float) -> None:
     }
     print(f"{env_id} (physics {mb_sim.envs.TASKS[env_id[7:-3]].control_period:g} s per "
           f"environment step) and {PEER}: environment steps per second")
-    print(f"{'environments':>14}" + "".join(f"{name:>34}" for name in columns))
+    print(f"{'environments':>14}" + "".join(f"{name:>40}" for name in columns))
     for n in COUNTS:
         cells = [steps_per_second(lambda make=make, n=n: make(n), seconds)
                  for make in columns.values()]
-        print(f"{n:>14}" + "".join(f"{c:>34,.0f}" for c in cells))
+        print(f"{n:>14}" + "".join(f"{c:>40,.0f}" for c in cells))
 
 
 def every_env(seconds: float, n: int = 256) -> None:
