@@ -254,6 +254,7 @@ def test_bad_names() -> None:
     ([0, 0, 0], [0, 0, 0, 1.01], "not a unit quaternion"),
     ([0, 0, 0], [math.nan, 0, 0, 1], "nan"),
     ([0, 0], [0, 0, 0, 1], "3 finite numbers"),
+    ([0, 0, "up"], [0, 0, 0, 1], "must be numbers"),
 ])
 def test_bad_poses(xyz: list[float], quat: list[float], fragment: str) -> None:
     _refused("INVALID_POSE", fragment, resource_string=BOX, xyz=xyz, quat_xyzw=quat)

@@ -49,7 +49,8 @@ todo=()
 for entry in "${packages[@]}"; do
     IFS='|' read -r pkg statement _ <<< "$entry"
     stamp="$venv/share/$pkg/mb_sim_build.stamp"
-    if [[ -f "$stamp" && "$(cat "$stamp")" == "$(source_hash "$pkg")" ]] && works "$pkg" "$statement"; then
+    if [[ -f "$stamp" && "$(cat "$stamp")" == "$(source_hash "$pkg")" ]] \
+            && works "$pkg" "$statement"; then
         echo "$pkg: cached build in $venv"
     elif [[ ! -f "$stamp" ]] && works "$pkg" "$statement"; then
         echo "$pkg: provided by the environment, nothing to build"

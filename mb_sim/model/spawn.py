@@ -184,8 +184,12 @@ def _checked_pose(xyz: Sequence[float], quat_xyzw: Sequence[float]
                   ) -> tuple[np.ndarray, np.ndarray]:
     """(position, unit quaternion) of a spawn pose: finite, |x| <= POSITION, a unit quaternion
     within 1e-3 (then normalised), as `Simulation.set_base_pose` takes them."""
-    p = np.asarray(xyz, dtype=float).reshape(-1)
-    q = np.asarray(quat_xyzw, dtype=float).reshape(-1)
+    try:
+        p = np.asarray(xyz, dtype=float).reshape(-1)
+        q = np.asarray(quat_xyzw, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise SpawnError("INVALID_POSE", f"position {str(xyz)[:80]} and orientation "
+                         f"{str(quat_xyzw)[:80]} must be numbers") from None
     if p.shape != (3,) or not np.all(np.isfinite(p)) or np.any(np.abs(p) > POSITION):
         raise SpawnError("INVALID_POSE", f"position {p.tolist()} must be 3 finite numbers within "
                          f"+-{POSITION:g} m")
