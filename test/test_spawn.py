@@ -17,7 +17,7 @@ from transforms3d.quaternions import mat2quat, quat2mat
 import mb_sim.model.spawn as spawn_module
 from mb_sim.errors import SpawnError
 from mb_sim.model.mesh import convex_hull_vertices
-from mb_sim.model.spawn import PROBLEMS, SPAWN_FORMATS, free_name, spawn_body
+from mb_sim.model.spawn import free_name, spawn_body
 from mb_sim.model.world import load_world
 from mb_sim.sim import Simulation
 
@@ -224,14 +224,6 @@ def test_names_and_renaming() -> None:
 
 # ------------------------------------------------------------------------------------------
 # bad requests: each refused with its problem, the message naming it
-
-
-def test_every_problem_is_a_simulation_interfaces_code() -> None:
-    assert set(PROBLEMS) <= {"NO_RESOURCE", "NOT_FOUND", "UNSUPPORTED_FORMAT",
-                             "RESOURCE_PARSE_ERROR", "MISSING_ASSETS", "UNSUPPORTED_ASSETS",
-                             "FEATURE_UNSUPPORTED", "NAME_INVALID", "NAME_NOT_UNIQUE",
-                             "INVALID_POSE"}
-    assert SPAWN_FORMATS == ("yaml", "urdf")
 
 
 def test_bad_names() -> None:

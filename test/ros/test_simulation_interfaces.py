@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 import simulation_interfaces
+from simulation_interfaces.msg import Result, SpawnResult
+
+from mb_sim.model.spawn import PROBLEMS
 
 EXPECTED_HASHES = {
     "msg/Bounds": "RIHS01_e8624fe51f0f5548197542697d924c5699ac7198f1e4c68e50c3ca2af73f5b3f",
@@ -203,3 +206,9 @@ def test_default_values_match_the_release() -> None:
                     found[(td["type_name"], field["name"])] = field["default_value"]
     assert found == EXPECTED_DEFAULTS
     assert _interface("srv/StepSimulation").Request().steps == 1
+
+
+def test_spawn_problems_name_result_codes() -> None:
+    """Every kind of SpawnError maps by name onto a SpawnEntity code or a Result code."""
+    for problem in PROBLEMS:
+        assert hasattr(SpawnResult, problem) or hasattr(Result, f"RESULT_{problem}"), problem
