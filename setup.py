@@ -88,6 +88,10 @@ setup(
     extras_require={
         # the browser view (mb_sim.viewer); trimesh, which it uses for meshes, is required anyway
         "viewer": ["viser>=1.1"],
+        # Gymnasium environments and batched stepping (mb_sim.envs)
+        "learning": ["gymnasium>=1.0"],
+        # sweeps and bag replays on a Ray cluster (mb_sim.sweep); Parquet output
+        "scale": ["ray>=2.9", "pyarrow"],
     },
     zip_safe=True,
     maintainer="mb_sim maintainers",
