@@ -126,6 +126,8 @@ def test_live_view_follows_the_node_and_its_buttons_drive_it(browser, probe, tmp
         camera = viewer.camera()
         # The arm falls onto the table (no command: no effort) and rests there, pressing on it.
         assert wait_until(lambda: (_sim_time(browser.text()) or 0.0) > 1.5, 60), browser.text()
+        # The viewer sees the node before this test's subscriptions may: wait for their messages.
+        assert wait_until(lambda: tf and joint_states and contacts, 30), "no /tf, joint_states or contacts"
         browser.click_button("Pause")
         assert wait_until(lambda: _stats(probe)["paused"], 10), "the node did not pause"
         assert wait_until(lambda: "paused" in browser.text(), 10), browser.text()
