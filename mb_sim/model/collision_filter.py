@@ -15,15 +15,17 @@ Two collision shapes of the robot never collide when
 5. `robot: {self_collision: false}`: no two shapes of the robot ever collide, the root link's
    included (they are static world geometry when the base is fixed).
 
-Everything else of the robot collides with itself, the ground and the bodies. The result is
-a list of geometry pairs for `mb_sim.model.shapes.build_scene` and `without_overlaps`.
+Everything else of the robot collides with itself, the ground and the bodies. Rules 2, 3 and
+5 give geometry pairs to `mb_sim.model.shapes.build_scene`; `without_overlaps` applies rule 4
+to the built scene with the collision stage's own query (passed in: imports go one way,
+model <- dynamics <- collision).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -92,15 +94,16 @@ def excluded_robot_pairs(robot: Model, placement: Any, geom_links: Sequence[str]
             or frozenset((geom_links[i], geom_links[j])) in listed]
 
 
+OverlapQuery = Callable[[CollisionScene, Any, np.ndarray, np.ndarray, float], np.ndarray]
+"""(scene, compiled tree, joint positions, geometry pairs (p, 2), tolerance) -> the pairs
+that overlap: `mb_sim.collision.overlaps.overlapping_pairs`, which the simulation passes in
+(the collision stage builds on this package, not the other way round)."""
+
+
 def without_overlaps(cs: CollisionScene, robot: Model, placement: Any, tree: Any,
-                     geom_links: Sequence[str]) -> CollisionScene:
+                     geom_links: Sequence[str], overlapping: OverlapQuery) -> CollisionScene:
     """The scene with rule 4 applied: the robot's link pairs whose shapes overlap at the
     reference pose never collide. Robot geometries are the first len(geom_links) of cs."""
-    # imported here: the collision stage builds on the compiled scene of this package
-    from mb_sim.collision.narrowphase import narrow_phase
-    from mb_sim.collision.poses import geometry_poses
-    from mb_sim.dynamics.kinematics import body_poses
-
     if not self_collision(placement):
         return cs
     k = len(geom_links)
@@ -108,27 +111,18 @@ def without_overlaps(cs: CollisionScene, robot: Model, placement: Any, tree: Any
                      dtype=np.int64).reshape(-1, 2)
     if len(pairs) == 0:
         return cs
-    n = robot.n_joints
-    owner_pos = np.zeros((cs.n_owners, 3))
-    owner_rot = np.tile(np.eye(3), (cs.n_owners, 1, 1))
-    body_poses(tree.parent, tree.joint_type, tree.axis, tree.tree_rot, tree.tree_pos,
-               reference_positions(robot, placement), tree.base_rot, tree.base_pos,
-               owner_rot[:n], owner_pos[:n])
-    if robot.floating_base:  # the base is the last owner; fixed, its shapes are in place
-        owner_rot[-1], owner_pos[-1] = tree.base_rot, tree.base_pos
-    geom_pos, geom_rot = geometry_poses(cs, owner_pos, owner_rot)
-    contacts = narrow_phase(cs, geom_pos, geom_rot, pairs, OVERLAP)
-    overlapping: dict[frozenset[str], tuple[str, str]] = {}
-    for a, b in zip(contacts.geom_a, contacts.geom_b):
+    found = overlapping(cs, tree, reference_positions(robot, placement), pairs, OVERLAP)
+    overlapping_links: dict[frozenset[str], tuple[str, str]] = {}
+    for a, b in found:
         link_a, link_b = geom_links[a], geom_links[b]
-        overlapping.setdefault(frozenset((link_a, link_b)), (link_a, link_b))
-    if not overlapping:
+        overlapping_links.setdefault(frozenset((link_a, link_b)), (link_a, link_b))
+    if not overlapping_links:
         return cs
     allowed = cs.pair_allowed.copy()
     for i, j in combinations(range(k), 2):
-        if frozenset((geom_links[i], geom_links[j])) in overlapping:
+        if frozenset((geom_links[i], geom_links[j])) in overlapping_links:
             allowed[i, j] = allowed[j, i] = False
-    shown = list(overlapping.values())
+    shown = list(overlapping_links.values())
     more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
     log.info("robot %r: %d link pairs overlap at the reference pose and never collide: %s%s",
              robot.name, len(shown), ", ".join(f"({a}, {b})" for a, b in shown[:10]), more)

@@ -29,7 +29,7 @@ from transforms3d.euler import euler2mat
 
 from mb_sim._jit import njit, record
 from mb_sim.errors import ModelError, WorldError
-from mb_sim.model.collision_filter import excluded_robot_pairs, without_overlaps
+from mb_sim.model.collision_filter import OverlapQuery, excluded_robot_pairs, without_overlaps
 from mb_sim.model.mesh import MeshError, convex_hull_vertices
 from mb_sim.model.model import Model
 from mb_sim.model.shapes import (
@@ -264,10 +264,12 @@ def _mesh_vertices(geom: Any, owner: str, error: type[Exception]) -> np.ndarray 
 
 
 def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
-                  body_pos: np.ndarray, body_quat: np.ndarray) -> tuple[Geoms, tuple[str, ...]]:
+                  body_pos: np.ndarray, body_quat: np.ndarray, overlapping: OverlapQuery
+                  ) -> tuple[Geoms, tuple[str, ...]]:
     """Every collision geometry in one table; owners are robot bodies 0..nv-1, free bodies
     nv..nv+nb-1, and the robot base nv+nb (static, or robot body nv when it floats); the world
-    frame is WORLD."""
+    frame is WORLD. Robot pairs are filtered by `mb_sim.model.collision_filter`, its overlap
+    test by `overlapping`."""
     specs: list[GeomSpec] = []
     names: list[str] = []
     what: list[tuple[int, int]] = []
@@ -342,7 +344,7 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
     cs = build_scene(specs, sorted(excluded), static_owners, n_owners=base_owner + 1,
                      excluded_geom_pairs=robot_pairs)
     if robot is not None:
-        cs = without_overlaps(cs, robot, placement, tree, robot_links)
+        cs = without_overlaps(cs, robot, placement, tree, robot_links, overlapping)
     geoms = geoms_of(cs)._replace(
         what=_frozen([w[0] for w in what], np.int64).reshape(-1),
         index=_frozen([w[1] for w in what], np.int64).reshape(-1),
@@ -429,13 +431,15 @@ def compile_world_joints(world: Any, body_names: tuple[str, ...],
 
 
 def compile_scene(robot: Model | None, world: Any, dt: float, integrator: str,
-                  gravity: Any) -> CompiledScene:
-    """The read-only scene record of one robot (or none) in one world (or none)."""
+                  gravity: Any, overlapping: OverlapQuery) -> CompiledScene:
+    """The read-only scene record of one robot (or none) in one world (or none);
+    `overlapping`: the collision query that finds the robot's links overlapping at the start
+    (`mb_sim.collision.overlaps.overlapping_pairs`)."""
     g = np.asarray(gravity, dtype=float)
     tree = compile_tree(robot, world, g)
     bodies, pos, quat, vel = compile_bodies(world)
     body_names = tuple(b.name for b in (getattr(world, "bodies", ()) or ()))
-    geoms, geom_names = compile_geoms(robot, world, tree, bodies, pos, quat)
+    geoms, geom_names = compile_geoms(robot, world, tree, bodies, pos, quat, overlapping)
     joints = compile_world_joints(world, body_names, quat)
     arrays = SceneModel(tree=tree, bodies=bodies, geoms=geoms, joints=joints,
                         options=options(world, dt, integrator, g))

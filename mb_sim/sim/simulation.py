@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
+from mb_sim.collision.overlaps import overlapping_pairs
 from mb_sim.dynamics import crba
 from mb_sim.dynamics.floating import base_pose, to_pinocchio
 from mb_sim.dynamics.kinematics import body_poses, body_velocities
@@ -196,7 +197,8 @@ class Simulation:
             check_initial_positions(world, model)
         self.model = model
         self.world = world
-        self.scene: CompiledScene = compile_scene(model, world, dt, integrator, self.gravity)
+        self.scene: CompiledScene = compile_scene(model, world, dt, integrator, self.gravity,
+                                                  overlapping_pairs)
         self.nq = model.nq if model is not None else 0
         self.nv = model.nv if model is not None else 0
         self.n_joints = model.n_joints if model is not None else 0
