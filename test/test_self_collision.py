@@ -142,7 +142,7 @@ def test_srdf_pairs_never_collide_and_unknown_links_warn(
 def test_world_exclude_pairs() -> None:
     sim = mb_sim.Simulation(mb_sim.load_urdf(ARM), _world(exclude_pairs=[["lower", "plate"]]))
     assert not _allowed(sim, "plate", "lower")
-    with pytest.raises(WorldError, match=r"robot.exclude_pairs\[0\]\[1\].*'hand'"):
+    with pytest.raises(WorldError, match=r"<dict>: robot.exclude_pairs\[0\]\[1\].*'hand'"):
         mb_sim.Simulation(mb_sim.load_urdf(ARM), _world(exclude_pairs=[["lower", "hand"]]))
 
 

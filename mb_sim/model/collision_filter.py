@@ -59,10 +59,11 @@ def reference_positions(robot: Model, placement: Any) -> np.ndarray:
     return q0
 
 
-def listed_link_pairs(robot: Model, placement: Any) -> list[tuple[str, str]]:
+def listed_link_pairs(robot: Model, world: Any) -> list[tuple[str, str]]:
     """The link pairs that never collide by rule 3 (the model's SRDF, the world's SRDF and
     exclude_pairs), checked against the robot's links."""
     pairs = list(robot.collision_exclusions)
+    placement = getattr(world, "robot", None)
     if placement is None:
         return pairs
     if placement.srdf is not None:
@@ -72,23 +73,23 @@ def listed_link_pairs(robot: Model, placement: Any) -> list[tuple[str, str]]:
     for i, (a, b) in enumerate(placement.exclude_pairs):
         for k, link in enumerate((a, b)):
             if link not in links:
-                raise WorldError(f"robot.exclude_pairs[{i}][{k}]: robot {robot.name!r} has no "
-                                 f"link {link!r} (got {[a, b]})")
+                raise WorldError(f"{world.source}: robot.exclude_pairs[{i}][{k}]: robot "
+                                 f"{robot.name!r} has no link {link!r} (got {[a, b]})")
         pairs.append((a, b))
     return pairs
 
 
-def excluded_robot_pairs(robot: Model, placement: Any, geom_links: Sequence[str]
+def excluded_robot_pairs(robot: Model, world: Any, geom_links: Sequence[str]
                          ) -> list[tuple[int, int]]:
     """Pairs (i, j) of robot geometries (indices into `geom_links`, the link of each) that
-    never collide by rules 2, 3 and 5."""
+    never collide by rules 2, 3 and 5 (`world` may be None)."""
     k = len(geom_links)
-    if not self_collision(placement):
+    if not self_collision(getattr(world, "robot", None)):
         return list(combinations(range(k), 2))
     body = [robot.link_body[link] for link in geom_links]
     joined = {frozenset((robot.link_body[link], robot.link_body[parent]))
               for link, parent in robot.link_parent.items() if parent is not None}
-    listed = {frozenset(p) for p in listed_link_pairs(robot, placement)}
+    listed = {frozenset(p) for p in listed_link_pairs(robot, world)}
     return [(i, j) for i, j in combinations(range(k), 2)
             if frozenset((body[i], body[j])) in joined
             or frozenset((geom_links[i], geom_links[j])) in listed]

@@ -340,7 +340,7 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
         if len(ends) == 2:
             excluded.add((min(ends), max(ends)))
     static_owners = [] if floating else [base_owner]
-    robot_pairs = [] if robot is None else excluded_robot_pairs(robot, placement, robot_links)
+    robot_pairs = [] if robot is None else excluded_robot_pairs(robot, world, robot_links)
     cs = build_scene(specs, sorted(excluded), static_owners, n_owners=base_owner + 1,
                      excluded_geom_pairs=robot_pairs)
     if robot is not None:
