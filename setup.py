@@ -82,6 +82,7 @@ setup(
         "transforms3d",
         "pyyaml",
         "trimesh",
+        "pycollada",
         "xacro",
         "rosbags",
     ],

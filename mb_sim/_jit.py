@@ -91,11 +91,17 @@ if JIT:
     _numba.config.CACHE_DIR = kernel_cache_dir()
 
 
+ERROR_MODEL = "numpy"
+"""Arithmetic faults in compiled code (a division by zero) give inf or NaN, as in numpy,
+instead of raising: the step's check stage then names the joint or body whose state is no
+longer finite (`mb_sim.sim.step.check`)."""
+
+
 def njit(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`numba.njit(cache=True)` or the function itself."""
     if _numba is None:
         return fn
-    return _numba.njit(cache=True)(fn)
+    return _numba.njit(cache=True, error_model=ERROR_MODEL)(fn)
 
 
 def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -103,7 +109,7 @@ def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
     then cost no reference counting."""
     if _numba is None:
         return fn
-    return _numba.njit(cache=True, inline="always")(fn)
+    return _numba.njit(cache=True, inline="always", error_model=ERROR_MODEL)(fn)
 
 
 def _unliteral_fields(self: Any, fields: Any) -> tuple:

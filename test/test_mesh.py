@@ -151,3 +151,47 @@ def test_resolve_uri_forms(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         resolve_uri("package://no_such_pkg/x.stl")
     with pytest.raises(MeshError, match="missing.stl"):
         resolve_uri("missing.stl", tmp_path)
+
+
+COLLADA = ASSETS / "cube_moved.dae"
+
+
+def test_collada_parts_move_with_their_nodes() -> None:
+    v, t = load_mesh(COLLADA)
+    assert t.shape == (12, 3)
+    np.testing.assert_allclose(v.min(axis=0), [0.5, -1.0, 0.0])
+    np.testing.assert_allclose(v.max(axis=0), [2.5, 0.0, 1.0])
+    assert mesh_properties(v, t, 1.0).volume == pytest.approx(2.0)
+
+
+def test_obj_materials_and_textures_are_not_read(tmp_path: Path) -> None:
+    """Only the geometry: a missing material library, materials and texture coordinates
+    (which trimesh would turn into textures that need an image library) never stop a
+    collision mesh."""
+    path = tmp_path / "painted.obj"
+    path.write_text("mtllib missing.mtl\nv -1 -1 0\nv 1 -1 0\nv 1 1 0\nv -1 1 0\nv 0 0 3\n"
+                    "vt 0 0\nvt 1 0\nvt 0 1\nusemtl red\nf 1/1 4/2 3/3 2/1\nf 1/1 2/2 5/3\n"
+                    "usemtl blue\nf 2/1 3/2 5/3\nf 3/1 4/2 5/3\nf 4/1 1/2 5/3\n")
+    v, t = load_mesh(path)
+    assert mesh_properties(v, t, 1.0).volume == pytest.approx(4.0)
+
+
+def test_collada_without_its_reader_names_the_file_and_the_link(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import mb_sim
+
+    urdf = (f'<robot name="r"><link name="base"/><joint name="j" type="continuous">'
+            f'<parent link="base"/><child link="shell"/><axis xyz="0 0 1"/></joint>'
+            f'<link name="shell"><inertial><mass value="1"/><inertia ixx="1" iyy="1" izz="1" '
+            f'ixy="0" ixz="0" iyz="0"/></inertial><collision><geometry>'
+            f'<mesh filename="file://{COLLADA}"/></geometry></collision></link></robot>')
+    model = mb_sim.load_urdf(urdf)
+    monkeypatch.setattr(meshmod, "_collada_available", lambda: False)
+    meshmod._hull_cached.cache_clear()
+    with pytest.raises(mb_sim.ModelError) as err:
+        mb_sim.Simulation(model)
+    assert "'shell'" in str(err.value) and str(COLLADA) in str(err.value)
+    assert "pycollada" in str(err.value)
+    monkeypatch.undo()
+    meshmod._hull_cached.cache_clear()
+    assert mb_sim.Simulation(model).scene.geom_names == ("shell",)

@@ -126,3 +126,39 @@ def test_the_workspace_grows_between_steps_without_changing_the_result() -> None
     assert counts[0] < counts[-1] // 2  # the contacts more than doubled during the run
     assert tight._data.contacts.depth.shape[0] >= max(counts) > 2
     assert_same_bits(snapshot(roomy), snapshot(tight))
+
+
+def test_a_body_without_inertia_reaching_a_division_is_a_simulation_error() -> None:
+    """A zero articulated inertia divides by zero in ABA (checks at load refuse such a robot;
+    here one is forced past them): NaN, not a bare ZeroDivisionError, and the state of the
+    step before."""
+    import dataclasses
+
+    model = mb_sim.load_urdf(ARM)
+    hollow = dataclasses.replace(model, spatial_inertia=np.concatenate(
+        [model.spatial_inertia[:-1], np.zeros((1, 6, 6))]))
+    sim = mb_sim.Simulation(hollow)
+    before = snapshot(sim)
+    with pytest.raises(SimulationError, match=r"joint '\w+' became non-finite.*t = 0\.000000"):
+        sim.step(5)
+    assert_same_bits(before, snapshot(sim))
+
+
+def test_an_arithmetic_error_raised_in_the_step_leaves_the_state_before(monkeypatch) -> None:
+    """Interpreted kernels (NUMBA_DISABLE_JIT=1) raise ZeroDivisionError where compiled ones
+    give NaN: the same SimulationError, and the state before the faulty step."""
+    from mb_sim.sim import simulation, step
+
+    def faulty(sim_record, n: int) -> None:
+        step.step(sim_record, 3)  # three good steps, then one that fails half-way
+        step.remember(sim._d, sim._s)
+        sim.state.q[:] = 1e300
+        raise ZeroDivisionError("float division by zero")
+
+    reference = arm_on_table()
+    reference.step(3)
+    sim = arm_on_table()
+    monkeypatch.setattr(simulation, "step", faulty)
+    with pytest.raises(SimulationError, match=r"ZeroDivisionError.*t = 0\.003000.*fastest: "):
+        sim.step(10)
+    assert_same_bits(snapshot(reference), snapshot(sim))

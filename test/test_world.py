@@ -228,7 +228,9 @@ BAD: list[tuple[str, Callable[[dict[str, Any]], None], str, str, str | None]] = 
     ("solver_baumgarte", _set("solver.baumgarte", 1.5), "solver.baumgarte", "1.5", "<= 1"),
     ("solver_d_max", _set("solver.d_max", 0.0), "solver.d_max", "0.0", "> 0"),
     ("solver_tolerance", _set("solver.tolerance", -1e-7), "solver.tolerance", "-1e-07", ">= 0"),
-    ("solver_bool", _set("solver.self_collision", "maybe"), "solver.self_collision",
+    ("solver_bool", _set("solver.warm_start", "maybe"), "solver.warm_start",
+     "'maybe'", "true or false"),
+    ("robot_bool", _set("robot.self_collision", "maybe"), "robot.self_collision",
      "'maybe'", "true or false"),
     ("gravity_length", _set("gravity", [0, -9.81]), "gravity", "[0, -9.81]", "3"),
     ("gravity_string", _set("gravity", "down"), "gravity", "'down'", "list"),
@@ -318,14 +320,15 @@ def test_defaults() -> None:
     assert w.joints == ()
     s = w.solver
     assert (s.iterations, s.tolerance, s.restitution_threshold, s.envelope, s.baumgarte,
-            s.slop, s.self_collision, s.d_max, s.max_passes, s.warm_start) == (
-        30, 1e-7, 0.2, 0.005, 0.2, 0.001, True, 1e-6, 100, True)
+            s.slop, s.d_max, s.max_passes, s.warm_start) == (
+        30, 1e-7, 0.2, 0.005, 0.2, 0.001, 1e-6, 100, True)
     assert w.solver == SolverSettings()
     r = w.robot
     np.testing.assert_allclose(r.xyz, 0.0)
     np.testing.assert_allclose(r.quat_xyzw, [0, 0, 0, 1])
     assert (r.friction, r.restitution, r.joint_limit_restitution) == (0.8, 0.0, 0.0)
     assert dict(r.initial_positions) == {}
+    assert (r.self_collision, r.srdf, r.srdf_pairs, r.exclude_pairs) == (True, None, (), ())
     b = w.body("ball")
     assert b.mass == pytest.approx(1000.0 * 4 / 3 * math.pi * 0.001)  # density 1000
     assert (b.static, b.friction, b.restitution) == (False, 0.8, 0.0)

@@ -374,7 +374,7 @@ def sat_polytopes(g: Any, c: Any, ia: int, ib: int, envelope: float) -> int:
             db = sub(row(VB, edge_verts[gb, 1]), pb0)
             ax = cross(da, db)
             ln = norm(ax)
-            if ln < 1e-9 * norm(da) * norm(db):
+            if not ln > 1e-9 * norm(da) * norm(db):  # parallel, or an edge of no length
                 continue
             ax = scale(ax, 1.0 / ln)
             if dot(ax, sub(pa0, ca)) < 0.0:

@@ -29,6 +29,8 @@ from transforms3d.euler import euler2mat
 
 from mb_sim._jit import njit, record
 from mb_sim.errors import ModelError, WorldError
+from mb_sim.model.collision_filter import OverlapQuery, excluded_robot_pairs, without_overlaps
+from mb_sim.model.mesh import MeshError, convex_hull_vertices
 from mb_sim.model.model import Model
 from mb_sim.model.shapes import (
     PLANE,
@@ -248,21 +250,26 @@ def compile_bodies(world: Any) -> tuple[Bodies, np.ndarray, np.ndarray, np.ndarr
     return arrays, pos, quat, vel
 
 
-def _mesh_vertices(geom: Any, owner: str) -> np.ndarray | None:
+def _mesh_vertices(geom: Any, owner: str, error: type[Exception]) -> np.ndarray | None:
+    """The hull vertices of a mesh geometry (None for a primitive); `error` names the owner
+    (link or body) and the file when the mesh cannot be found or read."""
     if geom.kind != "mesh":
         return None
     if geom.mesh_error:
-        raise ModelError(f"{owner}: collision mesh needed but {geom.mesh_error}")
-    from mb_sim.model.mesh import convex_hull_vertices
-
-    return convex_hull_vertices(geom.mesh, (1.0, 1.0, 1.0))
+        raise error(f"{owner}: collision mesh needed but {geom.mesh_error}")
+    try:
+        return convex_hull_vertices(geom.mesh, (1.0, 1.0, 1.0))
+    except MeshError as exc:
+        raise error(f"{owner}: collision mesh {geom.mesh}: {exc}") from None
 
 
 def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
-                  body_pos: np.ndarray, body_quat: np.ndarray) -> tuple[Geoms, tuple[str, ...]]:
+                  body_pos: np.ndarray, body_quat: np.ndarray, overlapping: OverlapQuery
+                  ) -> tuple[Geoms, tuple[str, ...]]:
     """Every collision geometry in one table; owners are robot bodies 0..nv-1, free bodies
     nv..nv+nb-1, and the robot base nv+nb (static, or robot body nv when it floats); the world
-    frame is WORLD."""
+    frame is WORLD. Robot pairs are filtered by `mb_sim.model.collision_filter`, its overlap
+    test by `overlapping`."""
     specs: list[GeomSpec] = []
     names: list[str] = []
     what: list[tuple[int, int]] = []
@@ -287,8 +294,8 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
                 T = robot.link_offset[link] @ _pose_matrix(geom.xyz, geom.rpy)
                 if b < 0 and not floating:
                     T = base_T @ T
-                spec = spec_from_geometry(geom, b if b >= 0 else base_owner,
-                                          _mesh_vertices(geom, f"link {link!r}"))
+                hull = _mesh_vertices(geom, f"{robot.source}: link {link!r}", ModelError)
+                spec = spec_from_geometry(geom, b if b >= 0 else base_owner, hull)
                 specs.append(GeomSpec(spec.owner, spec.kind, spec.size, tuple(T[:3, 3]),
                                       T[:3, :3].copy(), spec.verts))
                 names.append(link)
@@ -298,18 +305,13 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
                     what.append((ROBOT, b))
                 friction.append(mu)
                 restitution.append(e)
-        for i in range(nv):  # parent and child links never collide (000.md Table 3.6)
-            p = int(robot.parent[i])
-            excluded.add((p if p >= 0 else base_owner, i))
-        settings = getattr(world, "solver", None) or SolverSettings()
-        if not settings.self_collision:
-            robot_owners = [*range(nv), base_owner] if floating else range(nv)
-            excluded.update((i, j) for i in robot_owners for j in robot_owners if i < j)
+    robot_links = tuple(names)  # the robot's geometries come first
     lookup = {b.name: i for i, b in enumerate(world_bodies)}
     for i, b in enumerate(world_bodies):
         owner = nv + i if dynamic[i] else WORLD
         geom = b.geometry
-        spec = spec_from_geometry(geom, owner, _mesh_vertices(geom, f"body {b.name!r}"))
+        hull = _mesh_vertices(geom, f"{world.source}: body {b.name!r}", WorldError)
+        spec = spec_from_geometry(geom, owner, hull)
         T = _pose_matrix(geom.xyz, geom.rpy)
         if owner == WORLD:
             Tb = np.eye(4)
@@ -338,7 +340,11 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
         if len(ends) == 2:
             excluded.add((min(ends), max(ends)))
     static_owners = [] if floating else [base_owner]
-    cs = build_scene(specs, sorted(excluded), static_owners, n_owners=base_owner + 1)
+    robot_pairs = [] if robot is None else excluded_robot_pairs(robot, world, robot_links)
+    cs = build_scene(specs, sorted(excluded), static_owners, n_owners=base_owner + 1,
+                     excluded_geom_pairs=robot_pairs)
+    if robot is not None:
+        cs = without_overlaps(cs, robot, placement, tree, robot_links, overlapping)
     geoms = geoms_of(cs)._replace(
         what=_frozen([w[0] for w in what], np.int64).reshape(-1),
         index=_frozen([w[1] for w in what], np.int64).reshape(-1),
@@ -425,13 +431,15 @@ def compile_world_joints(world: Any, body_names: tuple[str, ...],
 
 
 def compile_scene(robot: Model | None, world: Any, dt: float, integrator: str,
-                  gravity: Any) -> CompiledScene:
-    """The read-only scene record of one robot (or none) in one world (or none)."""
+                  gravity: Any, overlapping: OverlapQuery) -> CompiledScene:
+    """The read-only scene record of one robot (or none) in one world (or none);
+    `overlapping`: the collision query that finds the robot's links overlapping at the start
+    (`mb_sim.collision.overlaps.overlapping_pairs`)."""
     g = np.asarray(gravity, dtype=float)
     tree = compile_tree(robot, world, g)
     bodies, pos, quat, vel = compile_bodies(world)
     body_names = tuple(b.name for b in (getattr(world, "bodies", ()) or ()))
-    geoms, geom_names = compile_geoms(robot, world, tree, bodies, pos, quat)
+    geoms, geom_names = compile_geoms(robot, world, tree, bodies, pos, quat, overlapping)
     joints = compile_world_joints(world, body_names, quat)
     arrays = SceneModel(tree=tree, bodies=bodies, geoms=geoms, joints=joints,
                         options=options(world, dt, integrator, g))

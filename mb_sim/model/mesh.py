@@ -141,15 +141,37 @@ def _read_obj(path: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _read_with_trimesh(path: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every triangle of the file, each part moved by its node transform (a Collada or glTF
+    scene has several); colours, materials and textures are not read."""
+    if os.path.splitext(path)[1].lower() == ".dae" and not _collada_available():
+        raise MeshError(f"{path}: reading Collada (.dae) meshes needs the pycollada package "
+                        "(pip install pycollada; rosdep key python3-collada)")
     try:
-        mesh = _trimesh().load(path, force="mesh", process=False)
-    except Exception as exc:
+        scene = _trimesh().load(path, force="scene", process=False, skip_materials=True)
+        parts = []
+        for node in scene.graph.nodes_geometry:
+            transform, name = scene.graph[node]
+            part = scene.geometry[name]
+            if hasattr(part, "faces") and len(part.faces):
+                parts.append((np.asarray(part.vertices, dtype=float) @ transform[:3, :3].T
+                              + transform[:3, 3], np.asarray(part.faces, dtype=np.int64)))
+    except Exception as exc:  # readers raise many types; all mean unreadable
         raise MeshError(f"{path}: cannot read mesh: {exc}") from exc
-    verts = np.asarray(getattr(mesh, "vertices", ()), dtype=float).reshape(-1, 3)
-    tris = np.asarray(getattr(mesh, "faces", ()), dtype=np.int64).reshape(-1, 3)
-    if len(verts) == 0 or len(tris) == 0:
+    if not parts:
         raise MeshError(f"{path}: the mesh holds no triangles")
+    offsets = np.cumsum([0] + [len(v) for v, _ in parts[:-1]])
+    verts = np.concatenate([v for v, _ in parts])
+    tris = np.concatenate([t + k for (_, t), k in zip(parts, offsets)])
     return verts, tris
+
+
+@functools.cache
+def _collada_available() -> bool:
+    try:
+        import collada  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _scale_vector(scale: float | tuple[float, ...] | np.ndarray) -> np.ndarray:
@@ -204,7 +226,7 @@ def convex_hull(vertices: np.ndarray, name: str = "mesh") -> tuple[np.ndarray, n
     """
     from scipy.spatial import ConvexHull, QhullError
 
-    pts = np.asarray(vertices, dtype=float)
+    pts = _distinct(np.asarray(vertices, dtype=float))
     if len(pts) < 4:
         raise MeshError(f"{name}: {len(pts)} vertices span no volume (need 4 or more)")
     try:
@@ -219,6 +241,18 @@ def convex_hull(vertices: np.ndarray, name: str = "mesh") -> tuple[np.ndarray, n
     remap = np.full(len(pts), -1, dtype=np.int64)
     remap[used] = np.arange(len(used))
     return pts[used], remap[tris]
+
+
+def _distinct(points: np.ndarray) -> np.ndarray:
+    """The points without exact repeats (a triangle soup lists each vertex about six times):
+    grouped by a hash of their bits, the points that differ from their group's first kept
+    too, so the result is exact whatever the hash does."""
+    bits = np.ascontiguousarray(points).reshape(-1, 3).view(np.uint64)
+    key = ((bits[:, 0] * np.uint64(0x9E3779B97F4A7C15))
+           ^ (bits[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F)) ^ bits[:, 2])
+    _, first, group = np.unique(key, return_index=True, return_inverse=True)
+    differ = np.any(points != points[first][group.reshape(-1)], axis=1)
+    return np.concatenate([points[first], points[differ]])
 
 
 @functools.lru_cache(maxsize=256)

@@ -77,6 +77,9 @@ class Model:
     collision_geometries: dict[str, tuple[Geometry, ...]]
     visual_geometries: dict[str, tuple[Geometry, ...]]
     urdf_xml: str = field(repr=False, default="")
+    collision_exclusions: tuple[tuple[str, str], ...] = ()
+    """Link pairs that never collide, from the SRDF given to `load_urdf` (its
+    `<disable_collisions>`); see `mb_sim.model.collision_filter`."""
 
     # --- the free-flying base (floating_base only) ---
     floating_base: bool = False

@@ -7,19 +7,22 @@ clipping need. Merging coplanar facets follows the remark of 000.md 1.1 (Observa
 must use maximal polygons).
 
 Pair filter (000.md 1.3, Table 3.6): geometries of the same owner never collide, neither do
-owners listed as excluded pairs (robot parent/child links), nor two static geometries.
+owners listed as excluded pairs (jointed bodies), geometries listed as excluded pairs (the
+robot's, `mb_sim.model.collision_filter`), nor two static geometries.
 Owner -1 is the world frame: such a geometry is static and its local pose is its world pose.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError
+from scipy.spatial import ConvexHull, QhullError, cKDTree
 
 if TYPE_CHECKING:
     from mb_sim.model.geometry import Geometry
@@ -148,123 +151,181 @@ class _Polytope:
     verts: np.ndarray
     normals: np.ndarray
     offsets: np.ndarray
-    faces: list[list[int]]
+    face_sizes: np.ndarray  # vertices of each face
+    face_verts: np.ndarray  # the faces' vertex indices one after the other, CCW about normals
     edges: np.ndarray
     edge_faces: np.ndarray
     centroid: np.ndarray
 
 
-def _face_loops(points: np.ndarray, hull: ConvexHull, scale: float) -> tuple[list, list, list]:
-    """Merge coplanar hull triangles into maximal faces, vertices ordered CCW about the normal."""
-    normals: list[np.ndarray] = []
-    offsets: list[float] = []
-    members: list[set[int]] = []
-    for simplex, eq in zip(hull.simplices, hull.equations):
-        n = eq[:3] / np.linalg.norm(eq[:3])
-        off = -eq[3] / np.linalg.norm(eq[:3])
-        for k, (nk, ok) in enumerate(zip(normals, offsets)):
-            if float(n @ nk) > 1.0 - 1e-9 and abs(off - ok) < 1e-9 * scale:
-                members[k].update(int(s) for s in simplex)
-                break
-        else:
-            normals.append(n)
-            offsets.append(off)
-            members.append({int(s) for s in simplex})
-    loops = []
-    for n, mem in zip(normals, members):
-        idx = np.array(sorted(mem))
-        p = points[idx]
-        c = p.mean(axis=0)
-        u = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
-        u /= np.linalg.norm(u)
-        v = np.cross(n, u)
-        ang = np.arctan2((p - c) @ v, (p - c) @ u)
-        loops.append([int(i) for i in idx[np.argsort(ang, kind="stable")]])
-    return normals, offsets, loops
+COPLANAR = 1e-9
+"""Hull facets whose unit normals differ by less than this in their dot product (about
+4.5e-5 rad) and whose planes lie within this times the hull's size are one face: CAD
+exports leave flat faces a little uneven."""
+
+Faces = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""(normals (f, 3), offsets (f,), sizes (f,), vertex indices of face after face)."""
 
 
-def _triangles(points: np.ndarray, hull: ConvexHull) -> tuple[list, list, list]:
-    """The hull's own triangles as faces, each ordered CCW about its outward normal."""
-    normals, offsets, loops = [], [], []
-    for simplex, eq in zip(hull.simplices, hull.equations):
-        n = eq[:3] / np.linalg.norm(eq[:3])
-        a, b, c = (int(i) for i in simplex)
-        if np.cross(points[b] - points[a], points[c] - points[a]) @ n < 0.0:
-            b, c = c, b
-        normals.append(n)
-        offsets.append(-eq[3] / np.linalg.norm(eq[:3]))
-        loops.append([a, b, c])
-    return normals, offsets, loops
+def _face_loops(points: np.ndarray, hull: ConvexHull, scale: float) -> Faces:
+    """Merge coplanar hull triangles into maximal faces, vertices ordered CCW about the normal.
+
+    Qhull triangulates each of its facets into triangles that share the facet's plane
+    exactly; those planes are then gathered within COPLANAR, each joining the first face it
+    matches."""
+    planes, first, group = np.unique(hull.equations, axis=0, return_index=True,
+                                     return_inverse=True)
+    norms = np.linalg.norm(planes[:, :3], axis=1)
+    unit = planes[:, :3] / norms[:, None]
+    offset = -planes[:, 3] / norms
+    # |n_a - n_b|^2 = 2 - 2 n_a . n_b: the tolerances as one radius in (n, offset) space
+    radius = math.sqrt(2.0 * COPLANAR)
+    key = np.hstack([unit, (radius / (COPLANAR * scale)) * offset[:, None]])
+    near: dict[int, list[int]] = {}  # plane -> the matching planes listed before it
+    for a, b in cKDTree(key).query_pairs(math.sqrt(2.0) * radius):
+        a, b = (a, b) if first[a] < first[b] else (b, a)
+        if unit[a] @ unit[b] > 1.0 - COPLANAR and abs(offset[a] - offset[b]) < COPLANAR * scale:
+            near.setdefault(int(b), []).append(int(a))
+    lead = np.arange(len(planes))  # the plane that starts each plane's face
+    for p in sorted(near, key=lambda p: first[p]):
+        leaders_before = [a for a in near[p] if lead[a] == a]
+        if leaders_before:
+            lead[p] = min(leaders_before, key=lambda a: first[a])
+    leaders = np.flatnonzero(lead == np.arange(len(planes)))
+    leaders = leaders[np.argsort(first[leaders], kind="stable")]
+    face_of_leader = np.empty(len(planes), dtype=np.int64)
+    face_of_leader[leaders] = np.arange(len(leaders))
+    face = face_of_leader[lead][group.reshape(-1)]  # of each hull triangle
+    normals, offsets = unit[leaders], offset[leaders]
+    tris = hull.simplices.astype(np.int64)
+    count = np.bincount(face, minlength=len(leaders))
+    order = np.argsort(face, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(count)])
+    merged = np.flatnonzero(count > 1)
+    loops = [np.unique(tris[order[starts[f]:starts[f + 1]]]) for f in merged.tolist()]
+    sizes = np.full(len(leaders), 3, dtype=np.int64)
+    sizes[merged] = [len(lp) for lp in loops]
+    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    flat = np.empty(int(sizes.sum()), dtype=np.int64)
+    lone = np.flatnonzero(count[face] == 1)  # the triangles that are faces by themselves
+    flat[start[face[lone]][:, None] + np.arange(3)] = _ccw(points, tris[lone],
+                                                          normals[face[lone]])
+    n = normals[merged]  # in-plane axes (u, v) of each merged face, u = n x (x or y)
+    u = np.cross(n, np.where(np.abs(n[:, :1]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]]))
+    v = np.cross(n, u)
+    for f, idx, uf, vf in zip(merged.tolist(), loops, u, v):
+        d = points[idx] - points[idx].mean(axis=0)
+        flat[start[f]:start[f] + len(idx)] = idx[np.argsort(np.arctan2(d @ vf, d @ uf),
+                                                            kind="stable")]
+    return normals, offsets, sizes, flat
 
 
-def _edges(loops: list[list[int]]) -> tuple[np.ndarray, np.ndarray] | None:
-    table: dict[tuple[int, int], list[int]] = {}
-    for f, loop in enumerate(loops):
-        for k in range(len(loop)):
-            a, b = loop[k], loop[(k + 1) % len(loop)]
-            table.setdefault((min(a, b), max(a, b)), []).append(f)
-    if any(len(fs) != 2 for fs in table.values()):
-        return None
-    keys = sorted(table)
-    return (
-        np.array(keys, dtype=np.int64).reshape(-1, 2),
-        np.array([table[k] for k in keys], dtype=np.int64).reshape(-1, 2),
-    )
-
-
-def _drop_collinear(points: np.ndarray, loops: list[list[int]], scale: float) -> list[list[int]]:
-    out = []
-    for loop in loops:
-        keep = []
-        m = len(loop)
-        for k in range(m):
-            a, b, c = points[loop[k - 1]], points[loop[k]], points[loop[(k + 1) % m]]
-            if np.linalg.norm(np.cross(b - a, c - b)) > 1e-12 * scale * scale:
-                keep.append(loop[k])
-        out.append(keep)
+def _ccw(points: np.ndarray, tris: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    """Triangles (m, 3) wound counter-clockwise about their outward normals (m, 3)."""
+    a, b, c = points[tris[:, 0]], points[tris[:, 1]], points[tris[:, 2]]
+    flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), normals) < 0.0
+    out = tris.copy()
+    out[flip] = tris[flip][:, [0, 2, 1]]
     return out
 
 
+def _triangles(points: np.ndarray, hull: ConvexHull) -> Faces:
+    """The hull's own triangles as faces, each ordered CCW about its outward normal."""
+    norms = np.linalg.norm(hull.equations[:, :3], axis=1)
+    normals = hull.equations[:, :3] / norms[:, None]
+    tris = _ccw(points, hull.simplices.astype(np.int64), normals)
+    return normals, -hull.equations[:, 3] / norms, np.full(len(tris), 3), tris.reshape(-1)
+
+
+def _neighbours(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of each loop vertex's predecessor and successor in the flat face list."""
+    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    at = np.arange(int(sizes.sum()))
+    before, after = at - 1, at + 1
+    before[start] = start + sizes - 1
+    after[start + sizes - 1] = start  # each loop closes on its first vertex
+    return before, after
+
+
+def _edges(sizes: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(edges (e, 2) as sorted vertex pairs in increasing order, their two faces (e, 2)), or
+    None when some edge does not border exactly two faces."""
+    b = flat[_neighbours(sizes)[1]]
+    lo, hi = np.minimum(flat, b), np.maximum(flat, b)
+    face = np.repeat(np.arange(len(sizes)), sizes)
+    order = np.lexsort((face, hi, lo))
+    lo, hi, face = lo[order], hi[order], face[order]
+    if lo.size % 2 or np.any(lo[0::2] != lo[1::2]) or np.any(hi[0::2] != hi[1::2]):
+        return None
+    if np.any((lo[1:-1:2] == lo[2::2]) & (hi[1:-1:2] == hi[2::2])):  # a third face
+        return None
+    return (np.stack([lo[0::2], hi[0::2]], axis=1),
+            np.stack([face[0::2], face[1::2]], axis=1))
+
+
+def _drop_collinear(points: np.ndarray, sizes: np.ndarray, flat: np.ndarray, scale: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The faces without the vertices that lie on the straight edge of their neighbours
+    (a hull triangle is never degenerate)."""
+    before, after = _neighbours(sizes)
+    p = points[flat]
+    turn = np.cross(p - p[before], p[after] - p)
+    keep = (np.linalg.norm(turn, axis=1) > 1e-12 * scale * scale) | np.repeat(sizes == 3, sizes)
+    face = np.repeat(np.arange(len(sizes)), sizes)
+    return np.bincount(face[keep], minlength=len(sizes)), flat[keep]
+
+
 def polytope_from_points(points: np.ndarray, where: str) -> _Polytope:
-    """Convex hull of `points` with maximal faces and the edge-face adjacency."""
+    """Convex hull of `points` with maximal faces and the edge-face adjacency (computed once
+    per point set: robots repeat their meshes, and simulations are built again)."""
     pts = np.asarray(points, dtype=float)
     if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 4:
         raise ValueError(f"{where}: convex vertices must be an (n >= 4, 3) array, got {pts.shape}")
     if not np.all(np.isfinite(pts)):
         raise ValueError(f"{where}: convex vertices contain non-finite values")
     try:
+        return _polytope(np.ascontiguousarray(pts).tobytes())
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _polytope(data: bytes) -> _Polytope:
+    pts = np.frombuffer(data).reshape(-1, 3)
+    try:
         hull = ConvexHull(pts)
     except QhullError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else "qhull error"
-        raise ValueError(f"{where}: convex vertices span no volume ({first})") from None
-    keep = np.array(sorted(int(i) for i in hull.vertices))
+        raise ValueError(f"convex vertices span no volume ({first})") from None
+    keep = np.sort(hull.vertices)
     remap = -np.ones(pts.shape[0], dtype=np.int64)
     remap[keep] = np.arange(keep.size)
     verts = pts[keep]
     scale = float(np.max(np.linalg.norm(verts - verts.mean(axis=0), axis=1)))
-    normals, offsets, loops = _face_loops(pts, hull, scale)
-    loops = [[int(remap[i]) for i in loop] for loop in loops]
-    cleaned = _drop_collinear(verts, loops, scale)
-    edges = _edges(cleaned) if all(len(lp) >= 3 for lp in cleaned) else None
+    normals, offsets, sizes, flat = _face_loops(pts, hull, scale)
+    flat = remap[flat]
+    kept_sizes, kept = _drop_collinear(verts, sizes, flat, scale)
+    edges = _edges(kept_sizes, kept) if np.all(kept_sizes >= 3) else None
     if edges is not None:
-        loops = cleaned
+        sizes, flat = kept_sizes, kept
     else:
-        edges = _edges(loops)
+        edges = _edges(sizes, flat)
     if edges is None:  # nearly coplanar triangles merged inconsistently: keep the triangles
-        normals, offsets, loops = _triangles(pts, hull)
-        loops = [[int(remap[i]) for i in loop] for loop in loops]
-        edges = _edges(loops)
+        normals, offsets, sizes, flat = _triangles(pts, hull)
+        flat = remap[flat]
+        edges = _edges(sizes, flat)
         if edges is None:
-            raise ValueError(f"{where}: convex hull faces do not close into a polyhedron")
-    return _Polytope(
-        verts=verts,
-        normals=np.array(normals),
-        offsets=np.array(offsets),
-        faces=loops,
-        edges=edges[0],
-        edge_faces=edges[1],
-        centroid=verts.mean(axis=0),
-    )
+            raise ValueError("convex hull faces do not close into a polyhedron")
+    poly = _Polytope(verts=verts, normals=normals, offsets=offsets,
+                     face_sizes=sizes.astype(np.int64), face_verts=flat, edges=edges[0],
+                     edge_faces=edges[1], centroid=verts.mean(axis=0))
+    for a in dataclasses.astuple(poly):
+        a.setflags(write=False)
+    return poly
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
 
 
 def _box_points(h: Sequence[float]) -> np.ndarray:
@@ -308,8 +369,12 @@ def build_scene(
     excluded_owner_pairs: Iterable[tuple[int, int]] = (),
     static_owners: Iterable[int] = (),
     n_owners: int | None = None,
+    excluded_geom_pairs: Iterable[tuple[int, int]] = (),
 ) -> CollisionScene:
     """Compile geometries and the pair filter into a CollisionScene (000.md 1.1, 1.3).
+
+    Pairs of geometries never collide when they have one owner, both are static, both are
+    planes, their owners are an excluded pair, or they are one of `excluded_geom_pairs`.
 
     Raises ValueError naming the geometry index, its owner, the field and the value.
     """
@@ -329,12 +394,12 @@ def build_scene(
     verts: list[np.ndarray] = []
     fnormal: list[np.ndarray] = []
     foffset: list[np.ndarray] = []
-    fvstart: list[int] = []
-    fvcount: list[int] = []
-    fverts: list[int] = []
+    fvstart: list[np.ndarray] = []
+    fvcount: list[np.ndarray] = []
+    fverts: list[np.ndarray] = []
     everts: list[np.ndarray] = []
     efaces: list[np.ndarray] = []
-    nv = nf = ne = 0
+    nv = nf = ne = nfv = 0
     max_face_verts = 0
     max_verts = 0
     for i, g in enumerate(geoms):
@@ -350,21 +415,21 @@ def build_scene(
                     raise ValueError(f"{where}: convex geometry needs verts, got None")
                 poly = polytope_from_points(g.verts, where)
             vstart[i], vcount[i] = nv, poly.verts.shape[0]
-            fstart[i], fcount[i] = nf, len(poly.faces)
+            fstart[i], fcount[i] = nf, len(poly.face_sizes)
             estart[i], ecount[i] = ne, poly.edges.shape[0]
             centroid[i] = poly.centroid
             verts.append(poly.verts)
             fnormal.append(poly.normals)
             foffset.append(poly.offsets)
-            for loop in poly.faces:
-                fvstart.append(len(fverts))
-                fvcount.append(len(loop))
-                fverts.extend(loop)
-                max_face_verts = max(max_face_verts, len(loop))
+            fvstart.append(nfv + np.concatenate([[0], np.cumsum(poly.face_sizes)[:-1]]))
+            fvcount.append(poly.face_sizes)
+            fverts.append(poly.face_verts)
+            max_face_verts = max(max_face_verts, int(poly.face_sizes.max()))
             everts.append(poly.edges)
             efaces.append(poly.edge_faces)
             nv += poly.verts.shape[0]
-            nf += len(poly.faces)
+            nf += len(poly.face_sizes)
+            nfv += len(poly.face_verts)
             ne += poly.edges.shape[0]
             max_verts = max(max_verts, poly.verts.shape[0])
     excl = [(int(a), int(b)) for a, b in excluded_owner_pairs]
@@ -384,19 +449,19 @@ def build_scene(
     excluded = np.zeros((n_owners, n_owners), dtype=bool)
     for a, b in excl:
         excluded[a, b] = excluded[b, a] = True
-    static = np.array([o < 0 or static_owner[o] for o in owner], dtype=bool)
-    allowed = np.ones((n, n), dtype=bool)
-    for i in range(n):
-        for j in range(n):
-            oi, oj = owner[i], owner[j]
-            if (
-                i == j
-                or oi == oj
-                or (static[i] and static[j])
-                or (kind[i] == PLANE and kind[j] == PLANE)
-                or (oi >= 0 and oj >= 0 and excluded[oi, oj])
-            ):
-                allowed[i, j] = False
+    static = np.array([o < 0 or static_owner[o] for o in owner], dtype=bool).reshape(-1)
+    owned = np.maximum(owner, 0)
+    allowed = ~(
+        (owner[:, None] == owner[None, :])
+        | (static[:, None] & static[None, :])
+        | ((kind[:, None] == PLANE) & (kind[None, :] == PLANE))
+        | ((owner[:, None] >= 0) & (owner[None, :] >= 0) & excluded[owned[:, None], owned[None, :]])
+    )
+    for a, b in excluded_geom_pairs:
+        if not (0 <= a < n and 0 <= b < n):
+            raise ValueError(f"excluded_geom_pairs: ({a}, {b}) is not a pair of geometries "
+                             f"0..{n - 1}")
+        allowed[a, b] = allowed[b, a] = False
     return CollisionScene(
         kind=kind,
         size=size,
@@ -410,9 +475,9 @@ def build_scene(
         face_count=fcount,
         face_normal=np.ascontiguousarray(np.concatenate(fnormal) if fnormal else np.zeros((0, 3))),
         face_offset=np.concatenate(foffset) if foffset else np.zeros(0),
-        face_vert_start=np.array(fvstart, dtype=np.int64),
-        face_vert_count=np.array(fvcount, dtype=np.int64),
-        face_verts=np.array(fverts, dtype=np.int64),
+        face_vert_start=_joined(fvstart),
+        face_vert_count=_joined(fvcount),
+        face_verts=_joined(fverts),
         edge_start=estart,
         edge_count=ecount,
         edge_verts=np.ascontiguousarray(

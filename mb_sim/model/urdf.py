@@ -15,6 +15,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from contextlib import redirect_stderr
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -28,6 +29,7 @@ from mb_sim.model.geometry import Geometry
 from mb_sim.model.mass import inertia_defect, mass_properties, nearest_valid_inertia
 from mb_sim.model.model import PRISMATIC, REVOLUTE, Model, freeze_arrays, spatial_inertia
 from mb_sim.model.resources import read_text_file, resolve_uri
+from mb_sim.model.srdf import known_pairs, read_disabled_collisions
 from mb_sim.model.urdf_filter import MAX_URDF_BYTES, filter_urdf
 
 log = logging.getLogger("mb_sim")
@@ -587,6 +589,7 @@ def load_urdf(
     inertia_from_geometry: float | None = None,
     xacro_args: Mapping[str, Any] | None = None,
     floating_base: bool = False,
+    srdf: str | os.PathLike | None = None,
 ) -> Model:
     """Load a URDF file (or an XML string, or a `.xacro` file) into a `Model`.
 
@@ -602,6 +605,9 @@ def load_urdf(
     floating_base: the root link becomes a free-flying body (6 dof, Pinocchio's free-flyer
     coordinates, see `mb_sim.model.model`). A URDF whose root is a bare link (`world`) with a
     `floating` joint to the robot floats too.
+    srdf: an SRDF file whose `<disable_collisions>` link pairs never collide
+    (`Model.collision_exclusions`); pairs naming links the robot lacks are dropped with a
+    warning.
     """
     if not isinstance(floating_base, (bool, np.bool_)):
         raise TypeError(f"floating_base must be True or False, got {str(floating_base)[:40]}")
@@ -612,6 +618,8 @@ def load_urdf(
             raise ModelError(f"inertia_from_geometry must be a density in kg/m^3 within "
                              f"[1e-06, 1e+06], got {str(density)[:40]}")
     text_or_path = os.fspath(path_or_xml)
+    if not text_or_path.strip():
+        raise ModelError(f"load_urdf: the URDF path or XML string is empty ({text_or_path!r})")
     if text_or_path.lstrip().startswith("<"):
         text, source, base_dir = text_or_path, "<urdf string>", None
     else:
@@ -619,6 +627,11 @@ def load_urdf(
         is_xacro = path.name.endswith(".xacro") or xacro_args is not None
         text = expand_xacro(path, xacro_args) if is_xacro else _read_text(path, "URDF")
         source, base_dir = str(path), str(path.resolve().parent)
-    return _Loader(text, source, base_dir, [str(p) for p in package_dirs], strict=strict,
-                   density=None if inertia_from_geometry is None else float(inertia_from_geometry),
-                   floating_base=bool(floating_base)).compile()
+    model = _Loader(text, source, base_dir, [str(p) for p in package_dirs], strict=strict,
+                    density=None if inertia_from_geometry is None else float(inertia_from_geometry),
+                    floating_base=bool(floating_base)).compile()
+    if srdf is None:
+        return model
+    pairs = read_disabled_collisions(os.fspath(srdf), ModelError)
+    return replace(model, collision_exclusions=known_pairs(pairs, model.link_names,
+                                                           os.fspath(srdf), model.name))

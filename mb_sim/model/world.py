@@ -16,6 +16,10 @@ Format (every key is optional unless marked required; units SI, angles in radian
       restitution: 0.0
       joint_limit_restitution: 0.0  # e of the impulses that keep joints within limits (000.md)
       initial_positions: {joint1: 0.5}
+      self_collision: true          # links of the robot collide with each other (see
+                                    # mb_sim.model.collision_filter for the pairs that never do)
+      srdf: robot.srdf              # its <disable_collisions> pairs never collide
+      exclude_pairs: [[link_a, link_b]]   # more link pairs that never collide
     bodies:
       - name: box1                  # required, unique, not "world"
         shape: box                  # required: box | sphere | cylinder | capsule | mesh
@@ -94,12 +98,16 @@ from mb_sim.model.geometry import KINDS, Geometry
 from mb_sim.model.mass import check_inertia, shape_properties
 from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
 from mb_sim.model.resources import read_text_file
+from mb_sim.model.srdf import read_disabled_collisions
 from mb_sim.vec3 import quat_to_matrix
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 DEFAULT_FRICTION = 0.8
 DEFAULT_RESTITUTION = 0.0
 DEFAULT_DENSITY = 1000.0
+DEFAULT_SELF_COLLISION = True
+"""Robot links collide with each other unless `mb_sim.model.collision_filter` excludes the
+pair (README, "Bring your own robot")."""
 JOINT_TYPES = ("ball", "revolute", "prismatic", "fixed")
 WORLD = "world"
 STATIC_COLOR = (0.62, 0.62, 0.64, 1.0)
@@ -205,6 +213,16 @@ class RobotPlacement:
     """The robot this world is made for (absolute path), used when no model is given."""
     floating: bool = False
     """The robot's base flies free from this pose (`load_urdf(..., floating_base=True)`)."""
+    self_collision: bool = DEFAULT_SELF_COLLISION
+    """Links of the robot collide with each other, except the pairs that
+    `mb_sim.model.collision_filter` excludes; False: no two links ever collide."""
+    srdf: str | None = None
+    """An SRDF file (absolute path) whose `<disable_collisions>` pairs never collide."""
+    srdf_pairs: tuple[tuple[str, str], ...] = ()
+    """The link pairs of `srdf`, as read (links not yet checked against the robot)."""
+    exclude_pairs: tuple[tuple[str, str], ...] = ()
+    """Link pairs the world file says never collide (checked against the robot: unknown
+    links are an error)."""
 
     @property
     def rotation(self) -> np.ndarray:
@@ -283,11 +301,11 @@ class SolverSettings:
     impulse changes by more than this (N s). restitution_threshold: approach speeds below it
     (m/s) give inelastic contacts. envelope: contacts are gathered when surfaces are closer than
     this (m; the envelope of 000.md). baumgarte: fraction of the penetration corrected per step
-    (position correction, 004.md). slop: penetration left uncorrected (m). self_collision:
-    robot links collide with each other (adjacent links never do). warm_start: start each step
-    from the last step's impulses. d_max: largest joint gap accepted by the impulse-kept joint
-    loop (m, 003.md). max_passes: passes of that loop per step (1 = its real-time mode).
-    """
+    (position correction, 004.md). slop: penetration left uncorrected (m). warm_start: start
+    each step from the last step's impulses. d_max: largest joint gap accepted by the
+    impulse-kept joint loop (m, 003.md). max_passes: passes of that loop per step (1 = its
+    real-time mode). Whether robot links collide with each other is the robot's setting
+    (`RobotPlacement.self_collision`)."""
 
     iterations: int = 30
     tolerance: float = 1e-7
@@ -295,7 +313,6 @@ class SolverSettings:
     envelope: float = 0.005
     baumgarte: float = 0.2
     slop: float = 0.001
-    self_collision: bool = True
     warm_start: bool = True
     d_max: float = 1e-6
     max_passes: int = 100
@@ -345,9 +362,12 @@ class World:
                         "friction": r.friction, "restitution": r.restitution,
                         "joint_limit_restitution": r.joint_limit_restitution,
                         "initial_positions": dict(r.initial_positions),
-                        "floating": r.floating}
+                        "floating": r.floating, "self_collision": r.self_collision,
+                        "exclude_pairs": [list(p) for p in r.exclude_pairs]}
         if r.urdf is not None:
             out["robot"]["urdf"] = r.urdf
+        if r.srdf is not None:
+            out["robot"]["srdf"] = r.srdf
         out["bodies"] = [_body_to_dict(b) for b in self.bodies]
         out["joints"] = [_joint_to_dict(j) for j in self.joints]
         out["solver"] = {k: getattr(self.solver, k)
@@ -646,7 +666,8 @@ def _orientation(r: _Reader, path: str, d: dict[str, Any]) -> np.ndarray:
 _TOP_KEYS = ("gravity", "ground", "robot", "bodies", "joints", "solver", "description")
 _GROUND_KEYS = ("height", "friction", "restitution")
 _ROBOT_KEYS = ("xyz", "rpy", "quat_xyzw", "friction", "restitution", "joint_limit_restitution",
-               "initial_positions", "urdf", "floating")
+               "initial_positions", "urdf", "floating", "self_collision", "srdf",
+               "exclude_pairs")
 _BODY_KEYS = ("name", "shape", "size", "mesh", "scale", "mass", "density", "inertia", "com",
               "xyz", "rpy", "quat_xyzw", "linear_velocity", "angular_velocity", "static",
               "friction", "restitution", "color")
@@ -685,23 +706,50 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
     for k, v in raw.items():
         name = r.name(_key("robot.initial_positions", k), k)
         q0[name] = r.number(_key("robot.initial_positions", k), v, -POSITION, POSITION)
-    urdf = None
-    if d.get("urdf") is not None:
-        if not isinstance(d["urdf"], str):
-            r.fail("robot.urdf", "must be a file path or package:// URI", d["urdf"])
-        try:
-            urdf = resolve_uri(d["urdf"], r.folder)
-        except MeshError as exc:
-            r.fail("robot.urdf", str(exc)[:300], d["urdf"])
+    urdf = _robot_file(r, d, "urdf")
+    srdf = _robot_file(r, d, "srdf")
+    srdf_pairs = () if srdf is None else read_disabled_collisions(srdf, WorldError)
     return RobotPlacement(_frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3, -POSITION,
                                            POSITION)),
                           _frozen(_orientation(r, "robot", d)), mu, e, limit_e,
                           MappingProxyType(q0), urdf,
-                          r.boolean("robot.floating", d.get("floating", False)))
+                          r.boolean("robot.floating", d.get("floating", False)),
+                          r.boolean("robot.self_collision",
+                                    d.get("self_collision", DEFAULT_SELF_COLLISION)),
+                          srdf, srdf_pairs, _link_pairs(r, d.get("exclude_pairs")))
+
+
+def _robot_file(r: _Reader, d: dict[str, Any], key: str) -> str | None:
+    """The absolute path of robot.urdf or robot.srdf (relative to the world file, file:// or
+    package://), or None when not given."""
+    if d.get(key) is None:
+        return None
+    if not isinstance(d[key], str):
+        r.fail(f"robot.{key}", "must be a file path or package:// URI", d[key])
+    try:
+        return resolve_uri(d[key], r.folder)
+    except MeshError as exc:
+        r.fail(f"robot.{key}", str(exc)[:300], d[key])
+
+
+def _link_pairs(r: _Reader, value: Any) -> tuple[tuple[str, str], ...]:
+    pairs = []
+    for i, pair in enumerate(r.seq("robot.exclude_pairs", value)):
+        path = f"robot.exclude_pairs[{i}]"
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            r.fail(path, "must be a pair of link names [link_a, link_b]", pair)
+        a, b = (r.name(f"{path}[{k}]", x) for k, x in enumerate(pair))
+        if a == b:
+            r.fail(path, "must name two different links", pair)
+        pairs.append((a, b))
+    return tuple(pairs)
 
 
 def _solver(r: _Reader, value: Any) -> SolverSettings:
     fields = tuple(SolverSettings.__dataclass_fields__)
+    if isinstance(value, Mapping) and "self_collision" in value:
+        r.fail("solver.self_collision", "is a setting of the robot now: robot: "
+               "{self_collision: ...}", value["self_collision"])
     d = r.mapping("solver", {} if value is None else value, fields)
     base = SolverSettings()
     kw: dict[str, Any] = {}
@@ -710,7 +758,7 @@ def _solver(r: _Reader, value: Any) -> SolverSettings:
         if k in ("iterations", "max_passes"):
             lo, hi = SOLVER_RANGES[k]
             kw[k] = r.integer(p, v, int(lo), int(hi))
-        elif k in ("self_collision", "warm_start"):
+        elif k == "warm_start":
             kw[k] = r.boolean(p, v)
         else:
             lo, hi = SOLVER_RANGES[k]

@@ -105,6 +105,8 @@ SPECS: tuple[Spec, ...] = (
          "empty."),
     Spec("xacro_args", [], "Arguments of a xacro urdf_file, as on the xacro command line: "
          "['name:=value', ...]; unset or [''] = none.", check=lambda v: _xacro_problem(v)),
+    Spec("srdf_file", "", "Path of an SRDF: its <disable_collisions> link pairs never collide; "
+         "'' = none."),
     Spec("world_file", "", "Path of the world YAML (bodies, ground, robot placement); '' = none."),
     Spec("floating_base", False, "Load the robot with a free-flying root link (6 dof); a world "
          "file's robot: {floating: true} makes it floating too."),

@@ -369,7 +369,7 @@ class SimNode(Node):
             )
         try:
             model = mb_sim.load_urdf(source, strict=bool(self.p.strict), xacro_args=xacro,
-                                     floating_base=floating)
+                                     floating_base=floating, srdf=self.p.srdf_file or None)
         except Exception as e:  # noqa: BLE001 - any failure of a bad URDF is one FATAL line
             what = "robot_description" if source is description else f"urdf_file {source!r}"
             raise StartupError(f"cannot load the robot from {what}: {_text(e)}") from None

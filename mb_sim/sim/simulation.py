@@ -31,11 +31,13 @@ from typing import Any
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
+from mb_sim.collision.overlaps import overlapping_pairs
 from mb_sim.dynamics import crba
 from mb_sim.dynamics.floating import base_pose, to_pinocchio
 from mb_sim.dynamics.kinematics import body_poses, body_velocities
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
 from mb_sim.errors import SimulationError
+from mb_sim.model.collision_filter import reference_positions
 from mb_sim.model.compile import (
     GRAVITY,
     INTEGRATORS,
@@ -71,7 +73,7 @@ from mb_sim.sim.data import (
     data_record,
 )
 from mb_sim.sim.state import State, new_state
-from mb_sim.sim.step import keep_world_joints_now, new_sim, step
+from mb_sim.sim.step import keep_world_joints_now, new_sim, restore, step
 from mb_sim.solver.rows import TANGENT
 from mb_sim.solver.world_joints import frames, world_joint_coordinates
 from mb_sim.vec3 import quat_to_matrix
@@ -195,7 +197,8 @@ class Simulation:
             check_initial_positions(world, model)
         self.model = model
         self.world = world
-        self.scene: CompiledScene = compile_scene(model, world, dt, integrator, self.gravity)
+        self.scene: CompiledScene = compile_scene(model, world, dt, integrator, self.gravity,
+                                                  overlapping_pairs)
         self.nq = model.nq if model is not None else 0
         self.nv = model.nv if model is not None else 0
         self.n_joints = model.n_joints if model is not None else 0
@@ -227,11 +230,8 @@ class Simulation:
     def _make_initial_state(self) -> State:
         n = self.n_joints
         q0 = np.zeros(n)
-        if self.model is not None:  # start inside the limits when 0 is outside them
-            q0 = np.clip(q0, self.model.lower, self.model.upper)
-            robot = getattr(self.world, "robot", None)
-            for name, value in getattr(robot, "initial_positions", {}).items():
-                q0[self._joint_index(name)] = float(value)
+        if self.model is not None:  # initial positions, else 0 clamped into the limits
+            q0 = reference_positions(self.model, getattr(self.world, "robot", None))
         if self.floating_base:  # the start pose of the base after the joints
             tree = self.scene.arrays.tree
             q0 = np.concatenate([q0, tree.base_pos, _quat_xyzw(tree.base_rot)])
@@ -775,7 +775,15 @@ class Simulation:
             raise ValueError(f"step(n): n must be a non-negative integer, got {left}")
         info = self._data.work.info
         while left > 0:
-            step(self._sim, left)
+            try:
+                step(self._sim, left)
+            except ArithmeticError as exc:  # interpreted kernels; compiled ones give NaN
+                restore(self._d, self._s)
+                self._stepped = self._stepped or info[STEPS_DONE] > 0
+                raise SimulationError(
+                    f"{type(exc).__name__} ({exc}) in the step from t = {self.time:.6f} s "
+                    f"(dt = {self.dt:g} s), {self._fastest()}; the simulation is left at "
+                    f"t = {self.time:.6f} s") from None
             done = int(info[STEPS_DONE])
             left -= done
             self._contacts = None
@@ -786,6 +794,16 @@ class Simulation:
             elif status == NOT_FINITE:
                 self._raise_not_finite(int(info[BAD_KIND]), int(info[BAD_INDEX]))
             self._stepped = self._stepped or done > 0
+
+    def _fastest(self) -> str:
+        """Where the state runs away: the joint, floating base or body of largest speed."""
+        speeds = [(abs(float(v)), self._joint_or_base(i)) for i, v in enumerate(self.state.qd)]
+        speeds += [(float(np.linalg.norm(v[:3])), f"body {name!r}")
+                   for name, v in zip(self.scene.body_names, self.state.body_vel)]
+        if not speeds:
+            return "nothing moves"
+        speed, what = max(speeds)
+        return f"fastest: {what} at {speed:.3g} (rad or m)/s"
 
     def _raise_not_finite(self, kind: int, index: int) -> None:
         t = f"t = {self.time:.6f} s"

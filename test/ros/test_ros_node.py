@@ -366,6 +366,7 @@ def test_contact_markers_appear_and_clear(start_sim: Any, probe: Any) -> None:
         ({"command_joints": ["joint1", "wrist"]}, ["command_joints", "wrist"]),
         ({"physics_rate": 500}, None),  # an integer for a double: accepted
         ({"world_file": "/nonexistent/world.yaml"}, ["world_file", "/nonexistent/world.yaml"]),
+        ({"srdf_file": "/nonexistent/robot.srdf"}, ["robot", "/nonexistent/robot.srdf"]),
         ({"world_file": "WORLD:bodies: [unclosed"}, ["world", "bad.yaml"]),
         ({"world_file": "WORLD:bodies:\n  - {name: b, shape: box, size: [1e-200, 1, 1],"
                         " mass: 1, pose: {xyz: [2, 0, 0.5]}}\n"}, ["world", "bad.yaml"]),
