@@ -119,14 +119,14 @@ class Publishers:
         self._imu = output(Imu, "imu", QOS_IMU) if frames.imu_link is not None else None
         self._markers = output(MarkerArray, "~/contacts", QOS_MARKERS)
 
-        self._js_msg = messages.JointStateMessage(sim.joint_names)
+        self._js_msg = messages.joint_state_message(sim.joint_names)
         pairs = frames.moving()
-        self._tf_msg = messages.TransformsMessage(pairs) if pairs else None
+        self._tf_msg = messages.transforms_message(pairs) if pairs else None
         self._tf_xyz, self._tf_quat = np.zeros((len(pairs), 3)), np.zeros((len(pairs), 4))
-        self._odom_msg = messages.OdometryMessage(frames.odom, frames.base)
-        self._imu_msg = (messages.ImuMessage(frames.link_frame(frames.imu_link))
+        self._odom_msg = messages.odometry_message(frames.odom, frames.base)
+        self._imu_msg = (messages.imu_message(frames.link_frame(frames.imu_link))
                          if frames.imu_link is not None else None)
-        self._clock_msg = messages.ClockMessage()
+        self._clock_msg = messages.clock_message()
         self._markers_msg = messages.ContactMarkersMessage(frames.world)
         # the root link in the world, then each moving link in its parent link's frame
         self._links = LinkFrames(sim, [sim.model.base_link, *frames.links],

@@ -44,7 +44,6 @@ class Services:
     def __init__(self, node: Node, p: SimParams, inputs: Inputs, loop: PhysicsLoop,
                  cycle: NodeCycle, publishers: Publishers, recording: Recording,
                  group: Any) -> None:
-        self.node = node
         self.p = p
         self.inputs = inputs
         self.loop = loop

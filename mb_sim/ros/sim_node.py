@@ -79,7 +79,7 @@ class SimNode(Node):
                                     p.command_topic, p.joint_command_topic)
         self.recording = Recording(logger)
         self.outputs = Publishers(self, sim, self.frames, p, self.inputs.urdf_xml,
-                                     self.recording)
+                                  self.recording)
         self.cycle = NodeCycle(sim, p, self.intake, self.outputs, self.recording)
         self.loop = PhysicsLoop(sim, sim.dt, self.cycle, logger, self.throttle.warn,
                                 rtf=p.real_time_factor, paused=bool(p.start_paused),

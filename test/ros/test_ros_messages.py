@@ -36,7 +36,7 @@ def same_message(filled: bytes, msg: object) -> None:
 @pytest.mark.parametrize("t", TIMES)
 def test_joint_states(t: float) -> None:
     names = ["joint1", "a", "long_joint_name_3"]
-    out = messages.JointStateMessage(names)
+    out = messages.joint_state_message(names)
     for _ in range(3):  # refilled, never rebuilt
         p, v, e = RNG.normal(size=(3, 3))
         filled = out.fill(t, p, v, e)
@@ -47,7 +47,7 @@ def test_joint_states(t: float) -> None:
 @pytest.mark.parametrize("t", TIMES)
 def test_transforms(t: float) -> None:
     pairs = [("world", "base_link"), ("base_link", "link1"), ("link1", "l2"), ("world", "box")]
-    out = messages.TransformsMessage(pairs)
+    out = messages.transforms_message(pairs)
     xyz, quat = RNG.normal(size=(4, 3)), unit_quats(4)
     expected = TFMessage(transforms=[
         conv.transform_msg(parent, child, (xyz[i], quat[i]), conv.time_msg(t))
@@ -57,17 +57,17 @@ def test_transforms(t: float) -> None:
 
 def test_imu_odometry_clock() -> None:
     t = 2.25
-    imu = messages.ImuMessage("p/trunk")
+    imu = messages.imu_message("p/trunk")
     q, w, a = unit_quats(1)[0], RNG.normal(size=3), RNG.normal(size=3)
     same_message(imu.fill(t, q, w, a), conv.imu_msg("p/trunk", q, w, a, conv.time_msg(t)))
     assert deserialize_message(imu.fill(t, q, w, a), Imu).orientation_covariance[0] == \
         conv.GROUND_TRUTH_VARIANCE
-    odom = messages.OdometryMessage("odom", "base_footprint")
+    odom = messages.odometry_message("odom", "base_footprint")
     xyz, lin, ang = RNG.normal(size=(3, 3))
     same_message(odom.fill(t, xyz, q, lin, ang),
                conv.odometry_msg("odom", "base_footprint", (xyz, q), (lin, ang),
                                  conv.time_msg(t)))
-    same_message(messages.ClockMessage().fill(t), Clock(clock=conv.time_msg(t)))
+    same_message(messages.clock_message().fill(t), Clock(clock=conv.time_msg(t)))
 
 
 def test_contact_markers() -> None:
