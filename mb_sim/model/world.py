@@ -463,8 +463,16 @@ def _read_source(source: Any, base_dir: str | os.PathLike[str] | None
     if len(text) > MAX_WORLD_BYTES:
         raise WorldError(f"{label}: world description of {len(text)} characters is larger than "
                          f"the {MAX_WORLD_BYTES} accepted")
+    return parse_yaml(text, label), label, folder
+
+
+def parse_yaml(text: str, label: str) -> Any:
+    """The data of YAML `text`, read as world files are (safe; no duplicate keys, no aliases).
+
+    Raises WorldError naming `label`, the line and column.
+    """
     try:
-        data = yaml.load(text, Loader=_Loader)
+        return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -474,7 +482,6 @@ def _read_source(source: Any, base_dir: str | os.PathLike[str] | None
         raise WorldError(f"{label}: YAML error: nested too deeply") from None
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise WorldError(f"{label}: YAML error: {str(exc)[:200]}") from None
-    return data, label, folder
 
 
 # --------------------------------------------------------------------------------------------
@@ -724,9 +731,11 @@ def _inertia(r: _Reader, path: str, value: Any) -> np.ndarray:
     return 0.5 * (m + m.T)
 
 
-def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
-    d = r.mapping(path, value, _BODY_KEYS, required=("name", "shape"))
-    name = r.name(_key(path, "name"), d["name"])
+def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: bool = True
+          ) -> Body:
+    d = r.mapping(path, value, _BODY_KEYS, required=("name", "shape") if name_required
+                  else ("shape",))
+    name = r.name(_key(path, "name"), d["name"]) if "name" in d else ""
     if name == WORLD:
         r.fail(_key(path, "name"), f"{WORLD!r} is reserved for the fixed world frame", name)
     if name in names:
@@ -933,6 +942,16 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
     return World(gravity=_frozen(gravity), ground=ground, robot=robot,
                  bodies=tuple(bodies.values()), joints=tuple(joints), solver=solver,
                  source=source_name, description=d.get("description", ""))
+
+
+def load_body(data: Any, label: str, base_dir: str | os.PathLike[str], path: str = "") -> Body:
+    """One environment body from a `bodies:` entry (parsed YAML, see `parse_yaml`), at the pose
+    its `xyz` and `rpy` give; its `name` may be absent (the body's name is then "").
+
+    Relative mesh paths are taken from `base_dir`. Raises WorldError naming `label`, the key
+    (under `path`, the entry's place in its file) and the value.
+    """
+    return _body(_Reader(label, str(base_dir)), path, data, set(), name_required=False)
 
 
 def check_initial_positions(world: World, model: Any, tolerance: float = 1e-9) -> None:
