@@ -85,6 +85,12 @@ setup(
         "xacro",
         "rosbags",
     ],
+    extras_require={
+        # Gymnasium environments and batched stepping (mb_sim.envs)
+        "learning": ["gymnasium>=1.0"],
+        # sweeps and bag replays on a Ray cluster (mb_sim.sweep); Parquet output
+        "scale": ["ray>=2.9", "pyarrow"],
+    },
     zip_safe=True,
     maintainer="mb_sim maintainers",
     maintainer_email="mb_sim@example.com",
