@@ -70,7 +70,8 @@ mkdir -p "$venv/share/mb_sim/launch"
 for file in launch/*.py; do
     ln -sfn "$root/$file" "$venv/share/mb_sim/$file"
 done
-for script in sim_node demo_controller quadruped_controller diff_drive_controller replay; do
+for script in sim_node demo_controller quadruped_controller diff_drive_controller replay \
+              viewer; do
     if [[ -x "$venv/bin/$script" ]]; then
         ln -sfn "../../bin/$script" "$venv/lib/mb_sim/$script"
     fi

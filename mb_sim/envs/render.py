@@ -8,7 +8,6 @@ the ground a line and a target (ArmReach) a red dot. It needs nothing but numpy.
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import numpy as np
@@ -27,11 +26,6 @@ GROUND = (60, 140, 60)
 TARGET = (220, 40, 40)
 
 
-def viewer_installed() -> bool:
-    """Whether the browser viewer (`mb_sim.viewer`, the `viewer` extra) is there."""
-    return importlib.util.find_spec("mb_sim.viewer") is not None
-
-
 RENDER_MODES = ["human", "rgb_array"]
 """What a single environment renders: "human" needs the browser viewer (the `viewer` extra)."""
 
@@ -40,9 +34,11 @@ def check_render_mode(mode: str | None, modes: list[str]) -> str | None:
     """The mode itself; for "human" without the browser viewer a `DependencyNotInstalled`
     that names the extra; ValueError naming any other mode not in `modes`."""
     if mode == "human":
+        from mb_sim import viewer
+
         try:
-            import mb_sim.viewer  # noqa: F401
-        except ImportError as e:
+            viewer.require_viser()
+        except viewer.ViewerUnavailable as e:
             from gymnasium.error import DependencyNotInstalled
 
             raise DependencyNotInstalled(

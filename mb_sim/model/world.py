@@ -34,6 +34,8 @@ Format (every key is optional unless marked required; units SI, angles in radian
         static: false               # static bodies never move (velocities must be zero)
         friction: 0.8
         restitution: 0.0
+        color: [0.8, 0.2, 0.2]      # how viewers draw it: [r, g, b] or [r, g, b, a] in 0..1
+                                    # (default: grey when static, else from a palette)
     joints:
       - name: hinge                 # required, unique
         type: revolute             # required: ball | revolute | prismatic | fixed
@@ -100,6 +102,11 @@ DEFAULT_RESTITUTION = 0.0
 DEFAULT_DENSITY = 1000.0
 JOINT_TYPES = ("ball", "revolute", "prismatic", "fixed")
 WORLD = "world"
+STATIC_COLOR = (0.62, 0.62, 0.64, 1.0)
+"""rgba of a static body without `color`."""
+PALETTE = ((0.20, 0.45, 0.80, 1.0), (0.35, 0.70, 0.30, 1.0), (0.60, 0.30, 0.75, 1.0),
+           (0.15, 0.65, 0.65, 1.0), (0.80, 0.25, 0.30, 1.0), (0.55, 0.45, 0.30, 1.0))
+"""rgba of the moving bodies without `color`, in turn."""
 
 # Accepted ranges (SI units); see the README, "Worlds (YAML)". Wide enough for every real
 # scene, narrow enough that no number overflows the physics.
@@ -225,6 +232,8 @@ class Body:
     static: bool
     friction: float
     restitution: float
+    color: tuple[float, float, float, float] = STATIC_COLOR
+    """rgba in 0..1: how viewers draw the body (no effect on the physics)."""
 
     @property
     def inv_mass(self) -> float:
@@ -369,6 +378,7 @@ def _body_to_dict(b: Body) -> dict[str, Any]:
     d["static"] = b.static
     d["friction"] = b.friction
     d["restitution"] = b.restitution
+    d["color"] = list(b.color)
     return d
 
 
@@ -639,7 +649,7 @@ _ROBOT_KEYS = ("xyz", "rpy", "quat_xyzw", "friction", "restitution", "joint_limi
                "initial_positions", "urdf", "floating")
 _BODY_KEYS = ("name", "shape", "size", "mesh", "scale", "mass", "density", "inertia", "com",
               "xyz", "rpy", "quat_xyzw", "linear_velocity", "angular_velocity", "static",
-              "friction", "restitution")
+              "friction", "restitution", "color")
 _JOINT_KEYS = ("name", "type", "parent", "child", "anchor", "child_anchor", "axis", "limits",
                "friction", "collide_connected")
 _SIZE_LEN = {"box": 3, "sphere": 1, "cylinder": 2, "capsule": 2}
@@ -731,8 +741,22 @@ def _inertia(r: _Reader, path: str, value: Any) -> np.ndarray:
     return 0.5 * (m + m.T)
 
 
-def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: bool = True
-          ) -> Body:
+def _color(r: _Reader, path: str, d: dict[str, Any], static: bool, moving: int
+           ) -> tuple[float, float, float, float]:
+    """The body's rgba: `color` ([r, g, b] or [r, g, b, a], each in 0..1), else STATIC_COLOR
+    or the `moving`-th colour of PALETTE."""
+    if "color" not in d:
+        return STATIC_COLOR if static else PALETTE[moving % len(PALETTE)]
+    value = d["color"]
+    if not isinstance(value, (list, tuple)) or len(value) not in (3, 4):
+        r.fail(_key(path, "color"), "must be [r, g, b] or [r, g, b, a], each in 0..1", value)
+    rgba = r.vector(_key(path, "color"), value, len(value), 0.0, 1.0)
+    return (float(rgba[0]), float(rgba[1]), float(rgba[2]),
+            float(rgba[3]) if len(rgba) == 4 else 1.0)
+
+
+def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: bool = True,
+          moving: int = 0) -> Body:
     d = r.mapping(path, value, _BODY_KEYS, required=("name", "shape") if name_required
                   else ("shape",))
     name = r.name(_key(path, "name"), d["name"]) if "name" in d else ""
@@ -836,7 +860,8 @@ def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: boo
     return Body(name=name, geometry=geometry, mass=float(m), com=_frozen(np.zeros(3)),
                 inertia=_frozen(inertia), xyz=_frozen(origin + rot @ com_shape),
                 quat_xyzw=_frozen(quat), linear_velocity=_frozen(lin),
-                angular_velocity=_frozen(ang), static=static, friction=mu, restitution=e)
+                angular_velocity=_frozen(ang), static=static, friction=mu, restitution=e,
+                color=_color(r, path, d, static, moving))
 
 
 def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: set[str]
@@ -932,7 +957,8 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
     robot = _robot(r, d.get("robot"))
     bodies: dict[str, Body] = {}
     for i, item in enumerate(r.seq("bodies", d.get("bodies"))):
-        b = _body(r, f"bodies[{i}]", item, set(bodies))
+        moving = sum(not b.static for b in bodies.values())
+        b = _body(r, f"bodies[{i}]", item, set(bodies), moving=moving)
         bodies[b.name] = b
     joints: list[WorldJoint] = []
     for i, item in enumerate(r.seq("joints", d.get("joints"))):

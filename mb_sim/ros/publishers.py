@@ -3,13 +3,14 @@
 Out: joint_states and imu (sensor_msgs/Imu of `imu_link`) at publish_rate, /tf, odom
 (nav_msgs/Odometry, ground truth, for a floating robot) and ~/contacts (MarkerArray) at
 tf_rate, all in simulated time and stamped with it; /clock at most every CLOCK_PERIOD of wall
-time (the physics loop asks); /tf_static and robot_description once, latched. Every message is
+time (the physics loop asks); /tf_static, robot_description and ~/world (the bodies' shapes,
+`world_description`) once, latched. Every message is
 built once and refilled in place (`messages`); a published message is written to the bag at
 the same simulated time (`recorder.Recording`).
 
 QoS: ~/contacts reliable depth 10; joint_states reliable depth 100; /tf reliable depth 100
 (as tf2's broadcaster); odom reliable depth 10; imu the sensor-data profile (best effort,
-depth 5); /tf_static and robot_description reliable, transient local, depth 1; /clock
+depth 5); /tf_static, robot_description and ~/world reliable, transient local, depth 1; /clock
 reliable depth 1 (a reliable publisher serves both the best-effort subscription of
 use_sim_time nodes and reliable subscribers; only the newest value matters).
 
@@ -42,6 +43,7 @@ from mb_sim.ros import messages
 from mb_sim.ros.frames import FrameTree
 from mb_sim.ros.params import SimParams
 from mb_sim.ros.recorder import Recording, msgtype_of
+from mb_sim.ros.world_description import world_markers
 from mb_sim.sim.link_frames import LinkFrames
 
 QOS_MARKERS = QoSProfile(depth=10)
@@ -94,9 +96,10 @@ class Output:
 class Publishers:
     """The node's outputs over the simulation `sim` (module docstring)."""
 
-    def __init__(self, node: Node, sim: Any, frames: FrameTree, p: SimParams, urdf_xml: str,
-                 recording: Recording) -> None:
+    def __init__(self, node: Node, sim: Any, world: Any, frames: FrameTree, p: SimParams,
+                 urdf_xml: str, recording: Recording) -> None:
         self.sim = sim
+        self.world = world
         self.frames = frames
         self.p = p
         self.urdf_xml = urdf_xml
@@ -114,6 +117,7 @@ class Publishers:
         self._tf = output(TFMessage, "/tf", QOS_TF, tell=True)
         self._tf_static = output(TFMessage, "/tf_static", QOS_LATCHED)
         self._description = output(String, "robot_description", QOS_LATCHED)
+        self._world = output(MarkerArray, "~/world", QOS_LATCHED)
         self._clock = output(Clock, "/clock", QOS_CLOCK)
         self._odom = output(Odometry, "odom", QOS_ODOM) if frames.floating else None
         self._imu = output(Imu, "imu", QOS_IMU) if frames.imu_link is not None else None
@@ -172,11 +176,13 @@ class Publishers:
     # --- what ----------------------------------------------------------------------------
 
     def publish_latched(self) -> None:
-        """robot_description and /tf_static (at start, and into every new recording)."""
+        """robot_description, ~/world and /tf_static (at start, and into every new
+        recording)."""
         t = self.sim.time
         stamp = conv.time_msg(t)
         for out, msg in (
             (self._description, String(data=self.urdf_xml)),
+            (self._world, world_markers(self.world, self.frames.world, stamp)),
             (self._tf_static, TFMessage(transforms=[
                 conv.transform_msg(parent, child, pose, stamp)
                 for parent, child, pose in self.frames.static])),

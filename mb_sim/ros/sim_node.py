@@ -10,7 +10,8 @@ The node is wiring; each part is a module of `mb_sim.ros` with one concern:
 - `physics_loop`: the physics thread (pacing to real_time_factor, actions between steps,
   step requests); no rclpy; `cycle`: what one step is (commands, efforts, step, outputs);
 - `publishers`: joint_states, imu, /tf, /tf_static, odom, ~/contacts, /clock,
-  robot_description, each message built once (`messages`) and recorded (`recorder`);
+  robot_description, ~/world (`world_description`), each message built once (`messages`) and
+  recorded (`recorder`);
 - `services`: ~/reset, ~/pause, ~/step, ~/stats, ~/record/start, ~/record/stop and runtime
   parameter changes, their work run on the physics thread between two steps;
 - `signals`: SIGINT and SIGTERM end the node once, quietly, exit status 0.
@@ -78,8 +79,8 @@ class SimNode(Node):
         self.intake = CommandIntake(self, latch, CommandStats(), self.throttle.warn,
                                     p.command_topic, p.joint_command_topic)
         self.recording = Recording(logger)
-        self.outputs = Publishers(self, sim, self.frames, p, self.inputs.urdf_xml,
-                                  self.recording)
+        self.outputs = Publishers(self, sim, self.inputs.world, self.frames, p,
+                                  self.inputs.urdf_xml, self.recording)
         self.cycle = NodeCycle(sim, p, self.intake, self.outputs, self.recording)
         self.loop = PhysicsLoop(sim, sim.dt, self.cycle, logger, self.throttle.warn,
                                 rtf=p.real_time_factor, paused=bool(p.start_paused),
