@@ -59,7 +59,7 @@ class Template:
         if end > len(data):
             raise ValueError(f"{type(msg).__name__}: layout ends at byte {end}, the message "
                              f"has {len(data)}")
-        data = data[:end]  # rclpy's buffer may run on, to its estimate of the size
+        data = data[:end]  # as `serialized`
         # Four bytes in front: the data (byte HEADER of the message) starts 8-aligned in memory.
         self._buffer = np.zeros(HEADER + len(data), dtype=np.uint8)
         self._buffer[HEADER:] = np.frombuffer(data, dtype=np.uint8)
@@ -89,6 +89,14 @@ class Template:
     def bytes(self) -> bytes:
         """The message as it is now, serialized."""
         return self._buffer[HEADER:].tobytes()
+
+
+def serialized(msg: Any) -> bytes:
+    """rclpy's serialization of `msg` without what follows its end: rclpy hands out the
+    buffer as long as its estimate of the size, and strict readers (rosbags) refuse the rest."""
+    data = serialize_message(msg)
+    end = _walk_message(type(msg), data, HEADER, "", {}, {})
+    return data[:end]
 
 
 def _align(pos: int, size: int) -> int:

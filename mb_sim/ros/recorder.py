@@ -2,9 +2,9 @@
 
 The node hands every message it publishes and every command it applies to `Recording.write`
 at that moment, stamped with simulated time, so nothing is lost to DDS. Messages are CDR (the
-very bytes published, or rclpy's serialization of a message); the connections carry the
-message definitions, so `ros2 bag`, Foxglove, `rosbags` and `mcap` read the bag. MCAP
-(Jazzy's default) or sqlite3.
+very bytes published, or rclpy's serialization of a message, `cdr.serialized`); the
+connections carry the message definitions, so `ros2 bag`, Foxglove, `rosbags` and `mcap` read
+the bag. MCAP (Jazzy's default) or sqlite3.
 
 Bounded loss: the MCAP chunk is closed and the file flushed at least every FLUSH_PERIOD of
 wall time and every FLUSH_BYTES, sqlite3 commits as often. `close()` writes the index and
@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rclpy.serialization import serialize_message
 from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.typesys import Stores, get_typestore
+
+from mb_sim.ros.cdr import serialized
 
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 __all__ = ["Recorder", "Recording", "WriterError", "msgtype_of"]
@@ -141,7 +142,7 @@ class Recording:
     def write_message(self, topic: str, msg: Any, sim_time: float) -> None:
         """Append an rclpy message, if recording."""
         if self.recorder is not None:
-            self.write(topic, msgtype_of(msg), serialize_message(msg), sim_time)
+            self.write(topic, msgtype_of(msg), serialized(msg), sim_time)
 
     def close(self, why: str) -> str:
         """Close the bag, if any; what was closed ("not recording" when nothing)."""

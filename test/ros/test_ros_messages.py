@@ -94,3 +94,19 @@ def test_template_layout_reads_every_field() -> None:
     assert back.markers[2].points[1].y == 4.5 and back.markers[1].scale.z == -2.0
     assert (back.markers[2].header.stamp.sec, back.markers[2].header.stamp.nanosec) == (3, 7)
     assert back.markers[1].header.stamp.sec == 0 and back.markers[1].text == "odd length"
+
+
+def test_serialized_messages_end_where_their_data_ends() -> None:
+    """rclpy's buffer runs on past some messages (a command with empty position and velocity);
+    `cdr.serialized` cuts it, and a strict reader (rosbags) decodes every field."""
+    from rosbags.typesys import Stores, get_typestore
+
+    from mb_sim.ros.cdr import serialized
+
+    typestore = get_typestore(Stores.ROS2_JAZZY)
+    msg = JointState(name=["joint1", "joint2"], effort=[1.5, -2.0])
+    data = serialized(msg)
+    assert len(data) < len(serialize_message(msg))  # what a strict reader refuses
+    back = typestore.deserialize_cdr(data, "sensor_msgs/msg/JointState")
+    assert list(back.name) == ["joint1", "joint2"] and back.effort.tolist() == [1.5, -2.0]
+    assert deserialize_message(data, JointState) == msg
