@@ -13,7 +13,12 @@ Starts `sim_node` with the default arm, config/arm.yaml and the table world (the
 3. without the controller, at real_time_factor 1, for each command rate: JointState commands
    published by this script at that rate for `--command-seconds`, then the node's ~/stats:
    commands sent / received / applied / lost, and the latency from publish (the DDS source
-   timestamp) to the start of the first physics step that uses the command: median, p99, max.
+   timestamp) to the start of the first physics step that uses the command: median, p99, max;
+4. in this process, what publishing one message costs the node's physics thread, with the arm
+   resting on the table (13 contacts): joint_states with the imu, /tf with its poses, the
+   contact markers; beside each, the same message built field by field with the conversion
+   functions from the Simulation's per-link queries and published as a message object (how
+   the node published before its messages were built once and refilled).
 Prints numbers; asserts nothing.
 """
 
@@ -34,6 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.SystemRandom().randint(101, 140)))
 
+import numpy as np
 import rclpy
 from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
@@ -179,6 +185,86 @@ def wait_running(obs: Observer, timeout: float = 120.0) -> None:
     raise TimeoutError("sim_node published no joint_states")
 
 
+def per_call(fn: object, seconds: float = 1.0) -> float:
+    """Median over rounds of the mean wall time of one call, microseconds."""
+    fn()
+    rounds = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end or len(rounds) < 5:
+        start = time.perf_counter()
+        for _ in range(20):
+            fn()
+        rounds.append((time.perf_counter() - start) / 20 * 1e6)
+    return float(np.median(rounds))
+
+
+def field_by_field(node: object) -> dict[str, object]:
+    """The three messages as the node used to make them: rclpy message objects filled by the
+    conversion functions from the Simulation's per-link queries."""
+    from tf2_msgs.msg import TFMessage
+
+    from mb_sim.ros import conversions as conv
+    from mb_sim.ros.markers import contact_markers
+
+    sim, frames, out = node.sim, node.frames, node.outputs
+
+    def joint_states() -> None:
+        stamp = conv.time_msg(sim.time)
+        out._js.publisher.publish(conv.joint_state_msg(
+            sim.joint_names, sim.joint_positions, sim.joint_velocities, sim.effort, stamp))
+        link = frames.imu_link
+        _, orientation = sim.link_pose(link)
+        _, angular = sim.link_velocity(link)
+        acceleration, _ = sim.link_acceleration(link)
+        force = conv.specific_force(orientation, acceleration, sim.gravity)
+        out._imu.publisher.publish(conv.imu_msg(frames.link_frame(link), orientation, angular,
+                                                force, stamp))
+
+    def tf() -> None:
+        stamp = conv.time_msg(sim.time)
+        poses = sim.link_poses()
+        transforms = [conv.transform_msg(frames.link_frame(parent), frames.link_frame(link),
+                                         conv.relative_pose(poses[parent], poses[link]), stamp)
+                      for link, parent in zip(frames.links, frames.link_parents, strict=True)]
+        transforms += [conv.transform_msg(frames.world, body, sim.body_pose(body), stamp)
+                       for body in frames.bodies]
+        out._tf.publisher.publish(TFMessage(transforms=transforms))
+
+    def markers() -> None:
+        c = sim.contacts
+        out._markers.publisher.publish(contact_markers(
+            c.points, c.normals, c.impulses, frames.world, conv.time_msg(sim.time), 10.0))
+
+    return {"joint_states + imu": joint_states, "/tf": tf, "~/contacts": markers}
+
+
+def publish_costs() -> None:
+    """Phase 4 (module docstring), with a sim_node built in this process."""
+    from rclpy.parameter import Parameter
+
+    from mb_sim.ros.sim_node import SimNode
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # importing sim_node took them over
+        signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+    node = SimNode(parameter_overrides=[
+        Parameter("urdf_file", value=str(REPO / "urdf" / "arm.urdf")),
+        Parameter("world_file", value=str(REPO / "config" / "worlds" / "table.yaml")),
+        Parameter("status_period", value=0.0)])
+    try:
+        node.sim.step(1000)  # settled on the table
+        out = node.outputs
+        refilled = {"joint_states + imu": out.publish_joint_states, "/tf": out.publish_frames,
+                    "~/contacts": lambda: out.publish_markers(force=True)}
+        old = field_by_field(node)
+        print(f"\npublishing one message, in this process ({len(node.sim.contacts)} contacts, "
+              f"{len(node.frames.moving())} transforms)")
+        print(f"{'message':<22}{'refilled us':>14}{'field by field us':>20}")
+        for name, fn in refilled.items():
+            print(f"{name:<22}{per_call(fn):>14.1f}{per_call(old[name]):>20.1f}", flush=True)
+    finally:
+        node.destroy_node()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=20.0)
@@ -235,6 +321,7 @@ def main() -> int:
                       f"{after['rtf'] or float('nan'):>7.2f}{cpu:>8.1f}", flush=True)
         finally:
             stop(sim)
+        publish_costs()
     finally:
         obs.close()
         rclpy.try_shutdown()

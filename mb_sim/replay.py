@@ -2,13 +2,17 @@
 
     python -m mb_sim.replay BAG [--tolerance TOL]        (also: ros2 run mb_sim replay BAG)
 
+    from mb_sim.replay import replay_bag
+    result = replay_bag("my_run")              # ReplayResult: .ok, .divergence, counts
+
 The bag holds the robot, the world, the node's parameters and the state at the start of the
 recording (see `mb_sim.ros.recorder`). The replay rebuilds that simulation, feeds the recorded
 effort commands at their recorded simulated times, exactly as the node applies them (before
-the step that starts at that time, in order, through the same checks, limits and watchdog),
-and compares every recorded joint_states message with the state it computes: bit for bit by
-default, or within `--tolerance` (absolute). No ROS graph is involved: the messages are
-decoded with rclpy's CDR and the message packages, nothing is published or subscribed.
+the step that starts at that time, in order, through the same checks, limits and watchdog:
+`mb_sim.ros.latch`), and compares every recorded joint_states message with the state it
+computes: bit for bit by default, or within `--tolerance` (absolute). No ROS is involved: the
+messages are decoded by `rosbags` (CDR in pure Python), so `replay_bag` runs where rclpy is
+not installed, such as in the workers of a parallel sweep over many bags.
 
 Exit status 0 when everything matches; 1 with the first divergence (time, joint, field,
 recorded and replayed values); 2 when the bag cannot be replayed.
@@ -16,14 +20,13 @@ recorded and replayed values); 2 when the bag cannot be replayed.
 
 from __future__ import annotations
 
-from mb_sim.ros.startup import exit_quietly_until_started
+from mb_sim.ros.signals import exit_quietly_until_started
 
-exit_quietly_until_started()  # before the imports below: a signal exits quietly
+if __name__ == "__main__":
+    exit_quietly_until_started()  # before the imports below: a signal exits quietly
 
 import argparse
-import importlib
 import json
-import math
 import sys
 import tempfile
 from collections import defaultdict
@@ -35,11 +38,18 @@ import numpy as np
 import yaml
 
 import mb_sim
+from mb_sim.ros.latch import CommandError, CommandLatch
+from mb_sim.ros.params import ParamError, command_joint_list
 from mb_sim.state_codec import state_from_json
 
 JOINT_STATES = "/joint_states"
 SKIPPED = ("/tf", "/tf_static", "/clock", "/robot_description")
 FIELDS = ("position", "velocity", "effort")
+JOINT_STATE = "sensor_msgs/msg/JointState"
+ARRAY = "std_msgs/msg/Float64MultiArray"
+TEXT = "std_msgs/msg/String"
+DECODED = (JOINT_STATE, ARRAY, TEXT)
+"""The message types a replay reads: joint_states and commands, parameter events."""
 
 
 class ReplayError(RuntimeError):
@@ -75,6 +85,32 @@ class ReplayResult:
         return self.divergence is None and self.compared > 0
 
 
+@dataclass
+class Message:
+    """A decoded message of the bag: its topic, type ('std_msgs/msg/String') and content."""
+
+    topic: str
+    msgtype: str
+    msg: Any
+
+
+def replay_bag(path: str | Path, tolerance: float = 0.0) -> ReplayResult:
+    """Replay `path` (a bag directory written by sim_node); the first divergence, if any.
+    ReplayError when the bag cannot be replayed. Needs no ROS installation."""
+    bag = Path(path)
+    custom = _custom_data(bag)
+    try:
+        sim, params, start = _build(custom)
+        timeline = _timeline(bag)
+        replay = _Replay(sim, params, start, tolerance)
+    except (OSError, ValueError, KeyError, mb_sim.ModelError, mb_sim.WorldError) as e:
+        raise ReplayError(f"{bag}: {e}") from e
+    try:
+        return replay.run(timeline)
+    except CommandError as e:  # the node records only the commands it took
+        raise ReplayError(f"{bag}: a recorded command is rejected: {e}") from e
+
+
 def _custom_data(bag: Path) -> dict[str, str]:
     meta_file = bag / "metadata.yaml"
     if not meta_file.is_file():
@@ -86,29 +122,40 @@ def _custom_data(bag: Path) -> dict[str, str]:
     return custom
 
 
-def _message_class(msgtype: str) -> Any:
-    package, _, name = msgtype.split("/")
-    return getattr(importlib.import_module(f"{package}.msg"), name)
-
-
-def _messages(bag: Path) -> list[tuple[int, str, Any]]:
-    """(stamp ns, topic, message) of the commands, joint_states and events, in bag order.
-    Decoded with rclpy's own CDR (the bytes are rclpy's), no ROS graph involved."""
-    from rclpy.serialization import deserialize_message
+def _timeline(bag: Path) -> dict[int, list[Message]]:
+    """The joint_states, commands and parameter events of the bag by stamp (ns), each stamp's
+    in bag order, decoded by rosbags from the CDR the node wrote; the stamps of the node's
+    other outputs (imu, odom) too, without messages: the replay runs up to the last of them."""
     from rosbags.rosbag2 import Reader
+    from rosbags.typesys import Stores, get_typestore
 
-    out = []
+    typestore = get_typestore(Stores.ROS2_JAZZY)
+    by_time: dict[int, list[Message]] = defaultdict(list)
     with Reader(bag) as reader:
-        wanted = [c for c in reader.connections if c.topic not in SKIPPED
-                  and not c.topic.endswith("/contacts")]
-        classes = {c.id: _message_class(c.msgtype) for c in wanted}
+        wanted = [c for c in reader.connections
+                  if c.topic not in SKIPPED and not c.topic.endswith("/contacts")]
         for connection, stamp, data in reader.messages(connections=wanted):
-            msg = deserialize_message(bytes(data), classes[connection.id])
-            out.append((stamp, connection.topic, msg))
-    return out
+            here = by_time[stamp]
+            if connection.msgtype in DECODED:
+                msg = _decode(typestore, data, connection.msgtype)
+                here.append(Message(connection.topic, connection.msgtype, msg))
+    return by_time
 
 
-def _build(custom: dict[str, str]) -> tuple[Any, Any, dict[str, Any], dict[str, Any]]:
+def _decode(typestore: Any, data: bytes, msgtype: str) -> Any:
+    """A CDR message decoded by rosbags, bytes after its end allowed: rclpy hands out its
+    serialized messages in a buffer as long as its estimate of their size, so a recorded
+    message may carry a few unused bytes (which `Typestore.deserialize_cdr` refuses)."""
+    if len(data) < 4 or data[0] != 0 or data[1] not in (0, 1):
+        raise ValueError(f"{msgtype}: not a CDR message")
+    msgdef = typestore.get_msgdef(msgtype)
+    decode = msgdef.deserialize_cdr_le if data[1] == 1 else msgdef.deserialize_cdr_be
+    msg, _end = decode(memoryview(data)[4:], 0, msgdef.cls, typestore)
+    return msg
+
+
+def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """The simulation of the recording, in the state it started in."""
     params = json.loads(custom["mb_sim/parameters"])
     start = json.loads(custom["mb_sim/start"])
     world = None
@@ -129,97 +176,90 @@ def _build(custom: dict[str, str]) -> tuple[Any, Any, dict[str, Any], dict[str, 
     else:
         sim.set_initial_state(q=q0, qd=np.zeros_like(q0))
     sim.restore_state(state_from_json(start["state"], sim.save_state()))
-    return model, sim, params, start
+    return sim, params, start
 
 
-def replay_bag(path: str | Path, tolerance: float = 0.0) -> ReplayResult:
-    """Replay `path` (a bag directory written by sim_node); the first divergence, if any."""
-    from sensor_msgs.msg import JointState
-    from std_msgs.msg import Float64MultiArray
+class _Replay:
+    """The recorded run done again, step by step, against its joint_states."""
 
-    from mb_sim.ros import conversions as conv
-    from mb_sim.ros.commands import watchdog_efforts
-    from mb_sim.ros.params import command_joint_list
+    def __init__(self, sim: Any, params: dict[str, Any], start: dict[str, Any],
+                 tolerance: float) -> None:
+        self.sim = sim
+        self.tolerance = tolerance
+        names = tuple(sim.joint_names)
+        self.names = names
+        try:
+            command_joints = command_joint_list(params.get("command_joints"), names)
+        except ParamError as e:
+            raise ValueError(str(e)) from None
+        self.latch = CommandLatch(names, sim.model.effort_limit, command_joints)
+        self.latch.restore(start)
+        self.timeout = float(params["command_timeout"])
+        self.compared = self.steps = self.commands = 0
 
-    bag = Path(path)
-    custom = _custom_data(bag)
-    try:
-        model, sim, params, start = _build(custom)
-        messages = _messages(bag)
-    except (OSError, ValueError, KeyError, mb_sim.ModelError, mb_sim.WorldError) as e:
-        raise ReplayError(f"{bag}: {e}") from e
-    names = tuple(sim.joint_names)
-    index = {n: i for i, n in enumerate(names)}
-    command_joints = command_joint_list(params.get("command_joints"), names)
-    limit = np.asarray(model.effort_limit, dtype=float)
-    dt = 1.0 / params["physics_rate"]
-    cmd = np.array(start["effort"], dtype=float)
-    cmd_time = np.array([-math.inf if t is None else t for t in start["effort_time"]])
-    timed_out = np.array(start["timed_out"], dtype=bool)
-    timeout = float(params["command_timeout"])
+    def ns(self) -> int:
+        return round(self.sim.time * 1e9)
 
-    by_time: dict[int, list[tuple[str, Any]]] = defaultdict(list)
-    for stamp, topic, msg in messages:
-        by_time[stamp].append((topic, msg))
-    events_topic = next((t for _, t, _ in messages if t.endswith("/events")), None)
-    end = max(by_time) if by_time else 0
+    def run(self, timeline: dict[int, list[Message]]) -> ReplayResult:
+        end = max(timeline) if timeline else 0
+        # joint_states published at the start of the recording, before any step
+        divergence = self._compare(timeline.get(self.ns(), []))
+        while divergence is None and self.ns() < end:
+            here = timeline.get(self.ns(), [])
+            self._apply_events(here)  # parameter changes run between steps, before commands
+            self._apply_commands(here)
+            sim = self.sim
+            effort = self.latch.changed_efforts(sim.time, sim.dt, self.timeout)
+            if effort is not None:
+                sim.set_effort(effort)
+            sim.step(1)
+            self.steps += 1
+            divergence = self._compare(timeline.get(self.ns(), []))
+        return ReplayResult(self.compared, self.steps, self.commands, divergence)
 
-    def ns() -> int:
-        return round(sim.time * 1e9)
-
-    def compare(msg: Any) -> Divergence | None:
-        replayed = {"position": sim.joint_positions, "velocity": sim.joint_velocities,
-                    "effort": sim.effort}
-        for field in FIELDS:
-            rec = np.asarray(getattr(msg, field), dtype=float)
-            new = np.asarray(replayed[field], dtype=float)
-            bad = np.flatnonzero(np.abs(new - rec) > tolerance) if tolerance > 0 else \
-                np.flatnonzero(new != rec)
-            if bad.size:
-                i = int(bad[0])
-                return Divergence(sim.time, names[i], field, float(rec[i]), float(new[i]))
-        return None
-
-    compared = steps = commands = 0
-    # joint_states published at the start of the recording, before any step
-    for topic, msg in by_time.get(ns(), []):
-        if topic == JOINT_STATES:
-            compared += 1
-            if (d := compare(msg)) is not None:
-                return ReplayResult(compared, steps, commands, d)
-    while ns() < end:
-        here = by_time.get(ns(), [])
-        for topic, msg in here:  # parameter changes run between steps, before the commands
-            if topic == events_topic:
-                event = json.loads(msg.data)
+    def _apply_events(self, messages: list[Message]) -> None:
+        for m in messages:
+            if m.msgtype == TEXT and m.topic.endswith("/events"):
+                event = json.loads(m.msg.data)
                 if event.get("parameter") == "command_timeout":
-                    timeout = float(event["value"])
-        for topic, msg in here:
-            if isinstance(msg, Float64MultiArray):  # std_msgs/Float64MultiArray on command_topic
-                idx, values = conv.efforts_from_array(topic, list(msg.data), command_joints,
-                                                      index)
-            elif topic != JOINT_STATES and isinstance(msg, JointState):  # joint_command_topic
-                idx, values = conv.efforts_from_joint_state(topic, msg, index)
+                    self.timeout = float(event["value"])
+
+    def _apply_commands(self, messages: list[Message]) -> None:
+        for m in messages:
+            if m.msgtype == ARRAY:  # on command_topic
+                check = self.latch.from_array
+            elif m.msgtype == JOINT_STATE and m.topic != JOINT_STATES:  # joint_command_topic
+                check = self.latch.from_joint_state
             else:
                 continue
-            values, _ = conv.clamp_efforts(values, limit[idx])
-            cmd[idx] = values
-            cmd_time[idx] = sim.time
-            timed_out[idx] = False
-            commands += 1
-        effort, _ = watchdog_efforts(sim.time, dt, timeout, cmd, cmd_time, timed_out)
-        sim.set_effort(effort)
-        sim.step(1)
-        steps += 1
-        for topic, msg in by_time.get(ns(), []):
-            if topic == JOINT_STATES:
-                compared += 1
-                if (d := compare(msg)) is not None:
-                    return ReplayResult(compared, steps, commands, d)
-    return ReplayResult(compared, steps, commands, None)
+            idx, values = check(m.topic, m.msg)
+            self.latch.set(idx, values, self.sim.time)
+            self.commands += 1
+
+    def _compare(self, messages: list[Message]) -> Divergence | None:
+        """The first value of the joint_states among `messages` that the state now does not
+        reproduce (bit for bit, or within the tolerance)."""
+        sim = self.sim
+        replayed = {"position": sim.joint_positions, "velocity": sim.joint_velocities,
+                    "effort": sim.effort}
+        for m in messages:
+            if m.topic != JOINT_STATES:
+                continue
+            self.compared += 1
+            for field in FIELDS:
+                rec = np.asarray(getattr(m.msg, field), dtype=float)
+                new = np.asarray(replayed[field], dtype=float)
+                bad = np.flatnonzero(np.abs(new - rec) > self.tolerance) \
+                    if self.tolerance > 0 else np.flatnonzero(new != rec)
+                if bad.size:
+                    i = int(bad[0])
+                    return Divergence(sim.time, self.names[i], field, float(rec[i]),
+                                      float(new[i]))
+        return None
 
 
 def main(argv: list[str] | None = None) -> int:
+    exit_quietly_until_started()  # the console script imports this module before main
     parser = argparse.ArgumentParser(prog="python -m mb_sim.replay",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("bag", nargs="+",

@@ -181,3 +181,29 @@ def quat_advance(q: np.ndarray, w: Vec, h: float) -> None:
     d = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
     size = np.sqrt(a * a + b * b + c * c + d * d)
     q[0], q[1], q[2], q[3] = a / size, b / size, c / size, d / size
+
+
+@njit
+def matrix_quat(R: np.ndarray, out: np.ndarray) -> None:
+    """The unit quaternion (x, y, z, w) of the rotation matrix R, with w >= 0, written into out
+    (Shepperd's method: the square root is taken of the largest of 1 + trace and the
+    1 + 2 R_ii - trace, so it never comes near zero)."""
+    trace = R[0, 0] + R[1, 1] + R[2, 2]
+    if trace >= R[0, 0] and trace >= R[1, 1] and trace >= R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + trace)
+        w, x, y, z = 0.25 * s, R[2, 1] - R[1, 2], R[0, 2] - R[2, 0], R[1, 0] - R[0, 1]
+        x, y, z = x / s, y / s, z / s
+    elif R[0, 0] >= R[1, 1] and R[0, 0] >= R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * R[0, 0] - trace)
+        x, w, y, z = 0.25 * s, R[2, 1] - R[1, 2], R[0, 1] + R[1, 0], R[0, 2] + R[2, 0]
+        w, y, z = w / s, y / s, z / s
+    elif R[1, 1] >= R[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * R[1, 1] - trace)
+        y, w, x, z = 0.25 * s, R[0, 2] - R[2, 0], R[0, 1] + R[1, 0], R[1, 2] + R[2, 1]
+        w, x, z = w / s, x / s, z / s
+    else:
+        s = 2.0 * math.sqrt(1.0 + 2.0 * R[2, 2] - trace)
+        z, w, x, y = 0.25 * s, R[1, 0] - R[0, 1], R[0, 2] + R[2, 0], R[1, 2] + R[2, 1]
+        w, x, y = w / s, x / s, y / s
+    scale = (-1.0 if w < 0.0 else 1.0) / math.sqrt(x * x + y * y + z * z + w * w)
+    out[0], out[1], out[2], out[3] = x * scale, y * scale, z * scale, w * scale

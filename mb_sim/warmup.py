@@ -21,6 +21,7 @@ import numpy as np
 
 import mb_sim
 from mb_sim._jit import kernel_cache_dir
+from mb_sim.sim.link_frames import LinkFrames
 
 ROBOT = """<robot name="warmup">
   <link name="base"><collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision></link>
@@ -111,6 +112,8 @@ def _step_scene(steps: int) -> None:
     floating = mb_sim.load_urdf(ROBOT, floating_base=True, inertia_from_geometry=500.0)
     sim = mb_sim.Simulation(floating, world=world, dt=0.002, integrator="rk4")
     sim.step(steps)
+    frames = LinkFrames(sim, ["arm", "finger"], [None, "arm"])  # what sim_node publishes
+    _ = frames.poses(), frames.motion("finger"), frames.motion("base", acceleration=False)
 
 
 def _stamp() -> str:

@@ -1,19 +1,28 @@
-"""numpy <-> ROS message conversions: time stamps, joint states, transforms, odometry, IMU,
-effort commands.
+"""numpy <-> ROS message conversions: time stamps, joint states, transforms, odometry, IMU.
 
 Quaternions are (x, y, z, w), as in geometry_msgs and `mb_sim.Simulation.link_pose`.
 Nothing here talks to the middleware; the functions are pure and tested on their own.
+The effort commands' checks live in `mb_sim.ros.latch` (shared with the replay, without ROS)
+and are named here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
+
+from mb_sim.ros.latch import (  # noqa: F401 - the command checks, by their former names
+    CommandError,
+    clamp_efforts,
+    efforts_from_array,
+    efforts_from_joint_state,
+)
+from mb_sim.ros.logs import name_list  # noqa: F401
 
 Pose = tuple[np.ndarray, np.ndarray]
 """(xyz (3,), quaternion xyzw (4,)) of a frame in some parent frame."""
@@ -26,15 +35,6 @@ GROUND_TRUTH_VARIANCE = 1e-9
 """Diagonal of the covariances of odom and imu (m^2, rad^2, (m/s)^2, (rad/s)^2, (m/s^2)^2).
 The values are the simulation's own state, exact to rounding; the message definitions read an
 all-zero covariance as "unknown", so a small diagonal says "known" instead."""
-
-
-class CommandError(ValueError):
-    """An effort command that cannot be applied; the message names the topic, joint and value."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
-        """Short class of the problem ("nan", "length", "unknown_joint", ...) for throttling."""
 
 
 # --- time ---------------------------------------------------------------------------------
@@ -192,81 +192,3 @@ def joint_state_msg(
     msg.velocity = np.asarray(velocity, dtype=float).tolist()
     msg.effort = np.asarray(effort, dtype=float).tolist()
     return msg
-
-
-# --- effort commands -------------------------------------------------------------------------
-
-
-def _check_finite(topic: str, joints: Sequence[str], values: np.ndarray) -> None:
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise CommandError(
-            "nan",
-            f"{topic}: effort for joint {joints[i]!r} is {float(values[i])}; "
-            "NaN and infinite efforts are rejected (command ignored)",
-        )
-
-
-def efforts_from_array(
-    topic: str, data: Sequence[float], joints: Sequence[str], index: Mapping[str, int]
-) -> tuple[np.ndarray, np.ndarray]:
-    """(q indices, efforts) of a Float64MultiArray command laid out in `joints` order."""
-    values = np.asarray(data, dtype=float).ravel()
-    if values.size != len(joints):
-        raise CommandError(
-            "length",
-            f"{topic}: got {values.size} efforts, expected {len(joints)} "
-            f"(one per joint, in the order {list(joints)}); command ignored",
-        )
-    _check_finite(topic, joints, values)
-    return np.array([index[j] for j in joints], dtype=np.int64), values
-
-
-def efforts_from_joint_state(
-    topic: str, msg: JointState, index: Mapping[str, int]
-) -> tuple[np.ndarray, np.ndarray]:
-    """(q indices, efforts) of a JointState command: names with efforts, any subset of joints."""
-    names = list(msg.name)
-    values = np.asarray(msg.effort, dtype=float).ravel()
-    if not names:
-        raise CommandError("length", f"{topic}: JointState command has no joint names; ignored")
-    if values.size != len(names):
-        raise CommandError(
-            "length",
-            f"{topic}: JointState command has {len(names)} names but {values.size} efforts "
-            "(effort must give one value per name); ignored",
-        )
-    unknown = [n for n in names if n not in index]
-    if unknown:
-        raise CommandError(
-            "unknown_joint",
-            f"{topic}: unknown joint name(s) {name_list(unknown)}; movable joints are "
-            f"{name_list(list(index))}; "
-            "command ignored",
-        )
-    if len(set(names)) != len(names):
-        dup = sorted({n for n in names if names.count(n) > 1})
-        raise CommandError("duplicate", f"{topic}: joint(s) {dup} named twice; command ignored")
-    _check_finite(topic, names, values)
-    return np.array([index[n] for n in names], dtype=np.int64), values
-
-
-def clamp_efforts(effort: np.ndarray, limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Efforts clamped to +-limit where the limit is finite and positive; also the clamped mask."""
-    bounded = np.isfinite(limit) & (limit > 0.0)
-    lim = np.where(bounded, limit, np.inf)
-    clamped = np.clip(effort, -lim, lim)
-    return clamped, clamped != effort
-
-
-NAMES_SHOWN = 10
-"""Names a log line lists before it says how many more there are."""
-
-
-def name_list(names: Sequence[str], shown: int = NAMES_SHOWN) -> str:
-    """`['a', 'b', ...]`, cut after `shown` names with the count of the rest."""
-    names = list(names)
-    if len(names) <= shown:
-        return str(names)
-    return f"{names[:shown]} and {len(names) - shown} more"

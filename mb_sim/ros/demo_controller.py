@@ -22,7 +22,7 @@ the tip's z axis pointing down.
 
 from __future__ import annotations
 
-from mb_sim.ros.startup import exit_quietly_until_started
+from mb_sim.ros.signals import exit_quietly_until_started
 
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 
@@ -143,7 +143,8 @@ class DemoController(Node):
         self.kin: Kinematics | None = None
         self.wn = 0.0
         self.base_frame = ""
-        self.base_pose: tuple[np.ndarray, np.ndarray] | None = None
+        self.world_poses: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        """The latest pose of every frame that TF gives in world_frame."""
         self.target_pose: tuple[np.ndarray, np.ndarray] | None = None
         self.waypoints: list[tuple[str, np.ndarray]] = []
         self.segment = 0
@@ -158,6 +159,11 @@ class DemoController(Node):
         self.create_subscription(JointState, "joint_states", self.on_joint_states, 10)
         start_when_ready(self, str(self.get_parameter("unpause").value), self.ready)
         self.get_logger().info("waiting for robot_description, TF and joint_states")
+
+    @property
+    def base_pose(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The robot base in the world (known once robot_description names the base)."""
+        return self.world_poses.get(self.base_frame) if self.base_frame else None
 
     def ready(self) -> bool:
         """The robot, its base pose and the target are known: the simulation may start."""
@@ -185,8 +191,8 @@ class DemoController(Node):
             pose = (np.array([tr.x, tr.y, tr.z]), np.array([rot.x, rot.y, rot.z, rot.w]))
             if t.child_frame_id == target and self.target_pose is None:
                 self.target_pose = pose
-            elif self.base_frame and t.child_frame_id == self.base_frame:
-                self.base_pose = pose
+            # kept whatever it is: /tf_static may come before robot_description names the base
+            self.world_poses[t.child_frame_id] = pose
 
     def on_joint_states(self, msg: JointState) -> None:
         if self.model is None or self.base_pose is None or self.target_pose is None:

@@ -25,7 +25,7 @@ efforts in URDF joint order to `/effort_controller/commands`; `unpause` as in de
 
 from __future__ import annotations
 
-from mb_sim.ros.startup import exit_quietly_until_started
+from mb_sim.ros.signals import exit_quietly_until_started
 
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 

@@ -27,6 +27,15 @@ def _delete_all(frame: str, stamp: Time) -> Marker:
     return m
 
 
+def arrow_tips(points: np.ndarray, normals: np.ndarray, impulses: np.ndarray,
+               scale: float) -> np.ndarray:
+    """Where the arrows of k contacts end (k, 3): from each point along its normal (from body
+    b to body a), max(scale * |impulse . normal|, MIN_ARROW) long; `scale` in m per N s."""
+    normal_impulse = np.einsum("ij,ij->i", impulses, normals)
+    length = np.maximum(scale * np.abs(normal_impulse), MIN_ARROW)
+    return points + length[:, None] * normals
+
+
 def contact_markers(
     points: np.ndarray,
     normals: np.ndarray,
@@ -35,21 +44,16 @@ def contact_markers(
     stamp: Time,
     scale: float,
 ) -> MarkerArray:
-    """Markers of k contacts (world frame arrays of shape (k, 3)).
-
-    The arrow starts at the contact point and runs along the normal (from body b to body a) with
-    length max(scale * (impulse . normal), MIN_ARROW): `scale` is in metres per N s.
-    """
+    """Markers of k contacts (world frame arrays of shape (k, 3)): a sphere at each point and
+    an arrow to its `arrow_tips`."""
     out = MarkerArray()
     out.markers.append(_delete_all(frame, stamp))
     points = np.asarray(points, dtype=float).reshape(-1, 3)
     normals = np.asarray(normals, dtype=float).reshape(-1, 3)
     impulses = np.asarray(impulses, dtype=float).reshape(-1, 3)
+    tips = arrow_tips(points, normals, impulses, scale)
     for i in range(points.shape[0]):
-        p, n = points[i], normals[i]
-        jn = float(np.dot(impulses[i], n))
-        length = max(scale * abs(jn), MIN_ARROW)
-        tip = p + length * n
+        p, tip = points[i], tips[i]
 
         dot = Marker()
         dot.header.frame_id = frame

@@ -4,6 +4,9 @@ checks values that a range cannot express, and documents them (README "Parameter
 Values load from `--params-file` as usual. An invalid value stops the node at startup with a
 message naming the parameter and the value; at runtime a rejected `ros2 param set` leaves the
 old value in place.
+
+The ROS parameter types are imported where they are used: `mb_sim.replay` reads the recorded
+parameters through this module without ROS installed.
 """
 
 from __future__ import annotations
@@ -12,14 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from rcl_interfaces.msg import (
-    FloatingPointRange,
-    IntegerRange,
-    ParameterDescriptor,
-    ParameterType,
-)
-
-from mb_sim.ros.conversions import name_list
+from mb_sim.ros.logs import name_list
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
 MAX_STEP_COUNT = 100000
@@ -43,6 +39,9 @@ class Spec:
 
     @property
     def type(self) -> int:
+        """The rcl_interfaces ParameterType of the parameter."""
+        from rcl_interfaces.msg import ParameterType
+
         if isinstance(self.default, bool):
             return ParameterType.PARAMETER_BOOL
         if isinstance(self.default, int):
@@ -53,7 +52,15 @@ class Spec:
             return ParameterType.PARAMETER_STRING_ARRAY
         return ParameterType.PARAMETER_STRING
 
-    def descriptor(self) -> ParameterDescriptor:
+    def descriptor(self) -> Any:
+        """Its rcl_interfaces ParameterDescriptor."""
+        from rcl_interfaces.msg import (
+            FloatingPointRange,
+            IntegerRange,
+            ParameterDescriptor,
+            ParameterType,
+        )
+
         d = ParameterDescriptor(
             name=self.name, type=self.type, description=self.description, read_only=self.read_only
         )

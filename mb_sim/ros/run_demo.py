@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from mb_sim.ros.paths import data_file
+from mb_sim.ros.signals import Signals
 
 STOP_WAIT = 5.0
 """Seconds each node gets to exit after SIGINT before it is killed."""
@@ -74,15 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"run_demo: sim_node with {urdf} and {world}"
           f"{f' for {args.duration:g} s' if args.duration else ' (Ctrl-C to stop)'}", flush=True)
 
-    interrupted = False
-
-    def on_signal(_signum: int, _frame: object) -> None:
-        nonlocal interrupted
-        interrupted = True
-
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
-
+    signals = Signals()
+    signals.running()
     # Children get their own process group, so a Ctrl-C in the terminal reaches them only
     # through this script, once, in order.
     procs = [subprocess.Popen(sim_cmd, env=env, start_new_session=True)]
@@ -90,13 +84,14 @@ def main(argv: list[str] | None = None) -> int:
         procs.append(subprocess.Popen(ctl_cmd, env=env, start_new_session=True))
     start = time.monotonic()
     try:
-        while not interrupted:
+        while not signals.stop.is_set():
             if any(p.poll() is not None for p in procs):
                 break
             if args.duration is not None and time.monotonic() - start >= args.duration:
                 break
             time.sleep(0.1)
     finally:
+        signals.finish()
         _stop(procs)
     status = 0
     for p, name in zip(procs, ("sim_node", "demo_controller")):

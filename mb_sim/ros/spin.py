@@ -1,11 +1,9 @@
 """What the demo controllers share: run one node until SIGINT or SIGTERM, then exit 0 quietly
-(the first signal ends the spin loop; a second one, as `ros2 launch` sends, is ignored; no
-traceback), and start a paused simulation once the controller is ready."""
+(`mb_sim.ros.signals`: the first signal ends the spin loop; a second one, as `ros2 launch`
+sends, is ignored; no traceback), and start a paused simulation once the controller is ready."""
 
 from __future__ import annotations
 
-import signal
-import threading
 from collections.abc import Callable
 
 import rclpy
@@ -14,6 +12,8 @@ from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from std_srvs.srv import SetBool
+
+from mb_sim.ros.signals import Signals
 
 
 def start_when_ready(node: Node, service: str, ready: Callable[[], bool]) -> None:
@@ -37,27 +37,21 @@ def start_when_ready(node: Node, service: str, ready: Callable[[], bool]) -> Non
 
 def spin_until_signal(make_node: Callable[[], Node], args: list[str] | None = None) -> int:
     """rclpy.init(args), make_node(), spin until a signal; returns the exit code 0."""
-    stop = threading.Event()
-
-    def on_signal(_signum: int, _frame: object) -> None:
-        stop.set()
-
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, on_signal)
+    signals = Signals()
     node: Node | None = None
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
         node = make_node()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        while not stop.is_set():
+        signals.running()
+        while not signals.stop.is_set():
             executor.spin_once(timeout_sec=0.1)
     except ExternalShutdownException:
         pass
     finally:
+        signals.finish()
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
-        for sig in (signal.SIGINT, signal.SIGTERM):  # Python's finalization resets handlers
-            signal.signal(sig, signal.SIG_IGN)
     return 0

@@ -10,15 +10,15 @@ why.
 
 from __future__ import annotations
 
-from mb_sim.ros.startup import exit_quietly_until_started
+from mb_sim.ros.signals import exit_quietly_until_started
 
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 
 import argparse
-import signal
 import sys
 import threading
 
+from mb_sim.ros.signals import Signals
 from mb_sim.viewer import INSTALL_HINT, ViewerUnavailable, require_viser
 
 
@@ -42,9 +42,9 @@ def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args, ros_args = _arguments(argv)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda _s, _f: stop.set())
+    signals = Signals()
+    signals.running()
+    stop = signals.stop
     try:
         require_viser()
     except ViewerUnavailable:
@@ -60,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"viewer: cannot serve on {args.host}:{args.port}: {e}", file=sys.stderr)
         return 1
     finally:
-        for sig in (signal.SIGINT, signal.SIGTERM):  # Python's finalization resets handlers
-            signal.signal(sig, signal.SIG_IGN)
+        signals.finish()
 
 
 def _show_bag(args: argparse.Namespace, stop: threading.Event) -> int:

@@ -213,3 +213,32 @@ def test_full_disk_closes_the_bag_and_simulation_goes_on(start_sim: Any, probe: 
             pass
     assert messages > 100
     assert sim.stop() == 0 and "Traceback" not in sim.output
+
+
+NO_ROS = ("rclpy", "rosidl_parser", "rpyutils", "builtin_interfaces", "std_msgs", "sensor_msgs",
+          "geometry_msgs", "rcl_interfaces", "rosgraph_msgs", "tf2_msgs", "nav_msgs",
+          "visualization_msgs", "std_srvs")
+"""What a process without a ROS installation cannot import."""
+
+
+def test_replay_runs_without_ros(start_sim: Any, probe: Any, tmp_path: Path) -> None:
+    """A worker without rclpy and the message packages replays a bag as this process does."""
+    bag = tmp_path / "run"
+    sim = start_sim(arm_params(record=str(bag), command_timeout=0.1))
+    assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
+    sent = drive(probe, 1.0)
+    time.sleep(0.3)  # the watchdog runs out on the way: zero efforts replayed too
+    assert sim.stop(signal.SIGINT) == 0, sim.output
+    here = replay(bag)
+    assert here.ok and here.commands == sent
+    code = (f"import sys\nfor name in {NO_ROS!r}:\n    sys.modules[name] = None\n"
+            "from mb_sim.replay import replay_bag\n"
+            f"r = replay_bag({str(bag)!r})\n"
+            "assert not [m for m in sys.modules if m.split('.')[0] in "
+            f"{NO_ROS!r} and sys.modules[m] is not None]\n"
+            "print(r.ok, r.compared, r.steps, r.commands)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", str(here.compared), str(here.steps),
+                                  str(here.commands)], out.stdout

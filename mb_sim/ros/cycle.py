@@ -1,0 +1,76 @@
+"""What one physics step of `sim_node` is (the `physics_loop.Cycle` the loop drives).
+
+Before each step: the commands that arrived are latched in their order of arrival (and
+recorded), and the latch's efforts go to the simulation when they may have changed. Then one
+step, then the outputs due. Between steps, paused: only the commands are taken.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from mb_sim.ros.commands import CommandIntake
+from mb_sim.ros.params import SimParams
+from mb_sim.ros.publishers import Publishers
+from mb_sim.ros.recorder import Recording
+
+
+class NodeCycle:
+    """Commands -> latch -> simulation -> outputs, one step at a time."""
+
+    def __init__(self, sim: Any, p: SimParams, intake: CommandIntake, publishers: Publishers,
+                 recording: Recording) -> None:
+        self.sim = sim
+        self.p = p
+        self.intake = intake
+        self.latch = intake.latch
+        self.publishers = publishers
+        self.recording = recording
+
+    def step(self) -> None:
+        self._take_commands()
+        sim = self.sim
+        effort = self.latch.changed_efforts(sim.time, sim.dt, self.p.command_timeout)
+        if effort is not None:
+            sim.set_effort(effort)
+        sim.step(1)
+        self.publishers.publish_due()
+
+    def idle(self) -> None:
+        """Between steps (paused, or waiting for the next): take the commands that arrived."""
+        self._take_commands()
+
+    def _take_commands(self) -> None:
+        """Latch, in order of arrival, every command that arrived before this step."""
+        commands = self.intake.take()
+        if not commands:
+            return
+        t = self.sim.time
+        for c in commands:
+            self.latch.set(c.idx, c.values, t)
+            self.recording.write_message(c.topic, c.msg, t)
+        self.intake.stats.applied_at(commands, time.time_ns())
+
+    def reset(self) -> None:
+        """Back to the initial state: commands waiting and latched are dropped."""
+        self.sim.reset()
+        self.intake.take()
+        self.latch.reset()
+        self.sim.set_effort(self.latch.effort)
+
+    def publish_clock(self) -> None:
+        self.publishers.publish_clock()
+
+    def publish_all(self) -> None:
+        self.publishers.publish_all()
+
+    def failed(self, error: Exception) -> None:
+        self.recording.close(f"physics error: {error}")
+
+    def status(self) -> str:
+        s = self.intake.stats.summary()
+        lat = s.get("latency_ms")
+        latency = f", latency median {lat['median']:.1f} ms" if lat else ""
+        return (f"contacts {len(self.sim.contacts)} | commands {s['rate_hz']:g}/s: "
+                f"{s['received']} received, {s['applied']} applied, {s['lost']} lost{latency}")
