@@ -1,9 +1,8 @@
 """3-vectors as tuples of floats, so compiled kernels do not allocate per operation.
 
 `row(a, i)` and `col(rot, i, k)` read vectors out of arrays, `put(a, i, v)` writes one back;
-the rest is vector algebra, rotations by matrices and by angular velocities, the orthonormal
-frame around a unit vector, and unit quaternions (x, y, z, w): their rotation matrix and their
-motion under an angular velocity.
+the rest is vector algebra, products with rotation matrices, and the orthonormal frame around
+a unit vector. Rotations and quaternions themselves live in `mb_sim.rotations`.
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ import math
 import numpy as np
 
 from mb_sim._jit import njit
+from mb_sim.rotations import quat_to_matrix  # noqa: F401 (still imported from here by model/world.py)
 
 Vec = tuple[float, float, float]
 
@@ -117,22 +117,6 @@ def put(a: np.ndarray, i: int, v: Vec) -> None:
 
 
 @njit
-def rotate(w: Vec, h: float, r: Vec) -> Vec:
-    """exp(h w~) r: r turned by the angle |w| h about w (Rodrigues)."""
-    ax, ay, az = w[0] * h, w[1] * h, w[2] * h
-    angle = math.sqrt(ax * ax + ay * ay + az * az)
-    if angle < 1e-14:
-        return (r[0] + ay * r[2] - az * r[1], r[1] + az * r[0] - ax * r[2],
-                r[2] + ax * r[1] - ay * r[0])
-    kx, ky, kz = ax / angle, ay / angle, az / angle
-    c, s = math.cos(angle), math.sin(angle)
-    kr = (kx * r[0] + ky * r[1] + kz * r[2]) * (1.0 - c)
-    return (r[0] * c + (ky * r[2] - kz * r[1]) * s + kx * kr,
-            r[1] * c + (kz * r[0] - kx * r[2]) * s + ky * kr,
-            r[2] * c + (kx * r[1] - ky * r[0]) * s + kz * kr)
-
-
-@njit
 def frame_around(n: Vec) -> tuple[Vec, Vec]:
     """Unit t1, t2 completing the unit vector n to a right-handed orthonormal frame
     (n, t1, t2): t1 = n x e_x normalised, or n x e_y when n is close to e_x; t2 = n x t1."""
@@ -142,42 +126,3 @@ def frame_around(n: Vec) -> tuple[Vec, Vec]:
         t = (-n[2], 0.0, n[0])
     t1 = scale(t, 1.0 / norm(t))
     return t1, cross(n, t1)
-
-
-# Quaternions (x, y, z, w)
-
-
-@njit
-def quat_rotation(q: np.ndarray, out: np.ndarray) -> None:
-    """The rotation matrix of the unit quaternion q = (x, y, z, w), written into out."""
-    x, y, z, w = q[0], q[1], q[2], q[3]
-    out[0, 0], out[0, 1], out[0, 2] = 1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)
-    out[1, 0], out[1, 1], out[1, 2] = 2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)
-    out[2, 0], out[2, 1], out[2, 2] = 2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)
-
-
-@njit
-def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrix of the unit quaternion q = (x, y, z, w)."""
-    out = np.empty((3, 3))
-    quat_rotation(q, out)
-    return out
-
-
-@njit
-def quat_advance(q: np.ndarray, w: Vec, h: float) -> None:
-    """q = exp(w h / 2) * q, renormalised, in place (the orientation after h of the angular
-    velocity w, world frame)."""
-    angle = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * h
-    if angle < 1e-12:
-        x1, y1, z1, w1 = 0.5 * w[0] * h, 0.5 * w[1] * h, 0.5 * w[2] * h, 1.0
-    else:
-        s = np.sin(0.5 * angle) / (angle / h)
-        x1, y1, z1, w1 = w[0] * s, w[1] * s, w[2] * s, np.cos(0.5 * angle)
-    x2, y2, z2, w2 = q[0], q[1], q[2], q[3]
-    a = w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2
-    b = w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2
-    c = w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2
-    d = w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2
-    size = np.sqrt(a * a + b * b + c * c + d * d)
-    q[0], q[1], q[2], q[3] = a / size, b / size, c / size, d / size

@@ -25,7 +25,7 @@ import numpy as np
 
 from mb_sim._jit import inline, njit
 from mb_sim.dynamics.spatial import cross_motion
-from mb_sim.vec3 import quat_advance, quat_rotation
+from mb_sim.rotations import quat_advance, quat_rotation
 
 
 @inline

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.vec3 import quat_advance, quat_rotation
+from mb_sim.rotations import quat_advance, quat_rotation
 
 
 @njit

@@ -28,12 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit, record
+from mb_sim._jit import inline, njit
 from mb_sim.collision.narrowphase import detect_into
 from mb_sim.dynamics.aba import articulated_accelerations
 from mb_sim.dynamics.floating import advance, advance_base, base_pose, chart_rate, is_floating
 from mb_sim.dynamics.kinematics import body_poses
-from mb_sim.model.compile import RK4
+from mb_sim.model.compile import RK4, SceneModel
+from mb_sim.records import Field, record
 from mb_sim.sim.data import (
     BAD_BODY,
     BAD_EFFORT,
@@ -47,16 +48,23 @@ from mb_sim.sim.data import (
     STATUS,
     STEPS_DONE,
     SWEEPS,
+    Data,
 )
 from mb_sim.sim.rigid import advance_poses
 from mb_sim.sim.rigid import free_motion as free_body_motion
+from mb_sim.sim.state import StateArrays
 from mb_sim.solver import pgs, warm
 from mb_sim.solver.contact import contact_rows
-from mb_sim.solver.joint_rows import joint_rows
+from mb_sim.solver.robot_joints import robot_joint_rows
 from mb_sim.solver.rows import NORMAL, SCALAR
 from mb_sim.solver.world_joints import blocks, frames, keep_world_joints, world_joint_rows
 
-Sim, SimRecord = record("Sim", ("model", "data", "state"))
+Sim, SimRecord = record("Sim", """What `step` takes: the model, the workspace and the
+state.""", (
+    Field("model", SceneModel, (), "the read-only scene model (mb_sim.model.compile)"),
+    Field("data", Data, (), "the workspace (mb_sim.sim.data)"),
+    Field("state", StateArrays, (), "the state (mb_sim.sim.state)"),
+))
 
 
 @njit
@@ -97,7 +105,7 @@ def restore(d: Any, s: Any) -> None:
 
 @njit
 def free_motion(m: Any, d: Any, s: Any) -> None:
-    """Stage 1: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.vb,
+    """Stage 1: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.body_vel,
     the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q.
     RK4 moves a floating base on SE(3) (Munthe-Kaas): stage positions are q (+) f k_pos, with
     k_pos the rate of the increment (`mb_sim.dynamics.floating.chart_rate`); dq_free is the
@@ -107,7 +115,7 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
     q, qd, tau = s.q, s.qd, s.effort
     nv = qd.shape[0]
     if nv > 0 and opt.integrator == RK4:
-        kv, ka, kp, qt = w.k_vel, w.k_acc, w.k_pos, w.q_tmp
+        kv, ka, kp, qt = w.rk4_qd, w.rk4_qdd, w.rk4_dq, w.rk4_q
         n = tree.parent.shape[0]
         kv[0] = qd
         kp[0] = qd
@@ -121,8 +129,8 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
             kp[stage] = kv[stage]
             if nv > n:
                 for k in range(6):
-                    w.f6[k] = f * kp[stage - 1, n + k]
-                chart_rate(w.f6, kv[stage, n:], w.t6, kp[stage, n:])
+                    w.vec6b[k] = f * kp[stage - 1, n + k]
+                chart_rate(w.vec6b, kv[stage, n:], w.vec6, kp[stage, n:])
         dq_free, qd_free = work.dq_free, work.qd_free
         for i in range(nv):
             dq_free[i] = h / 6.0 * (kp[0, i] + 2 * kp[1, i] + 2 * kp[2, i] + kp[3, i])
@@ -134,14 +142,14 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
         for i in range(nv):
             qd_free[i] = qd[i] + h * qdd[i]
     free_body_motion(s.body_vel, s.body_quat, m.bodies.inertia, m.bodies.dynamic,
-                     opt.gravity, h, work.vb)
+                     opt.gravity, h, work.body_vel)
 
 
 @njit
 def collide(m: Any, d: Any, s: Any) -> bool:
     """Stage 2: link poses (d.tree.rot, pos), body frames (d.frames), contacts
     (d.contacts). False when the contacts do not fit in d."""
-    tree, w, c = m.tree, d.tree, d.contacts
+    tree, w, c = m.tree, d.tree, d.collision
     n = tree.parent.shape[0]
     base_rot, base_pos = w.rot[n], w.pos[n]
     base_pose(tree, s.q, base_rot, base_pos)
@@ -152,15 +160,15 @@ def collide(m: Any, d: Any, s: Any) -> bool:
     c.owner_pos[:n] = w.pos[:n]
     c.owner_rot[:n] = w.rot[:n]
     c.owner_pos[n:n + nb] = s.body_pos
-    c.owner_rot[n:n + nb] = d.frames.R[:nb]
+    c.owner_rot[n:n + nb] = d.frames.rot[:nb]
     if is_floating(tree):  # the base's geometries move with it (owner n + nb)
         c.owner_pos[n + nb] = base_pos
         c.owner_rot[n + nb] = base_rot
     if m.geoms.kind.shape[0] == 0:
-        c.count[0] = 0
-        c.count[1] = 0
+        c.pair_count[0] = 0
+        d.contacts.count[0] = 0
         return True
-    return detect_into(m.geoms, c, m.options.envelope)
+    return detect_into(m.geoms, c, d.contacts, m.options.envelope)
 
 
 @njit
@@ -170,15 +178,15 @@ def make_rows(m: Any, d: Any, s: Any) -> None:
     contact_rows(m, d, s)
     d.work.info[ROW_START] = d.rows.count[0]
     if s.qd.shape[0] > 0:
-        joint_rows(m, d, s)
+        robot_joint_rows(m, d, s)
     d.work.info[ROW_END] = d.rows.count[0]
-    world_joint_rows(m, d, s, d.work.vb)
+    world_joint_rows(m, d, s, d.work.body_vel)
 
 
 @njit
 def solve(m: Any, d: Any, s: Any) -> None:
     """Stage 4: warm start, restitution pass, sequential impulses; the velocities
-    d.work.qd_new, d.work.vb end up constrained, the impulses are kept for the next step."""
+    d.work.qd_new, d.work.body_vel end up constrained, the impulses are kept for the next step."""
     rows, work, opt, con = d.rows, d.work, m.options, d.contacts
     work.qd_new[:] = work.qd_free
     n = rows.count[0]
@@ -191,10 +199,10 @@ def solve(m: Any, d: Any, s: Any) -> None:
     if opt.warm_start:
         warm.load(rows, con, work, groups, s)
     pgs.effective_mass(rows)
-    pgs.warm_start(rows, work.qd_new, work.vb)
-    pgs.restitution_pass(rows, work.qd_new, work.vb, opt.dt, opt.restitution_threshold,
+    pgs.warm_start(rows, work.qd_new, work.body_vel)
+    pgs.restitution_pass(rows, work.qd_new, work.body_vel, opt.dt, opt.restitution_threshold,
                          max(4 * n, 10))
-    work.info[SWEEPS] = pgs.solve(rows, work.qd_new, work.vb, opt.iterations, opt.tolerance)
+    work.info[SWEEPS] = pgs.solve(rows, work.qd_new, work.body_vel, opt.iterations, opt.tolerance)
     warm.save(rows, con, work, groups, s)
 
 
@@ -208,7 +216,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     rows, push, work, opt, con = d.rows, d.push, d.work, m.options, d.contacts
     tree = m.tree
     work.dq_push[:] = 0.0
-    work.vb_push[:, :] = 0.0
+    work.body_push[:, :] = 0.0
     h = opt.dt
     n = tree.parent.shape[0]
     joint_start, joint_end = work.info[ROW_START], work.info[ROW_END]
@@ -216,7 +224,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     depth, normal_row, tags = con.depth, con.normal_row, work.joint_tag
     lower, upper, q = tree.lower, tree.upper, s.q
     k = 0
-    for c in range(con.count[1]):
+    for c in range(con.count[0]):
         k = _push_row(rows, push, k, normal_row[c], beta * max(depth[c] - slop, 0.0) / h, h)
     for r in range(joint_start, joint_end):
         joint, side = tags[r] // 3, tags[r] % 3
@@ -229,7 +237,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     if k == 0:
         return
     pgs.effective_mass(push)
-    pgs.solve(push, work.dq_push, work.vb_push, opt.iterations, opt.tolerance)
+    pgs.solve(push, work.dq_push, work.body_push, opt.iterations, opt.tolerance)
 
 
 @inline
@@ -272,7 +280,7 @@ def integrate(m: Any, d: Any, s: Any) -> None:
         for i in range(n):
             q[i] = q[i] + h * (qd_new[i] + dq_push[i])
     if is_floating(tree):  # on SE(3): q_base exp(increment)
-        twist = d.tree.f6
+        twist = d.tree.vec6b
         for k in range(6):
             i = n + k
             twist[k] = qd_new[i] + dq_push[i]
@@ -280,7 +288,7 @@ def integrate(m: Any, d: Any, s: Any) -> None:
                 twist[k] += dq_free[i] / h - qd_free[i]
         advance_base(q[n:n + 7], twist, h)
     s.qd[:] = qd_new
-    vb_pos, vb, vb_push = work.vb_pos, work.vb, work.vb_push
+    vb_pos, vb, vb_push = work.body_move, work.body_vel, work.body_push
     pushed = False
     for b in range(vb_pos.shape[0]):
         for k in range(6):
@@ -295,7 +303,7 @@ def integrate(m: Any, d: Any, s: Any) -> None:
                 for k in range(3):
                     vb_pos[b, k] -= 0.5 * h * gravity[k]
     advance_poses(s.body_pos, s.body_quat, vb_pos, bodies.dynamic, h)
-    s.body_vel[:, :] = work.vb
+    s.body_vel[:, :] = work.body_vel
     s.clock[0] += h
 
 
@@ -345,7 +353,7 @@ def step(sim: Any, n: int) -> None:
             return
         make_rows(m, d, s)
         solve(m, d, s)
-        keep_world_joints(m, d, d.work.vb)
+        keep_world_joints(m, d, d.work.body_vel)
         correct_positions(m, d, s)
         integrate(m, d, s)
         if not check(d, s):

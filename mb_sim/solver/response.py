@@ -24,13 +24,13 @@ def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int,
     """Add sign x (J and W along `direction` of the world point fixed to robot body `body`)
     to row r of the robot columns J_r, W_r; w (`mb_sim.dynamics.work.TreeWork`) must hold the
     poses and articulated inertias of q."""
-    scratch = w.scratch
+    scratch = w.row
     point_jacobian_row(tree.parent, tree.joint_type, w.rot, w.pos, tree.axis, body, point,
                        direction, scratch)
     for k in range(scratch.shape[0]):
         J_r[r, k] += sign * scratch[k]
-    point_impulse(w.rot[body], w.pos[body], point, direction, w.f6)
-    impulse_response(tree, w, body, w.f6, scratch)
+    point_impulse(w.rot[body], w.pos[body], point, direction, w.vec6b)
+    impulse_response(tree, w, body, w.vec6b, scratch)
     for k in range(scratch.shape[0]):
         W_r[r, k] += sign * scratch[k]
 

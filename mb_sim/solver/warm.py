@@ -23,7 +23,7 @@ def row_groups(con: Any, work: Any, joint_start: int, joint_end: int, n_geoms: i
     Returns their number."""
     keys, group_row, tag = work.group_key, work.group_row, work.joint_tag
     geom_a, geom_b, normal_row = con.geom_a, con.geom_b, con.normal_row
-    k = con.count[1]
+    k = con.count[0]
     nth = 0
     for c in range(k):
         pair = geom_a[c] * n_geoms + geom_b[c]
@@ -54,7 +54,7 @@ def load(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
         return
     old_keys, values = s.warm_key[:m], s.warm_value
     t1, t2 = con.tangent1, con.tangent2
-    n_contacts = con.count[1]
+    n_contacts = con.count[0]
     keys, group_row, lam, kind, count = (work.group_key, work.group_row, rows.lam, rows.kind,
                                          rows.count[0])
     for g in range(groups):
@@ -75,7 +75,7 @@ def save(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
     keys = work.group_key[:groups]
     order = np.argsort(keys, kind="mergesort")
     t1, t2 = con.tangent1, con.tangent2
-    n_contacts = con.count[1]
+    n_contacts = con.count[0]
     group_row, lam, kind, count = work.group_row, rows.lam, rows.kind, rows.count[0]
     warm_key, v = s.warm_key, s.warm_value
     for i in range(groups):
