@@ -239,6 +239,18 @@ def _box_face_inside(cl: Vec, h: Vec) -> tuple[Vec, Vec, float]:
     return (0.0, 0.0, sg), (cl[0], cl[1], sg * h[2]), pen
 
 
+@inline
+def _sphere_on(w: Any, c: Vec, r: float, ib: int, q: Vec, nl: Vec, depth: float) -> int:
+    """The contact of a sphere (centre c, radius r) with geometry ib at its point q and
+    outward normal nl (both in ib's frame): midway between q and the sphere's surface."""
+    gr = w.geom_rot
+    nw = rot_mul(gr, ib, nl)
+    qb = add(row(w.geom_pos, ib), rot_mul(gr, ib, q))
+    pa = madd(c, -r, nw)
+    return emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0,
+                scale(add(pa, qb), 0.5), nw, depth, 0)
+
+
 @njit
 def _sphere_box(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """Closest point q of the box to the centre (clamp in box coordinates); inside, the
@@ -256,15 +268,11 @@ def _sphere_box(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
         depth = r - dist
         if depth <= -env:
             return 0
-        nw = rot_mul(gr, ib, scale(dl, 1.0 / dist))
+        nl = scale(dl, 1.0 / dist)
     else:
         nl, q, pen = _box_face_inside(cl, h)
-        nw = rot_mul(gr, ib, nl)
         depth = r + pen
-    qb = add(pb, rot_mul(gr, ib, q))
-    pa = madd(c, -r, nw)
-    return emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0,
-                scale(add(pa, qb), 0.5), nw, depth, 0)
+    return _sphere_on(w, c, r, ib, q, nl, depth)
 
 
 @njit
@@ -323,11 +331,7 @@ def _sphere_cylinder(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
         nl = scale(dl, 1.0 / dist)
     else:
         depth = rs + pen
-    nw = rot_mul(gr, ib, nl)
-    qb = add(pb, rot_mul(gr, ib, q))
-    pa = madd(c, -rs, nw)
-    return emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0,
-                scale(add(pa, qb), 0.5), nw, depth, 0)
+    return _sphere_on(w, c, rs, ib, q, nl, depth)
 
 
 @njit

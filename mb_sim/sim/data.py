@@ -23,6 +23,7 @@ from mb_sim.collision.work import (
 )
 from mb_sim.dynamics.work import TreeWork, allocate_tree_work, new_tree_work
 from mb_sim.records import FLAG, IDENTITY, INDEX, REAL, Field, allocate, record
+from mb_sim.sim.state import StateArrays, new_state
 from mb_sim.solver.rows import Rows, allocate_rows, new_rows
 
 BodyFrames, BodyFramesRecord = record("BodyFrames", """The free bodies at the state's poses
@@ -51,8 +52,7 @@ did.""", (
           "largest predicted error, corrections in total"),
 ), {"j": "world joints", "b": "free bodies"})
 StepWork, StepWorkRecord = record("StepWork", """Velocities between the stages of the step,
-the row bookkeeping of warm starting, the state before the step (check stage) and what the
-step reports.""", (
+the row bookkeeping of warm starting and what the step reports.""", (
     Field("qd_free", REAL, ("nv",), "robot velocities after the free motion"),
     Field("dq_free", REAL, ("nv",), "RK4: the position increment of the free motion"),
     Field("qd_new", REAL, ("nv",), "robot velocities after the solve"),
@@ -66,21 +66,10 @@ step reports.""", (
           "2 friction), 3 n + k for mimic pair k"),
     Field("group_key", INDEX, ("r",), "warm-start key of each row group (mb_sim.solver.warm)"),
     Field("group_row", INDEX, ("r",), "first row of each row group"),
-    "the state before the step",
-    Field("prev_q", REAL, ("nq",), "q"),
-    Field("prev_qd", REAL, ("nv",), "qd"),
-    Field("prev_body_pos", REAL, ("b", 3), "body_pos"),
-    Field("prev_body_quat", REAL, ("b", 4), "body_quat"),
-    Field("prev_body_vel", REAL, ("b", 6), "body_vel"),
-    Field("prev_clock", REAL, (1,), "clock"),
-    Field("prev_warm_key", INDEX, ("r",), "warm_key"),
-    Field("prev_warm_value", REAL, ("r", 4), "warm_value"),
-    Field("prev_warm_count", INDEX, (1,), "warm_count"),
     "report",
     Field("info", INDEX, (8,), "what the last call of `step` reports: STATUS, STEPS_DONE, "
           "BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END"),
-), {"nv": "robot velocities", "nq": "robot positions", "b": "free bodies",
-    "r": "row capacity"})
+), {"nv": "robot velocities", "b": "free bodies", "r": "row capacity"})
 Data, DataRecord = record("Data", """The workspace of one simulation: a record of
 records.""", (
     Field("tree", TreeWork, (), "the articulated-body quantities of the current q (000.md 2.4), "
@@ -92,7 +81,10 @@ records.""", (
     Field("rows", Rows, (), "the constraint rows (mb_sim.solver.rows)"),
     Field("push", Rows, (), "the position-correction rows"),
     Field("joints", JointBlocks, (), "the world joints' rows and keeping-loop statistics"),
-    Field("work", StepWork, (), "velocities between stages, the state before the step"),
+    Field("work", StepWork, (), "velocities between stages, warm-start bookkeeping, the "
+          "report"),
+    Field("before", StateArrays, (), "the state before the step (the check stage restores "
+          "it; link accelerations difference it)"),
 ))
 
 # StepWork.info: what the last call of `step` reports
@@ -124,8 +116,8 @@ def new_step_work(values: StepWork) -> Any:
 
 @njit
 def new_data(tree: Any, frames: Any, collision: Any, contacts: Any, rows: Any, push: Any,
-             joints: Any, work: Any) -> Any:
-    return DataRecord(tree, frames, collision, contacts, rows, push, joints, work)
+             joints: Any, work: Any, before: Any) -> Any:
+    return DataRecord(tree, frames, collision, contacts, rows, push, joints, work, before)
 
 
 def data_record(d: Data) -> Any:
@@ -133,7 +125,7 @@ def data_record(d: Data) -> Any:
     return new_data(new_tree_work(d.tree), new_body_frames(d.frames),
                     new_collision_work(d.collision), new_contact_list(d.contacts),
                     new_rows(d.rows), new_rows(d.push), new_joint_blocks(d.joints),
-                    new_step_work(d.work))
+                    new_step_work(d.work), new_state(d.before))
 
 
 ROWS_PER_WORLD_JOINT = 11
@@ -174,7 +166,8 @@ def allocate_data(scene: Any, contact_capacity: int = 0,
         rows=allocate_rows(rows, nv),
         push=allocate_rows(rows, nv),
         joints=allocate(JointBlocks, j=nj, b=nb),
-        work=allocate(StepWork, nv=nv, nq=nq, b=nb, r=rows),
+        work=allocate(StepWork, nv=nv, b=nb, r=rows),
+        before=allocate(StateArrays, n=n, nq=nq, nv=nv, b=nb, w=rows),
     )
 
 

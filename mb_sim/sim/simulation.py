@@ -439,8 +439,8 @@ class Simulation:
         if not self._stepped:
             self._queries.link_body(name)
             return np.zeros(3), np.zeros(3)
-        w = self._data.work
-        return self._queries.link_acceleration(name, (w.prev_q, w.prev_qd),
+        before = self._data.before
+        return self._queries.link_acceleration(name, (before.q, before.qd),
                                                (self.state.q, self.state.qd), self.dt)
 
     def body_pose(self, name: str) -> Pose:

@@ -73,34 +73,31 @@ def new_sim(model: Any, data: Any, state: Any) -> Any:
 
 
 @njit
+def copy_state(src: Any, dst: Any) -> None:
+    """dst = src for two `StateArrays` of the same sizes (warm starts: the entries in use)."""
+    dst.q[:] = src.q
+    dst.qd[:] = src.qd
+    dst.effort[:] = src.effort
+    dst.body_pos[:, :] = src.body_pos
+    dst.body_quat[:, :] = src.body_quat
+    dst.body_vel[:, :] = src.body_vel
+    dst.clock[0] = src.clock[0]
+    n = src.warm_count[0]
+    dst.warm_count[0] = n
+    dst.warm_key[:n] = src.warm_key[:n]
+    dst.warm_value[:n] = src.warm_value[:n]
+
+
+@njit
 def remember(d: Any, s: Any) -> None:
-    """The state before the step, for the check stage."""
-    w = d.work
-    w.prev_q[:] = s.q
-    w.prev_qd[:] = s.qd
-    w.prev_body_pos[:, :] = s.body_pos
-    w.prev_body_quat[:, :] = s.body_quat
-    w.prev_body_vel[:, :] = s.body_vel
-    w.prev_clock[0] = s.clock[0]
-    n = s.warm_count[0]
-    w.prev_warm_count[0] = n
-    w.prev_warm_key[:n] = s.warm_key[:n]
-    w.prev_warm_value[:n] = s.warm_value[:n]
+    """Stage 0: the state before the step, for the check stage (d.before)."""
+    copy_state(s, d.before)
 
 
 @njit
 def restore(d: Any, s: Any) -> None:
-    w = d.work
-    s.q[:] = w.prev_q
-    s.qd[:] = w.prev_qd
-    s.body_pos[:, :] = w.prev_body_pos
-    s.body_quat[:, :] = w.prev_body_quat
-    s.body_vel[:, :] = w.prev_body_vel
-    s.clock[0] = w.prev_clock[0]
-    n = w.prev_warm_count[0]
-    s.warm_count[0] = n
-    s.warm_key[:n] = w.prev_warm_key[:n]
-    s.warm_value[:n] = w.prev_warm_value[:n]
+    """Back to the state before the step."""
+    copy_state(d.before, s)
 
 
 @njit
