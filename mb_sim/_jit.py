@@ -81,11 +81,19 @@ if JIT:
         def get_call_template(self, args: Any, kws: Any) -> Any:
             return super().get_call_template(tuple(_types.unliteral(a) for a in args), kws)
 
+    class Helper(Kernel):
+        """A kernel for compiled callers only: numba makes no Python entry for it (a few
+        percent of the first compile), and a call from Python is refused."""
 
-def _kernel(fn: Callable[..., Any], **options: Any) -> Callable[..., Any]:
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise TypeError(f"{self.py_func.__module__}.{self.py_func.__qualname__} is "
+                            "compiled for compiled callers only (mb_sim._jit.helper)")
+
+
+def _kernel(fn: Callable[..., Any], kind: Any = None, **options: Any) -> Callable[..., Any]:
     if not JIT:
         return fn
-    kernel = Kernel(py_func=fn, locals={}, targetoptions={"nopython": True, **options})
+    kernel = (kind or Kernel)(py_func=fn, locals={}, targetoptions={"nopython": True, **options})
     kernel.enable_caching()
     return kernel
 
@@ -94,6 +102,12 @@ def njit(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`numba.njit(cache=True)` (with `Kernel`'s plain argument types) or the function
     itself."""
     return _kernel(fn)
+
+
+def helper(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`njit` for functions only compiled code calls: no Python entry is compiled for them
+    (interpreted, with NUMBA_DISABLE_JIT=1, they are plain functions as any other)."""
+    return _kernel(fn, Helper if JIT else None, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
 def inline(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 
 Vec = tuple[float, float, float]
 
@@ -58,7 +58,7 @@ def matrix_from_quat(q: Sequence[float] | np.ndarray) -> np.ndarray:
     return quat_to_matrix(np.asarray(q, dtype=float))
 
 
-@njit
+@helper
 def quat_rotation(q: np.ndarray, out: np.ndarray) -> None:
     """The rotation matrix of the unit quaternion q = (x, y, z, w), written into out."""
     x, y, z, w = q[0], q[1], q[2], q[3]
@@ -94,7 +94,7 @@ def quat_advance(q: np.ndarray, w: Vec, h: float) -> None:
     q[0], q[1], q[2], q[3] = a / size, b / size, c / size, d / size
 
 
-@njit
+@helper
 def rotate(w: Vec, h: float, r: Vec) -> Vec:
     """exp(h w~) r: r turned by the angle |w| h about w (Rodrigues)."""
     ax, ay, az = w[0] * h, w[1] * h, w[2] * h

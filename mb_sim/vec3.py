@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.rotations import quat_to_matrix  # noqa: F401 (still imported from here by model/world.py)
 
 Vec = tuple[float, float, float]
@@ -44,7 +44,7 @@ def scale(a: Vec, s: float) -> Vec:
     return (a[0] * s, a[1] * s, a[2] * s)
 
 
-@njit
+@helper
 def madd(a: Vec, s: float, b: Vec) -> Vec:
     """a + s b."""
     return (a[0] + s * b[0], a[1] + s * b[1], a[2] + s * b[2])
@@ -65,7 +65,7 @@ def norm(a: Vec) -> float:
     return math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
 
 
-@njit
+@helper
 def normalize(a: Vec) -> Vec:
     """a / |a|; the zero vector stays zero."""
     n = math.sqrt(a[0] * a[0] + a[1] * a[1] + a[2] * a[2])
@@ -74,7 +74,7 @@ def normalize(a: Vec) -> Vec:
     return (a[0] / n, a[1] / n, a[2] / n)
 
 
-@njit
+@helper
 def rot_mul(rot: np.ndarray, i: int, v: Vec) -> Vec:
     """rot[i] @ v."""
     return (
@@ -84,7 +84,7 @@ def rot_mul(rot: np.ndarray, i: int, v: Vec) -> Vec:
     )
 
 
-@njit
+@helper
 def rot_tmul(rot: np.ndarray, i: int, v: Vec) -> Vec:
     """rot[i].T @ v."""
     return (
@@ -94,7 +94,7 @@ def rot_tmul(rot: np.ndarray, i: int, v: Vec) -> Vec:
     )
 
 
-@njit
+@helper
 def any_perpendicular(a: Vec) -> Vec:
     """A unit vector perpendicular to the unit vector `a` (deterministic)."""
     ax = abs(a[0])

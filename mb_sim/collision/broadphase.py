@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.collision.poses import Shapes, shapes_of
 from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, PLANE, SPHERE, CollisionScene
 
@@ -96,7 +96,7 @@ def aabbs(
     return lo, hi
 
 
-@njit
+@helper
 def _sap_update(
     lo: np.ndarray,
     hi: np.ndarray,
@@ -165,7 +165,7 @@ def sap_pairs(sh: Any, margin: float, end_value: np.ndarray, end_id: np.ndarray,
     return out[:count]
 
 
-@njit
+@helper
 def broad_phase(g: Any, w: Any, margin: float) -> int:
     """Pairs of the geometries `g` (a `mb_sim.model.compile.Geoms` record) posed at
     w.geom_pos, w.geom_rot whose AABBs grown by `margin` overlap, into w.pairs (a

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
+from mb_sim._jit import helper, inline
 from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, SPHERE
 from mb_sim.vec3 import (
     Vec,
@@ -52,7 +52,7 @@ AXIS_DIRECTIONS = ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.
                    (0.0, 0.0, 1.0), (0.0, 0.0, -1.0))
 
 
-@njit
+@helper
 def core_radius(kind: np.ndarray, size: np.ndarray, i: int) -> float:
     k = kind[i]
     if k == SPHERE or k == CAPSULE:
@@ -60,7 +60,7 @@ def core_radius(kind: np.ndarray, size: np.ndarray, i: int) -> float:
     return 0.0
 
 
-@njit
+@helper
 def support(sh: Any, i: int, d: Vec) -> Vec:
     """World point of the core of geometry i farthest along d."""
     k = sh.kind[i]
@@ -103,7 +103,7 @@ def support(sh: Any, i: int, d: Vec) -> Vec:
     return c
 
 
-@njit
+@helper
 def minkowski_support(sh: Any, ia: int, ib: int, d: Vec) -> tuple[Vec, Vec, Vec]:
     """(w, pa, pb): the point w = pa - pb of A - B farthest along d."""
     pa = support(sh, ia, d)
@@ -225,7 +225,7 @@ def _keep_subset(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray,
     return (vx, vy, vz), m
 
 
-@njit
+@helper
 def _closest_on_simplex(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray,
                         n: int) -> tuple[Vec, int]:
     """Point of the simplex W[:n] closest to the origin; reduce the simplex to the vertices whose
@@ -294,7 +294,7 @@ def _gjk_loop(sh: Any, w: Any, ia: int, ib: int, v: Vec) -> tuple[Vec, int, bool
     return v, n, False
 
 
-@njit
+@helper
 def gjk(sh: Any, w: Any, ia: int, ib: int) -> tuple[float, int, Vec, Vec]:
     """Distance between the cores of geometries ia and ib (shapes `sh`, simplex in the
     workspace w).
@@ -406,7 +406,7 @@ def _epa_tetrahedron(sh: Any, w: Any, ia: int, ib: int, n: int) -> bool:
     return not abs(dot(e1, cross(e2, e3))) <= 1e-14 * norm(e1) * norm(e2) * norm(e3)
 
 
-@njit
+@helper
 def _set_face(w: Any, f: int, a: int, b: int, c: int) -> None:
     """Face f of the polytope through vertices a, b, c (outward order), its normal and
     distance; a degenerate face is dropped."""
@@ -593,7 +593,7 @@ def _face_points(w: Any, i0: int, i1: int, i2: int, p: Vec) -> tuple[Vec, Vec]:
     return pa, pb
 
 
-@njit
+@helper
 def epa(sh: Any, w: Any, ia: int, ib: int, n: int) -> tuple[bool, float, Vec, Vec, Vec]:
     """Penetration of the cores from the GJK simplex w.simplex[:n] that holds the origin:
     the simplex grown to a tetrahedron, the tetrahedron expanded, the contact points read off

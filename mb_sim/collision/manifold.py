@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
+from mb_sim._jit import helper, inline, njit
 from mb_sim.vec3 import (
     Vec,
     add,
@@ -39,7 +39,7 @@ AXIS_ABS_TOL = 1e-6
 EDGE_REL_TOL = 1e-2
 
 
-@njit
+@helper
 def emit(
     cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int, point: Vec, normal: Vec,
     depth: float, feature: int,
@@ -129,7 +129,7 @@ def reduce4(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: i
     return n
 
 
-@njit
+@helper
 def clip_polygon(
     src: np.ndarray, sid: np.ndarray, n: int, dst: np.ndarray, did: np.ndarray,
     pn: tuple[float, float, float], off: float, tag: int,
@@ -165,7 +165,7 @@ def clip_polygon(
     return out
 
 
-@njit
+@helper
 def clip_segment(
     p0: tuple[float, float, float], p1: tuple[float, float, float],
     pn: tuple[float, float, float], off: float,
@@ -182,7 +182,7 @@ def clip_segment(
     return True, p0, p1
 
 
-@njit
+@helper
 def closest_segments(
     p1: tuple[float, float, float], q1: tuple[float, float, float],
     p2: tuple[float, float, float], q2: tuple[float, float, float],
@@ -223,7 +223,7 @@ def closest_segments(
     return madd(p1, s, d1), madd(p2, t, d2)
 
 
-@njit
+@helper
 def world_verts(g: Any, w: Any, i: int, out: np.ndarray) -> int:
     """The world vertices of polyhedron i (geometries g posed in the workspace w) into out;
     returns their number."""
@@ -235,7 +235,7 @@ def world_verts(g: Any, w: Any, i: int, out: np.ndarray) -> int:
     return n
 
 
-@njit
+@helper
 def world_face_normals(g: Any, w: Any, i: int, out: np.ndarray) -> int:
     """The world face normals of polyhedron i into out; returns their number."""
     face_start, face_normal, gr = g.face_start[i], g.face_normal, w.geom_rot
@@ -245,7 +245,7 @@ def world_face_normals(g: Any, w: Any, i: int, out: np.ndarray) -> int:
     return n
 
 
-@njit
+@helper
 def face_polygon(g: Any, i: int, f: int, V: np.ndarray, out: np.ndarray,
                  ids: np.ndarray) -> int:
     """World polygon of face f of polyhedron i (V: its world vertices), with vertex ids."""
@@ -259,7 +259,7 @@ def face_polygon(g: Any, i: int, f: int, V: np.ndarray, out: np.ndarray,
     return n
 
 
-@njit
+@helper
 def clip_face_contacts(
     w: Any, ref_poly: np.ndarray, nref: int, ref_n: Vec, inc: np.ndarray, inc_id: np.ndarray,
     ninc: int, normal_sign: float, envelope: float, feat_base: int,
@@ -429,7 +429,7 @@ def _polytope_face_contact(g: Any, w: Any, ri: int, ii: int, rf: int, n_inc_face
     return reduce4(cp, cn, cd, cf, m)
 
 
-@njit
+@helper
 def sat_polytopes(g: Any, w: Any, ia: int, ib: int, envelope: float) -> int:
     """Contacts of two convex polyhedra (boxes or hulls) by SAT and face clipping, for
     geometries ia, ib of `g` (a `mb_sim.model.compile.Geoms`) posed in the workspace w, into
@@ -596,7 +596,7 @@ def _box_face_contact(g: Any, w: Any, ri: int, ii: int, rf: int, rs: float, side
     return reduce4(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, m)
 
 
-@njit
+@helper
 def sat_boxes(g: Any, w: Any, ia: int, ib: int, envelope: float) -> int:
     """Two boxes: the 15 axes of the OBB test (3 + 3 face normals, 9 edge cross products),
     separation along L: |d . L| - sum_k h_k^A |a_k . L| - sum_k h_k^B |b_k . L|; then the same
@@ -620,7 +620,7 @@ def sat_boxes(g: Any, w: Any, ia: int, ib: int, envelope: float) -> int:
     return _box_face_contact(g, w, ia, ib, fa, sa, 0, envelope)
 
 
-@njit
+@helper
 def cap_polygon(
     c: tuple[float, float, float], ax: tuple[float, float, float],
     ux: tuple[float, float, float], uy: tuple[float, float, float], r: float, side: float,

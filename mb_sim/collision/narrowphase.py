@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
+from mb_sim._jit import helper, inline, njit
 from mb_sim.collision.broadphase import BroadPhase, broad_phase
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.gjk import core_radius, epa, gjk
@@ -91,7 +91,7 @@ PARALLEL_SIN = 0.02
 # ---------------------------------------------------------------- closed forms (a, b ordered)
 
 
-@njit
+@helper
 def _emit_spheres(w: Any, m: int, ca: Vec, ra: float, cb: Vec, rb: float, env: float,
                   fallback: Vec, feat: int) -> int:
     """Two spheres (also a sphere against the closest point of a segment): n = (ca - cb)/|.|,
@@ -119,7 +119,7 @@ def _sphere_sphere(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
                          (0.0, 0.0, 1.0), 0)
 
 
-@njit
+@helper
 def _plane_sphere(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """Depth = r - n . (c - p0); normal (from the sphere b to the plane a) = -n."""
     size, gp, gr = g.size, w.geom_pos, w.geom_rot
@@ -145,7 +145,7 @@ def _plane_points(w: Any, ia: int, m: int, q: Vec, env: float, feat: int) -> int
     return m
 
 
-@njit
+@helper
 def _plane_box(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """The corners below the envelope, depth_i = -n . (corner_i - p0); at most four kept."""
     size, gr = g.size, w.geom_rot
@@ -161,7 +161,7 @@ def _plane_box(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     return reduce4(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, m)
 
 
-@njit
+@helper
 def _plane_convex(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """The hull vertices below the envelope; at most four kept."""
     vert_start, verts, gr = g.vert_start[ib], g.verts, w.geom_rot
@@ -173,7 +173,7 @@ def _plane_convex(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     return reduce4(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, m)
 
 
-@njit
+@helper
 def _plane_capsule(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """The two end spheres against the plane: 0, 1 or 2 points (2 when lying)."""
     size, gr = g.size, w.geom_rot
@@ -188,7 +188,7 @@ def _plane_capsule(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     return m
 
 
-@njit
+@helper
 def _plane_cylinder(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """Four rim points per cap: the lowest point of the rim (exact closest feature) and the
     points 90, 180, 270 degrees around; standing gives four points, lying two, tilted one."""
@@ -251,7 +251,7 @@ def _sphere_on(w: Any, c: Vec, r: float, ib: int, q: Vec, nl: Vec, depth: float)
                 scale(add(pa, qb), 0.5), nw, depth, 0)
 
 
-@njit
+@helper
 def _sphere_box(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """Closest point q of the box to the centre (clamp in box coordinates); inside, the
     nearest face: depth = r + (h_k - |c_k|)."""
@@ -275,7 +275,7 @@ def _sphere_box(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     return _sphere_on(w, c, r, ib, q, nl, depth)
 
 
-@njit
+@helper
 def _sphere_capsule(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """The sphere against the closest point of the capsule segment."""
     size, gp, gr = g.size, w.geom_pos, w.geom_rot
@@ -312,7 +312,7 @@ def _cylinder_closest(cl: Vec, r: float, hl: float) -> tuple[bool, Vec, Vec, flo
     return False, (cl[0], cl[1], sg * hl), (0.0, 0.0, sg), pen_cap
 
 
-@njit
+@helper
 def _sphere_cylinder(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """Closest point of the solid cylinder in its frame (radial clamp to r, axial to h);
     inside, the nearer of the side (r - rho) and the cap (h - |z|)."""
@@ -334,7 +334,7 @@ def _sphere_cylinder(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     return _sphere_on(w, c, rs, ib, q, nl, depth)
 
 
-@njit
+@helper
 def _capsule_capsule(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """Closest points of the two segments as two spheres; nearly parallel and overlapping along
     the axis: the two ends of the overlap, each against its closest point on the other."""
@@ -409,7 +409,7 @@ def _polyhedron_face(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
     return FLAT, cnt, bn, 0.0
 
 
-@njit
+@helper
 def _feature(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
              ids: np.ndarray) -> tuple[int, int, Vec, float]:
     """The feature of geometry i facing direction d: (FLAT, count, outward normal, 0) for a
@@ -450,7 +450,7 @@ def _feature(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
     return POINT, 0, zero, 0.0
 
 
-@njit
+@helper
 def _segment_on_face(w: Any, ref: np.ndarray, nref: int, ref_n: Vec, q0: Vec, q1: Vec,
                      rad: float, sign: float, env: float, base: int) -> int:
     """A segment (capsule core with radius rad, or a cylinder rim line) clipped to the side
@@ -477,7 +477,7 @@ def _segment_on_face(w: Any, ref: np.ndarray, nref: int, ref_n: Vec, q0: Vec, q1
     return m
 
 
-@njit
+@helper
 def _segments_parallel(w: Any, a0: Vec, a1: Vec, ra: float, b0: Vec, b1: Vec, rb: float,
                        nrm: Vec, env: float) -> int:
     """Two nearly parallel segments (capsule cores or cylinder rim lines): the ends of their
@@ -563,7 +563,7 @@ def _feature_manifold(g: Any, w: Any, ia: int, ib: int, nrm: Vec, env: float) ->
     return 0
 
 
-@njit
+@helper
 def _generic(g: Any, w: Any, ia: int, ib: int, env: float, manifold: bool) -> int:
     """GJK/EPA's point (`_core_contact`), and with `manifold` the feature manifold
     (`_feature_manifold`) with that point added when it lies deeper."""
@@ -615,7 +615,7 @@ clipping (BOX_BOX, POLYTOPES), GJK/EPA's single point (GJK_POINT) or with the fe
 assert COLLIDER.shape == (CONVEX + 1, CONVEX + 1)
 
 
-@njit
+@helper
 def collide_pair(code: int, g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """Run collider `code` of the table on geometries ia, ib: candidates into w."""
     if code == PLANE_SPHERE:

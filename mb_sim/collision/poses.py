@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.model.shapes import CollisionScene
 from mb_sim.records import INDEX, REAL, Field, view
 
@@ -23,7 +23,7 @@ this step's world poses (built once per pair from `Geoms` and `CollisionWork`)."
 ), {"g": "geometries", "v": "polyhedron vertices"})
 
 
-@njit
+@helper
 def shapes_of(g: Any, w: Any) -> Any:
     """The `Shapes` view of the geometries g (a `Geoms` record) posed in the workspace w."""
     return Shapes(g.kind, g.size, g.vert_start, g.vert_count, g.verts, w.geom_pos, w.geom_rot)
@@ -60,7 +60,7 @@ def poses_kernel(
                 geom_rot[i, r, c] = s
 
 
-@njit
+@helper
 def geometry_poses_into(g: Any, w: Any) -> None:
     """w.geom_pos, w.geom_rot of the geometries g (a `Geoms` record) from w.owner_pos,
     w.owner_rot (a `CollisionWork`)."""

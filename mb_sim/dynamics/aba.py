@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.dynamics.floating import (
     base_gravity,
     cholesky6,
@@ -38,7 +38,7 @@ from mb_sim.dynamics.spatial import (
 )
 
 
-@njit
+@helper
 def _outward(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, floating: bool) -> None:
     """Pass 1, base -> tips: X_i, S_i, v_i, c_i, I^A_i = I_i and p^A_i = v_i x* I_i v_i -
     f_ext,i (a floating base first, from its own twist)."""
@@ -76,7 +76,7 @@ def _outward(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, floating: bool) -
             pA[i, k] -= f_ext[i, k]
 
 
-@njit
+@helper
 def _inward(tree: Any, w: Any, qd: np.ndarray, tau: np.ndarray, floating: bool) -> None:
     """Pass 2, tips -> base: U_i, D_i, u_i, and each body's I^a_i and bias passed to its
     parent (eqs. 3.33, 3.34)."""
@@ -99,7 +99,7 @@ def _inward(tree: Any, w: Any, qd: np.ndarray, tau: np.ndarray, floating: bool) 
             mtv6_add(X[i], t6, pA[j])
 
 
-@njit
+@helper
 def _accelerations(tree: Any, w: Any, q: np.ndarray, qdd: np.ndarray, floating: bool) -> None:
     """A floating base's acceleration from its articulated inertia, then pass 3, base ->
     tips: a'_i = X_i a_p + c_i, qdd_i = (u_i - U_i^T a'_i) / D_i, a_i = a'_i + S_i qdd_i."""

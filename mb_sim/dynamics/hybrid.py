@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper
 from mb_sim.dynamics.spatial import (
     congruence_add,
     cross_force,
@@ -25,7 +25,7 @@ from mb_sim.dynamics.spatial import (
 )
 
 
-@njit
+@helper
 def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
                     qdd_prescribed: np.ndarray, prescribed: np.ndarray, qdd: np.ndarray,
                     tau_out: np.ndarray) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.dynamics.floating import cholesky_solve6, is_floating, parent_slot
 
 
@@ -43,7 +43,7 @@ def joint_impulse_response(tree: Any, w: Any, joint: int, dqd: np.ndarray) -> No
     _sweeps(tree, w, joint, joint, dqd)
 
 
-@njit
+@helper
 def _sweeps(tree: Any, w: Any, start: int, joint: int, dqd: np.ndarray) -> None:
     """Up the path from `start` accumulating Y^A (eq. 3.45), then down the whole tree
     (eqs. 3.46-3.48). u[joint] is given (a joint impulse); every other u comes from Y^A.

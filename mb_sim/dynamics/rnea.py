@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
+from mb_sim._jit import helper, inline
 from mb_sim.dynamics.floating import base_gravity, is_floating, parent_slot
 from mb_sim.dynamics.spatial import (
     cross_force,
@@ -24,7 +24,7 @@ from mb_sim.dynamics.spatial import (
 )
 
 
-@njit
+@helper
 def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      tau: np.ndarray) -> None:
     """tau of the tree record (gravity tree.a0) into `tau`; w is its work record. A floating

@@ -76,8 +76,6 @@ JOINT_CODES = {"ball": BALL_JOINT, "revolute": REVOLUTE_JOINT, "prismatic": PRIS
 # slots of WorldJoints.loc: anchors, axes and reference directions in each body's frame
 CHILD_ANCHOR, PARENT_ANCHOR, CHILD_AXIS, PARENT_AXIS, CHILD_REF, PARENT_REF = range(6)
 
-TREE_SIZES = {"n": "movable joints of the robot (= its bodies)", "m": "mimic joints",
-              "f": "1 for a floating base, else 0"}
 Tree, TreeRecord = record("Tree", """The robot's kinematic tree, inertias and joint properties
 (000.md 2.3), body i moved by joint i; the base pose and gravity.""", (
     Field("parent", INDEX, ("n",), "parent body of body i (-1: the base)"),
@@ -103,7 +101,8 @@ Tree, TreeRecord = record("Tree", """The robot's kinematic tree, inertias and jo
           "base axes for a fixed base, world axes for a floating one"),
     Field("base_inertia", REAL, ("f", 6, 6), "spatial inertia of a floating base (none for a "
           "fixed base)"),
-), TREE_SIZES)
+), {"n": "movable joints of the robot (= its bodies)", "m": "mimic joints",
+    "f": "1 for a floating base, else 0"})
 Bodies, BodiesRecord = record("Bodies", "The free bodies' mass properties (003.md 1.5).", (
     Field("inv_mass", REAL, ("b",), "1 / mass (0: static)"),
     Field("inertia", REAL, ("b", 3, 3), "rotational inertia about the centre of mass, body axes"),

@@ -72,7 +72,7 @@ def new_sim(model: Any, data: Any, state: Any) -> Any:
     return SimRecord(model, data, state)
 
 
-@njit
+@inline
 def copy_state(src: Any, dst: Any) -> None:
     """dst = src for two `StateArrays` of the same sizes (warm starts: the entries in use)."""
     dst.q[:] = src.q
@@ -88,19 +88,19 @@ def copy_state(src: Any, dst: Any) -> None:
     dst.warm_value[:n] = src.warm_value[:n]
 
 
-@njit
+@inline
 def remember(d: Any, s: Any) -> None:
     """Stage 0: the state before the step, for the check stage (d.before)."""
     copy_state(s, d.before)
 
 
-@njit
+@inline
 def restore(d: Any, s: Any) -> None:
     """Back to the state before the step."""
     copy_state(d.before, s)
 
 
-@njit
+@inline
 def free_motion(m: Any, d: Any, s: Any) -> None:
     """Stage 1: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.body_vel,
     the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q.
@@ -142,7 +142,7 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
                      opt.gravity, h, work.body_vel)
 
 
-@njit
+@inline
 def collide(m: Any, d: Any, s: Any) -> bool:
     """Stage 2: link poses (d.tree.rot, pos), body frames (d.frames), contacts
     (d.contacts). False when the contacts do not fit in d."""
@@ -168,7 +168,7 @@ def collide(m: Any, d: Any, s: Any) -> bool:
     return detect_into(m.geoms, c, d.contacts, m.options.envelope)
 
 
-@njit
+@inline
 def make_rows(m: Any, d: Any, s: Any) -> None:
     """Stage 3: the rows of the contacts, the robot's joints and the world joints."""
     d.rows.count[0] = 0
@@ -180,7 +180,7 @@ def make_rows(m: Any, d: Any, s: Any) -> None:
     world_joint_rows(m, d, s, d.work.body_vel)
 
 
-@njit
+@inline
 def solve(m: Any, d: Any, s: Any) -> None:
     """Stage 4: warm start, restitution pass, sequential impulses; the velocities
     d.work.qd_new, d.work.body_vel end up constrained, the impulses are kept for the next step."""
@@ -203,7 +203,7 @@ def solve(m: Any, d: Any, s: Any) -> None:
     warm.save(rows, con, work, groups, s)
 
 
-@njit
+@inline
 def correct_positions(m: Any, d: Any, s: Any) -> None:
     """Stage 6: pseudo-velocities d.work.dq_push, vb_push that move positions this step and
     are then dropped, so they never change momentum or energy (split impulses):
@@ -263,7 +263,7 @@ def _push_row(rows: Any, push: Any, k: int, r: int, bias: float, h: float) -> in
     return k + 1
 
 
-@njit
+@inline
 def integrate(m: Any, d: Any, s: Any) -> None:
     """Stage 7: positions move with the new velocities plus this step's push."""
     opt, work, bodies, tree = m.options, d.work, m.bodies, m.tree
@@ -304,7 +304,7 @@ def integrate(m: Any, d: Any, s: Any) -> None:
     s.clock[0] += h
 
 
-@njit
+@inline
 def check(d: Any, s: Any) -> bool:
     """Stage 8: every number of the state finite; otherwise d.work.info names the joint
     whose effort (BAD_EFFORT) or motion (BAD_JOINT) is not, or the body (BAD_BODY)."""

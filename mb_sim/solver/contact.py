@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper
 from mb_sim.model.compile import BODY, ROBOT
 from mb_sim.solver.pgs import velocity
 from mb_sim.solver.response import add_robot_point, body_point
@@ -24,7 +24,7 @@ from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, clear_row
 from mb_sim.vec3 import frame_around
 
 
-@njit
+@helper
 def tangent_basis(n: np.ndarray, dirs: np.ndarray) -> None:
     """dirs = [n, t1, t2], a right-handed orthonormal frame around the normal n."""
     t1, t2 = frame_around((n[0], n[1], n[2]))
@@ -34,7 +34,7 @@ def tangent_basis(n: np.ndarray, dirs: np.ndarray) -> None:
         dirs[2, k] = t2[k]
 
 
-@njit
+@helper
 def _turn(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
     """Rotate rows r and r + 1 of a 2-D array by the angle (ca, sa) = (cos, sin)."""
     for k in range(arr.shape[1]):
@@ -43,7 +43,7 @@ def _turn(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
         arr[r + 1, k] = -sa * a1 + ca * a2
 
 
-@njit
+@helper
 def _point_rows(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int,
                 directions: np.ndarray) -> None:
     """Rows r .. r + n_dirs - 1 of contact c along its directions (normal, t1, t2), cleared,
@@ -71,7 +71,7 @@ def _point_rows(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int,
                            body_pos[i], inv_mass[i], Iw[i])
 
 
-@njit
+@helper
 def _normal_row(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float) -> None:
     """Row r as contact c's NORMAL row: speculative target -gap / h while apart, and what
     the restitution pass needs (e, the gap, the smooth acceleration of its velocity)."""
@@ -92,7 +92,7 @@ def _normal_row(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float) -
         rows.reflect[r + k] = 0.0
 
 
-@njit
+@helper
 def _friction_pair(d: Any, r: int, friction: float, directions: np.ndarray) -> None:
     """Rows r + 1, r + 2 as the TANGENT pair of the NORMAL row r, turned so that t1 lies
     along the slip velocity after the free motion when there is one."""
@@ -114,7 +114,7 @@ def _friction_pair(d: Any, r: int, friction: float, directions: np.ndarray) -> N
     rows.link[r + 1] = r
 
 
-@njit
+@helper
 def contact_rows(m: Any, d: Any, s: Any) -> None:
     """Append the rows of every contact in d.contacts to d.rows: a NORMAL row, and a
     TANGENT pair when the surfaces have friction. The velocities after the free motion are

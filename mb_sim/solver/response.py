@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper
 from mb_sim.dynamics.impulse import impulse_response, point_impulse
 from mb_sim.dynamics.kinematics import point_jacobian_row
 
 
-@njit
+@helper
 def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int, body: int,
                     sign: float, point: np.ndarray, direction: np.ndarray) -> None:
     """Add sign x (J and W along `direction` of the world point fixed to robot body `body`)
@@ -35,7 +35,7 @@ def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int,
         W_r[r, k] += sign * scratch[k]
 
 
-@njit
+@helper
 def body_point(J: np.ndarray, W: np.ndarray, sign: float, point: np.ndarray,
                direction: np.ndarray, com: np.ndarray, inv_mass: float,
                inv_inertia: np.ndarray) -> None:

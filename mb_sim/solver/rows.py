@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.records import INDEX, REAL, Field, allocate, record
 
 SCALAR = 0
@@ -72,7 +72,7 @@ def allocate_rows(capacity: int, nv: int) -> Rows:
     return allocate(Rows, r=capacity, nv=nv)
 
 
-@njit
+@helper
 def clear_row(rows: Any, r: int, kind: int, target: float, lo: float, hi: float) -> None:
     """Row r with no Jacobian, no bodies, no impulse yet."""
     rows.kind[r] = kind

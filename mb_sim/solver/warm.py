@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.solver.rows import TANGENT
 
 
-@njit
+@helper
 def row_groups(con: Any, work: Any, joint_start: int, joint_end: int, n_geoms: int) -> int:
     """Keys (work.group_key) and first rows (work.group_row) of the row groups kept between
     steps: the contacts in order, then the robot's joint rows (tags work.joint_tag).
@@ -41,7 +41,7 @@ def row_groups(con: Any, work: Any, joint_start: int, joint_end: int, n_geoms: i
     return g
 
 
-@njit
+@helper
 def _has_friction(kind: np.ndarray, count: int, r: int) -> bool:
     return r + 2 < count and kind[r + 1] == TANGENT
 
@@ -69,7 +69,7 @@ def load(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
             lam[r + 2] = values[i, 1] * t2[g, 0] + values[i, 2] * t2[g, 1] + values[i, 3] * t2[g, 2]
 
 
-@njit
+@helper
 def save(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
     """s.warm_key, warm_value: the sorted keys and [lambda, friction x, y, z] of the groups."""
     keys = work.group_key[:groups]

@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.model.compile import BALL_JOINT, FIXED_JOINT, PRISMATIC_JOINT, REVOLUTE_JOINT
 from mb_sim.model.compile import CHILD_ANCHOR as _CA
 from mb_sim.model.compile import CHILD_AXIS as _CAX
@@ -133,7 +133,7 @@ def frames(m: Any, d: Any, s: Any) -> None:
             Iw[b] = 0.0
 
 
-@njit
+@helper
 def _n_rows(jtype: int) -> int:
     if jtype == BALL_JOINT:
         return 3
@@ -142,7 +142,7 @@ def _n_rows(jtype: int) -> int:
     return 5
 
 
-@njit
+@helper
 def _set_row(f: Any, Jr: np.ndarray, Wr: np.ndarray, point: bool, d: Vec, rc: Vec, rp: Vec,
              ends: np.ndarray) -> None:
     """J and W = M^-1 J^T of one constraint row between the bodies ends = (child, parent)
@@ -169,7 +169,7 @@ def _set_row(f: Any, Jr: np.ndarray, Wr: np.ndarray, point: bool, d: Vec, rc: Ve
             Wr[slot, 3 + k] = sign * Ia[k]
 
 
-@njit
+@helper
 def _raw_rows(m: Any, d: Any, j: int, raw_J: np.ndarray, raw_W: np.ndarray) -> int:
     """Joint j's bilateral rows before orthonormalisation (J and W of each, `_set_row`);
     its lever arms and basis into d.joints. Returns the number of rows."""
@@ -204,7 +204,7 @@ def _raw_rows(m: Any, d: Any, j: int, raw_J: np.ndarray, raw_W: np.ndarray) -> i
     return k
 
 
-@njit
+@helper
 def _cholesky_inverse(raw_J: np.ndarray, raw_W: np.ndarray, k: int, K: np.ndarray,
                       L: np.ndarray, Li: np.ndarray) -> None:
     """Li = L^-1 for K = J W^T = L L^T of the first k raw rows (K, L: scratch). A pivot is
@@ -270,7 +270,7 @@ def blocks(m: Any, d: Any) -> None:
                     W[j, a, slot, e] = sw
 
 
-@njit
+@helper
 def joint_coordinate(m: Any, d: Any, j: int) -> float:
     """Revolute: the angle about the parent's axis from the load-time pose, in (-pi, pi];
     prismatic: the child's point's displacement along the parent's axis from load time."""
@@ -291,7 +291,7 @@ def joint_coordinate(m: Any, d: Any, j: int) -> float:
 # The keeping loop (003.md 1.5)
 
 
-@njit
+@helper
 def predicted_error(m: Any, d: Any, j: int, u: np.ndarray,
                     c_out: np.ndarray) -> tuple[float, float]:
     """Joint j's error at t + h after ballistic motion from the velocities u, in the order of
@@ -344,7 +344,7 @@ def predicted_error(m: Any, d: Any, j: int, u: np.ndarray,
 # Velocity rows
 
 
-@njit
+@helper
 def _project_out(Jf: np.ndarray, Wf: np.ndarray, J: np.ndarray, W: np.ndarray, j: int,
                  k: int) -> None:
     """Jf <- Jf - sum_a (Jf . W'_a) J'_a, Wf likewise: Jf becomes K-orthogonal to the
@@ -360,7 +360,7 @@ def _project_out(Jf: np.ndarray, Wf: np.ndarray, J: np.ndarray, W: np.ndarray, j
                 Wf[slot, m] -= s * W[j, a, slot, m]
 
 
-@njit
+@helper
 def _write_row(rows: Any, r: int, Jr: np.ndarray, Wr: np.ndarray, ends: np.ndarray,
                dyn: np.ndarray) -> None:
     """The two bodies' parts of row r (cleared before): the child's in slot 0, the
@@ -373,7 +373,7 @@ def _write_row(rows: Any, r: int, Jr: np.ndarray, Wr: np.ndarray, ends: np.ndarr
             rows.W_b[r, slot, k] = Wr[slot, k] if dyn[b] else 0.0
 
 
-@njit
+@helper
 def _bilateral_rows(m: Any, d: Any, j: int, u: np.ndarray, cvec: np.ndarray, r: int) -> int:
     """Joint j's orthonormal bilateral rows from row r, their targets from the velocities u
     (module docstring); returns the next free row."""
@@ -398,7 +398,7 @@ def _bilateral_rows(m: Any, d: Any, j: int, u: np.ndarray, cvec: np.ndarray, r: 
     return r
 
 
-@njit
+@helper
 def _friction_rows(m: Any, d: Any, j: int, Jf: np.ndarray, Wf: np.ndarray, r: int) -> int:
     """Joint j's Coulomb friction rows (a BALL group of three for a ball joint) from row r,
     K-orthogonal to its bilateral rows; returns the next free row."""
@@ -424,7 +424,7 @@ def _friction_rows(m: Any, d: Any, j: int, Jf: np.ndarray, Wf: np.ndarray, r: in
     return r + 1
 
 
-@njit
+@helper
 def _limit_rows(m: Any, d: Any, j: int, Jf: np.ndarray, Wf: np.ndarray, r: int) -> int:
     """Joint j's lower and upper limit rows from row r (NORMAL rows on the joint coordinate,
     K-orthogonal to its bilateral rows); returns the next free row."""
@@ -453,7 +453,7 @@ def _limit_rows(m: Any, d: Any, j: int, Jf: np.ndarray, Wf: np.ndarray, r: int) 
 # Stages
 
 
-@njit
+@helper
 def world_joint_rows(m: Any, d: Any, s: Any, vb: np.ndarray) -> None:
     """Stage 3's world-joint part: the blocks at the poses of d.frames (those of s), then
     every world joint's rows appended to d.rows (bilateral, friction, limits; the module
