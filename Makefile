@@ -14,7 +14,7 @@ ROS2_CLI_INSTALL ?= ../shared/ros2/install.sh
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: env kernels ros2-cli test lint pytest run clean-env
+.PHONY: env kernels ros2-cli browser test lint pytest run clean-env
 
 env:
 	@bash tools/setup_env.sh $(VENV)
@@ -31,7 +31,11 @@ ros2-cli: env
 	@if [ -f $(ROS2_CLI_INSTALL) ]; then bash $(ROS2_CLI_INSTALL) $(VENV) > $(VENV)/ros2-cli.log && head -n 1 $(VENV)/ros2-cli.log || { cat $(VENV)/ros2-cli.log; exit 1; }; \
 	else echo "ros2-cli: $(ROS2_CLI_INSTALL) not found; the real command-line tests will skip"; fi
 
-pytest: env kernels ros2-cli
+# Debian's chromium for the viewer's browser tests (when missing and root with apt-get).
+browser:
+	@bash tools/install_chromium.sh
+
+pytest: env kernels ros2-cli browser
 	$(PY) -m pytest test/ $(PYTEST_ARGS)
 
 test: env

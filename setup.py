@@ -85,6 +85,14 @@ setup(
         "xacro",
         "rosbags",
     ],
+    extras_require={
+        # the browser view (mb_sim.viewer); trimesh, which it uses for meshes, is required anyway
+        "viewer": ["viser>=1.1"],
+        # Gymnasium environments and batched stepping (mb_sim.envs)
+        "learning": ["gymnasium>=1.0"],
+        # sweeps and bag replays on a Ray cluster (mb_sim.sweep); Parquet output
+        "scale": ["ray>=2.9", "pyarrow"],
+    },
     zip_safe=True,
     maintainer="mb_sim maintainers",
     maintainer_email="mb_sim@example.com",
@@ -99,6 +107,7 @@ setup(
             "quadruped_controller = mb_sim.ros.quadruped_controller:main",
             "diff_drive_controller = mb_sim.ros.diff_drive_controller:main",
             "replay = mb_sim.replay:main",
+            "viewer = mb_sim.viewer.cli:main",
         ],
     },
 )

@@ -1,7 +1,8 @@
-"""Launch sim_node with the default arm, config/arm.yaml and a world; optionally RViz.
+"""Launch sim_node with the default arm, config/arm.yaml and a world; optionally RViz and the
+browser view.
 
     ros2 launch mb_sim arm.launch.py [world:=<name or path>] [use_sim_time:=true|false]
-                                     [rviz:=true|false]
+                                     [rviz:=true|false] [viewer:=true|false]
 
 Default world: table. The arguments are explained in mb_sim/ros/launching.py.
 """

@@ -1,8 +1,10 @@
 """Launch sim_node with the quadruped (urdf/quadruped.urdf), config/legged.yaml and a world,
-and quadruped_controller (the demo: stand, then sway); optionally RViz.
+and quadruped_controller (the demo: stand, then sway); optionally RViz and the browser
+view.
 
     ros2 launch mb_sim legged.launch.py [world:=<name or path>] [use_sim_time:=true|false]
                                         [controller:=true|false] [rviz:=true|false]
+                                        [viewer:=true|false]
 
 Default world: flat (placed for this robot; it makes the base floating). The simulation starts
 paused and quadruped_controller starts it once it has the robot; with controller:=false, start

@@ -1,8 +1,10 @@
 """Launch sim_node with the diff-drive base (urdf/diff_drive.urdf), config/mobile.yaml and a
-world, and diff_drive_controller (the demo: drive ahead for 17.5 s, up the ramp); optionally RViz.
+world, and diff_drive_controller (the demo: drive ahead for 17.5 s, up the ramp); optionally RViz
+and the browser view.
 
     ros2 launch mb_sim mobile.launch.py [world:=<name or path>] [use_sim_time:=true|false]
                                         [controller:=true|false] [rviz:=true|false]
+                                        [viewer:=true|false]
 
 Default world: ramp (placed for this robot; it makes the base floating). The simulation starts
 paused and diff_drive_controller starts it once it has the robot; with controller:=false, start

@@ -222,11 +222,25 @@ def replay_bag(path: str | Path, tolerance: float = 0.0) -> ReplayResult:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mb_sim.replay",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("bag", help="bag directory written by sim_node (record parameter or "
-                                    "~/record/start)")
+    parser.add_argument("bag", nargs="+",
+                        help="bag directory written by sim_node (record parameter or "
+                             "~/record/start), or folders of bags (mb_sim.sweep.bags)")
     parser.add_argument("--tolerance", type=float, default=0.0,
                         help="absolute tolerance per value (default 0: identical bits)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="replay the bags on a local Ray cluster of N worker processes")
+    parser.add_argument("--address", default=None,
+                        help="replay the bags on a running Ray cluster (ray://host:port; "
+                             "default: RAY_ADDRESS when set)")
     args = parser.parse_args(argv)
+    if args.workers is not None and args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
+    if (len(args.bag) > 1 or args.workers or args.address
+            or not (Path(args.bag[0]) / "metadata.yaml").is_file()):
+        from mb_sim.sweep import bags
+
+        return bags.main(args)
+    args.bag = args.bag[0]
     try:
         result = replay_bag(args.bag, args.tolerance)
     except ReplayError as e:

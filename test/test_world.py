@@ -834,3 +834,24 @@ def test_long_keys_names_and_values_are_cut(world: dict[str, Any]) -> None:
     with pytest.raises(WorldError) as err:
         load_world(world)
     assert len(str(err.value)) < 1500, len(str(err.value))
+
+
+def test_body_colors_given_defaulted_and_checked() -> None:
+    from mb_sim.model.world import PALETTE, STATIC_COLOR
+
+    world = load_world({"bodies": [
+        {"name": "a", "shape": "sphere", "size": [0.1], "color": [0.1, 0.2, 0.3]},
+        {"name": "b", "shape": "sphere", "size": [0.1], "color": [0.1, 0.2, 0.3, 0.4]},
+        {"name": "c", "shape": "sphere", "size": [0.1]},
+        {"name": "d", "shape": "box", "size": [1, 1, 1], "static": True},
+        {"name": "e", "shape": "sphere", "size": [0.1]}]})
+    colors = [b.color for b in world.bodies]
+    assert colors[:2] == [(0.1, 0.2, 0.3, 1.0), (0.1, 0.2, 0.3, 0.4)]
+    assert colors[2:] == [PALETTE[2], STATIC_COLOR, PALETTE[3]]  # moving bodies take turns
+    assert [b.color for b in load_world(world.to_dict()).bodies] == colors
+    for bad, why in (([1, 2, 0], r"bodies\[0\]\.color\[1\]: must be >= 0 and <= 1"),
+                     ("red", r"bodies\[0\]\.color: must be \[r, g, b\] or \[r, g, b, a\]"),
+                     ([0.5, 0.5], r"bodies\[0\]\.color: must be")):
+        with pytest.raises(WorldError, match=why):
+            load_world({"bodies": [{"name": "a", "shape": "sphere", "size": [0.1],
+                                    "color": bad}]})

@@ -1,6 +1,6 @@
 # Appended to .venv/bin/activate by tools/setup_env.sh (sh, bash and zsh).
-# The ROS 2 wheels and the tf2_msgs build install a ROS prefix at the venv root: make it the
-# ament prefix and library path, and keep DDS discovery on this machine.
+# The ROS 2 wheels and the interface package builds install a ROS prefix at the venv root: make
+# it the ament prefix and library path, and keep DDS discovery on this machine.
 _mb_sim_prepend() {
     # _mb_sim_prepend VAR DIR: VAR=DIR:VAR without duplicates
     eval "_mb_sim_cur=\${$1:-}"

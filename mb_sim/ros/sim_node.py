@@ -2,7 +2,8 @@
 
 In:  effort commands (std_msgs/Float64MultiArray on `command_topic`, in `command_joints` order;
      sensor_msgs/JointState with names and efforts on `joint_command_topic`).
-Out: joint_states, /tf and /tf_static, /clock, robot_description, ~/contacts (MarkerArray),
+Out: joint_states, /tf and /tf_static, /clock, robot_description, ~/world (the bodies' shapes,
+     MarkerArray, `world_description`), ~/contacts (MarkerArray),
      imu (sensor_msgs/Imu, with joint_states) and, for a floating robot, odom
      (nav_msgs/Odometry, ground truth, with /tf).
 
@@ -33,7 +34,7 @@ simulation pauses or a ~/step ends), so nodes with use_sim_time follow the simul
 
 QoS: ~/contacts reliable depth 10; joint_states and commands reliable depth 100; services depth
 1000; /tf reliable depth 100 (as tf2's broadcaster); odom reliable depth 10; imu the
-sensor-data profile (best effort, depth 5); /tf_static and robot_description
+sensor-data profile (best effort, depth 5); /tf_static, robot_description and ~/world
 reliable, transient local, depth 1; /clock reliable depth 1 (a reliable publisher serves both the best-effort subscription of
 use_sim_time nodes and reliable subscribers; only the newest value matters).
 """
@@ -94,6 +95,7 @@ from mb_sim.ros.params import (
     xacro_mappings,
 )
 from mb_sim.ros.recorder import Recorder, WriterError
+from mb_sim.ros.world_description import world_markers
 from mb_sim.state_codec import state_to_json
 from mb_sim.warmup import ensure_compiled
 
@@ -441,6 +443,7 @@ class SimNode(Node):
         self._pub_tf = self.create_publisher(TFMessage, "/tf", QOS_TF)
         self._pub_tf_static = self.create_publisher(TFMessage, "/tf_static", QOS_LATCHED)
         self._pub_description = self.create_publisher(String, "robot_description", QOS_LATCHED)
+        self._pub_world = self.create_publisher(MarkerArray, "~/world", QOS_LATCHED)
         self._pub_clock = self.create_publisher(ClockMsg, "/clock", QOS_CLOCK)
         self._pub_odom = (self.create_publisher(Odometry, "odom", QOS_ODOM)
                           if self.floating else None)
@@ -878,6 +881,7 @@ class SimNode(Node):
 
     def _publish_latched(self) -> None:
         self._out(self._pub_description, String(data=self.urdf_xml))
+        self._out(self._pub_world, world_markers(self.world, self.p.world_frame, self._stamp()))
         stamp = self._stamp()
         self._out(self._pub_tf_static, TFMessage(transforms=[
             conv.transform_msg(parent, child, pose, stamp)

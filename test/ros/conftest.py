@@ -6,24 +6,14 @@ session gets a ROS_DOMAIN_ID of its own, so parallel test runs never see each ot
 
 from __future__ import annotations
 
-import os
-import random
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ros_helpers import ARM_URDF, TABLE_WORLD, Probe, SimProcess
+from ros_helpers import ARM_URDF, TABLE_WORLD, Probe, SimProcess, keep_dds_on_this_machine
 
-# Set before any rclpy context exists (the middleware reads them when a participant starts).
-os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-# A fresh domain per session (1..100: valid and clear of the ephemeral port range), unless
-# MB_SIM_TEST_DOMAIN_ID picks one.
-os.environ["ROS_DOMAIN_ID"] = os.environ.get(
-    "MB_SIM_TEST_DOMAIN_ID", str(random.SystemRandom().randint(1, 100))
-)
-os.environ.pop("ROS_STATIC_PEERS", None)
-os.environ.setdefault("RCUTILS_COLORIZED_OUTPUT", "0")
+keep_dds_on_this_machine()
 
 
 def rclpy_available() -> bool:

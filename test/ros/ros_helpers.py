@@ -23,6 +23,19 @@ STARTUP_TIMEOUT = float(os.environ.get("MB_SIM_TEST_STARTUP_TIMEOUT", "120"))
 """Seconds allowed for a node's first message (numba compiles on a fresh checkout)."""
 
 
+def keep_dds_on_this_machine() -> None:
+    """Discovery on this machine only, and a domain of this session's own. Called before any
+    rclpy context exists (the middleware reads these when a participant starts)."""
+    os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    # A fresh domain per session (1..100: valid and clear of the ephemeral port range), unless
+    # MB_SIM_TEST_DOMAIN_ID picks one.
+    os.environ["ROS_DOMAIN_ID"] = os.environ.get(
+        "MB_SIM_TEST_DOMAIN_ID", str(random.SystemRandom().randint(1, 100))
+    )
+    os.environ.pop("ROS_STATIC_PEERS", None)
+    os.environ.setdefault("RCUTILS_COLORIZED_OUTPUT", "0")
+
+
 class SimProcess:
     """sim_node in a subprocess, its stderr and stdout collected into `output`."""
 

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ COMMANDS = {
     "launch": "ros2 launch mb_sim arm.launch.py",
     "launch_door": "ros2 launch mb_sim arm.launch.py world:=door use_sim_time:=true",
     "launch_rviz": "ros2 launch mb_sim arm.launch.py rviz:=true world:=door use_sim_time:=true",
+    "launch_viewer": "ros2 launch mb_sim arm.launch.py viewer:=true",
     "run": "ros2 run mb_sim sim_node --ros-args "
            "--params-file $(ros2 pkg prefix mb_sim)/share/mb_sim/config/arm.yaml "
            "-p urdf_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/urdf/arm.urdf",
@@ -257,7 +259,7 @@ def other_domain(env: dict[str, str]) -> dict[str, str]:
     return {**env, "ROS_DOMAIN_ID": str((domain + 50) % 100 + 1)}
 
 
-@pytest.mark.parametrize("name", ["launch_door", "launch_rviz", "run"])
+@pytest.mark.parametrize("name", ["launch_door", "launch_rviz", "run", "launch_viewer"])
 def test_other_launches_start_and_stop_cleanly(cli: dict[str, str], tmp_path: Path,
                                                name: str) -> None:
     cli = other_domain(cli)
@@ -268,6 +270,12 @@ def test_other_launches_start_and_stop_cleanly(cli: dict[str, str], tmp_path: Pa
         time.sleep(1.0)
         if name != "run":
             assert "door" in sim.output or "bodies" in sim.output
+        if name == "launch_viewer":  # the browser view serves its page (8080 or the next free)
+            sim.wait_for("serving the view of /sim_node on http://127.0.0.1:")
+            port = re.search(r"http://127\.0\.0\.1:(\d+)", sim.output.split(
+                "serving the view of /sim_node")[1]).group(1)
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=10) as page:
+                assert page.status == 200 and b"<html" in page.read(2000)
     finally:
         rc = sim.ctrl_c()
     if name == "run":

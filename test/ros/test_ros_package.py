@@ -239,6 +239,14 @@ def test_launch_arguments(launch_module: types.ModuleType, tmp_path: Path,
         _evaluate(launch_module, world="no_such_world")
 
 
+def test_launch_viewer_argument(launch_module: types.ModuleType, colcon_ws: Path) -> None:
+    """viewer:=true adds the browser view (the installed `viewer` executable)."""
+    declared, nodes = _evaluate(launch_module, viewer="true")
+    assert declared["viewer"]["default_value"] == "false"
+    assert [n.kwargs["executable"] for n in nodes] == ["sim_node", "viewer"]
+    assert (colcon_ws / "install" / "mb_sim" / "lib" / "mb_sim" / "viewer").is_file()
+
+
 @pytest.mark.parametrize("launch_file, urdf, params, world, controller", [
     ("legged.launch.py", "quadruped.urdf", "legged.yaml", "flat.yaml", "quadruped_controller"),
     ("mobile.launch.py", "diff_drive.urdf", "mobile.yaml", "ramp.yaml", "diff_drive_controller"),

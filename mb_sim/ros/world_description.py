@@ -1,0 +1,103 @@
+"""`~/world`: what the world's bodies look like, as a latched visualization_msgs/MarkerArray.
+
+Like robot_description for the robot, it lets a viewer draw the world without the world file:
+one marker per shape, in the body's own TF frame (`frame_locked`, so RViz's MarkerArray display
+moves it with TF as well), namespace = the body's name, in the body's colour:
+
+    box -> CUBE (scale = full extents); sphere -> SPHERE (scale = diameter);
+    cylinder -> CYLINDER (scale x, y = diameter, z = length, along z);
+    capsule -> CYLINDER and two SPHEREs at its ends; mesh -> MESH_RESOURCE (file:// URI,
+    scale = the mesh scale).
+
+The ground is a thin CUBE in namespace `ground` in world_frame whose top face is the ground
+plane (GROUND_SIZE square, GROUND_THICKNESS thick). No world: an empty array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Pose
+from visualization_msgs.msg import Marker, MarkerArray
+
+from mb_sim.model.world import quat_from_rpy
+from mb_sim.vec3 import quat_to_matrix
+
+GROUND_NAMESPACE = "ground"
+GROUND_SIZE = 20.0
+"""Side of the ground marker, m."""
+GROUND_THICKNESS = 0.002
+"""Thickness of the ground marker, m (its top face is the plane)."""
+GROUND_COLOR = (0.85, 0.85, 0.83, 0.5)
+
+
+def _marker(frame: str, ns: str, ident: int, kind: int, stamp: Time,
+            rgba: tuple[float, ...]) -> Marker:
+    m = Marker()
+    m.header.frame_id = frame
+    m.header.stamp = stamp
+    m.ns = ns
+    m.id = ident
+    m.type = kind
+    m.action = Marker.ADD
+    m.frame_locked = True
+    m.color.r, m.color.g, m.color.b, m.color.a = (float(c) for c in rgba)
+    m.pose.orientation.w = 1.0
+    return m
+
+
+def _pose(xyz: Any, quat_xyzw: Any) -> Pose:
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = (float(v) for v in xyz)
+    o = pose.orientation
+    o.x, o.y, o.z, o.w = (float(v) for v in quat_xyzw)
+    return pose
+
+
+def _shape_markers(body: Any, stamp: Time) -> list[Marker]:
+    """The markers of one body: its shape frame sits at geometry.xyz in the body frame."""
+    g = body.geometry
+    quat = quat_from_rpy(g.rpy)
+    kinds = {"box": Marker.CUBE, "sphere": Marker.SPHERE, "cylinder": Marker.CYLINDER,
+             "capsule": Marker.CYLINDER, "mesh": Marker.MESH_RESOURCE}
+    m = _marker(body.name, body.name, 0, kinds[g.kind], stamp, body.color)
+    m.pose = _pose(g.xyz, quat)
+    s = m.scale
+    if g.kind == "box":
+        s.x, s.y, s.z = (float(v) for v in g.size)
+    elif g.kind == "sphere":
+        s.x = s.y = s.z = 2.0 * float(g.size[0])
+    elif g.kind in ("cylinder", "capsule"):
+        s.x = s.y = 2.0 * float(g.size[0])
+        s.z = float(g.size[1])
+    else:
+        m.mesh_resource = "file://" + str(g.mesh)
+        s.x, s.y, s.z = (float(v) for v in g.scale)
+    markers = [m]
+    if g.kind == "capsule":
+        axis = quat_to_matrix(quat)[:, 2]
+        for i, sign in ((1, 1.0), (2, -1.0)):
+            cap = _marker(body.name, body.name, i, Marker.SPHERE, stamp, body.color)
+            centre = [float(g.xyz[k]) + sign * 0.5 * float(g.size[1]) * float(axis[k])
+                      for k in range(3)]
+            cap.pose = _pose(centre, (0.0, 0.0, 0.0, 1.0))
+            cap.scale.x = cap.scale.y = cap.scale.z = 2.0 * float(g.size[0])
+            markers.append(cap)
+    return markers
+
+
+def world_markers(world: Any, world_frame: str, stamp: Time) -> MarkerArray:
+    """The `~/world` message of a `mb_sim.World` (None: an empty array)."""
+    out = MarkerArray()
+    if world is None:
+        return out
+    if world.ground is not None:
+        ground = _marker(world_frame, GROUND_NAMESPACE, 0, Marker.CUBE, stamp, GROUND_COLOR)
+        ground.pose.position.z = float(world.ground.height) - 0.5 * GROUND_THICKNESS
+        ground.scale.x = ground.scale.y = GROUND_SIZE
+        ground.scale.z = GROUND_THICKNESS
+        out.markers.append(ground)
+    for body in world.bodies:
+        out.markers.extend(_shape_markers(body, stamp))
+    return out
