@@ -62,7 +62,7 @@ def run_mb_sim(model: Any, world: Any, stand: np.ndarray, steps: int) -> dict[st
         sim.step()
         if k >= WARMUP:
             wall += time.perf_counter() - t0
-            contacts += int(sim._data.contacts.count[1])
+            contacts += int(sim._data.contacts.count[0])
             heights.append(sim.q[2])
         if k == WARMUP:
             feet0 = np.array([sim.link_pose(f)[0][:2] for f in FEET])

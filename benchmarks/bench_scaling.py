@@ -52,7 +52,7 @@ def run_mb_sim(model: Any, world: Any, steps: int) -> tuple[float, float, mb_sim
     t0 = time.perf_counter()
     for _ in range(steps):
         sim.step()
-        contacts += int(sim._data.contacts.count[1])
+        contacts += int(sim._data.contacts.count[0])
     wall = time.perf_counter() - t0
     return 1e6 * wall / steps, contacts / steps, sim
 

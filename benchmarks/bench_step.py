@@ -369,7 +369,7 @@ def breakdown(sim: mb_sim.Simulation, setup: Setup, n: int,
         for _ in range(n):
             sim.set_effort(setup.control(sim.time, sim.q, sim.qd))
             m, d, s = sim._m, sim._d, sim._s
-            vb[0] = sim._data.work.vb
+            vb[0] = sim._data.work.body_vel
             for name, fn in stages:
                 t0 = clock()
                 fn(m, d, s)

@@ -1,27 +1,7 @@
-"""Compile hot loops with numba, and the records that compiled code takes as single arguments.
+"""Compile hot loops with numba, and the numba types of the records compiled code takes.
 
 `NUMBA_DISABLE_JIT=1` keeps the same code paths interpreted, which the tests use to check
-that the kernels are plain numpy code.
-
-A record is a named group of arrays and numbers (the model of a robot, the work arrays of a
-simulation), declared once by its field names:
-
-    Tree, new_tree = record("Tree", ("parent", "axis", ...))
-    arrays = Tree(parent=..., axis=...)      # a namedtuple: what Python code reads
-    rec = new_tree(arrays)                   # what compiled code takes
-
-Compiled, `rec` is a numba StructRef holding the same arrays (not copies), so compiled code
-and Python see the same memory, and a call passes one pointer however many fields the record
-has. Interpreted (`NUMBA_DISABLE_JIT=1`) the namedtuple is the record itself. Fields that
-compiled code changes are arrays (a counter is a 1-element array), so both forms behave alike.
-The module that declares a record also writes its constructor, a one-line `@njit` function
-(so that numba caches it with the module):
-
-    Tree, TreeRecord = record("Tree", ("parent", "axis"))
-
-    @njit
-    def new_tree(values: Tree) -> TreeRecord:
-        return TreeRecord(*values)
+that the kernels are plain numpy code. Records themselves are declared in `mb_sim.records`.
 """
 
 from __future__ import annotations
@@ -29,8 +9,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import sys
-from collections import namedtuple
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -91,48 +69,71 @@ if JIT:
     _numba.config.CACHE_DIR = kernel_cache_dir()
 
 
+if JIT:
+    from numba.core.registry import CPUDispatcher as _CPUDispatcher
+
+    class Kernel(_CPUDispatcher):
+        """numba's dispatcher, but a call from compiled code compiles the callee for the
+        arguments' plain types: numba would otherwise compile one more version of a helper
+        for every constant argument it is called with (`row(a, 0)`, `row(a, 1)`, ...), which
+        makes the first compile of the kernels about a tenth longer for the same code."""
+
+        def get_call_template(self, args: Any, kws: Any) -> Any:
+            return super().get_call_template(tuple(_types.unliteral(a) for a in args), kws)
+
+    class Helper(Kernel):
+        """A kernel for compiled callers only: numba makes no Python entry for it (a few
+        percent of the first compile), and a call from Python is refused."""
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any:
+            raise TypeError(f"{self.py_func.__module__}.{self.py_func.__qualname__} is "
+                            "compiled for compiled callers only (mb_sim._jit.helper)")
+
+
 ERROR_MODEL = "numpy"
 """Arithmetic faults in compiled code (a division by zero) give inf or NaN, as in numpy,
 instead of raising: the step's check stage then names the joint or body whose state is no
 longer finite (`mb_sim.sim.step.check`)."""
 
 
-def njit(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`numba.njit(cache=True)` or the function itself."""
-    if _numba is None:
+def _kernel(fn: Callable[..., Any], kind: Any = None, **options: Any) -> Callable[..., Any]:
+    if not JIT:
         return fn
-    return _numba.njit(cache=True, error_model=ERROR_MODEL)(fn)
+    kernel = (kind or Kernel)(py_func=fn, locals={}, targetoptions={
+        "nopython": True, "error_model": ERROR_MODEL, **options})
+    kernel.enable_caching()
+    return kernel
+
+
+def njit(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`numba.njit(cache=True)` (with `Kernel`'s plain argument types) or the function
+    itself."""
+    return _kernel(fn)
+
+
+def helper(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`njit` for functions only compiled code calls: no Python entry is compiled for them
+    (interpreted, with NUMBA_DISABLE_JIT=1, they are plain functions as any other)."""
+    return _kernel(fn, Helper if JIT else None, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
 def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`njit` for small helpers, inlined where they are called: array views passed to them
     then cost no reference counting."""
-    if _numba is None:
-        return fn
-    return _numba.njit(cache=True, inline="always", error_model=ERROR_MODEL)(fn)
+    return _kernel(fn, inline="always")
 
 
 def _unliteral_fields(self: Any, fields: Any) -> tuple:
     return tuple((name, _types.unliteral(typ)) for name, typ in fields)
 
 
-def record(name: str, fields: Sequence[str]) -> tuple[type, type]:
-    """(namedtuple class, record class) of a record: the record class is a numba StructRef
-    proxy, or the namedtuple class itself when compiled code is interpreted.
-
-    The caller's module gets `<name>Type` (the numba type class) as a global, so that cached
-    machine code can find the type again in a new process."""
-    arrays = namedtuple(name, fields)  # type: ignore[misc]
-    module = sys._getframe(1).f_globals["__name__"]
-    arrays.__module__ = module
-    if not JIT:
-        return arrays, arrays
+def structref_classes(name: str, fields: Sequence[str], module: str) -> tuple[type, type]:
+    """(numba type class, proxy class) of a StructRef record with these fields, both made
+    members of `module` (`<name>Type`, `<name>Record`) so that pickled types resolve."""
     type_class = type(f"{name}Type", (_types.StructRef,),
                       {"preprocess_fields": _unliteral_fields, "__module__": module})
     type_class = _structref.register(type_class)
-    sys.modules[module].__dict__[f"{name}Type"] = type_class
     proxy = type(f"{name}Record", (_structref.StructRefProxy,),
                  {"__slots__": (), "__module__": module})
     _structref.define_proxy(proxy, type_class, list(fields))
-    sys.modules[module].__dict__[f"{name}Record"] = proxy
-    return arrays, proxy
+    return type_class, proxy

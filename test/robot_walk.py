@@ -31,7 +31,7 @@ from robot_data import robots_dir
 import mb_sim
 from mb_sim.model.compile import STATIC
 from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, SPHERE
-from mb_sim.vec3 import quat_to_matrix
+from mb_sim.rotations import quat_to_matrix
 
 DT = 0.001
 HOLD_TIME = 1.0

@@ -25,7 +25,7 @@ import pytest
 from robot_data import robots_dir
 
 import mb_sim
-from mb_sim.vec3 import quat_to_matrix
+from mb_sim.rotations import quat_to_matrix
 
 TOL = 1e-9
 ROBOTS = [

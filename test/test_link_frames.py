@@ -10,8 +10,8 @@ import pytest
 from transforms3d.quaternions import quat2mat
 
 import mb_sim
+from mb_sim.rotations import matrix_quat, quat_to_matrix
 from mb_sim.sim.link_frames import LinkFrames
-from mb_sim.vec3 import matrix_quat, quat_to_matrix
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[1]
 ARM = REPO / "urdf" / "arm.urdf"

@@ -1,8 +1,8 @@
 """Collision detection: sweep and prune, narrow phase and contact manifolds (000.md 1.1, 1.3)."""
 
 from mb_sim.collision.broadphase import BroadPhase, aabbs
+from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.narrowphase import (
-    Contacts,
     detect,
     generic_contact,
     narrow_phase,
@@ -19,9 +19,9 @@ from mb_sim.model.shapes import (
     CollisionScene,
     GeomSpec,
     build_scene,
-    rpy_matrix,
     spec_from_geometry,
 )
+from mb_sim.rotations import rpy_matrix
 
 __all__ = [
     "BOX",

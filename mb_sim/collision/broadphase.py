@@ -18,23 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
+from mb_sim.collision.poses import Shapes, shapes_of
 from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, PLANE, SPHERE, CollisionScene
 
 
 @njit
-def _aabb_kernel(
-    kind: np.ndarray,
-    size: np.ndarray,
-    vert_start: np.ndarray,
-    vert_count: np.ndarray,
-    verts: np.ndarray,
-    gp: np.ndarray,
-    gr: np.ndarray,
-    margin: float,
-    lo: np.ndarray,
-    hi: np.ndarray,
-) -> None:
+def _aabb_kernel(sh: Any, margin: float, lo: np.ndarray, hi: np.ndarray) -> None:
+    """World axis-aligned boxes of the posed geometries sh (a `Shapes` view), grown by
+    margin."""
+    kind, size, vert_start, vert_count, verts = (sh.kind, sh.size, sh.vert_start,
+                                                 sh.vert_count, sh.verts)
+    gp, gr = sh.pos, sh.rot
     for i in range(kind.shape[0]):
         k = kind[i]
         for a in range(3):
@@ -83,6 +78,12 @@ def _aabb_kernel(
             hi[i, a] = c + e + margin
 
 
+def _scene_shapes(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.ndarray) -> Any:
+    return Shapes(scene.kind, scene.size, scene.vert_start, scene.vert_count, scene.verts,
+                  np.ascontiguousarray(geom_pos, dtype=np.float64),
+                  np.ascontiguousarray(geom_rot, dtype=np.float64))
+
+
 def aabbs(
     scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.ndarray, margin: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -91,13 +92,11 @@ def aabbs(
     g = scene.n_geoms
     lo = np.empty((g, 3))
     hi = np.empty((g, 3))
-    _aabb_kernel(scene.kind, scene.size, scene.vert_start, scene.vert_count, scene.verts,
-                 np.ascontiguousarray(geom_pos, dtype=np.float64),
-                 np.ascontiguousarray(geom_rot, dtype=np.float64), float(margin), lo, hi)
+    _aabb_kernel(_scene_shapes(scene, geom_pos, geom_rot), float(margin), lo, hi)
     return lo, hi
 
 
-@njit
+@helper
 def _sap_update(
     lo: np.ndarray,
     hi: np.ndarray,
@@ -154,39 +153,26 @@ def _sap_update(
 
 
 @njit
-def sap_pairs(
-    kind: np.ndarray,
-    size: np.ndarray,
-    vert_start: np.ndarray,
-    vert_count: np.ndarray,
-    verts: np.ndarray,
-    gp: np.ndarray,
-    gr: np.ndarray,
-    margin: float,
-    ep_val: np.ndarray,
-    ep_id: np.ndarray,
-    overlap: np.ndarray,
-    allowed: np.ndarray,
-) -> np.ndarray:
-    """AABBs of the geometries, then the sweep-and-prune update."""
-    g = kind.shape[0]
+def sap_pairs(sh: Any, margin: float, end_value: np.ndarray, end_id: np.ndarray,
+              overlap_axes: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """AABBs of the posed geometries sh, then the sweep-and-prune update."""
+    g = sh.kind.shape[0]
     lo = np.empty((g, 3))
     hi = np.empty((g, 3))
-    _aabb_kernel(kind, size, vert_start, vert_count, verts, gp, gr, margin, lo, hi)
+    _aabb_kernel(sh, margin, lo, hi)
     out = np.empty((max(g * (g - 1) // 2, 1), 2), dtype=np.int64)
-    count = _sap_update(lo, hi, ep_val, ep_id, overlap, allowed, out)
+    count = _sap_update(lo, hi, end_value, end_id, overlap_axes, allowed, out)
     return out[:count]
 
 
-@njit
-def broad_phase(g: Any, c: Any, margin: float) -> int:
+@helper
+def broad_phase(g: Any, w: Any, margin: float) -> int:
     """Pairs of the geometries `g` (a `mb_sim.model.compile.Geoms` record) posed at
-    c.geom_pos, c.geom_rot whose AABBs grown by `margin` overlap, into c.pairs (a
-    `ContactBuffer`); returns their number."""
-    _aabb_kernel(g.kind, g.size, g.vert_start, g.vert_count, g.verts, c.geom_pos, c.geom_rot,
-                 margin, c.aabb_lo, c.aabb_hi)
-    return _sap_update(c.aabb_lo, c.aabb_hi, c.ep_val, c.ep_id, c.overlap, g.pair_allowed,
-                       c.pairs)
+    w.geom_pos, w.geom_rot whose AABBs grown by `margin` overlap, into w.pairs (a
+    `CollisionWork`); returns their number."""
+    _aabb_kernel(shapes_of(g, w), margin, w.aabb_lo, w.aabb_hi)
+    return _sap_update(w.aabb_lo, w.aabb_hi, w.end_value, w.end_id, w.overlap_axes,
+                       g.pair_allowed, w.pairs)
 
 
 class BroadPhase:
@@ -205,9 +191,9 @@ class BroadPhase:
         """Forget the sorted order (the next call sorts from scratch)."""
         g = self.scene.n_geoms
         ids = np.arange(2 * g, dtype=np.int64)
-        self._ep_id = np.ascontiguousarray(np.stack([ids, ids, ids]))
-        self._ep_val = np.zeros((3, 2 * g))
-        self._overlap = np.zeros((g, g), dtype=np.int8)
+        self.end_id = np.ascontiguousarray(np.stack([ids, ids, ids]))
+        self.end_value = np.zeros((3, 2 * g))
+        self.overlap_axes = np.zeros((g, g), dtype=np.int8)
 
     def pairs(self, geom_pos: np.ndarray, geom_rot: np.ndarray, margin: float = 0.0) -> np.ndarray:
         """Candidate pairs (p, 2), i < j, whose AABBs grown by `margin` overlap, filtered."""
@@ -216,7 +202,5 @@ class BroadPhase:
         if geom_pos.shape != (g, 3) or geom_rot.shape != (g, 3, 3):
             raise ValueError(f"geom_pos, geom_rot must be ({g}, 3), ({g}, 3, 3); got "
                              f"{geom_pos.shape}, {geom_rot.shape}")
-        return sap_pairs(sc.kind, sc.size, sc.vert_start, sc.vert_count, sc.verts,
-                         np.ascontiguousarray(geom_pos, dtype=np.float64),
-                         np.ascontiguousarray(geom_rot, dtype=np.float64), float(margin),
-                         self._ep_val, self._ep_id, self._overlap, sc.pair_allowed)
+        return sap_pairs(_scene_shapes(sc, geom_pos, geom_rot), float(margin), self.end_value,
+                         self.end_id, self.overlap_axes, sc.pair_allowed)

@@ -8,15 +8,19 @@ sub-simplex whose affine hull holds the point closest to the origin, and it stop
 cores overlap and EPA (expanding polytope) grows a polytope inside D from the final GJK simplex
 until the face closest to the origin lies on the boundary of D; that face gives the penetration
 depth d and direction n (translating A by -d n separates the shapes).
+
+Both read the shapes through a `mb_sim.collision.poses.Shapes` view and keep their simplex and polytope in the
+collision workspace (`mb_sim.collision.work.CollisionWork`: simplex*, polytope*, epa_*).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, inline
 from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, SPHERE
 from mb_sim.vec3 import (
     Vec,
@@ -43,8 +47,12 @@ EPA_MAX_FACES = 640
 TOUCH_EPS = 1e-10
 EPA_TOL = 1e-12
 
+ORIGIN = (0.0, 0.0, 0.0)
+AXIS_DIRECTIONS = ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, -1.0, 0.0),
+                   (0.0, 0.0, 1.0), (0.0, 0.0, -1.0))
 
-@njit
+
+@helper
 def core_radius(kind: np.ndarray, size: np.ndarray, i: int) -> float:
     k = kind[i]
     if k == SPHERE or k == CAPSULE:
@@ -52,21 +60,12 @@ def core_radius(kind: np.ndarray, size: np.ndarray, i: int) -> float:
     return 0.0
 
 
-@njit
-def support(
-    i: int,
-    kind: np.ndarray,
-    size: np.ndarray,
-    vert_start: np.ndarray,
-    vert_count: np.ndarray,
-    verts: np.ndarray,
-    gp: np.ndarray,
-    gr: np.ndarray,
-    d: tuple[float, float, float],
-) -> tuple[float, float, float]:
+@helper
+def support(sh: Any, i: int, d: Vec) -> Vec:
     """World point of the core of geometry i farthest along d."""
-    k = kind[i]
-    c = row(gp, i)
+    k = sh.kind[i]
+    size, gr = sh.size, sh.rot
+    c = row(sh.pos, i)
     if k == SPHERE:
         return c
     if k == CAPSULE:
@@ -92,9 +91,10 @@ def support(
             loc = (0.0, 0.0, z)
         return add(c, rot_mul(gr, i, loc))
     if k == CONVEX:
+        verts, start = sh.verts, sh.vert_start[i]
         best = -np.inf
-        bi = vert_start[i]
-        for v in range(vert_start[i], vert_start[i] + vert_count[i]):
+        bi = start
+        for v in range(start, start + sh.vert_count[i]):
             s = verts[v, 0] * dl[0] + verts[v, 1] * dl[1] + verts[v, 2] * dl[2]
             if s > best:
                 best = s
@@ -103,107 +103,116 @@ def support(
     return c
 
 
-@njit
-def _closest_on_simplex(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray,
-                        n: int) -> tuple[tuple[float, float, float], int]:
-    """Point of the simplex W[:n] closest to the origin; reduce the simplex to the vertices whose
-    barycentric weights are positive (in place, weights in lam). Subsets are enumerated; the
-    valid one (all weights > 0) with the smallest |v| wins (Johnson's criterion)."""
-    best_vv = np.inf
-    best_mask = 1
-    bl0 = 1.0
-    bl1 = 0.0
-    bl2 = 0.0
-    bl3 = 0.0
-    for mask in range(1, 1 << n):
-        m = 0
-        i0 = i1 = i2 = i3 = 0
-        for k in range(n):
-            if mask & (1 << k):
-                if m == 0:
-                    i0 = k
-                elif m == 1:
-                    i1 = k
-                elif m == 2:
-                    i2 = k
-                else:
-                    i3 = k
-                m += 1
-        w0 = row(W, i0)
-        l0 = 1.0
-        l1 = l2 = l3 = 0.0
-        if m == 1:
-            v = w0
-        elif m == 2:
-            e = sub(row(W, i1), w0)
-            ee = dot(e, e)
-            if ee < 1e-30:
-                continue
-            t = -dot(w0, e) / ee
-            if t <= 0.0 or t >= 1.0:
-                continue
-            l0 = 1.0 - t
-            l1 = t
-            v = madd(w0, t, e)
-        elif m == 3:
-            e1 = sub(row(W, i1), w0)
-            e2 = sub(row(W, i2), w0)
-            a11 = dot(e1, e1)
-            a12 = dot(e1, e2)
-            a22 = dot(e2, e2)
-            det = a11 * a22 - a12 * a12
-            if det <= 1e-14 * a11 * a22 or det <= 0.0:
-                continue
-            r1 = -dot(w0, e1)
-            r2 = -dot(w0, e2)
-            u1 = (r1 * a22 - r2 * a12) / det
-            u2 = (a11 * r2 - a12 * r1) / det
-            l0 = 1.0 - u1 - u2
-            if u1 <= 0.0 or u2 <= 0.0 or l0 <= 0.0:
-                continue
-            l1 = u1
-            l2 = u2
-            v = madd(madd(w0, u1, e1), u2, e2)
-        else:
-            e1 = sub(row(W, i1), w0)
-            e2 = sub(row(W, i2), w0)
-            e3 = sub(row(W, i3), w0)
-            vol = dot(e1, cross(e2, e3))
-            if abs(vol) <= 1e-12 * norm(e1) * norm(e2) * norm(e3):
-                continue
-            mw = (-w0[0], -w0[1], -w0[2])
-            u1 = dot(mw, cross(e2, e3)) / vol
-            u2 = dot(e1, cross(mw, e3)) / vol
-            u3 = dot(e1, cross(e2, mw)) / vol
-            l0 = 1.0 - u1 - u2 - u3
-            if u1 <= 0.0 or u2 <= 0.0 or u3 <= 0.0 or l0 <= 0.0:
-                continue
-            l1 = u1
-            l2 = u2
-            l3 = u3
-            v = (0.0, 0.0, 0.0)
-        vv = dot(v, v)
-        if vv < best_vv:
-            best_vv = vv
-            best_mask = mask
-            bl0 = l0
-            bl1 = l1
-            bl2 = l2
-            bl3 = l3
+@helper
+def minkowski_support(sh: Any, ia: int, ib: int, d: Vec) -> tuple[Vec, Vec, Vec]:
+    """(w, pa, pb): the point w = pa - pb of A - B farthest along d."""
+    pa = support(sh, ia, d)
+    pb = support(sh, ib, scale(d, -1.0))
+    return sub(pa, pb), pa, pb
+
+
+# ---------------------------------------------------------------------------------------- GJK
+
+
+@inline
+def _subset(mask: int, n: int) -> tuple[int, int, int, int, int]:
+    """(size, i0, i1, i2, i3): the vertices of a simplex of n picked by the bits of mask."""
+    m = 0
+    i0 = i1 = i2 = i3 = 0
+    for k in range(n):
+        if mask & (1 << k):
+            if m == 0:
+                i0 = k
+            elif m == 1:
+                i1 = k
+            elif m == 2:
+                i2 = k
+            else:
+                i3 = k
+            m += 1
+    return m, i0, i1, i2, i3
+
+
+@inline
+def _segment_point(W: np.ndarray, i0: int, i1: int) -> tuple[bool, Vec, float, float]:
+    """The point of segment W[i0] W[i1] closest to the origin when it lies strictly inside:
+    (inside, point, weights)."""
+    w0 = row(W, i0)
+    e = sub(row(W, i1), w0)
+    ee = dot(e, e)
+    if ee < 1e-30:
+        return False, w0, 1.0, 0.0
+    t = -dot(w0, e) / ee
+    if t <= 0.0 or t >= 1.0:
+        return False, w0, 1.0, 0.0
+    return True, madd(w0, t, e), 1.0 - t, t
+
+
+@inline
+def _triangle_point(W: np.ndarray, i0: int, i1: int,
+                    i2: int) -> tuple[bool, Vec, float, float, float]:
+    """The point of triangle W[i0] W[i1] W[i2] closest to the origin when its projection lies
+    strictly inside: (inside, point, weights)."""
+    w0 = row(W, i0)
+    e1 = sub(row(W, i1), w0)
+    e2 = sub(row(W, i2), w0)
+    a11 = dot(e1, e1)
+    a12 = dot(e1, e2)
+    a22 = dot(e2, e2)
+    det = a11 * a22 - a12 * a12
+    if det <= 1e-14 * a11 * a22 or det <= 0.0:
+        return False, w0, 1.0, 0.0, 0.0
+    r1 = -dot(w0, e1)
+    r2 = -dot(w0, e2)
+    u1 = (r1 * a22 - r2 * a12) / det
+    u2 = (a11 * r2 - a12 * r1) / det
+    l0 = 1.0 - u1 - u2
+    if u1 <= 0.0 or u2 <= 0.0 or l0 <= 0.0:
+        return False, w0, 1.0, 0.0, 0.0
+    return True, madd(madd(w0, u1, e1), u2, e2), l0, u1, u2
+
+
+@inline
+def _tetrahedron_weights(W: np.ndarray, i0: int, i1: int, i2: int,
+                         i3: int) -> tuple[bool, float, float, float, float]:
+    """Whether the origin lies strictly inside tetrahedron W[i0..i3], and its barycentric
+    weights."""
+    w0 = row(W, i0)
+    e1 = sub(row(W, i1), w0)
+    e2 = sub(row(W, i2), w0)
+    e3 = sub(row(W, i3), w0)
+    vol = dot(e1, cross(e2, e3))
+    if abs(vol) <= 1e-12 * norm(e1) * norm(e2) * norm(e3):
+        return False, 1.0, 0.0, 0.0, 0.0
+    mw = (-w0[0], -w0[1], -w0[2])
+    u1 = dot(mw, cross(e2, e3)) / vol
+    u2 = dot(e1, cross(mw, e3)) / vol
+    u3 = dot(e1, cross(e2, mw)) / vol
+    l0 = 1.0 - u1 - u2 - u3
+    if u1 <= 0.0 or u2 <= 0.0 or u3 <= 0.0 or l0 <= 0.0:
+        return False, 1.0, 0.0, 0.0, 0.0
+    return True, l0, u1, u2, u3
+
+
+@inline
+def _keep_subset(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray, n: int,
+                 mask: int, l0: float, l1: float, l2: float, l3: float) -> tuple[Vec, int]:
+    """Move the vertices picked by mask to the front with their weights; (the weighted
+    point, their number)."""
     m = 0
     vx = 0.0
     vy = 0.0
     vz = 0.0
     for k in range(n):
-        if best_mask & (1 << k):
+        if mask & (1 << k):
             if m == 0:
-                lk = bl0
+                lk = l0
             elif m == 1:
-                lk = bl1
+                lk = l1
             elif m == 2:
-                lk = bl2
+                lk = l2
             else:
-                lk = bl3
+                lk = l3
             for c in range(3):
                 W[m, c] = W[k, c]
                 SA[m, c] = SA[k, c]
@@ -216,99 +225,192 @@ def _closest_on_simplex(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.n
     return (vx, vy, vz), m
 
 
-@njit
-def gjk(
-    ia: int,
-    ib: int,
-    kind: np.ndarray,
-    size: np.ndarray,
-    vert_start: np.ndarray,
-    vert_count: np.ndarray,
-    verts: np.ndarray,
-    gp: np.ndarray,
-    gr: np.ndarray,
-    W: np.ndarray,
-    SA: np.ndarray,
-    SB: np.ndarray,
-    lam: np.ndarray,
-) -> tuple[float, int, tuple[float, float, float], tuple[float, float, float]]:
-    """Distance between the cores of geometries ia and ib.
+@helper
+def _closest_on_simplex(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray,
+                        n: int) -> tuple[Vec, int]:
+    """Point of the simplex W[:n] closest to the origin; reduce the simplex to the vertices whose
+    barycentric weights are positive (in place, weights in lam). Subsets are enumerated; the
+    valid one (all weights > 0) with the smallest |v| wins (Johnson's criterion)."""
+    best_vv = np.inf
+    best_mask = 1
+    bl0 = 1.0
+    bl1 = bl2 = bl3 = 0.0
+    for mask in range(1, 1 << n):
+        m, i0, i1, i2, i3 = _subset(mask, n)
+        l1 = l2 = l3 = 0.0
+        if m == 1:
+            ok, v, l0 = True, row(W, i0), 1.0
+        elif m == 2:
+            ok, v, l0, l1 = _segment_point(W, i0, i1)
+        elif m == 3:
+            ok, v, l0, l1, l2 = _triangle_point(W, i0, i1, i2)
+        else:
+            ok, l0, l1, l2, l3 = _tetrahedron_weights(W, i0, i1, i2, i3)
+            v = ORIGIN
+        if not ok:
+            continue
+        vv = dot(v, v)
+        if vv < best_vv:
+            best_vv = vv
+            best_mask = mask
+            bl0, bl1, bl2, bl3 = l0, l1, l2, l3
+    return _keep_subset(W, SA, SB, lam, n, best_mask, bl0, bl1, bl2, bl3)
 
-    Returns (dist, n, pa, pb): the closest core points pa, pb (dist = |pa - pb|), and the final
-    simplex W[:n] (with the support points SA, SB) for EPA; dist is 0 when the cores overlap or
-    touch within TOUCH_EPS.
-    """
-    d = sub(row(gp, ia), row(gp, ib))
-    if dot(d, d) < 1e-24:
-        d = (1.0, 0.0, 0.0)
-    pa = support(ia, kind, size, vert_start, vert_count, verts, gp, gr, d)
-    pb = support(ib, kind, size, vert_start, vert_count, verts, gp, gr, scale(d, -1.0))
-    put(W, 0, sub(pa, pb))
-    put(SA, 0, pa)
-    put(SB, 0, pb)
-    lam[0] = 1.0
+
+@inline
+def _gjk_loop(sh: Any, w: Any, ia: int, ib: int, v: Vec) -> tuple[Vec, int, bool]:
+    """GJK iterations from the one-point simplex v: (last v, simplex size, overlap)."""
+    W, SA, SB, lam = w.simplex, w.simplex_a, w.simplex_b, w.simplex_weight
     n = 1
-    v = row(W, 0)
     vv = dot(v, v)
-    overlap = False
     for _ in range(GJK_MAX_ITER):
         if vv < TOUCH_EPS * TOUCH_EPS:
-            overlap = True
-            break
-        pa = support(ia, kind, size, vert_start, vert_count, verts, gp, gr, scale(v, -1.0))
-        pb = support(ib, kind, size, vert_start, vert_count, verts, gp, gr, v)
-        w = sub(pa, pb)
-        if vv - dot(v, w) <= 1e-11 * math.sqrt(vv):
+            return v, n, True
+        pa = support(sh, ia, scale(v, -1.0))
+        pb = support(sh, ib, v)
+        p = sub(pa, pb)
+        if vv - dot(v, p) <= 1e-11 * math.sqrt(vv):
             break
         dup = False
         for k in range(n):
-            dw = sub(w, row(W, k))
+            dw = sub(p, row(W, k))
             if dot(dw, dw) < 1e-28:
                 dup = True
         if dup:
             break
-        put(W, n, w)
+        put(W, n, p)
         put(SA, n, pa)
         put(SB, n, pb)
         n += 1
         v_new, n = _closest_on_simplex(W, SA, SB, lam, n)
         vv_new = dot(v_new, v_new)
         if n == 4:
-            v = v_new
-            vv = vv_new
-            overlap = True
-            break
-        if vv_new >= vv:
-            v = v_new
-            vv = vv_new
-            break
+            return v_new, n, True
+        stop = vv_new >= vv
         v = v_new
         vv = vv_new
-    pa = (0.0, 0.0, 0.0)
-    pb = (0.0, 0.0, 0.0)
+        if stop:
+            break
+    return v, n, False
+
+
+@helper
+def gjk(sh: Any, w: Any, ia: int, ib: int) -> tuple[float, int, Vec, Vec]:
+    """Distance between the cores of geometries ia and ib (shapes `sh`, simplex in the
+    workspace w).
+
+    Returns (dist, n, pa, pb): the closest core points pa, pb (dist = |pa - pb|), and the final
+    simplex w.simplex[:n] (with the support points simplex_a, simplex_b) for EPA; dist is 0
+    when the cores overlap or touch within TOUCH_EPS.
+    """
+    W, SA, SB, lam = w.simplex, w.simplex_a, w.simplex_b, w.simplex_weight
+    d = sub(row(sh.pos, ia), row(sh.pos, ib))
+    if dot(d, d) < 1e-24:
+        d = (1.0, 0.0, 0.0)
+    p0, pa, pb = minkowski_support(sh, ia, ib, d)
+    put(W, 0, p0)
+    put(SA, 0, pa)
+    put(SB, 0, pb)
+    lam[0] = 1.0
+    v, n, overlap = _gjk_loop(sh, w, ia, ib, p0)
+    pa = ORIGIN
+    pb = ORIGIN
     for k in range(n):
         pa = madd(pa, lam[k], row(SA, k))
         pb = madd(pb, lam[k], row(SB, k))
+    vv = dot(v, v)
     if overlap or vv < TOUCH_EPS * TOUCH_EPS:
         return 0.0, n, pa, pb
     return math.sqrt(vv), n, pa, pb
 
 
-@njit
-def _md_support(
-    ia: int, ib: int, kind: np.ndarray, size: np.ndarray, vert_start: np.ndarray,
-    vert_count: np.ndarray, verts: np.ndarray, gp: np.ndarray, gr: np.ndarray, d: Vec,
-) -> tuple[Vec, Vec, Vec]:
-    pa = support(ia, kind, size, vert_start, vert_count, verts, gp, gr, d)
-    pb = support(ib, kind, size, vert_start, vert_count, verts, gp, gr, scale(d, -1.0))
-    return sub(pa, pb), pa, pb
+# ---------------------------------------------------------------------------------------- EPA
 
 
-@njit
-def _set_face(
-    EW: np.ndarray, faces: np.ndarray, fn: np.ndarray, fd: np.ndarray, alive: np.ndarray, f: int,
-    a: int, b: int, c: int,
-) -> None:
+@inline
+def _add_vertex(w: Any, k: int, p: Vec, pa: Vec, pb: Vec) -> None:
+    put(w.polytope, k, p)
+    put(w.polytope_a, k, pa)
+    put(w.polytope_b, k, pb)
+
+
+@inline
+def _grow_to_segment(sh: Any, w: Any, ia: int, ib: int) -> int:
+    """A second vertex for a one-point simplex: the first axis direction that finds one."""
+    EW = w.polytope
+    for k in range(6):
+        p, pa, pb = minkowski_support(sh, ia, ib, AXIS_DIRECTIONS[k])
+        dw = sub(p, row(EW, 0))
+        if dot(dw, dw) > 1e-20:
+            _add_vertex(w, 1, p, pa, pb)
+            return 2
+    return 1
+
+
+@inline
+def _grow_to_triangle(sh: Any, w: Any, ia: int, ib: int) -> int:
+    """A third vertex off the line of the first two: six directions around it."""
+    EW = w.polytope
+    e = normalize(sub(row(EW, 1), row(EW, 0)))
+    p = any_perpendicular(e)
+    q = cross(e, p)
+    for k in range(6):
+        th = k * math.pi / 3.0
+        d = add(scale(p, math.cos(th)), scale(q, math.sin(th)))
+        x, pa, pb = minkowski_support(sh, ia, ib, d)
+        if norm(cross(sub(x, row(EW, 0)), e)) > 1e-10:
+            _add_vertex(w, 2, x, pa, pb)
+            return 3
+    return 2
+
+
+@inline
+def _grow_to_tetrahedron(sh: Any, w: Any, ia: int, ib: int) -> int:
+    """A fourth vertex off the plane of the first three: along its normal, either way."""
+    EW = w.polytope
+    nrm = normalize(cross(sub(row(EW, 1), row(EW, 0)), sub(row(EW, 2), row(EW, 0))))
+    for s in (1.0, -1.0):
+        d = scale(nrm, s)
+        x, pa, pb = minkowski_support(sh, ia, ib, d)
+        if abs(dot(sub(x, row(EW, 0)), nrm)) > 1e-10:
+            _add_vertex(w, 3, x, pa, pb)
+            return 4
+    return 3
+
+
+@inline
+def _epa_tetrahedron(sh: Any, w: Any, ia: int, ib: int, n: int) -> bool:
+    """The GJK simplex of n points grown to a tetrahedron of volume in w.polytope; False when
+    A - B is flat."""
+    for k in range(n):
+        for c in range(3):
+            w.polytope[k, c] = w.simplex[k, c]
+            w.polytope_a[k, c] = w.simplex_a[k, c]
+            w.polytope_b[k, c] = w.simplex_b[k, c]
+    if n == 1:
+        n = _grow_to_segment(sh, w, ia, ib)
+        if n < 2:
+            return False
+    if n == 2:
+        n = _grow_to_triangle(sh, w, ia, ib)
+        if n < 3:
+            return False
+    if n == 3:
+        n = _grow_to_tetrahedron(sh, w, ia, ib)
+        if n < 4:
+            return False
+    EW = w.polytope
+    e1 = sub(row(EW, 1), row(EW, 0))
+    e2 = sub(row(EW, 2), row(EW, 0))
+    e3 = sub(row(EW, 3), row(EW, 0))
+    return not abs(dot(e1, cross(e2, e3))) <= 1e-14 * norm(e1) * norm(e2) * norm(e3)
+
+
+@helper
+def _set_face(w: Any, f: int, a: int, b: int, c: int) -> None:
+    """Face f of the polytope through vertices a, b, c (outward order), its normal and
+    distance; a degenerate face is dropped."""
+    EW, faces, fn, fd, alive = w.polytope, w.epa_face, w.epa_normal, w.epa_dist, w.epa_alive
     faces[f, 0] = a
     faces[f, 1] = b
     faces[f, 2] = c
@@ -326,209 +428,152 @@ def _set_face(
     alive[f] = True
 
 
-@njit
-def epa(
-    ia: int,
-    ib: int,
-    kind: np.ndarray,
-    size: np.ndarray,
-    vert_start: np.ndarray,
-    vert_count: np.ndarray,
-    verts: np.ndarray,
-    gp: np.ndarray,
-    gr: np.ndarray,
-    W: np.ndarray,
-    SA: np.ndarray,
-    SB: np.ndarray,
-    n: int,
-) -> tuple[bool, float, tuple[float, float, float], tuple[float, float, float],
-           tuple[float, float, float]]:
-    """Penetration of the cores from the GJK simplex W[:n] that holds the origin.
-
-    Returns (ok, depth, normal, pa, pb): `normal` is the outward normal of A - B at its boundary
-    point closest to the origin (depth * normal), pa and pb the matching points on A and B.
-    ok is False when A - B is flat (no volume), e.g. two points or two parallel segments.
-    """
-    EW = np.empty((EPA_MAX_VERTS, 3))
-    ESA = np.empty((EPA_MAX_VERTS, 3))
-    ESB = np.empty((EPA_MAX_VERTS, 3))
-    for k in range(n):
-        for c in range(3):
-            EW[k, c] = W[k, c]
-            ESA[k, c] = SA[k, c]
-            ESB[k, c] = SB[k, c]
-    fail = (False, 0.0, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
-    if n == 1:
-        for k in range(6):
-            d = (0.0, 0.0, 0.0)
-            if k == 0:
-                d = (1.0, 0.0, 0.0)
-            elif k == 1:
-                d = (-1.0, 0.0, 0.0)
-            elif k == 2:
-                d = (0.0, 1.0, 0.0)
-            elif k == 3:
-                d = (0.0, -1.0, 0.0)
-            elif k == 4:
-                d = (0.0, 0.0, 1.0)
-            else:
-                d = (0.0, 0.0, -1.0)
-            w, pa, pb = _md_support(ia, ib, kind, size, vert_start, vert_count, verts, gp, gr, d)
-            dw = sub(w, row(EW, 0))
-            if dot(dw, dw) > 1e-20:
-                put(EW, 1, w)
-                put(ESA, 1, pa)
-                put(ESB, 1, pb)
-                n = 2
-                break
-        if n < 2:
-            return fail
-    if n == 2:
-        e = normalize(sub(row(EW, 1), row(EW, 0)))
-        p = any_perpendicular(e)
-        q = cross(e, p)
-        for k in range(6):
-            th = k * math.pi / 3.0
-            d = add(scale(p, math.cos(th)), scale(q, math.sin(th)))
-            w, pa, pb = _md_support(ia, ib, kind, size, vert_start, vert_count, verts, gp, gr, d)
-            if norm(cross(sub(w, row(EW, 0)), e)) > 1e-10:
-                put(EW, 2, w)
-                put(ESA, 2, pa)
-                put(ESB, 2, pb)
-                n = 3
-                break
-        if n < 3:
-            return fail
-    if n == 3:
-        nrm = normalize(cross(sub(row(EW, 1), row(EW, 0)), sub(row(EW, 2), row(EW, 0))))
-        for s in (1.0, -1.0):
-            d = scale(nrm, s)
-            w, pa, pb = _md_support(ia, ib, kind, size, vert_start, vert_count, verts, gp, gr, d)
-            if abs(dot(sub(w, row(EW, 0)), nrm)) > 1e-10:
-                put(EW, 3, w)
-                put(ESA, 3, pa)
-                put(ESB, 3, pb)
-                n = 4
-                break
-        if n < 4:
-            return fail
-    e1 = sub(row(EW, 1), row(EW, 0))
-    e2 = sub(row(EW, 2), row(EW, 0))
-    e3 = sub(row(EW, 3), row(EW, 0))
-    if abs(dot(e1, cross(e2, e3))) <= 1e-14 * norm(e1) * norm(e2) * norm(e3):
-        return fail
-    faces = np.empty((EPA_MAX_FACES, 3), dtype=np.int64)
-    fn = np.empty((EPA_MAX_FACES, 3))
-    fd = np.empty(EPA_MAX_FACES)
-    alive = np.zeros(EPA_MAX_FACES, dtype=np.bool_)
-    visible = np.zeros(EPA_MAX_FACES, dtype=np.bool_)
-    horizon = np.empty((3 * EPA_MAX_FACES, 2), dtype=np.int64)
-    stack = np.empty(EPA_MAX_FACES, dtype=np.int64)
-    cen = (0.0, 0.0, 0.0)
+@inline
+def _start_faces(w: Any) -> int:
+    """The four faces of the tetrahedron, turned outward; returns their number."""
+    EW = w.polytope
+    cen = ORIGIN
     for k in range(4):
         cen = madd(cen, 0.25, row(EW, k))
     nf = 0
     for a, b, c in ((0, 1, 2), (0, 3, 1), (0, 2, 3), (1, 3, 2)):
         nrm = cross(sub(row(EW, b), row(EW, a)), sub(row(EW, c), row(EW, a)))
         if dot(nrm, sub(row(EW, a), cen)) < 0.0:
-            _set_face(EW, faces, fn, fd, alive, nf, a, c, b)
+            _set_face(w, nf, a, c, b)
         else:
-            _set_face(EW, faces, fn, fd, alive, nf, a, b, c)
+            _set_face(w, nf, a, b, c)
         nf += 1
+    return nf
+
+
+@inline
+def _closest_face(w: Any, nf: int) -> tuple[int, float]:
+    """(the live face nearest the origin or -1, its distance)."""
+    alive, fd = w.epa_alive, w.epa_dist
+    best = -1
+    bd = np.inf
+    for f in range(nf):
+        if alive[f] and fd[f] < bd:
+            bd = fd[f]
+            best = f
+    return best, bd
+
+
+@inline
+def _neighbour(faces: np.ndarray, alive: np.ndarray, nf: int, f: int, a: int, b: int) -> int:
+    """The live face other than f across the edge a -> b (-1: none)."""
+    for h in range(nf):
+        if alive[h] and h != f and (
+            (faces[h, 0] == b and faces[h, 1] == a)
+            or (faces[h, 1] == b and faces[h, 2] == a)
+            or (faces[h, 2] == b and faces[h, 0] == a)
+        ):
+            return h
+    return -1
+
+
+@inline
+def _horizon(w: Any, nf: int, best: int, p: Vec) -> int:
+    """Mark the faces seen from the new vertex p (epa_seen), grown from the best face across
+    shared edges so that the removed region is connected and its boundary (the horizon) is one
+    loop; the horizon's edges go to epa_horizon. Returns their number."""
+    faces, fn, EW, alive = w.epa_face, w.epa_normal, w.polytope, w.epa_alive
+    visible, stack, horizon = w.epa_seen, w.epa_stack, w.epa_horizon
+    for f in range(nf):
+        visible[f] = False
+    visible[best] = True
+    stack[0] = best
+    ns = 1
+    nh = 0
+    while ns > 0:
+        ns -= 1
+        f = stack[ns]
+        for k in range(3):
+            a = faces[f, k]
+            b = faces[f, (k + 1) % 3]
+            g = _neighbour(faces, alive, nf, f, a, b)
+            if g >= 0 and visible[g]:
+                continue
+            if g >= 0 and dot(row(fn, g), sub(p, row(EW, faces[g, 0]))) > 1e-14:
+                visible[g] = True
+                stack[ns] = g
+                ns += 1
+            else:
+                horizon[nh, 0] = a
+                horizon[nh, 1] = b
+                nh += 1
+    return nh
+
+
+@inline
+def _replace_seen(w: Any, nf: int, nh: int, nv: int) -> int:
+    """Drop the seen faces and cone the horizon to vertex nv, reusing the freed slots;
+    returns the new face count, or -1 when the faces would not fit."""
+    visible, alive, stack, horizon = w.epa_seen, w.epa_alive, w.epa_stack, w.epa_horizon
+    nfree = 0
+    for f in range(nf):
+        if visible[f]:
+            nfree += 1
+    if nf + nh - nfree > EPA_MAX_FACES:
+        return -1
+    nfree = 0
+    for f in range(nf):
+        if visible[f]:
+            alive[f] = False
+            visible[f] = False
+            stack[nfree] = f
+            nfree += 1
+    for h in range(nh):
+        if h < nfree:
+            slot = stack[h]
+        else:
+            slot = nf
+            nf += 1
+        _set_face(w, slot, horizon[h, 0], horizon[h, 1], nv)
+    return nf
+
+
+@inline
+def _expand(sh: Any, w: Any, ia: int, ib: int) -> tuple[float, Vec, int, int, int]:
+    """Grow the polytope towards the boundary of A - B until its face nearest the origin lies
+    on it: (that face's distance (-inf when none was found), normal, vertices)."""
+    nf = _start_faces(w)
     nv = 4
-    # the closest face of the last sound polytope: distance, normal, vertices
+    # the closest face of the last sound polytope (kept: its slot may be reused after)
     kd = -np.inf
     kn = (0.0, 0.0, 1.0)
     k0 = k1 = k2 = 0
     for _ in range(EPA_MAX_ITER):
-        best = -1
-        bd = np.inf
-        for f in range(nf):
-            if alive[f] and fd[f] < bd:
-                bd = fd[f]
-                best = f
+        best, bd = _closest_face(w, nf)
         if best < 0:
             break
         if bd < kd - 1e-12 - 1e-9 * abs(kd):
             # the closest distance of a growing polytope cannot shrink: round-off broke it
             break
         kd = bd
-        kn = row(fn, best)
-        k0 = faces[best, 0]
-        k1 = faces[best, 1]
-        k2 = faces[best, 2]
+        kn = row(w.epa_normal, best)
+        k0, k1, k2 = w.epa_face[best, 0], w.epa_face[best, 1], w.epa_face[best, 2]
         d = kn
-        w, pa, pb = _md_support(ia, ib, kind, size, vert_start, vert_count, verts, gp, gr, d)
-        if dot(w, d) - bd <= EPA_TOL or nv >= EPA_MAX_VERTS:
+        p, pa, pb = minkowski_support(sh, ia, ib, d)
+        if dot(p, d) - bd <= EPA_TOL or nv >= EPA_MAX_VERTS:
             break
-        put(EW, nv, w)
-        put(ESA, nv, pa)
-        put(ESB, nv, pb)
-        # faces seen from w, grown from the best face across shared edges so that the
-        # removed region is connected and its boundary (the horizon) is one loop
-        for f in range(nf):
-            visible[f] = False
-        visible[best] = True
-        stack[0] = best
-        ns = 1
-        nh = 0
-        while ns > 0:
-            ns -= 1
-            f = stack[ns]
-            for k in range(3):
-                a = faces[f, k]
-                b = faces[f, (k + 1) % 3]
-                g = -1
-                for h in range(nf):
-                    if alive[h] and h != f and (
-                        (faces[h, 0] == b and faces[h, 1] == a)
-                        or (faces[h, 1] == b and faces[h, 2] == a)
-                        or (faces[h, 2] == b and faces[h, 0] == a)
-                    ):
-                        g = h
-                        break
-                if g >= 0 and visible[g]:
-                    continue
-                if g >= 0 and dot(row(fn, g), sub(w, row(EW, faces[g, 0]))) > 1e-14:
-                    visible[g] = True
-                    stack[ns] = g
-                    ns += 1
-                else:
-                    horizon[nh, 0] = a
-                    horizon[nh, 1] = b
-                    nh += 1
-        nfree = 0
-        for f in range(nf):
-            if visible[f]:
-                nfree += 1
-        if nf + nh - nfree > EPA_MAX_FACES:
+        _add_vertex(w, nv, p, pa, pb)
+        nh = _horizon(w, nf, best, p)
+        nf = _replace_seen(w, nf, nh, nv)
+        if nf < 0:
             break
-        nfree = 0
-        for f in range(nf):
-            if visible[f]:
-                alive[f] = False
-                visible[f] = False
-                stack[nfree] = f
-                nfree += 1
-        for h in range(nh):
-            if h < nfree:
-                slot = stack[h]
-            else:
-                slot = nf
-                nf += 1
-            _set_face(EW, faces, fn, fd, alive, slot, horizon[h, 0], horizon[h, 1], nv)
         nv += 1
-    if kd == -np.inf:
-        return fail
-    bd = kd
-    nrm = kn
-    ia0 = k0
-    ib0 = k1
-    ic0 = k2
-    a = row(EW, ia0)
-    p = scale(nrm, bd)
-    v0 = sub(row(EW, ib0), a)
-    v1 = sub(row(EW, ic0), a)
+    return kd, kn, k0, k1, k2
+
+
+@inline
+def _face_points(w: Any, i0: int, i1: int, i2: int, p: Vec) -> tuple[Vec, Vec]:
+    """The points of A and B matching the point p of the face through polytope vertices
+    i0, i1, i2: p's barycentric weights in the face applied to the vertices' support points."""
+    EW, ESA, ESB = w.polytope, w.polytope_a, w.polytope_b
+    a = row(EW, i0)
+    v0 = sub(row(EW, i1), a)
+    v1 = sub(row(EW, i2), a)
     v2 = sub(p, a)
     d00 = dot(v0, v0)
     d01 = dot(v0, v1)
@@ -543,6 +588,26 @@ def epa(
         lb = 0.0
         lc = 0.0
     la = 1.0 - lb - lc
-    pa = add(add(scale(row(ESA, ia0), la), scale(row(ESA, ib0), lb)), scale(row(ESA, ic0), lc))
-    pb = add(add(scale(row(ESB, ia0), la), scale(row(ESB, ib0), lb)), scale(row(ESB, ic0), lc))
-    return True, max(bd, 0.0), nrm, pa, pb
+    pa = add(add(scale(row(ESA, i0), la), scale(row(ESA, i1), lb)), scale(row(ESA, i2), lc))
+    pb = add(add(scale(row(ESB, i0), la), scale(row(ESB, i1), lb)), scale(row(ESB, i2), lc))
+    return pa, pb
+
+
+@helper
+def epa(sh: Any, w: Any, ia: int, ib: int, n: int) -> tuple[bool, float, Vec, Vec, Vec]:
+    """Penetration of the cores from the GJK simplex w.simplex[:n] that holds the origin:
+    the simplex grown to a tetrahedron, the tetrahedron expanded, the contact points read off
+    the closest face.
+
+    Returns (ok, depth, normal, pa, pb): `normal` is the outward normal of A - B at its boundary
+    point closest to the origin (depth * normal), pa and pb the matching points on A and B.
+    ok is False when A - B is flat (no volume), e.g. two points or two parallel segments.
+    """
+    fail = (False, 0.0, (0.0, 0.0, 1.0), ORIGIN, ORIGIN)
+    if not _epa_tetrahedron(sh, w, ia, ib, n):
+        return fail
+    depth, nrm, i0, i1, i2 = _expand(sh, w, ia, ib)
+    if depth == -np.inf:
+        return fail
+    pa, pb = _face_points(w, i0, i1, i2, scale(nrm, depth))
+    return True, max(depth, 0.0), nrm, pa, pb

@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, inline, njit
 from mb_sim.vec3 import (
     Vec,
     add,
+    col,
     cross,
     dot,
     madd,
@@ -38,7 +39,7 @@ AXIS_ABS_TOL = 1e-6
 EDGE_REL_TOL = 1e-2
 
 
-@njit
+@helper
 def emit(
     cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int, point: Vec, normal: Vec,
     depth: float, feature: int,
@@ -51,14 +52,11 @@ def emit(
     return m + 1
 
 
-@njit
-def reduce4(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int) -> int:
-    """Keep at most four of the m candidates: the deepest, the one farthest from it, the one
-    making the largest triangle with these two, and the one adding the largest area outside
-    that triangle. Ties keep the lower index. The kept candidates are moved to the front in the
-    order chosen."""
-    if m <= 4:
-        return m
+@inline
+def _pick4(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray,
+           m: int) -> tuple[int, int, int, int]:
+    """The candidates reduce4 keeps (-1: none): the deepest, the one farthest from it, the one
+    making the largest triangle with these two, the one adding the largest area outside it."""
     nrm = row(cn, 0)
     i1 = 0
     for k in range(1, m):
@@ -74,36 +72,42 @@ def reduce4(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: i
             best = d2
             i2 = k
     if i2 < 0:
-        keep = (i1, -1, -1, -1)
-    else:
-        p2 = row(cp, i2)
-        i3 = -1
-        best = 0.0
-        e12 = sub(p2, p1)
-        for k in range(m):
-            a = dot(cross(e12, sub(row(cp, k), p1)), nrm)
-            if abs(a) > best:
-                best = abs(a)
-                i3 = k
-        if i3 < 0 or best < 1e-18:
-            keep = (i1, i2, -1, -1)
-        else:
-            p3 = row(cp, i3)
-            sgn = 1.0 if dot(cross(e12, sub(p3, p1)), nrm) > 0.0 else -1.0
-            i4 = -1
-            best = 1e-18
-            for k in range(m):
-                q = row(cp, k)
-                a12 = -sgn * dot(cross(sub(p2, p1), sub(q, p1)), nrm)
-                a23 = -sgn * dot(cross(sub(p3, p2), sub(q, p2)), nrm)
-                a31 = -sgn * dot(cross(sub(p1, p3), sub(q, p3)), nrm)
-                a = max(a12, max(a23, a31))
-                if a > best:
-                    best = a
-                    i4 = k
-            keep = (i1, i2, i3, i4)
-    # move the kept rows to the front through a scratch copy of their data
-    tp = np.empty((4, 3))
+        return i1, -1, -1, -1
+    p2 = row(cp, i2)
+    i3 = -1
+    best = 0.0
+    e12 = sub(p2, p1)
+    for k in range(m):
+        a = dot(cross(e12, sub(row(cp, k), p1)), nrm)
+        if abs(a) > best:
+            best = abs(a)
+            i3 = k
+    if i3 < 0 or best < 1e-18:
+        return i1, i2, -1, -1
+    p3 = row(cp, i3)
+    sgn = 1.0 if dot(cross(e12, sub(p3, p1)), nrm) > 0.0 else -1.0
+    i4 = -1
+    best = 1e-18
+    for k in range(m):
+        q = row(cp, k)
+        a12 = -sgn * dot(cross(sub(p2, p1), sub(q, p1)), nrm)
+        a23 = -sgn * dot(cross(sub(p3, p2), sub(q, p2)), nrm)
+        a31 = -sgn * dot(cross(sub(p1, p3), sub(q, p3)), nrm)
+        a = max(a12, max(a23, a31))
+        if a > best:
+            best = a
+            i4 = k
+    return i1, i2, i3, i4
+
+
+@njit
+def reduce4(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int) -> int:
+    """Keep at most four of the m candidates (`_pick4`); ties keep the lower index. The kept
+    candidates are moved to the front in the order chosen."""
+    if m <= 4:
+        return m
+    keep = _pick4(cp, cn, cd, m)
+    tp = np.empty((4, 3))  # the kept rows, copied out before the front is overwritten
     tn = np.empty((4, 3))
     td = np.empty(4)
     tf = np.empty(4, dtype=np.int64)
@@ -125,7 +129,7 @@ def reduce4(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: i
     return n
 
 
-@njit
+@helper
 def clip_polygon(
     src: np.ndarray, sid: np.ndarray, n: int, dst: np.ndarray, did: np.ndarray,
     pn: tuple[float, float, float], off: float, tag: int,
@@ -161,7 +165,7 @@ def clip_polygon(
     return out
 
 
-@njit
+@helper
 def clip_segment(
     p0: tuple[float, float, float], p1: tuple[float, float, float],
     pn: tuple[float, float, float], off: float,
@@ -178,7 +182,7 @@ def clip_segment(
     return True, p0, p1
 
 
-@njit
+@helper
 def closest_segments(
     p1: tuple[float, float, float], q1: tuple[float, float, float],
     p2: tuple[float, float, float], q2: tuple[float, float, float],
@@ -219,59 +223,55 @@ def closest_segments(
     return madd(p1, s, d1), madd(p2, t, d2)
 
 
-@njit
-def world_verts(
-    i: int, vert_start: np.ndarray, vert_count: np.ndarray, verts: np.ndarray, gp: np.ndarray,
-    gr: np.ndarray, out: np.ndarray,
-) -> int:
-    c = row(gp, i)
-    n = vert_count[i]
+@helper
+def world_verts(g: Any, w: Any, i: int, out: np.ndarray) -> int:
+    """The world vertices of polyhedron i (geometries g posed in the workspace w) into out;
+    returns their number."""
+    vert_start, verts, gr = g.vert_start[i], g.verts, w.geom_rot
+    c = row(w.geom_pos, i)
+    n = g.vert_count[i]
     for k in range(n):
-        put(out, k, add(c, rot_mul(gr, i, row(verts, vert_start[i] + k))))
+        put(out, k, add(c, rot_mul(gr, i, row(verts, vert_start + k))))
     return n
 
 
-@njit
-def world_face_normals(
-    i: int, face_start: np.ndarray, face_count: np.ndarray, face_normal: np.ndarray, gr: np.ndarray,
-    out: np.ndarray,
-) -> int:
-    n = face_count[i]
+@helper
+def world_face_normals(g: Any, w: Any, i: int, out: np.ndarray) -> int:
+    """The world face normals of polyhedron i into out; returns their number."""
+    face_start, face_normal, gr = g.face_start[i], g.face_normal, w.geom_rot
+    n = g.face_count[i]
     for f in range(n):
-        put(out, f, rot_mul(gr, i, row(face_normal, face_start[i] + f)))
+        put(out, f, rot_mul(gr, i, row(face_normal, face_start + f)))
     return n
 
 
-@njit
-def face_polygon(
-    i: int, f: int, face_start: np.ndarray, face_vert_start: np.ndarray,
-    face_vert_count: np.ndarray, face_verts: np.ndarray, V: np.ndarray, out: np.ndarray,
-    ids: np.ndarray,
-) -> int:
-    """World polygon of face f of geometry i (V: its world vertices), with vertex ids."""
-    g = face_start[i] + f
-    n = face_vert_count[g]
+@helper
+def face_polygon(g: Any, i: int, f: int, V: np.ndarray, out: np.ndarray,
+                 ids: np.ndarray) -> int:
+    """World polygon of face f of polyhedron i (V: its world vertices), with vertex ids."""
+    face_vert_start, face_verts = g.face_vert_start, g.face_verts
+    h = g.face_start[i] + f
+    n = g.face_vert_count[h]
     for k in range(n):
-        v = face_verts[face_vert_start[g] + k]
+        v = face_verts[face_vert_start[h] + k]
         put(out, k, row(V, v))
         ids[k] = v
     return n
 
 
-@njit
+@helper
 def clip_face_contacts(
-    ref_poly: np.ndarray, nref: int, ref_n: tuple[float, float, float],
-    inc: np.ndarray, inc_id: np.ndarray, ninc: int, tmp: np.ndarray, tmp_id: np.ndarray,
-    normal_sign: float, envelope: float, feat_base: int,
-    cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int,
+    w: Any, ref_poly: np.ndarray, nref: int, ref_n: Vec, inc: np.ndarray, inc_id: np.ndarray,
+    ninc: int, normal_sign: float, envelope: float, feat_base: int,
 ) -> int:
     """Clip polygon inc[:ninc] by the side planes of the reference polygon (CCW about its
-    outward normal ref_n) and emit the points whose separation s = ref_n . (p - ref_0) is below
-    `envelope`: depth -s, point midway p - s ref_n / 2, normal normal_sign * ref_n."""
+    outward normal ref_n; w.clipped is the scratch) and emit into the candidates of w the
+    points whose separation s = ref_n . (p - ref_0) is below `envelope`: depth -s, point
+    midway p - s ref_n / 2, normal normal_sign * ref_n. Returns their number."""
     a = inc
     aid = inc_id
-    b = tmp
-    bid = tmp_id
+    b = w.clipped
+    bid = w.clipped_id
     n = ninc
     for k in range(nref):
         v0 = row(ref_poly, k)
@@ -282,8 +282,10 @@ def clip_face_contacts(
         aid, bid = bid, aid
         if n == 0:
             break
+    cp, cn, cd, cf = w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature
     off = dot(ref_n, row(ref_poly, 0))
     nrm = scale(ref_n, normal_sign)
+    m = 0
     for k in range(n):
         p = row(a, k)
         s = dot(ref_n, p) - off
@@ -293,14 +295,16 @@ def clip_face_contacts(
     return m
 
 
-@njit
-def _deepest_face(
-    n_faces: int, N: np.ndarray, V: np.ndarray, face_verts: np.ndarray,
-    face_vert_start: np.ndarray, first_face: int, V_other: np.ndarray, n_other: int,
-    envelope: float,
-) -> tuple[float, int]:
-    """SAT over one hull's face normals: the largest separation of the other hull's vertices
-    from a face plane, and that face. Stops early once a separation exceeds the envelope."""
+# ------------------------------------------------------------------------- SAT for polyhedra
+
+
+@inline
+def _deepest_face(g: Any, i: int, N: np.ndarray, V: np.ndarray, n_faces: int,
+                  V_other: np.ndarray, n_other: int, envelope: float) -> tuple[float, int]:
+    """SAT over polyhedron i's face normals N (world vertices V): the largest separation of
+    the other hull's vertices from a face plane, and that face. Stops early once a separation
+    exceeds the envelope."""
+    face_verts, face_vert_start, first_face = g.face_verts, g.face_vert_start, g.face_start[i]
     best = -np.inf
     face = 0
     for f in range(n_faces):
@@ -317,35 +321,16 @@ def _deepest_face(
     return best, face
 
 
-@njit
-def sat_polytopes(g: Any, c: Any, ia: int, ib: int, envelope: float) -> int:
-    """Contacts of two convex polyhedra (boxes or hulls) by SAT and face clipping, for
-    geometries ia, ib of `g` (a `mb_sim.model.compile.Geoms`) posed in the contact buffer c,
-    into its candidate arrays cp, cn, cd, cf (returns their number). Normals point from b
-    to a."""
-    vert_start, vert_count, verts = g.vert_start, g.vert_count, g.verts
-    face_start, face_count, face_normal = g.face_start, g.face_count, g.face_normal
-    face_vert_start, face_vert_count, face_verts = (g.face_vert_start, g.face_vert_count,
-                                                    g.face_verts)
+@inline
+def _deepest_edge_pair(g: Any, w: Any, ia: int, ib: int,
+                       envelope: float) -> tuple[bool, float, int, int, Vec]:
+    """SAT over the edge pairs of polyhedra ia, ib that form a face of the Minkowski
+    difference (Gauss-map test): (separated beyond the envelope, largest separation, the two
+    edges (-1: none), the axis, pointing from A to B)."""
     edge_start, edge_count, edge_verts, edge_faces = (g.edge_start, g.edge_count, g.edge_verts,
                                                       g.edge_faces)
-    centroid, gp, gr = g.centroid, c.geom_pos, c.geom_rot
-    VA, VB, NA, NB = c.V, c.V2, c.NA, c.NB
-    P0, I0, P1, I1, P2, I2 = c.FA, c.IA, c.FB, c.IB, c.T, c.TI
-    cp, cn, cd, cf = c.cp, c.cn, c.cd, c.cf
-    nva = world_verts(ia, vert_start, vert_count, verts, gp, gr, VA)
-    nvb = world_verts(ib, vert_start, vert_count, verts, gp, gr, VB)
-    nfa = world_face_normals(ia, face_start, face_count, face_normal, gr, NA)
-    nfb = world_face_normals(ib, face_start, face_count, face_normal, gr, NB)
-    best_a, fa = _deepest_face(nfa, NA, VA, face_verts, face_vert_start, face_start[ia], VB,
-                               nvb, envelope)
-    if best_a > envelope:
-        return 0
-    best_b, fb = _deepest_face(nfb, NB, VB, face_verts, face_vert_start, face_start[ib], VA,
-                               nva, envelope)
-    if best_b > envelope:
-        return 0
-    ca = add(row(gp, ia), rot_mul(gr, ia, row(centroid, ia)))
+    VA, VB, NA, NB = w.verts_a, w.verts_b, w.normals_a, w.normals_b
+    ca = add(row(w.geom_pos, ia), rot_mul(w.geom_rot, ia, row(g.centroid, ia)))
     best_e = -np.inf
     ea_best = -1
     eb_best = -1
@@ -386,54 +371,53 @@ def sat_polytopes(g: Any, c: Any, ia: int, ib: int, envelope: float) -> int:
                 eb_best = eb
                 axis_best = ax
             if s > envelope:
-                return 0
-    best_face = max(best_a, best_b)
-    if ea_best >= 0 and best_e > best_face + AXIS_ABS_TOL + EDGE_REL_TOL * abs(best_face):
-        ga = edge_start[ia] + ea_best
-        gb = edge_start[ib] + eb_best
-        c1, c2 = closest_segments(row(VA, edge_verts[ga, 0]), row(VA, edge_verts[ga, 1]),
-                                  row(VB, edge_verts[gb, 0]), row(VB, edge_verts[gb, 1]))
-        return emit(cp, cn, cd, cf, 0, scale(add(c1, c2), 0.5), scale(axis_best, -1.0),
-                    -best_e, (1 << 30) + ea_best * 1024 + eb_best)
-    if best_b > best_a + AXIS_ABS_TOL + FACE_REL_TOL * abs(best_a):
-        ri, ii, rf = ib, ia, fb
-        ref_n = row(NB, fb)
-        VR = VB
-        VI = VA
-        NI = NA
-        nfi = nfa
-        sign = 1.0
-        side = 1
-    else:
-        ri, ii, rf = ia, ib, fa
-        ref_n = row(NA, fa)
-        VR = VA
-        VI = VB
-        NI = NB
-        nfi = nfb
-        sign = -1.0
-        side = 0
+                return True, best_e, ea_best, eb_best, axis_best
+    return False, best_e, ea_best, eb_best, axis_best
+
+
+@inline
+def _polytope_edge_contact(g: Any, w: Any, ia: int, ib: int, ea: int, eb: int, axis: Vec,
+                           separation: float) -> int:
+    """One point midway between the closest points of edge ea of A and edge eb of B."""
+    VA, VB, edge_verts = w.verts_a, w.verts_b, g.edge_verts
+    ga = g.edge_start[ia] + ea
+    gb = g.edge_start[ib] + eb
+    c1, c2 = closest_segments(row(VA, edge_verts[ga, 0]), row(VA, edge_verts[ga, 1]),
+                              row(VB, edge_verts[gb, 0]), row(VB, edge_verts[gb, 1]))
+    return emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0,
+                scale(add(c1, c2), 0.5), scale(axis, -1.0), -separation,
+                (1 << 30) + ea * 1024 + eb)
+
+
+@inline
+def _polytope_face_contact(g: Any, w: Any, ri: int, ii: int, rf: int, n_inc_faces: int,
+                           side: int, envelope: float) -> int:
+    """Face rf of the reference polyhedron ri (A when side is 0, B when 1) against the most
+    anti-parallel face of the incident one ii: the incident face clipped by the reference's
+    side planes (`clip_face_contacts`); when round-off clips away the overlap, the deepest
+    incident vertex."""
+    VR, NR = (w.verts_a, w.normals_a) if side == 0 else (w.verts_b, w.normals_b)
+    VI, NI = (w.verts_b, w.normals_b) if side == 0 else (w.verts_a, w.normals_a)
+    sign = -1.0 if side == 0 else 1.0
+    ref_n = row(NR, rf)
     inc = 0
     lo = np.inf
-    for f in range(nfi):
+    for f in range(n_inc_faces):
         t = dot(row(NI, f), ref_n)
         if t < lo:
             lo = t
             inc = f
-    nref = face_polygon(ri, rf, face_start, face_vert_start, face_vert_count, face_verts, VR,
-                        P0, I0)
-    ninc = face_polygon(ii, inc, face_start, face_vert_start, face_vert_count, face_verts, VI,
-                        P1, I1)
+    P0, I0, P1, I1 = w.polygon_a, w.polygon_a_id, w.polygon_b, w.polygon_b_id
+    nref = face_polygon(g, ri, rf, VR, P0, I0)
+    ninc = face_polygon(g, ii, inc, VI, P1, I1)
     base = (side << 29) + rf * 65536
-    m = clip_face_contacts(P0, nref, ref_n, P1, I1, ninc, P2, I2, sign, envelope, base,
-                           cp, cn, cd, cf, 0)
+    m = clip_face_contacts(w, P0, nref, ref_n, P1, I1, ninc, sign, envelope, base)
+    cp, cn, cd, cf = w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature
     if m == 0:
-        # clipping lost the overlap to round-off: fall back to the deepest incident vertex
         off = dot(ref_n, row(P0, 0))
-        nvi = vert_count[ii]
         kbest = 0
         sbest = np.inf
-        for k in range(nvi):
+        for k in range(g.vert_count[ii]):
             s = dot(ref_n, row(VI, k)) - off
             if s < sbest:
                 sbest = s
@@ -445,81 +429,94 @@ def sat_polytopes(g: Any, c: Any, ia: int, ib: int, envelope: float) -> int:
     return reduce4(cp, cn, cd, cf, m)
 
 
-@njit
-def _box_face(
-    c: Vec, ax0: Vec, ax1: Vec, ax2: Vec, h0: float, h1: float, h2: float, sg: float,
-    out: np.ndarray, ids: np.ndarray, tag: int,
-) -> None:
-    """The face of a box (centre c, axes ax0..ax2, half extents h) with outward normal sg * ax0,
-    counter-clockwise about that normal (ax1 x ax2 = ax0)."""
-    fc = madd(c, sg * h0, ax0)
-    for k in range(4):
-        s1 = 1.0 if k == 0 or k == 3 else -1.0
-        s2 = 1.0 if k < 2 else -1.0
-        if sg < 0.0:
-            s2 = -s2
-        put(out, k, madd(madd(fc, s1 * h1, ax1), s2 * h2, ax2))
-        ids[k] = tag + k
+@helper
+def sat_polytopes(g: Any, w: Any, ia: int, ib: int, envelope: float) -> int:
+    """Contacts of two convex polyhedra (boxes or hulls) by SAT and face clipping, for
+    geometries ia, ib of `g` (a `mb_sim.model.compile.Geoms`) posed in the workspace w, into
+    its candidates (returns their number). Normals point from b to a."""
+    nva = world_verts(g, w, ia, w.verts_a)
+    nvb = world_verts(g, w, ib, w.verts_b)
+    nfa = world_face_normals(g, w, ia, w.normals_a)
+    nfb = world_face_normals(g, w, ib, w.normals_b)
+    best_a, fa = _deepest_face(g, ia, w.normals_a, w.verts_a, nfa, w.verts_b, nvb, envelope)
+    if best_a > envelope:
+        return 0
+    best_b, fb = _deepest_face(g, ib, w.normals_b, w.verts_b, nfb, w.verts_a, nva, envelope)
+    if best_b > envelope:
+        return 0
+    separated, best_e, ea, eb, axis = _deepest_edge_pair(g, w, ia, ib, envelope)
+    if separated:
+        return 0
+    best_face = max(best_a, best_b)
+    if ea >= 0 and best_e > best_face + AXIS_ABS_TOL + EDGE_REL_TOL * abs(best_face):
+        return _polytope_edge_contact(g, w, ia, ib, ea, eb, axis, best_e)
+    if best_b > best_a + AXIS_ABS_TOL + FACE_REL_TOL * abs(best_a):
+        return _polytope_face_contact(g, w, ib, ia, fb, nfa, 1, envelope)
+    return _polytope_face_contact(g, w, ia, ib, fa, nfb, 0, envelope)
 
 
-@njit
+# ---------------------------------------------------------------------------- SAT for boxes
+
+
+@inline
 def _box_axes(gr: np.ndarray, i: int, k: int) -> tuple[Vec, Vec, Vec, int, int]:
     """Axis k of box i and the two that complete it to a right-handed (cyclic) frame."""
     if k == 0:
-        return (gr[i, 0, 0], gr[i, 1, 0], gr[i, 2, 0]), (gr[i, 0, 1], gr[i, 1, 1], gr[i, 2, 1]), (
-            gr[i, 0, 2], gr[i, 1, 2], gr[i, 2, 2]), 1, 2
+        return col(gr, i, 0), col(gr, i, 1), col(gr, i, 2), 1, 2
     if k == 1:
-        return (gr[i, 0, 1], gr[i, 1, 1], gr[i, 2, 1]), (gr[i, 0, 2], gr[i, 1, 2], gr[i, 2, 2]), (
-            gr[i, 0, 0], gr[i, 1, 0], gr[i, 2, 0]), 2, 0
-    return (gr[i, 0, 2], gr[i, 1, 2], gr[i, 2, 2]), (gr[i, 0, 0], gr[i, 1, 0], gr[i, 2, 0]), (
-        gr[i, 0, 1], gr[i, 1, 1], gr[i, 2, 1]), 0, 1
+        return col(gr, i, 1), col(gr, i, 2), col(gr, i, 0), 2, 0
+    return col(gr, i, 2), col(gr, i, 0), col(gr, i, 1), 0, 1
 
 
-@njit
-def sat_boxes(g: Any, buf: Any, ia: int, ib: int, envelope: float) -> int:
-    """Two boxes: the 15 axes of the OBB test (3 + 3 face normals, 9 edge cross products),
-    separation along L: |d . L| - sum_k h_k^A |a_k . L| - sum_k h_k^B |b_k . L|; then the same
-    face clipping or edge-edge point as `sat_polytopes`. Normals point from b to a."""
-    size, gp, gr = g.size, buf.geom_pos, buf.geom_rot
-    P0, I0, P1, I1, P2, I2 = buf.FA, buf.IA, buf.FB, buf.IB, buf.T, buf.TI
-    cp, cn, cd, cf = buf.cp, buf.cn, buf.cd, buf.cf
-    ca = row(gp, ia)
-    cb = row(gp, ib)
-    d = sub(cb, ca)
-    best_a = -np.inf
-    fa = 0
-    sa = 1.0
-    best_b = -np.inf
-    fb = 0
-    sb = 1.0
+@inline
+def _box_face(g: Any, w: Any, i: int, k: int, sg: float, out: np.ndarray, ids: np.ndarray,
+              tag: int) -> None:
+    """The face of box i with outward normal sg * (axis k), counter-clockwise about that
+    normal (ax1 x ax2 = ax0), into out; its corners' ids tag + 0..3."""
+    ax0, ax1, ax2, k1, k2 = _box_axes(w.geom_rot, i, k)
+    size = g.size
+    h1, h2 = size[i, k1], size[i, k2]
+    fc = madd(row(w.geom_pos, i), sg * size[i, k], ax0)
+    for c in range(4):
+        s1 = 1.0 if c == 0 or c == 3 else -1.0
+        s2 = 1.0 if c < 2 else -1.0
+        if sg < 0.0:
+            s2 = -s2
+        put(out, c, madd(madd(fc, s1 * h1, ax1), s2 * h2, ax2))
+        ids[c] = tag + c
+
+
+@inline
+def _box_face_axes(size: np.ndarray, gr: np.ndarray, d: Vec, i: int, o: int, flip: float,
+                   envelope: float) -> tuple[bool, float, int, float]:
+    """The face axes of box i against box o (d: from A's centre to B's): separation along a_k
+    |d . a_k| - h^i_k - sum_j h^o_j |o_j . a_k|; (separated beyond the envelope, the largest,
+    its axis, the sign of the face of i that faces o, times flip)."""
+    best = -np.inf
+    face = 0
+    sign = 1.0
     for k in range(3):
-        ak = (gr[ia, 0, k], gr[ia, 1, k], gr[ia, 2, k])
+        ak = (gr[i, 0, k], gr[i, 1, k], gr[i, 2, k])
         t = dot(d, ak)
-        rb = 0.0
+        r = 0.0
         for j in range(3):
-            rb += size[ib, j] * abs(gr[ib, 0, j] * ak[0] + gr[ib, 1, j] * ak[1]
-                                    + gr[ib, 2, j] * ak[2])
-        s = abs(t) - size[ia, k] - rb
+            r += size[o, j] * abs(gr[o, 0, j] * ak[0] + gr[o, 1, j] * ak[1]
+                                  + gr[o, 2, j] * ak[2])
+        s = abs(t) - size[i, k] - r
         if s > envelope:
-            return 0
-        if s > best_a:
-            best_a = s
-            fa = k
-            sa = 1.0 if t >= 0.0 else -1.0
-    for k in range(3):
-        bk = (gr[ib, 0, k], gr[ib, 1, k], gr[ib, 2, k])
-        t = dot(d, bk)
-        ra = 0.0
-        for j in range(3):
-            ra += size[ia, j] * abs(gr[ia, 0, j] * bk[0] + gr[ia, 1, j] * bk[1]
-                                    + gr[ia, 2, j] * bk[2])
-        s = abs(t) - size[ib, k] - ra
-        if s > envelope:
-            return 0
-        if s > best_b:
-            best_b = s
-            fb = k
-            sb = -1.0 if t >= 0.0 else 1.0
+            return True, best, face, sign
+        if s > best:
+            best = s
+            face = k
+            sign = flip if t >= 0.0 else -flip
+    return False, best, face, sign
+
+
+@inline
+def _box_edge_axes(size: np.ndarray, gr: np.ndarray, d: Vec, ia: int, ib: int,
+                   envelope: float) -> tuple[bool, float, int, int, Vec]:
+    """The 9 edge axes a_i x b_j: (separated beyond the envelope, the largest separation, i,
+    j, the axis pointing from A to B)."""
     best_e = -np.inf
     ei = 0
     ej = 0
@@ -542,37 +539,48 @@ def sat_boxes(g: Any, buf: Any, ia: int, ib: int, envelope: float) -> int:
             t = dot(d, L)
             s = abs(t) - ra - rb
             if s > envelope:
-                return 0
+                return True, best_e, ei, ej, axis
             if s > best_e:
                 best_e = s
                 ei = i
                 ej = j
                 axis = L if t >= 0.0 else scale(L, -1.0)
-    best_face = max(best_a, best_b)
-    if best_e > best_face + AXIS_ABS_TOL + EDGE_REL_TOL * abs(best_face):
-        # supporting edges: A's edge parallel to a_ei farthest along +axis, B's along -axis
-        ea = ca
-        eb = cb
-        for k in range(3):
-            ak = (gr[ia, 0, k], gr[ia, 1, k], gr[ia, 2, k])
-            bk = (gr[ib, 0, k], gr[ib, 1, k], gr[ib, 2, k])
-            if k != ei:
-                ea = madd(ea, size[ia, k] if dot(ak, axis) >= 0.0 else -size[ia, k], ak)
-            if k != ej:
-                eb = madd(eb, -size[ib, k] if dot(bk, axis) >= 0.0 else size[ib, k], bk)
-        ua = (gr[ia, 0, ei], gr[ia, 1, ei], gr[ia, 2, ei])
-        ub = (gr[ib, 0, ej], gr[ib, 1, ej], gr[ib, 2, ej])
-        c1, c2 = closest_segments(madd(ea, -size[ia, ei], ua), madd(ea, size[ia, ei], ua),
-                                  madd(eb, -size[ib, ej], ub), madd(eb, size[ib, ej], ub))
-        return emit(cp, cn, cd, cf, 0, scale(add(c1, c2), 0.5), scale(axis, -1.0), -best_e,
-                    (1 << 30) + ei * 4 + ej)
-    if best_b > best_a + AXIS_ABS_TOL + FACE_REL_TOL * abs(best_a):
-        ri, ii, rf, rs, sign, side = ib, ia, fb, sb, 1.0, 1
-    else:
-        ri, ii, rf, rs, sign, side = ia, ib, fa, sa, -1.0, 0
-    n0, n1, n2, k1, k2 = _box_axes(gr, ri, rf)
-    ref_n = scale(n0, rs)
-    _box_face(row(gp, ri), n0, n1, n2, size[ri, rf], size[ri, k1], size[ri, k2], rs, P0, I0, 0)
+    return False, best_e, ei, ej, axis
+
+
+@inline
+def _box_edge_contact(g: Any, w: Any, ia: int, ib: int, ei: int, ej: int, axis: Vec,
+                      separation: float) -> int:
+    """One point between the supporting edges: A's edge parallel to a_ei farthest along
+    +axis, B's parallel to b_ej farthest along -axis."""
+    size, gr = g.size, w.geom_rot
+    ea = row(w.geom_pos, ia)
+    eb = row(w.geom_pos, ib)
+    for k in range(3):
+        ak = (gr[ia, 0, k], gr[ia, 1, k], gr[ia, 2, k])
+        bk = (gr[ib, 0, k], gr[ib, 1, k], gr[ib, 2, k])
+        if k != ei:
+            ea = madd(ea, size[ia, k] if dot(ak, axis) >= 0.0 else -size[ia, k], ak)
+        if k != ej:
+            eb = madd(eb, -size[ib, k] if dot(bk, axis) >= 0.0 else size[ib, k], bk)
+    ua = (gr[ia, 0, ei], gr[ia, 1, ei], gr[ia, 2, ei])
+    ub = (gr[ib, 0, ej], gr[ib, 1, ej], gr[ib, 2, ej])
+    c1, c2 = closest_segments(madd(ea, -size[ia, ei], ua), madd(ea, size[ia, ei], ua),
+                              madd(eb, -size[ib, ej], ub), madd(eb, size[ib, ej], ub))
+    return emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0,
+                scale(add(c1, c2), 0.5), scale(axis, -1.0), -separation,
+                (1 << 30) + ei * 4 + ej)
+
+
+@inline
+def _box_face_contact(g: Any, w: Any, ri: int, ii: int, rf: int, rs: float, side: int,
+                      envelope: float) -> int:
+    """Face rf (side rs) of the reference box ri (A when side is 0, B when 1) against the
+    incident box ii's face most anti-parallel to it, clipped (`clip_face_contacts`)."""
+    gr = w.geom_rot
+    P0, I0, P1, I1 = w.polygon_a, w.polygon_a_id, w.polygon_b, w.polygon_b_id
+    ref_n = scale(col(gr, ri, rf), rs)
+    _box_face(g, w, ri, rf, rs, P0, I0, 0)
     inc = 0
     lo = 2.0
     for k in range(3):
@@ -580,18 +588,39 @@ def sat_boxes(g: Any, buf: Any, ia: int, ib: int, envelope: float) -> int:
         if -t < lo:
             lo = -t
             inc = k
-    m0, m1, m2, j1, j2 = _box_axes(gr, ii, inc)
-    isg = -1.0 if dot(m0, ref_n) > 0.0 else 1.0
-    tag = (2 * inc + (1 if isg > 0.0 else 0)) * 4
-    _box_face(row(gp, ii), m0, m1, m2, size[ii, inc], size[ii, j1], size[ii, j2], isg, P1, I1,
-              tag)
+    isg = -1.0 if dot(col(gr, ii, inc), ref_n) > 0.0 else 1.0
+    _box_face(g, w, ii, inc, isg, P1, I1, (2 * inc + (1 if isg > 0.0 else 0)) * 4)
     base = (side << 29) + (2 * rf + (1 if rs > 0.0 else 0)) * 65536
-    m = clip_face_contacts(P0, 4, ref_n, P1, I1, 4, P2, I2, sign, envelope, base,
-                           cp, cn, cd, cf, 0)
-    return reduce4(cp, cn, cd, cf, m)
+    sign = -1.0 if side == 0 else 1.0
+    m = clip_face_contacts(w, P0, 4, ref_n, P1, I1, 4, sign, envelope, base)
+    return reduce4(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, m)
 
 
-@njit
+@helper
+def sat_boxes(g: Any, w: Any, ia: int, ib: int, envelope: float) -> int:
+    """Two boxes: the 15 axes of the OBB test (3 + 3 face normals, 9 edge cross products),
+    separation along L: |d . L| - sum_k h_k^A |a_k . L| - sum_k h_k^B |b_k . L|; then the same
+    face clipping or edge-edge point as `sat_polytopes`. Normals point from b to a."""
+    size, gr = g.size, w.geom_rot
+    d = sub(row(w.geom_pos, ib), row(w.geom_pos, ia))
+    out, best_a, fa, sa = _box_face_axes(size, gr, d, ia, ib, 1.0, envelope)
+    if out:
+        return 0
+    out, best_b, fb, sb = _box_face_axes(size, gr, d, ib, ia, -1.0, envelope)
+    if out:
+        return 0
+    out, best_e, ei, ej, axis = _box_edge_axes(size, gr, d, ia, ib, envelope)
+    if out:
+        return 0
+    best_face = max(best_a, best_b)
+    if best_e > best_face + AXIS_ABS_TOL + EDGE_REL_TOL * abs(best_face):
+        return _box_edge_contact(g, w, ia, ib, ei, ej, axis, best_e)
+    if best_b > best_a + AXIS_ABS_TOL + FACE_REL_TOL * abs(best_a):
+        return _box_face_contact(g, w, ib, ia, fb, sb, 1, envelope)
+    return _box_face_contact(g, w, ia, ib, fa, sa, 0, envelope)
+
+
+@helper
 def cap_polygon(
     c: tuple[float, float, float], ax: tuple[float, float, float],
     ux: tuple[float, float, float], uy: tuple[float, float, float], r: float, side: float,

@@ -1,11 +1,33 @@
-"""World poses of the collision geometries from the poses of their owners."""
+"""World poses of the collision geometries from the poses of their owners, and the view of
+the posed geometries that support maps read."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.model.shapes import CollisionScene
+from mb_sim.records import INDEX, REAL, Field, view
+
+Shapes = view("Shapes", """The geometries as support maps: the model's shape arrays with
+this step's world poses (built once per pair from `Geoms` and `CollisionWork`).""", (
+    Field("kind", INDEX, ("g",), "Geoms.kind"),
+    Field("size", REAL, ("g", 3), "Geoms.size"),
+    Field("vert_start", INDEX, ("g",), "Geoms.vert_start"),
+    Field("vert_count", INDEX, ("g",), "Geoms.vert_count"),
+    Field("verts", REAL, ("v", 3), "Geoms.verts"),
+    Field("pos", REAL, ("g", 3), "world positions (CollisionWork.geom_pos)"),
+    Field("rot", REAL, ("g", 3, 3), "world rotations (CollisionWork.geom_rot)"),
+), {"g": "geometries", "v": "polyhedron vertices"})
+
+
+@helper
+def shapes_of(g: Any, w: Any) -> Any:
+    """The `Shapes` view of the geometries g (a `Geoms` record) posed in the workspace w."""
+    return Shapes(g.kind, g.size, g.vert_start, g.vert_count, g.verts, w.geom_pos, w.geom_rot)
+
 
 
 @njit
@@ -36,6 +58,14 @@ def poses_kernel(
                 for k in range(3):
                     s += owner_rot[o, r, k] * local_rot[i, k, c]
                 geom_rot[i, r, c] = s
+
+
+@helper
+def geometry_poses_into(g: Any, w: Any) -> None:
+    """w.geom_pos, w.geom_rot of the geometries g (a `Geoms` record) from w.owner_pos,
+    w.owner_rot (a `CollisionWork`)."""
+    poses_kernel(g.owner, g.local_pos, g.local_rot, w.owner_pos, w.owner_rot, w.geom_pos,
+                 w.geom_rot)
 
 
 def owner_poses(scene: CollisionScene, owner_pos: np.ndarray,

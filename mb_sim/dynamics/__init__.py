@@ -16,10 +16,11 @@ from mb_sim.dynamics.floating import from_pinocchio, to_pinocchio
 from mb_sim.dynamics.hybrid import hybrid_dynamics
 from mb_sim.dynamics.rnea import inverse_dynamics
 from mb_sim.dynamics.work import allocate_tree_work, new_dynamics, new_tree_work
-from mb_sim.model.compile import GRAVITY, compile_tree, new_tree
+from mb_sim.model.compile import compile_tree, new_tree
 from mb_sim.model.model import Model
+from mb_sim.model.world import DEFAULT_GRAVITY
 
-__all__ = ["GRAVITY", "aba", "crba", "hybrid", "rnea"]
+__all__ = ["DEFAULT_GRAVITY", "aba", "crba", "hybrid", "rnea"]
 
 
 def _vector(model: Model, value: object, name: str, size: int | None = None) -> np.ndarray:
@@ -111,7 +112,7 @@ def _hybrid(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd_prescr
 
 
 def aba(
-    model: Model, q: object, qd: object, tau: object, gravity: Sequence[float] = GRAVITY
+    model: Model, q: object, qd: object, tau: object, gravity: Sequence[float] = DEFAULT_GRAVITY
 ) -> np.ndarray:
     """Forward dynamics qdd = H^-1 (tau - damping qd - C(q, qd) - g(q)) by ABA, O(n).
 
@@ -126,7 +127,7 @@ def aba(
 
 
 def rnea(
-    model: Model, q: object, qd: object, qdd: object, gravity: Sequence[float] = GRAVITY
+    model: Model, q: object, qd: object, qdd: object, gravity: Sequence[float] = DEFAULT_GRAVITY
 ) -> np.ndarray:
     """Inverse dynamics tau = H qdd + C(q, qd) + g(q) + damping qd by RNEA, O(n) (layout as
     `aba`; a floating base's part of tau is the wrench it needs)."""
@@ -140,7 +141,7 @@ def rnea(
 
 def crba(model: Model, q: object) -> np.ndarray:
     """Mass matrix H(q) (nv x nv) by the composite-rigid-body algorithm (layout as `aba`)."""
-    H = _crba(_dynamics_record(model, GRAVITY), _kernel_q(model, q))
+    H = _crba(_dynamics_record(model, DEFAULT_GRAVITY), _kernel_q(model, q))
     if model.floating_base:
         order = _user_v(model, np.arange(model.nv))
         H = H[np.ix_(order, order)]
@@ -154,7 +155,7 @@ def hybrid(
     tau: object,
     qdd_prescribed: object,
     prescribed_mask: object,
-    gravity: Sequence[float] = GRAVITY,
+    gravity: Sequence[float] = DEFAULT_GRAVITY,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Hybrid dynamics: (qdd, tau) with qdd[mask] = qdd_prescribed[mask] and tau[~mask] = tau.
 

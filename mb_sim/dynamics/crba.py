@@ -20,10 +20,10 @@ def mass_matrix(tree: Any, w: Any, q: np.ndarray, H: np.ndarray) -> None:
     """H(q) of the tree record into H (nv, nv); w is its work record. A floating base (body
     n, S = 1) adds H_00 = I^C_0 and, for each joint i, H_0i = F carried to the base."""
     parent = tree.parent
-    X, S, Ic, F, G = w.X, w.S, w.IA, w.t6, w.f6
+    X, S, Ic, F, G = w.X, w.S, w.IA, w.vec6, w.vec6b
     n = parent.shape[0]
     floating = is_floating(tree)
-    tmp = w.tmp6
+    tmp = w.mat6
     for i in range(n):
         joint_transform(tree, w, i, q[i], X[i], S[i])
         Ic[i] = tree.inertia[i]

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
+from mb_sim._jit import helper, inline, njit
 from mb_sim.dynamics.spatial import cross_motion
-from mb_sim.vec3 import quat_advance, quat_rotation
+from mb_sim.rotations import quat_advance, quat_rotation
 
 
 @inline
@@ -57,7 +57,7 @@ def base_pose(tree: Any, q: np.ndarray, R: np.ndarray, p: np.ndarray) -> None:
         p[:] = tree.base_pos
 
 
-@njit
+@helper
 def base_gravity(tree: Any, q: np.ndarray, R: np.ndarray, a0: np.ndarray) -> None:
     """The fictitious base acceleration a_0 = [0; -R^T g] in base axes (000.md 2.4), with R
     the base rotation (scratch, written) and tree.a0 = [0; -g] in world axes."""
@@ -68,7 +68,7 @@ def base_gravity(tree: Any, q: np.ndarray, R: np.ndarray, a0: np.ndarray) -> Non
         a0[3 + k] = R[0, k] * tree.a0[3] + R[1, k] * tree.a0[4] + R[2, k] * tree.a0[5]
 
 
-@njit
+@helper
 def advance_base(qb: np.ndarray, twist: np.ndarray, h: float) -> None:
     """qb = [p, quat] moved in place by h of the constant body twist [omega; v]: the SE(3)
     exponential of the module docstring."""
@@ -100,7 +100,7 @@ def advance_base(qb: np.ndarray, twist: np.ndarray, h: float) -> None:
             quat_advance(qb[3:7], (r0, r1, r2), h)
 
 
-@njit
+@helper
 def advance(tree: Any, q: np.ndarray, dq: np.ndarray, h: float, out: np.ndarray) -> None:
     """out = q (+) h dq: joints q + h dq, the base by `advance_base` (out may be q)."""
     n = tree.parent.shape[0]
@@ -112,7 +112,7 @@ def advance(tree: Any, q: np.ndarray, dq: np.ndarray, h: float, out: np.ndarray)
         advance_base(out[n:n + 7], dq[n:n + 6], h)
 
 
-@njit
+@helper
 def chart_rate(delta: np.ndarray, xi: np.ndarray, t6: np.ndarray, out: np.ndarray) -> None:
     """out = dexp^-1_{-delta}(xi) = xi + [delta, xi] / 2 + [delta, [delta, xi]] / 12, to third
     order: the rate of delta for q(t) = q_0 exp(delta(t)) moving with the body twist xi
@@ -123,7 +123,7 @@ def chart_rate(delta: np.ndarray, xi: np.ndarray, t6: np.ndarray, out: np.ndarra
         out[k] = xi[k] + 0.5 * t6[k] + out[k] / 12.0
 
 
-@njit
+@helper
 def cholesky6(A: np.ndarray, L: np.ndarray) -> None:
     """L L^T = A for a symmetric positive definite 6x6 A (lower triangle of L written)."""
     for j in range(6):
@@ -141,7 +141,7 @@ def cholesky6(A: np.ndarray, L: np.ndarray) -> None:
             L[i, j] = 0.0
 
 
-@njit
+@helper
 def cholesky_solve6(L: np.ndarray, b: np.ndarray, x: np.ndarray) -> None:
     """x = -(L L^T)^-1 b: the base's response to the articulated bias (or impulse) b
     (a_0 = -I^A_0^-1 p^A_0, RBDA's floating-base ABA). x may be b."""

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper
 from mb_sim.dynamics.spatial import (
     congruence_add,
     cross_force,
@@ -25,7 +25,7 @@ from mb_sim.dynamics.spatial import (
 )
 
 
-@njit
+@helper
 def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray,
                     qdd_prescribed: np.ndarray, prescribed: np.ndarray, qdd: np.ndarray,
                     tau_out: np.ndarray) -> None:
@@ -33,9 +33,9 @@ def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.nd
     the tree record (gravity tree.a0); w is its work record."""
     parent, inertia, damping = tree.parent, tree.inertia, tree.damping
     X, S, v, c, IA, pA, U, D, u, a = w.X, w.S, w.v, w.c, w.IA, w.pA, w.U, w.D, w.u, w.a
-    t6, u6 = w.t6, w.f6
+    t6, u6 = w.vec6, w.vec6b
     n = parent.shape[0]
-    Ia, tmp = w.Ia, w.tmp6
+    Ia, tmp = w.passed_inertia, w.mat6
     for i in range(n):
         joint_transform(tree, w, i, q[i], X[i], S[i])
         j = parent[i]

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.dynamics.floating import cholesky_solve6, is_floating, parent_slot
 
 
@@ -26,7 +26,7 @@ def impulse_response(tree: Any, w: Any, body: int, impulse: np.ndarray, dqd: np.
     """dqd = H^-1 J_body^T impulse, with `impulse` = [moment; force] in body coordinates
     (body n: the floating base)."""
     w.YA[:] = 0.0
-    w.uu[:] = 0.0
+    w.u_impulse[:] = 0.0
     for k in range(6):
         w.YA[body, k] = -impulse[k]
     _sweeps(tree, w, body, -1, dqd)
@@ -38,18 +38,18 @@ def joint_impulse_response(tree: Any, w: Any, joint: int, dqd: np.ndarray) -> No
     same two sweeps as `impulse_response`, started from u_joint = 1 instead of a link impulse
     (a joint-space impulse acts on the joint's two links equally and oppositely)."""
     w.YA[:] = 0.0
-    w.uu[:] = 0.0
-    w.uu[joint] = 1.0
+    w.u_impulse[:] = 0.0
+    w.u_impulse[joint] = 1.0
     _sweeps(tree, w, joint, joint, dqd)
 
 
-@njit
+@helper
 def _sweeps(tree: Any, w: Any, start: int, joint: int, dqd: np.ndarray) -> None:
     """Up the path from `start` accumulating Y^A (eq. 3.45), then down the whole tree
     (eqs. 3.46-3.48). u[joint] is given (a joint impulse); every other u comes from Y^A.
     A floating base (slot n) takes what reaches it: dv_0 = -I^A_0^-1 Y^A_0."""
     parent = tree.parent
-    X, S, U, D, YA, u, dv, t6 = w.X, w.S, w.U, w.D, w.YA, w.uu, w.dv, w.t6
+    X, S, U, D, YA, u, dv, t6 = w.X, w.S, w.U, w.D, w.YA, w.u_impulse, w.dv, w.vec6
     n = parent.shape[0]
     floating = is_floating(tree)
     i = start
@@ -71,7 +71,7 @@ def _sweeps(tree: Any, w: Any, start: int, joint: int, dqd: np.ndarray) -> None:
                 YA[j, c] += s
         i = j
     if floating:
-        cholesky_solve6(w.base_L, YA[n], dv[n])
+        cholesky_solve6(w.base_cholesky, YA[n], dv[n])
         for k in range(6):
             dqd[n + k] = dv[n, k]
     for i in range(n):

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
+from mb_sim._jit import helper, inline
 from mb_sim.dynamics.floating import base_gravity, is_floating, parent_slot
 from mb_sim.dynamics.spatial import (
     cross_force,
@@ -24,21 +24,21 @@ from mb_sim.dynamics.spatial import (
 )
 
 
-@njit
+@helper
 def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
                      tau: np.ndarray) -> None:
     """tau of the tree record (gravity tree.a0) into `tau`; w is its work record. A floating
     base (body n) moves with v_0 = qd[n:], a_0 = qdd[n:] + [0; -R^T g]; tau[n:] is the
     wrench [moment; force] (base axes) it needs, f_0 with every subtree's force added."""
     parent, inertia, damping = tree.parent, tree.inertia, tree.damping
-    X, S, v, a, f, t6, u6 = w.X, w.S, w.v, w.a, w.pA, w.t6, w.f6
+    X, S, v, a, f, t6, u6 = w.X, w.S, w.v, w.a, w.pA, w.vec6, w.vec6b
     n = parent.shape[0]
     floating = is_floating(tree)
     if floating:
-        base_gravity(tree, q, w.R3, w.a0)
+        base_gravity(tree, q, w.joint_rot, w.base_a0)
         for k in range(6):
             v[n, k] = qd[n + k]
-            a[n, k] = qdd[n + k] + w.a0[k]
+            a[n, k] = qdd[n + k] + w.base_a0[k]
         _body_force(tree.base_inertia[0], v[n], a[n], f[n], t6, u6)
     for i in range(n):
         joint_transform(tree, w, i, q[i], X[i], S[i])

@@ -62,7 +62,7 @@ def joint_transform(tree: Any, w: Any, i: int, qi: float, X: np.ndarray, S: np.n
     """Body i's Plücker transform from its parent, X_i = X_J(q_i) X_T (000.md eq. 3.16), and
     its motion subspace S_i, for the tree record `tree` (mb_sim.model.compile.Tree) with the
     scratch of its work record w: the one joint step of ABA, RNEA, CRBA and hybrid dynamics."""
-    R, p = w.R3, w.p3
+    R, p = w.joint_rot, w.joint_pos
     joint_pose(tree.joint_type[i], tree.axis[i], tree.tree_rot[i], tree.tree_pos[i], qi, R, p)
     plucker(R, p, X)
     motion_subspace(tree.joint_type[i], tree.axis[i], S)

@@ -3,24 +3,64 @@
 After `articulated_accelerations` (mb_sim.dynamics.aba) the record holds, for the q it was
 given, the joint transforms X_i, motion subspaces S_i, U_i = I^A_i S_i, D_i = S_i^T U_i and
 the articulated inertias I^A_i (000.md 2.4), and for a floating base the Cholesky factor
-`base_L` of its articulated inertia: the impulse response (000.md 2.5) and the constraint
-rows read them. `rot`, `pos` are the world poses of the bodies (kinematics; slot n: the
-base), the rest is scratch.
+of its articulated inertia: the impulse response (000.md 2.5) and the constraint rows read
+them. `rot`, `pos` are the world poses of the bodies (kinematics). Body arrays have a slot n
+for a floating base (mb_sim.dynamics.floating).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
+from mb_sim._jit import njit
+from mb_sim.model.compile import Tree
+from mb_sim.records import FLAG, REAL, Field, allocate, record
 
-from mb_sim._jit import njit, record
-
-TreeWork, TreeWorkRecord = record("TreeWork", (
-    "X", "S", "U", "D", "IA", "v", "c", "pA", "u", "a", "qdd", "f_ext", "rot", "pos",
-    "response", "have", "YA", "dv", "uu", "scratch", "t6", "f6", "k_vel", "k_acc", "k_pos",
-    "q_tmp", "R3", "p3", "Ia", "tmp6", "a0", "base_L",
-))
+TreeWork, TreeWorkRecord = record("TreeWork", """The tree algorithms' quantities at the last
+q they were given (ABA, RNEA, CRBA, hybrid dynamics, kinematics) and the impulse response's
+scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (000.md 2.2).""", (
+    Field("X", REAL, ("n+1", 6, 6), "Plücker transform X_i from the parent's frame "
+          "(000.md eq. 3.16)"),
+    Field("S", REAL, ("n+1", 6), "motion subspace S_i of joint i"),
+    Field("U", REAL, ("n+1", 6), "U_i = I^A_i S_i (000.md 2.4)"),
+    Field("D", REAL, ("n",), "D_i = S_i^T U_i", fill=1.0),
+    Field("IA", REAL, ("n+1", 6, 6), "articulated inertia I^A_i (composite inertia I^C_i in "
+          "CRBA)"),
+    Field("v", REAL, ("n+1", 6), "body velocity v_i"),
+    Field("c", REAL, ("n+1", 6), "velocity-product acceleration c_i = v_i x S_i qd_i"),
+    Field("pA", REAL, ("n+1", 6), "articulated bias force p^A_i (body force f_i in RNEA)"),
+    Field("u", REAL, ("n",), "u_i = tau_i - S_i^T p^A_i"),
+    Field("a", REAL, ("n+1", 6), "body acceleration a_i"),
+    Field("qdd", REAL, ("nv",), "joint accelerations of the last ABA in the step"),
+    Field("f_ext", REAL, ("n+1", 6), "external force on each body, body coordinates (ABA "
+          "input)"),
+    Field("rot", REAL, ("n+1", 3, 3), "world rotation of each body (slot n: the base)"),
+    Field("pos", REAL, ("n+1", 3), "world position of each body's origin, m"),
+    Field("response", REAL, ("n", "nv"), "H^-1 e_i: joint i's response to a unit impulse of "
+          "its own actuator (000.md 2.5)"),
+    Field("response_ready", FLAG, ("n",), "response[i] holds the current q's"),
+    Field("base_cholesky", REAL, (6, 6), "lower Cholesky factor of a floating base's I^A_0"),
+    Field("base_a0", REAL, (6,), "a floating base's a_0 = [0; -R^T g], base axes"),
+    "impulse response (000.md 2.5, eqs. 3.43-3.48)",
+    Field("YA", REAL, ("n+1", 6), "articulated impulse Y^A_i"),
+    Field("dv", REAL, ("n+1", 6), "velocity change dv_i"),
+    Field("u_impulse", REAL, ("n",), "u_i = -S_i^T Y^A_i"),
+    Field("row", REAL, ("nv",), "one point Jacobian row, then its impulse response"),
+    "RK4 (000.md eq. 2.33; a floating base on SE(3))",
+    Field("rk4_qd", REAL, (4, "nv"), "stage velocities"),
+    Field("rk4_qdd", REAL, (4, "nv"), "stage accelerations"),
+    Field("rk4_dq", REAL, (4, "nv"), "stage rates of the position increment"),
+    Field("rk4_q", REAL, ("nq",), "stage positions"),
+    "scratch",
+    Field("vec6", REAL, (6,), "a motion or force vector"),
+    Field("vec6b", REAL, (6,), "a second one"),
+    Field("passed_inertia", REAL, (6, 6), "I^a_i = I^A_i - U_i U_i^T / D_i, what body i "
+          "passes to its parent (ABA, hybrid dynamics)"),
+    Field("mat6", REAL, (6, 6), "6x6 scratch (X^T I X)"),
+    Field("joint_rot", REAL, (3, 3), "one joint's pose in its parent: rotation"),
+    Field("joint_pos", REAL, (3,), "... and position"),
+), {"n": "movable joints (bodies) of the robot", "nv": "velocities: n, + 6 for a floating base",
+    "nq": "positions: n, + 7 for a floating base"})
 
 
 @njit
@@ -29,27 +69,15 @@ def new_tree_work(values: TreeWork) -> Any:
 
 
 def allocate_tree_work(n: int, floating: bool = False) -> TreeWork:
-    """Work arrays of a tree of n joints; body arrays have a slot n for the floating base
-    (mb_sim.dynamics.floating), velocity-sized ones nv = n (+ 6 when floating) entries."""
-    nv = n + 6 if floating else n
-    nq = n + 7 if floating else n
-    b6 = np.zeros((n + 1, 6))
-    return TreeWork(
-        X=np.zeros((n + 1, 6, 6)), S=b6.copy(), U=b6.copy(), D=np.ones(n),
-        IA=np.zeros((n + 1, 6, 6)), v=b6.copy(), c=b6.copy(), pA=b6.copy(), u=np.zeros(n),
-        a=b6.copy(), qdd=np.zeros(nv), f_ext=b6.copy(), rot=np.zeros((n + 1, 3, 3)),
-        pos=np.zeros((n + 1, 3)), response=np.zeros((n, nv)),
-        have=np.zeros(n, dtype=np.bool_), YA=b6.copy(), dv=b6.copy(), uu=np.zeros(n),
-        scratch=np.zeros(nv), t6=np.zeros(6), f6=np.zeros(6), k_vel=np.zeros((4, nv)),
-        k_acc=np.zeros((4, nv)), k_pos=np.zeros((4, nv)), q_tmp=np.zeros(nq),
-        R3=np.zeros((3, 3)), p3=np.zeros(3), Ia=np.zeros((6, 6)), tmp6=np.zeros((6, 6)),
-        a0=np.zeros(6), base_L=np.zeros((6, 6)),
-    )
+    """Work arrays of a tree of n joints (with a floating base: nv = n + 6, nq = n + 7)."""
+    return allocate(TreeWork, n=n, nv=n + 6 if floating else n, nq=n + 7 if floating else n)
 
 
-Dynamics, DynamicsRecord = record("Dynamics", ("tree", "work"))
-"""A tree record with its work record: what the public `aba`, `rnea`, `crba` and `hybrid`
-pass in one argument."""
+Dynamics, DynamicsRecord = record("Dynamics", """A tree record with its work record: what the
+public `aba`, `rnea`, `crba` and `hybrid` pass in one argument.""", (
+    Field("tree", Tree, (), "the robot"),
+    Field("work", TreeWork, (), "its work arrays"),
+))
 
 
 @njit

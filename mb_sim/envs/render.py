@@ -14,7 +14,7 @@ import numpy as np
 
 import mb_sim
 from mb_sim.model.model import PRISMATIC
-from mb_sim.vec3 import quat_to_matrix
+from mb_sim.rotations import quat_to_matrix
 
 SIZE = 320
 """Pixels of the square picture."""

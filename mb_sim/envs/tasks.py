@@ -32,8 +32,8 @@ import mb_sim
 from mb_sim._jit import njit
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.ros.paths import data_file
+from mb_sim.rotations import quat_to_matrix
 from mb_sim.sim.state import State
-from mb_sim.vec3 import quat_to_matrix
 
 
 @dataclass(frozen=True)

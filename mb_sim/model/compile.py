@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from transforms3d.euler import euler2mat
 
-from mb_sim._jit import njit, record
+from mb_sim._jit import njit
 from mb_sim.errors import ModelError, WorldError
 from mb_sim.model.collision_filter import OverlapQuery, excluded_robot_pairs, without_overlaps
 from mb_sim.model.mesh import MeshError, convex_hull_vertices
@@ -47,6 +47,7 @@ from mb_sim.model.world import (
     SolverSettings,
     rotation_from_quat,
 )
+from mb_sim.records import FLAG, INDEX, REAL, Field, record
 from mb_sim.vec3 import frame_around
 
 log = logging.getLogger("mb_sim")
@@ -77,29 +78,116 @@ JOINT_CODES = {"ball": BALL_JOINT, "revolute": REVOLUTE_JOINT, "prismatic": PRIS
 # slots of WorldJoints.loc: anchors, axes and reference directions in each body's frame
 CHILD_ANCHOR, PARENT_ANCHOR, CHILD_AXIS, PARENT_AXIS, CHILD_REF, PARENT_REF = range(6)
 
-Tree, TreeRecord = record("Tree", (
-    "parent", "joint_type", "axis", "tree_rot", "tree_pos", "inertia", "mass", "com",
-    "damping", "friction", "lower", "upper", "effort_limit", "limit_restitution", "mimic",
-    "base_rot", "base_pos", "a0", "base_inertia",
+Tree, TreeRecord = record("Tree", """The robot's kinematic tree, inertias and joint properties
+(000.md 2.3), body i moved by joint i; the base pose and gravity.""", (
+    Field("parent", INDEX, ("n",), "parent body of body i (-1: the base)"),
+    Field("joint_type", INDEX, ("n",), "REVOLUTE (0) or PRISMATIC (1)"),
+    Field("axis", REAL, ("n", 3), "unit joint axis in body coordinates"),
+    Field("tree_rot", REAL, ("n", 3, 3), "body frame at q = 0 in parent coordinates: rotation"),
+    Field("tree_pos", REAL, ("n", 3), "... and origin, m"),
+    Field("inertia", REAL, ("n", 6, 6), "spatial inertia about the body origin, body axes "
+          "(000.md 2.2)"),
+    Field("mass", REAL, ("n",), "mass, kg"),
+    Field("com", REAL, ("n", 3), "centre of mass in body coordinates, m"),
+    Field("damping", REAL, ("n",), "viscous joint damping, N m s/rad or N s/m"),
+    Field("friction", REAL, ("n",), "Coulomb joint friction bound, N m or N (002.md)"),
+    Field("lower", REAL, ("n",), "lower joint limit, rad or m (-inf: none)"),
+    Field("upper", REAL, ("n",), "upper joint limit, rad or m (inf: none)"),
+    Field("effort_limit", REAL, ("n",), "URDF effort limit (inf: none)"),
+    Field("limit_restitution", REAL, ("n",), "restitution of the joint limits"),
+    Field("mimic", REAL, ("m", 4), "(joint, leader, multiplier, offset): q_joint = "
+          "multiplier q_leader + offset"),
+    Field("base_rot", REAL, (3, 3), "world rotation of the base (a floating base's start)"),
+    Field("base_pos", REAL, (3,), "world position of the base (a floating base's start), m"),
+    Field("a0", REAL, (6,), "fictitious base acceleration [0; -g] of gravity (000.md 2.4): "
+          "base axes for a fixed base, world axes for a floating one"),
+    Field("base_inertia", REAL, ("f", 6, 6), "spatial inertia of a floating base (none for a "
+          "fixed base)"),
+), {"n": "movable joints of the robot (= its bodies)", "m": "mimic joints",
+    "f": "1 for a floating base, else 0"})
+Bodies, BodiesRecord = record("Bodies", "The free bodies' mass properties (003.md 1.5).", (
+    Field("inv_mass", REAL, ("b",), "1 / mass (0: static)"),
+    Field("inertia", REAL, ("b", 3, 3), "rotational inertia about the centre of mass, body axes"),
+    Field("inv_inertia", REAL, ("b", 3, 3), "its inverse"),
+    Field("dynamic", FLAG, ("b",), "moves (false: static)"),
+), {"b": "free bodies"})
+Geoms, GeomsRecord = record("Geoms", """Every collision geometry (robot links, free bodies,
+ground) in one table (mb_sim.model.shapes.CollisionScene, 000.md 1.1, 1.3), with its owner and
+surface.""", (
+    Field("kind", INDEX, ("g",), "PLANE, SPHERE, BOX, CAPSULE, CYLINDER or CONVEX "
+          "(mb_sim.model.shapes)"),
+    Field("size", REAL, ("g", 3), "box half extents; sphere (r, 0, 0); capsule, cylinder "
+          "(r, half length, 0) along local z"),
+    Field("owner", INDEX, ("g",), "owner frame: robot body, free body or floating base "
+          "(-1: the world)"),
+    Field("local_pos", REAL, ("g", 3), "pose in the owner's frame: position"),
+    Field("local_rot", REAL, ("g", 3, 3), "... and rotation"),
+    "polyhedra (boxes and convex hulls; counts 0 for the other kinds)",
+    Field("vert_start", INDEX, ("g",), "first vertex in verts"),
+    Field("vert_count", INDEX, ("g",), "number of vertices"),
+    Field("verts", REAL, ("v", 3), "vertices in the geometry frame"),
+    Field("face_start", INDEX, ("g",), "first face in face_normal, face_vert_start"),
+    Field("face_count", INDEX, ("g",), "number of faces"),
+    Field("face_normal", REAL, ("h", 3), "outward face normal, geometry frame"),
+    Field("face_vert_start", INDEX, ("h",), "first vertex of the face in face_verts"),
+    Field("face_vert_count", INDEX, ("h",), "vertices of the face"),
+    Field("face_verts", INDEX, ("k",), "vertex indices (of the geometry), counter-clockwise "
+          "about the outward normal"),
+    Field("edge_start", INDEX, ("g",), "first edge in edge_verts, edge_faces"),
+    Field("edge_count", INDEX, ("g",), "number of edges"),
+    Field("edge_verts", INDEX, ("e", 2), "the edge's end vertices"),
+    Field("edge_faces", INDEX, ("e", 2), "the edge's two faces"),
+    Field("centroid", REAL, ("g", 3), "mean of the vertices, geometry frame"),
+    "pairs and surfaces",
+    Field("pair_allowed", FLAG, ("g", "g"), "may collide (000.md 1.3, Table 3.6: not the same "
+          "owner, not parent and child links, not both static)"),
+    Field("max_face_verts", int, (), "most vertices of one face"),
+    Field("max_verts", int, (), "most vertices of one polyhedron"),
+    Field("max_faces", int, (), "most faces of one polyhedron"),
+    Field("what", INDEX, ("g",), "what it moves with: ROBOT, BODY or STATIC"),
+    Field("index", INDEX, ("g",), "the robot body or free body it moves with (-1: static)"),
+    Field("friction", REAL, ("g",), "surface friction coefficient"),
+    Field("restitution", REAL, ("g",), "surface restitution coefficient"),
+), {"g": "geometries", "v": "polyhedron vertices", "h": "polyhedron faces",
+    "k": "face vertex indices", "e": "polyhedron edges"})
+WorldJoints, WorldJointsRecord = record("WorldJoints", """The joints between free bodies in
+maximal coordinates (003.md, 002.md).""", (
+    Field("jtype", INDEX, ("j",), "BALL_JOINT, REVOLUTE_JOINT, PRISMATIC_JOINT or FIXED_JOINT"),
+    Field("ends", INDEX, ("j", 2), "(child, parent) bodies (b: the world)"),
+    Field("loc", REAL, ("j", 6, 3), "in each body's frame: anchors, axes and reference "
+          "directions (slots CHILD_ANCHOR ... PARENT_REF)"),
+    Field("rrel0", REAL, ("j", 3, 3), "relative rotation R_parent^T R_child at load time"),
+    Field("s0", REAL, ("j",), "prismatic displacement at load time, m"),
+    Field("limits", REAL, ("j", 2), "(lower, upper) of the joint coordinate, rad or m"),
+    Field("has_limits", INDEX, ("j",), "1 when limits apply"),
+    Field("friction", REAL, ("j",), "Coulomb friction bound, N m or N (002.md)"),
+), {"j": "world joints"})
+Options, OptionsRecord = record("Options", """Step size, integrator and solver settings
+(defaults: mb_sim.model.world.SolverSettings).""", (
+    Field("dt", float, (), "step, s"),
+    Field("integrator", int, (), "SEMI_IMPLICIT_EULER (0) or RK4 (1)"),
+    Field("gravity", REAL, (3,), "gravity, m/s^2, world axes"),
+    Field("iterations", int, (), "most sequential-impulse sweeps"),
+    Field("tolerance", float, (), "sweeps stop when no impulse changes more, N s"),
+    Field("restitution_threshold", float, (), "slower approaches do not bounce, m/s"),
+    Field("envelope", float, (), "contacts are kept this far apart, m"),
+    Field("baumgarte", float, (), "fraction of a penetration pushed out per step"),
+    Field("slop", float, (), "penetration left alone, m"),
+    Field("warm_start", bool, (), "start from last step's impulses"),
+    Field("d_max", float, (), "world joints: largest predicted error left, m and rad"),
+    Field("max_passes", int, (), "world joints: most passes of the keeping loop"),
+    Field("predictive", bool, (), "world-joint rows aim at the predicted error"),
+    Field("limit_envelope", float, (), "robot joint-limit rows are made this close, rad or m"),
+    Field("mimic_gain", float, (), "fraction of a mimic joint's error removed per step"),
 ))
-Bodies, BodiesRecord = record("Bodies", ("inv_mass", "inertia", "inv_inertia", "dynamic"))
-Geoms, GeomsRecord = record("Geoms", (
-    "kind", "size", "owner", "local_pos", "local_rot", "vert_start", "vert_count", "verts",
-    "face_start", "face_count", "face_normal", "face_vert_start", "face_vert_count",
-    "face_verts", "edge_start", "edge_count", "edge_verts", "edge_faces", "centroid",
-    "pair_allowed", "max_face_verts", "max_verts", "max_faces", "what", "index", "friction",
-    "restitution",
+SceneModel, SceneModelRecord = record("SceneModel", """The read-only model of one scene: what
+the step reads and never changes.""", (
+    Field("tree", Tree, (), "the robot"),
+    Field("bodies", Bodies, (), "the free bodies"),
+    Field("geoms", Geoms, (), "the collision geometries"),
+    Field("joints", WorldJoints, (), "the world joints"),
+    Field("options", Options, (), "the settings"),
 ))
-WorldJoints, WorldJointsRecord = record("WorldJoints", (
-    "jtype", "ends", "loc", "rrel0", "s0", "limits", "has_limits", "friction",
-))
-Options, OptionsRecord = record("Options", (
-    "dt", "integrator", "gravity", "iterations", "tolerance", "restitution_threshold",
-    "envelope", "baumgarte", "slop", "warm_start", "d_max", "max_passes", "predictive",
-    "limit_envelope", "mimic_gain",
-))
-SceneModel, SceneModelRecord = record("SceneModel",
-                                      ("tree", "bodies", "geoms", "joints", "options"))
 
 
 @njit

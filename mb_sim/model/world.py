@@ -99,7 +99,7 @@ from mb_sim.model.mass import check_inertia, shape_properties
 from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
 from mb_sim.model.resources import read_text_file
 from mb_sim.model.srdf import read_disabled_collisions
-from mb_sim.vec3 import quat_to_matrix
+from mb_sim.rotations import quat_to_matrix
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 DEFAULT_FRICTION = 0.8

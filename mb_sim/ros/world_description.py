@@ -22,7 +22,7 @@ from geometry_msgs.msg import Pose
 from visualization_msgs.msg import Marker, MarkerArray
 
 from mb_sim.model.world import quat_from_rpy
-from mb_sim.vec3 import quat_to_matrix
+from mb_sim.rotations import quat_to_matrix
 
 GROUND_NAMESPACE = "ground"
 GROUND_SIZE = 20.0

@@ -3,43 +3,89 @@
 Every stage of the step writes here; nothing in it outlives a step except the broad phase's
 sorted end points (an acceleration structure) and the last step's contacts and rows, which
 `Simulation.contacts` reports. Capacity (contacts, rows) is chosen at allocation and grown
-between steps by `Simulation` when a step reports that it needs more.
-
-Records:
-- `TreeWork` (`tree`, mb_sim.dynamics.work): the articulated-body quantities of the current
-  q (000.md 2.4: X_i, S_i, U_i, D_i, I^A_i), link poses, the impulse-response scratch;
-- `BodyFrames` (`frames`): each free body's rotation, world inverse inertia R I^-1 R^T and
-  inverse mass (entry nb is the world: at rest, infinite mass);
-- `ContactBuffer` (`contacts`): owner and geometry poses, the broad phase, the narrow phase's
-  scratch and the contacts found;
-- `Rows` (`rows`, and `push` for position correction): the constraint rows (mb_sim.solver.rows);
-- `JointBlocks` (`joints`): the world joints' K-orthonormal rows and keeping-loop statistics;
-- `StepWork` (`work`): velocities between stages, the state before the step (check stage).
+between steps by `Simulation` when a step reports that it needs more. Each record's fields
+are declared with their meaning below and in the modules named (docs/architecture.md lists
+them all).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from mb_sim._jit import njit, record
-from mb_sim.collision.buffer import allocate_contact_buffer, new_contact_buffer
-from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
+from mb_sim._jit import njit
+from mb_sim.collision.work import (
+    CollisionWork,
+    ContactList,
+    allocate_collision_work,
+    allocate_contact_list,
+    new_collision_work,
+    new_contact_list,
+)
+from mb_sim.dynamics.work import TreeWork, allocate_tree_work, new_tree_work
+from mb_sim.records import FLAG, IDENTITY, INDEX, REAL, Field, allocate, record
+from mb_sim.sim.state import StateArrays, new_state
 from mb_sim.solver.rows import Rows, allocate_rows, new_rows
 
-BodyFrames, BodyFramesRecord = record("BodyFrames", ("X", "R", "Iw", "im", "dyn"))
-JointBlocks, JointBlocksRecord = record("JointBlocks", (
-    "J", "W", "Linv", "arms", "basis", "u", "first_row", "friction_row", "limit_row", "stats",
+BodyFrames, BodyFramesRecord = record("BodyFrames", """The free bodies at the state's poses
+(003.md 1.5); entry b is the world: at rest, infinite mass.""", (
+    Field("pos", REAL, ("b+1", 3), "centre of mass, world, m"),
+    Field("rot", REAL, ("b+1", 3, 3), "rotation", fill=IDENTITY),
+    Field("inv_inertia", REAL, ("b+1", 3, 3), "world inverse inertia R I^-1 R^T (0: static)"),
+    Field("inv_mass", REAL, ("b+1",), "1 / mass (0: static)"),
+    Field("dynamic", FLAG, ("b+1",), "moves"),
+), {"b": "free bodies"})
+JointBlocks, JointBlocksRecord = record("JointBlocks", """The world joints' bilateral rows of
+this step, K-orthonormalised (mb_sim.solver.world_joints.blocks), and what the keeping loop
+did.""", (
+    Field("J", REAL, ("j", 6, 2, 6), "rows L^-1 J on (child, parent) [v; w]"),
+    Field("W", REAL, ("j", 6, 2, 6), "their responses L^-1 W"),
+    Field("Linv", REAL, ("j", 6, 6), "L^-1, K = J W^T = L L^T"),
+    Field("arms", REAL, ("j", 2, 3), "lever arms of the anchors, world: child, parent"),
+    Field("basis", REAL, ("j", 3, 3), "the parent's axis n and t1, t2 around it, world"),
+    Field("body_vel", REAL, ("b+1", 6), "body velocities the loop works on (entry b: the "
+          "world, at rest)"),
+    Field("first_row", INDEX, ("j",), "each joint's first row in Data.rows (-1: none)",
+          fill=-1),
+    Field("friction_row", INDEX, ("j",), "its friction row (-1: none)", fill=-1),
+    Field("limit_row", INDEX, ("j", 2), "its lower and upper limit rows (-1: none)", fill=-1),
+    Field("stats", REAL, (4,), "keeping loop: passes and corrections of the last step, its "
+          "largest predicted error, corrections in total"),
+), {"j": "world joints", "b": "free bodies"})
+StepWork, StepWorkRecord = record("StepWork", """Velocities between the stages of the step,
+the row bookkeeping of warm starting and what the step reports.""", (
+    Field("qd_free", REAL, ("nv",), "robot velocities after the free motion"),
+    Field("dq_free", REAL, ("nv",), "RK4: the position increment of the free motion"),
+    Field("qd_new", REAL, ("nv",), "robot velocities after the solve"),
+    Field("body_vel", REAL, ("b", 6), "free-body velocities: after the free motion, then "
+          "constrained"),
+    Field("dq_push", REAL, ("nv",), "robot pseudo-velocities of the position correction"),
+    Field("body_push", REAL, ("b", 6), "free-body pseudo-velocities of the position "
+          "correction"),
+    Field("body_move", REAL, ("b", 6), "the velocities that move the free bodies this step"),
+    Field("joint_tag", INDEX, ("r",), "a robot joint row's tag: 3 joint + (0 lower, 1 upper, "
+          "2 friction), 3 n + k for mimic pair k"),
+    Field("group_key", INDEX, ("r",), "warm-start key of each row group (mb_sim.solver.warm)"),
+    Field("group_row", INDEX, ("r",), "first row of each row group"),
+    "report",
+    Field("info", INDEX, (8,), "what the last call of `step` reports: STATUS, STEPS_DONE, "
+          "BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END"),
+), {"nv": "robot velocities", "b": "free bodies", "r": "row capacity"})
+Data, DataRecord = record("Data", """The workspace of one simulation: a record of
+records.""", (
+    Field("tree", TreeWork, (), "the articulated-body quantities of the current q (000.md 2.4), "
+          "link poses, the impulse-response scratch"),
+    Field("frames", BodyFrames, (), "the free bodies' world frames and inverse inertias"),
+    Field("collision", CollisionWork, (), "geometry poses, sweep and prune, narrow-phase "
+          "scratch"),
+    Field("contacts", ContactList, (), "the contacts found"),
+    Field("rows", Rows, (), "the constraint rows (mb_sim.solver.rows)"),
+    Field("push", Rows, (), "the position-correction rows"),
+    Field("joints", JointBlocks, (), "the world joints' rows and keeping-loop statistics"),
+    Field("work", StepWork, (), "velocities between stages, warm-start bookkeeping, the "
+          "report"),
+    Field("before", StateArrays, (), "the state before the step (the check stage restores "
+          "it; link accelerations difference it)"),
 ))
-StepWork, StepWorkRecord = record("StepWork", (
-    "qd_free", "dq_free", "qd_new", "vb", "dq_push", "vb_push", "vb_pos", "joint_tag",
-    "group_key", "group_row", "prev_q", "prev_qd", "prev_body_pos", "prev_body_quat",
-    "prev_body_vel", "prev_clock", "prev_warm_key", "prev_warm_value", "prev_warm_count",
-    "info",
-))
-Data, DataRecord = record("Data", ("tree", "frames", "contacts", "rows", "push", "joints",
-                                   "work"))
 
 # StepWork.info: what the last call of `step` reports
 STATUS, STEPS_DONE, BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END = range(7)
@@ -69,20 +115,23 @@ def new_step_work(values: StepWork) -> Any:
 
 
 @njit
-def new_data(tree: Any, frames: Any, contacts: Any, rows: Any, push: Any, joints: Any,
-             work: Any) -> Any:
-    return DataRecord(tree, frames, contacts, rows, push, joints, work)
+def new_data(tree: Any, frames: Any, collision: Any, contacts: Any, rows: Any, push: Any,
+             joints: Any, work: Any, before: Any) -> Any:
+    return DataRecord(tree, frames, collision, contacts, rows, push, joints, work, before)
 
 
 def data_record(d: Data) -> Any:
     """The record compiled code takes, over the same arrays."""
     return new_data(new_tree_work(d.tree), new_body_frames(d.frames),
-                    new_contact_buffer(d.contacts), new_rows(d.rows), new_rows(d.push),
-                    new_joint_blocks(d.joints), new_step_work(d.work))
+                    new_collision_work(d.collision), new_contact_list(d.contacts),
+                    new_rows(d.rows), new_rows(d.push), new_joint_blocks(d.joints),
+                    new_step_work(d.work), new_state(d.before))
 
 
 ROWS_PER_WORLD_JOINT = 11
 """6 bilateral, up to 3 friction, 2 limit rows."""
+KEPT = ("end_value", "end_id", "overlap_axes")
+"""What carries over when the workspace grows: the sweep-and-prune order."""
 
 
 def row_capacity(scene: Any, contact_capacity: int) -> int:
@@ -102,43 +151,23 @@ def allocate_data(scene: Any, contact_capacity: int = 0,
     nb = scene.bodies.inv_mass.shape[0]
     nj = scene.joints.jtype.shape[0]
     ng = scene.geoms.kind.shape[0]
-    pair_capacity = max(ng * (ng - 1) // 2, 1)
     if contact_capacity <= 0:
         contact_capacity = max(16, 4 * ng)
-    n_owners = n + nb + 1
-    contacts = allocate_contact_buffer(scene.geoms, n_owners, pair_capacity, contact_capacity)
+    collision = allocate_collision_work(scene.geoms, n + nb + 1, max(ng * (ng - 1) // 2, 1))
     if old is not None:
-        for name in ("ep_val", "ep_id", "overlap"):
-            getattr(contacts, name)[...] = getattr(old.contacts, name)
-    rows_n = row_capacity(scene, contact_capacity)
-    frames_R = np.zeros((nb + 1, 3, 3))
-    frames_R[:] = np.eye(3)
+        for name in KEPT:
+            getattr(collision, name)[...] = getattr(old.collision, name)
+    rows = row_capacity(scene, contact_capacity)
     return Data(
         tree=allocate_tree_work(n, floating),
-        frames=BodyFrames(X=np.zeros((nb + 1, 3)), R=frames_R, Iw=np.zeros((nb + 1, 3, 3)), im=np.zeros(nb + 1),
-                          dyn=np.zeros(nb + 1, dtype=np.bool_)),
-        contacts=contacts,
-        rows=allocate_rows(rows_n, nv),
-        push=allocate_rows(rows_n, nv),
-        joints=JointBlocks(
-            J=np.zeros((nj, 6, 2, 6)), W=np.zeros((nj, 6, 2, 6)), Linv=np.zeros((nj, 6, 6)),
-            arms=np.zeros((nj, 2, 3)), basis=np.zeros((nj, 3, 3)), u=np.zeros((nb + 1, 6)),
-            first_row=np.full(nj, -1, dtype=np.int64),
-            friction_row=np.full(nj, -1, dtype=np.int64),
-            limit_row=np.full((nj, 2), -1, dtype=np.int64), stats=np.zeros(4),
-        ),
-        work=StepWork(
-            qd_free=np.zeros(nv), dq_free=np.zeros(nv), qd_new=np.zeros(nv),
-            vb=np.zeros((nb, 6)), dq_push=np.zeros(nv), vb_push=np.zeros((nb, 6)),
-            vb_pos=np.zeros((nb, 6)), joint_tag=np.zeros(rows_n, dtype=np.int64),
-            group_key=np.zeros(rows_n, dtype=np.int64),
-            group_row=np.zeros(rows_n, dtype=np.int64), prev_q=np.zeros(nq),
-            prev_qd=np.zeros(nv), prev_body_pos=np.zeros((nb, 3)),
-            prev_body_quat=np.zeros((nb, 4)), prev_body_vel=np.zeros((nb, 6)),
-            prev_clock=np.zeros(1), prev_warm_key=np.zeros(rows_n, dtype=np.int64),
-            prev_warm_value=np.zeros((rows_n, 4)), prev_warm_count=np.zeros(1, dtype=np.int64),
-            info=np.zeros(8, dtype=np.int64),
-        ),
+        frames=allocate(BodyFrames, b=nb),
+        collision=collision,
+        contacts=allocate_contact_list(contact_capacity),
+        rows=allocate_rows(rows, nv),
+        push=allocate_rows(rows, nv),
+        joints=allocate(JointBlocks, j=nj, b=nb),
+        work=allocate(StepWork, nv=nv, b=nb, r=rows),
+        before=allocate(StateArrays, n=n, nq=nq, nv=nv, b=nb, w=rows),
     )
 
 

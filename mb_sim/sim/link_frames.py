@@ -24,7 +24,7 @@ from mb_sim._jit import njit
 from mb_sim.dynamics.floating import base_pose
 from mb_sim.dynamics.kinematics import body_poses, body_velocities
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
-from mb_sim.vec3 import matrix_quat
+from mb_sim.rotations import matrix_quat
 
 WORLD = -1
 """Frame index of the world in `LinkFrames`."""
@@ -182,9 +182,9 @@ class LinkFrames:
         """The motion of `link` now (see `LinkMotion`; overwritten by the next call); without
         `acceleration` its linear_acceleration is left zero, for half the work."""
         sim = self._sim
-        state, work = sim.state, sim._data.work  # work: the state before the last step
+        state, before = sim.state, sim._data.before  # the state before the last step
         rot, v = self._scratch
-        _link_motion(sim.scene.arrays.tree, self._work, state.q, state.qd, work.prev_q,
-                     work.prev_qd, acceleration and bool(sim._stepped), float(sim.dt),
+        _link_motion(sim.scene.arrays.tree, self._work, state.q, state.qd, before.q,
+                     before.qd, acceleration and bool(sim._stepped), float(sim.dt),
                      self._body_of(link), sim.model.link_offset[link], rot, v, self._motion)
         return self._link_motion

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mb_sim._jit import njit
-from mb_sim.vec3 import quat_advance, quat_rotation
+from mb_sim._jit import helper, njit
+from mb_sim.rotations import quat_advance, quat_rotation
 
 
-@njit
+@helper
 def gyroscopic_step(w: np.ndarray, R: np.ndarray, J: np.ndarray, inertia: np.ndarray,
                     h: float, out: np.ndarray) -> None:
     """Angular velocity (world) after h of torque-free rotation, implicit in the gyroscopic
@@ -66,7 +66,7 @@ def free_motion(vel: np.ndarray, quat: np.ndarray, inertia: np.ndarray, dynamic:
             gyroscopic_step(vel[b, 3:], R, J, inertia[b], h, out[b, 3:])
 
 
-@njit
+@helper
 def advance_poses(pos: np.ndarray, quat: np.ndarray, vel: np.ndarray, dynamic: np.ndarray,
                   h: float) -> None:
     """x += h v, q = exp(w h / 2) q, for every dynamic body (in place)."""

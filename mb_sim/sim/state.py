@@ -7,12 +7,30 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit, record
+from mb_sim._jit import njit
+from mb_sim.records import INDEX, REAL, Field, allocate, record
 
-StateArrays, StateRecord = record("StateArrays", (
-    "clock", "q", "qd", "effort", "body_pos", "body_quat", "body_vel", "warm_key",
-    "warm_value", "warm_count",
-))
+StateArrays, StateRecord = record("StateArrays", """Robot joint state, free-body state (world
+frame, quaternions x, y, z, w), the applied efforts, and the impulses kept for warm starting
+(so a restored state continues with the same bits). The robot's vectors keep the joints first,
+then a floating base (mb_sim.dynamics.floating).""", (
+    Field("clock", REAL, (1,), "simulated time, s"),
+    Field("q", REAL, ("nq",), "joint positions, rad or m; then a floating base's position "
+          "(world, m) and quaternion"),
+    Field("qd", REAL, ("nv",), "joint velocities; then a floating base's twist [omega; v], "
+          "base axes"),
+    Field("effort", REAL, ("n",), "applied joint efforts, N m or N"),
+    Field("body_pos", REAL, ("b", 3), "free bodies' centres of mass, world, m"),
+    Field("body_quat", REAL, ("b", 4), "free bodies' orientations, quaternion x, y, z, w"),
+    Field("body_vel", REAL, ("b", 6), "free bodies' linear and angular velocities, world"),
+    Field("warm_key", INDEX, ("w",), "keys of last step's row groups, sorted "
+          "(mb_sim.solver.warm)"),
+    Field("warm_value", REAL, ("w", 4), "their impulses: normal, and friction as a world "
+          "vector"),
+    Field("warm_count", INDEX, (1,), "keys in use"),
+), {"n": "movable joints", "nq": "positions (n, + 7 for a floating base)",
+    "nv": "velocities (n, + 6 for a floating base)", "b": "free bodies",
+    "w": "warm-start room (the row capacity)"})
 
 
 @njit
@@ -22,21 +40,24 @@ def new_state(values: StateArrays) -> Any:
 
 @dataclass(eq=False)
 class State:
-    """Robot joint state, free-body state (world frame, quaternions x, y, z, w), the applied
-    efforts, and the impulses kept for warm starting (so a restored state continues with the
-    same bits): `warm_key[:warm_count[0]]` sorted, `warm_value` their impulses (normal, and
-    friction as a world vector). `clock[0]` is the time."""
+    """The arrays of a `StateArrays` record (fields and meanings declared there), as a
+    copyable object: `warm_key[:warm_count[0]]` is sorted, `clock[0]` is the time."""
 
-    clock: np.ndarray  # (1,) simulated time, s
+    clock: np.ndarray
     q: np.ndarray
     qd: np.ndarray
     effort: np.ndarray
-    body_pos: np.ndarray  # (b, 3) centre of mass
-    body_quat: np.ndarray  # (b, 4) x, y, z, w
-    body_vel: np.ndarray  # (b, 6) linear, angular
-    warm_key: np.ndarray  # (w,) int64
-    warm_value: np.ndarray  # (w, 4)
-    warm_count: np.ndarray  # (1,) int64
+    body_pos: np.ndarray
+    body_quat: np.ndarray
+    body_vel: np.ndarray
+    warm_key: np.ndarray
+    warm_value: np.ndarray
+    warm_count: np.ndarray
+
+    @classmethod
+    def allocate(cls, **sizes: int) -> State:
+        """Zeroed arrays of the given sizes (those of `StateArrays`)."""
+        return cls(*allocate(StateArrays, **sizes))
 
     @property
     def time(self) -> float:

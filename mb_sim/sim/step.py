@@ -28,12 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit, record
+from mb_sim._jit import inline, njit
 from mb_sim.collision.narrowphase import detect_into
 from mb_sim.dynamics.aba import articulated_accelerations
 from mb_sim.dynamics.floating import advance, advance_base, base_pose, chart_rate, is_floating
 from mb_sim.dynamics.kinematics import body_poses
-from mb_sim.model.compile import RK4
+from mb_sim.model.compile import RK4, SceneModel
+from mb_sim.records import Field, record
 from mb_sim.sim.data import (
     BAD_BODY,
     BAD_EFFORT,
@@ -47,16 +48,23 @@ from mb_sim.sim.data import (
     STATUS,
     STEPS_DONE,
     SWEEPS,
+    Data,
 )
 from mb_sim.sim.rigid import advance_poses
 from mb_sim.sim.rigid import free_motion as free_body_motion
+from mb_sim.sim.state import StateArrays
 from mb_sim.solver import pgs, warm
 from mb_sim.solver.contact import contact_rows
-from mb_sim.solver.joint_rows import joint_rows
+from mb_sim.solver.robot_joints import robot_joint_rows
 from mb_sim.solver.rows import NORMAL, SCALAR
 from mb_sim.solver.world_joints import blocks, frames, keep_world_joints, world_joint_rows
 
-Sim, SimRecord = record("Sim", ("model", "data", "state"))
+Sim, SimRecord = record("Sim", """What `step` takes: the model, the workspace and the
+state.""", (
+    Field("model", SceneModel, (), "the read-only scene model (mb_sim.model.compile)"),
+    Field("data", Data, (), "the workspace (mb_sim.sim.data)"),
+    Field("state", StateArrays, (), "the state (mb_sim.sim.state)"),
+))
 
 
 @njit
@@ -64,40 +72,37 @@ def new_sim(model: Any, data: Any, state: Any) -> Any:
     return SimRecord(model, data, state)
 
 
-@njit
+@inline
+def copy_state(src: Any, dst: Any) -> None:
+    """dst = src for two `StateArrays` of the same sizes (warm starts: the entries in use)."""
+    dst.q[:] = src.q
+    dst.qd[:] = src.qd
+    dst.effort[:] = src.effort
+    dst.body_pos[:, :] = src.body_pos
+    dst.body_quat[:, :] = src.body_quat
+    dst.body_vel[:, :] = src.body_vel
+    dst.clock[0] = src.clock[0]
+    n = src.warm_count[0]
+    dst.warm_count[0] = n
+    dst.warm_key[:n] = src.warm_key[:n]
+    dst.warm_value[:n] = src.warm_value[:n]
+
+
+@inline
 def remember(d: Any, s: Any) -> None:
-    """The state before the step, for the check stage."""
-    w = d.work
-    w.prev_q[:] = s.q
-    w.prev_qd[:] = s.qd
-    w.prev_body_pos[:, :] = s.body_pos
-    w.prev_body_quat[:, :] = s.body_quat
-    w.prev_body_vel[:, :] = s.body_vel
-    w.prev_clock[0] = s.clock[0]
-    n = s.warm_count[0]
-    w.prev_warm_count[0] = n
-    w.prev_warm_key[:n] = s.warm_key[:n]
-    w.prev_warm_value[:n] = s.warm_value[:n]
+    """Stage 0: the state before the step, for the check stage (d.before)."""
+    copy_state(s, d.before)
 
 
-@njit
+@inline
 def restore(d: Any, s: Any) -> None:
-    w = d.work
-    s.q[:] = w.prev_q
-    s.qd[:] = w.prev_qd
-    s.body_pos[:, :] = w.prev_body_pos
-    s.body_quat[:, :] = w.prev_body_quat
-    s.body_vel[:, :] = w.prev_body_vel
-    s.clock[0] = w.prev_clock[0]
-    n = w.prev_warm_count[0]
-    s.warm_count[0] = n
-    s.warm_key[:n] = w.prev_warm_key[:n]
-    s.warm_value[:n] = w.prev_warm_value[:n]
+    """Back to the state before the step."""
+    copy_state(d.before, s)
 
 
-@njit
+@inline
 def free_motion(m: Any, d: Any, s: Any) -> None:
-    """Stage 1: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.vb,
+    """Stage 1: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.body_vel,
     the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q.
     RK4 moves a floating base on SE(3) (Munthe-Kaas): stage positions are q (+) f k_pos, with
     k_pos the rate of the increment (`mb_sim.dynamics.floating.chart_rate`); dq_free is the
@@ -107,7 +112,7 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
     q, qd, tau = s.q, s.qd, s.effort
     nv = qd.shape[0]
     if nv > 0 and opt.integrator == RK4:
-        kv, ka, kp, qt = w.k_vel, w.k_acc, w.k_pos, w.q_tmp
+        kv, ka, kp, qt = w.rk4_qd, w.rk4_qdd, w.rk4_dq, w.rk4_q
         n = tree.parent.shape[0]
         kv[0] = qd
         kp[0] = qd
@@ -121,8 +126,8 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
             kp[stage] = kv[stage]
             if nv > n:
                 for k in range(6):
-                    w.f6[k] = f * kp[stage - 1, n + k]
-                chart_rate(w.f6, kv[stage, n:], w.t6, kp[stage, n:])
+                    w.vec6b[k] = f * kp[stage - 1, n + k]
+                chart_rate(w.vec6b, kv[stage, n:], w.vec6, kp[stage, n:])
         dq_free, qd_free = work.dq_free, work.qd_free
         for i in range(nv):
             dq_free[i] = h / 6.0 * (kp[0, i] + 2 * kp[1, i] + 2 * kp[2, i] + kp[3, i])
@@ -134,14 +139,14 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
         for i in range(nv):
             qd_free[i] = qd[i] + h * qdd[i]
     free_body_motion(s.body_vel, s.body_quat, m.bodies.inertia, m.bodies.dynamic,
-                     opt.gravity, h, work.vb)
+                     opt.gravity, h, work.body_vel)
 
 
-@njit
+@inline
 def collide(m: Any, d: Any, s: Any) -> bool:
     """Stage 2: link poses (d.tree.rot, pos), body frames (d.frames), contacts
     (d.contacts). False when the contacts do not fit in d."""
-    tree, w, c = m.tree, d.tree, d.contacts
+    tree, w, c = m.tree, d.tree, d.collision
     n = tree.parent.shape[0]
     base_rot, base_pos = w.rot[n], w.pos[n]
     base_pose(tree, s.q, base_rot, base_pos)
@@ -152,33 +157,33 @@ def collide(m: Any, d: Any, s: Any) -> bool:
     c.owner_pos[:n] = w.pos[:n]
     c.owner_rot[:n] = w.rot[:n]
     c.owner_pos[n:n + nb] = s.body_pos
-    c.owner_rot[n:n + nb] = d.frames.R[:nb]
+    c.owner_rot[n:n + nb] = d.frames.rot[:nb]
     if is_floating(tree):  # the base's geometries move with it (owner n + nb)
         c.owner_pos[n + nb] = base_pos
         c.owner_rot[n + nb] = base_rot
     if m.geoms.kind.shape[0] == 0:
-        c.count[0] = 0
-        c.count[1] = 0
+        c.pair_count[0] = 0
+        d.contacts.count[0] = 0
         return True
-    return detect_into(m.geoms, c, m.options.envelope)
+    return detect_into(m.geoms, c, d.contacts, m.options.envelope)
 
 
-@njit
+@inline
 def make_rows(m: Any, d: Any, s: Any) -> None:
     """Stage 3: the rows of the contacts, the robot's joints and the world joints."""
     d.rows.count[0] = 0
     contact_rows(m, d, s)
     d.work.info[ROW_START] = d.rows.count[0]
     if s.qd.shape[0] > 0:
-        joint_rows(m, d, s)
+        robot_joint_rows(m, d, s)
     d.work.info[ROW_END] = d.rows.count[0]
-    world_joint_rows(m, d, s, d.work.vb)
+    world_joint_rows(m, d, s, d.work.body_vel)
 
 
-@njit
+@inline
 def solve(m: Any, d: Any, s: Any) -> None:
     """Stage 4: warm start, restitution pass, sequential impulses; the velocities
-    d.work.qd_new, d.work.vb end up constrained, the impulses are kept for the next step."""
+    d.work.qd_new, d.work.body_vel end up constrained, the impulses are kept for the next step."""
     rows, work, opt, con = d.rows, d.work, m.options, d.contacts
     work.qd_new[:] = work.qd_free
     n = rows.count[0]
@@ -191,14 +196,14 @@ def solve(m: Any, d: Any, s: Any) -> None:
     if opt.warm_start:
         warm.load(rows, con, work, groups, s)
     pgs.effective_mass(rows)
-    pgs.warm_start(rows, work.qd_new, work.vb)
-    pgs.restitution_pass(rows, work.qd_new, work.vb, opt.dt, opt.restitution_threshold,
+    pgs.warm_start(rows, work.qd_new, work.body_vel)
+    pgs.restitution_pass(rows, work.qd_new, work.body_vel, opt.dt, opt.restitution_threshold,
                          max(4 * n, 10))
-    work.info[SWEEPS] = pgs.solve(rows, work.qd_new, work.vb, opt.iterations, opt.tolerance)
+    work.info[SWEEPS] = pgs.solve(rows, work.qd_new, work.body_vel, opt.iterations, opt.tolerance)
     warm.save(rows, con, work, groups, s)
 
 
-@njit
+@inline
 def correct_positions(m: Any, d: Any, s: Any) -> None:
     """Stage 6: pseudo-velocities d.work.dq_push, vb_push that move positions this step and
     are then dropped, so they never change momentum or energy (split impulses):
@@ -208,7 +213,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     rows, push, work, opt, con = d.rows, d.push, d.work, m.options, d.contacts
     tree = m.tree
     work.dq_push[:] = 0.0
-    work.vb_push[:, :] = 0.0
+    work.body_push[:, :] = 0.0
     h = opt.dt
     n = tree.parent.shape[0]
     joint_start, joint_end = work.info[ROW_START], work.info[ROW_END]
@@ -216,7 +221,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     depth, normal_row, tags = con.depth, con.normal_row, work.joint_tag
     lower, upper, q = tree.lower, tree.upper, s.q
     k = 0
-    for c in range(con.count[1]):
+    for c in range(con.count[0]):
         k = _push_row(rows, push, k, normal_row[c], beta * max(depth[c] - slop, 0.0) / h, h)
     for r in range(joint_start, joint_end):
         joint, side = tags[r] // 3, tags[r] % 3
@@ -229,7 +234,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     if k == 0:
         return
     pgs.effective_mass(push)
-    pgs.solve(push, work.dq_push, work.vb_push, opt.iterations, opt.tolerance)
+    pgs.solve(push, work.dq_push, work.body_push, opt.iterations, opt.tolerance)
 
 
 @inline
@@ -258,7 +263,7 @@ def _push_row(rows: Any, push: Any, k: int, r: int, bias: float, h: float) -> in
     return k + 1
 
 
-@njit
+@inline
 def integrate(m: Any, d: Any, s: Any) -> None:
     """Stage 7: positions move with the new velocities plus this step's push."""
     opt, work, bodies, tree = m.options, d.work, m.bodies, m.tree
@@ -272,7 +277,7 @@ def integrate(m: Any, d: Any, s: Any) -> None:
         for i in range(n):
             q[i] = q[i] + h * (qd_new[i] + dq_push[i])
     if is_floating(tree):  # on SE(3): q_base exp(increment)
-        twist = d.tree.f6
+        twist = d.tree.vec6b
         for k in range(6):
             i = n + k
             twist[k] = qd_new[i] + dq_push[i]
@@ -280,7 +285,7 @@ def integrate(m: Any, d: Any, s: Any) -> None:
                 twist[k] += dq_free[i] / h - qd_free[i]
         advance_base(q[n:n + 7], twist, h)
     s.qd[:] = qd_new
-    vb_pos, vb, vb_push = work.vb_pos, work.vb, work.vb_push
+    vb_pos, vb, vb_push = work.body_move, work.body_vel, work.body_push
     pushed = False
     for b in range(vb_pos.shape[0]):
         for k in range(6):
@@ -295,11 +300,11 @@ def integrate(m: Any, d: Any, s: Any) -> None:
                 for k in range(3):
                     vb_pos[b, k] -= 0.5 * h * gravity[k]
     advance_poses(s.body_pos, s.body_quat, vb_pos, bodies.dynamic, h)
-    s.body_vel[:, :] = work.vb
+    s.body_vel[:, :] = work.body_vel
     s.clock[0] += h
 
 
-@njit
+@inline
 def check(d: Any, s: Any) -> bool:
     """Stage 8: every number of the state finite; otherwise d.work.info names the joint
     whose effort (BAD_EFFORT) or motion (BAD_JOINT) is not, or the body (BAD_BODY)."""
@@ -345,7 +350,7 @@ def step(sim: Any, n: int) -> None:
             return
         make_rows(m, d, s)
         solve(m, d, s)
-        keep_world_joints(m, d, d.work.vb)
+        keep_world_joints(m, d, d.work.body_vel)
         correct_positions(m, d, s)
         integrate(m, d, s)
         if not check(d, s):

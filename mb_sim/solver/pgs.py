@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
+from mb_sim._jit import helper, inline, njit
 from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, TANGENT
 
 
@@ -72,12 +72,12 @@ def _coupling(J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray, J_b: np.ndarra
     return v
 
 
-@njit
+@helper
 def group_size(kind: int) -> int:
     return 2 if kind == TANGENT else (3 if kind == BALL else 1)
 
 
-@njit
+@helper
 def effective_mass(rows: Any) -> None:
     """K^+ per row or group into rows.Kinv; a group's block sits at its first row. Pairs and
     single rows invert their diagonal (a pair is solved row by row before the disc
@@ -169,7 +169,7 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
     return sweep
 
 
-@njit
+@helper
 def restitution_pass(rows: Any, qd: np.ndarray, vb: np.ndarray, h: float, threshold: float,
                      max_passes: int) -> int:
     """Collisions, one pair at a time, before the contact solve (Newton's law, 000.md eq. 2.18,

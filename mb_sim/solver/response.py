@@ -13,29 +13,29 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper
 from mb_sim.dynamics.impulse import impulse_response, point_impulse
 from mb_sim.dynamics.kinematics import point_jacobian_row
 
 
-@njit
+@helper
 def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int, body: int,
                     sign: float, point: np.ndarray, direction: np.ndarray) -> None:
     """Add sign x (J and W along `direction` of the world point fixed to robot body `body`)
     to row r of the robot columns J_r, W_r; w (`mb_sim.dynamics.work.TreeWork`) must hold the
     poses and articulated inertias of q."""
-    scratch = w.scratch
+    scratch = w.row
     point_jacobian_row(tree.parent, tree.joint_type, w.rot, w.pos, tree.axis, body, point,
                        direction, scratch)
     for k in range(scratch.shape[0]):
         J_r[r, k] += sign * scratch[k]
-    point_impulse(w.rot[body], w.pos[body], point, direction, w.f6)
-    impulse_response(tree, w, body, w.f6, scratch)
+    point_impulse(w.rot[body], w.pos[body], point, direction, w.vec6b)
+    impulse_response(tree, w, body, w.vec6b, scratch)
     for k in range(scratch.shape[0]):
         W_r[r, k] += sign * scratch[k]
 
 
-@njit
+@helper
 def body_point(J: np.ndarray, W: np.ndarray, sign: float, point: np.ndarray,
                direction: np.ndarray, com: np.ndarray, inv_mass: float,
                inv_inertia: np.ndarray) -> None:

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from mb_sim._jit import njit, record
+from mb_sim._jit import helper, njit
+from mb_sim.records import INDEX, REAL, Field, allocate, record
 
 SCALAR = 0
 NORMAL = 1
@@ -35,14 +34,32 @@ FOLLOWER = 4
 """Second/third row of a TANGENT or BALL group (solved with its first row)."""
 
 
-ROW_FIELDS = (
-    "kind", "J_r", "W_r", "body", "J_b", "W_b", "target", "lo", "hi", "mu", "link", "lam",
-    "restitution", "gap", "accel", "bounce", "reflect", "Kinv", "count",
-)
-"""Columns of the row table; `count[0]` is the number of rows in use, `Kinv[r]` the solver's
-K^+ of the row or group starting at r."""
-
-Rows, RowsRecord = record("Rows", ROW_FIELDS)
+Rows, RowsRecord = record("Rows", """The constraint rows of one step, the solver's table:
+row r constrains u_r = J_r . u and carries its response W_r = M^-1 J_r^T (see the module
+docstring).""", (
+    Field("kind", INDEX, ("r",), "SCALAR, NORMAL, TANGENT, BALL or FOLLOWER"),
+    Field("J_r", REAL, ("r", "nv"), "the row's Jacobian on the robot's velocities"),
+    Field("W_r", REAL, ("r", "nv"), "M^-1 J^T on the robot: the velocity change of a unit "
+          "impulse"),
+    Field("body", INDEX, ("r", 2), "the free bodies the row acts on (-1: none)", fill=-1),
+    Field("J_b", REAL, ("r", 2, 6), "the Jacobian on each body's [v; w]"),
+    Field("W_b", REAL, ("r", 2, 6), "M^-1 J^T on each body"),
+    Field("target", REAL, ("r",), "the velocity u_r the row tries to reach"),
+    Field("lo", REAL, ("r",), "lower bound of the accumulated impulse (SCALAR rows)"),
+    Field("hi", REAL, ("r",), "upper bound (SCALAR rows; the ball's radius for BALL)"),
+    Field("mu", REAL, ("r",), "friction coefficient of a TANGENT row"),
+    Field("link", INDEX, ("r",), "the NORMAL row of a TANGENT row's contact", fill=-1),
+    Field("lam", REAL, ("r",), "accumulated impulse lambda, N s (or N m s)"),
+    "bouncing rows (contact normals, joint limits)",
+    Field("restitution", REAL, ("r",), "restitution e"),
+    Field("gap", REAL, ("r",), "distance still to close, m or rad (> 0: apart)"),
+    Field("accel", REAL, ("r",), "acceleration of u_r under the smooth forces this step"),
+    Field("bounce", REAL, ("r",), "impulse of the restitution pass"),
+    Field("reflect", REAL, ("r",), "(1 + e) gap of a bounce taken at a gap"),
+    "solver",
+    Field("Kinv", REAL, ("r", 3, 3), "K^+ of the row or group starting at r"),
+    Field("count", INDEX, (1,), "rows in use"),
+), {"r": "row capacity", "nv": "robot velocities"})
 
 
 @njit
@@ -51,20 +68,11 @@ def new_rows(values: Rows) -> Any:
 
 
 def allocate_rows(capacity: int, nv: int) -> Rows:
-    """An empty row table for `capacity` rows on a robot of nv joints."""
-    return Rows(
-        kind=np.zeros(capacity, dtype=np.int64), J_r=np.zeros((capacity, nv)),
-        W_r=np.zeros((capacity, nv)), body=np.full((capacity, 2), -1, dtype=np.int64),
-        J_b=np.zeros((capacity, 2, 6)), W_b=np.zeros((capacity, 2, 6)),
-        target=np.zeros(capacity), lo=np.zeros(capacity), hi=np.zeros(capacity),
-        mu=np.zeros(capacity), link=np.full(capacity, -1, dtype=np.int64),
-        lam=np.zeros(capacity), restitution=np.zeros(capacity), gap=np.zeros(capacity),
-        accel=np.zeros(capacity), bounce=np.zeros(capacity), reflect=np.zeros(capacity),
-        Kinv=np.zeros((capacity, 3, 3)), count=np.zeros(1, dtype=np.int64),
-    )
+    """An empty row table for `capacity` rows on a robot of nv velocities."""
+    return allocate(Rows, r=capacity, nv=nv)
 
 
-@njit
+@helper
 def clear_row(rows: Any, r: int, kind: int, target: float, lo: float, hi: float) -> None:
     """Row r with no Jacobian, no bodies, no impulse yet."""
     rows.kind[r] = kind

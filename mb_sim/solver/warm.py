@@ -12,18 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.solver.rows import TANGENT
 
 
-@njit
+@helper
 def row_groups(con: Any, work: Any, joint_start: int, joint_end: int, n_geoms: int) -> int:
     """Keys (work.group_key) and first rows (work.group_row) of the row groups kept between
     steps: the contacts in order, then the robot's joint rows (tags work.joint_tag).
     Returns their number."""
     keys, group_row, tag = work.group_key, work.group_row, work.joint_tag
     geom_a, geom_b, normal_row = con.geom_a, con.geom_b, con.normal_row
-    k = con.count[1]
+    k = con.count[0]
     nth = 0
     for c in range(k):
         pair = geom_a[c] * n_geoms + geom_b[c]
@@ -41,7 +41,7 @@ def row_groups(con: Any, work: Any, joint_start: int, joint_end: int, n_geoms: i
     return g
 
 
-@njit
+@helper
 def _has_friction(kind: np.ndarray, count: int, r: int) -> bool:
     return r + 2 < count and kind[r + 1] == TANGENT
 
@@ -54,7 +54,7 @@ def load(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
         return
     old_keys, values = s.warm_key[:m], s.warm_value
     t1, t2 = con.tangent1, con.tangent2
-    n_contacts = con.count[1]
+    n_contacts = con.count[0]
     keys, group_row, lam, kind, count = (work.group_key, work.group_row, rows.lam, rows.kind,
                                          rows.count[0])
     for g in range(groups):
@@ -69,13 +69,13 @@ def load(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
             lam[r + 2] = values[i, 1] * t2[g, 0] + values[i, 2] * t2[g, 1] + values[i, 3] * t2[g, 2]
 
 
-@njit
+@helper
 def save(rows: Any, con: Any, work: Any, groups: int, s: Any) -> None:
     """s.warm_key, warm_value: the sorted keys and [lambda, friction x, y, z] of the groups."""
     keys = work.group_key[:groups]
     order = np.argsort(keys, kind="mergesort")
     t1, t2 = con.tangent1, con.tangent2
-    n_contacts = con.count[1]
+    n_contacts = con.count[0]
     group_row, lam, kind, count = work.group_row, rows.lam, rows.kind, rows.count[0]
     warm_key, v = s.warm_key, s.warm_value
     for i in range(groups):

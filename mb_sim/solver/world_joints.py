@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper, njit
 from mb_sim.model.compile import BALL_JOINT, FIXED_JOINT, PRISMATIC_JOINT, REVOLUTE_JOINT
 from mb_sim.model.compile import CHILD_ANCHOR as _CA
 from mb_sim.model.compile import CHILD_AXIS as _CAX
@@ -72,6 +72,7 @@ from mb_sim.model.compile import CHILD_REF as _CREF
 from mb_sim.model.compile import PARENT_ANCHOR as _PA
 from mb_sim.model.compile import PARENT_AXIS as _PAX
 from mb_sim.model.compile import PARENT_REF as _PREF
+from mb_sim.rotations import quat_rotation, rotate, rotate_matrix, rotation_vector
 from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, SCALAR, clear_row
 from mb_sim.vec3 import (
     Vec,
@@ -81,9 +82,7 @@ from mb_sim.vec3 import (
     frame_around,
     madd,
     norm,
-    quat_rotation,
     rot_mul,
-    rotate,
     row,
     scale,
     sub,
@@ -96,35 +95,6 @@ AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 
 # --------------------------------------------------------------------------------------------
-# Rotations
-
-
-@njit
-def _rotate_matrix(w: Vec, h: float, R: np.ndarray) -> np.ndarray:
-    """exp(h w~) R, column by column."""
-    out = np.empty((3, 3))
-    for j in range(3):
-        c = rotate(w, h, (R[0, j], R[1, j], R[2, j]))
-        for i in range(3):
-            out[i, j] = c[i]
-    return out
-
-
-@njit
-def _rotation_vector(E: np.ndarray) -> np.ndarray:
-    """log(E) as a rotation vector (angle times unit axis)."""
-    v = np.empty(3)
-    v[0] = 0.5 * (E[2, 1] - E[1, 2])
-    v[1] = 0.5 * (E[0, 2] - E[2, 0])
-    v[2] = 0.5 * (E[1, 0] - E[0, 1])
-    s = np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
-    c = 0.5 * (E[0, 0] + E[1, 1] + E[2, 2] - 1.0)
-    if s < 1e-12:
-        return v
-    return v * (np.arctan2(s, c) / s)
-
-
-# --------------------------------------------------------------------------------------------
 # Per-step frames and joint blocks
 
 
@@ -133,7 +103,7 @@ def frames(m: Any, d: Any, s: Any) -> None:
     """d.frames of the bodies at s: pose, world inverse inertia R I^-1 R^T (003.md 1.5) and
     inverse mass of every body; entry n_bodies is the world (at rest, infinite mass)."""
     f = d.frames
-    X, R, Iw, im, dyn = f.X, f.R, f.Iw, f.im, f.dyn
+    X, R, Iw, im, dyn = f.pos, f.rot, f.inv_inertia, f.inv_mass, f.dynamic
     body_pos, body_quat = s.body_pos, s.body_quat
     inv_mass, inv_inertia, dynamic = m.bodies.inv_mass, m.bodies.inv_inertia, m.bodies.dynamic
     nb = body_pos.shape[0]
@@ -163,7 +133,7 @@ def frames(m: Any, d: Any, s: Any) -> None:
             Iw[b] = 0.0
 
 
-@njit
+@helper
 def _n_rows(jtype: int) -> int:
     if jtype == BALL_JOINT:
         return 3
@@ -172,13 +142,13 @@ def _n_rows(jtype: int) -> int:
     return 5
 
 
-@njit
+@helper
 def _set_row(f: Any, Jr: np.ndarray, Wr: np.ndarray, point: bool, d: Vec, rc: Vec, rp: Vec,
              ends: np.ndarray) -> None:
     """J and W = M^-1 J^T of one constraint row between the bodies ends = (child, parent)
     (frames f): slot 0 the child (+), slot 1 the parent (-). A point row along d acts at the
     lever arms rc, rp; an angular row is a pure torque."""
-    Iw, im, dyn = f.Iw, f.im, f.dyn
+    Iw, im, dyn = f.inv_inertia, f.inv_mass, f.dynamic
     c, p = ends[0], ends[1]
     Jr[:, :] = 0.0
     Wr[:, :] = 0.0
@@ -199,6 +169,75 @@ def _set_row(f: Any, Jr: np.ndarray, Wr: np.ndarray, point: bool, d: Vec, rc: Ve
             Wr[slot, 3 + k] = sign * Ia[k]
 
 
+@helper
+def _raw_rows(m: Any, d: Any, j: int, raw_J: np.ndarray, raw_W: np.ndarray) -> int:
+    """Joint j's bilateral rows before orthonormalisation (J and W of each, `_set_row`);
+    its lever arms and basis into d.joints. Returns the number of rows."""
+    jtype, ends, loc = m.joints.jtype, m.joints.ends, m.joints.loc
+    f = d.frames
+    X, R = f.pos, f.rot
+    arms, basis = d.joints.arms, d.joints.basis
+    c, p = ends[j, 0], ends[j, 1]
+    rc = rot_mul(R, c, row(loc[j], _CA))
+    rp = rot_mul(R, p, row(loc[j], _PA))
+    n = rot_mul(R, p, row(loc[j], _PAX))
+    t1, t2 = frame_around(n)
+    t = jtype[j]
+    if t == PRISMATIC:  # the parent is pushed where the child's point is
+        rp = sub(add(row(X, c), rc), row(X, p))
+    for i in range(3):
+        arms[j, 0, i] = rc[i]
+        arms[j, 1, i] = rp[i]
+        basis[j, 0, i] = n[i]
+        basis[j, 1, i] = t1[i]
+        basis[j, 2, i] = t2[i]
+    k = _n_rows(t)
+    n_linear = 2 if t == PRISMATIC else 3
+    for a in range(k):
+        point = a < n_linear
+        i = a if point else a - n_linear
+        if (t == PRISMATIC and point) or (t == REVOLUTE and not point):
+            dv = t1 if i == 0 else t2
+        else:
+            dv = AXES[i]
+        _set_row(f, raw_J[a], raw_W[a], point, dv, rc, rp, ends[j])
+    return k
+
+
+@helper
+def _cholesky_inverse(raw_J: np.ndarray, raw_W: np.ndarray, k: int, K: np.ndarray,
+                      L: np.ndarray, Li: np.ndarray) -> None:
+    """Li = L^-1 for K = J W^T = L L^T of the first k raw rows (K, L: scratch). A pivot is
+    kept above 1e-14 of K's largest diagonal entry."""
+    for a in range(k):
+        for b in range(k):
+            s = 0.0
+            for slot in range(2):
+                for e in range(6):
+                    s += raw_J[a, slot, e] * raw_W[b, slot, e]
+            K[a, b] = s
+    largest = 0.0
+    for a in range(k):
+        largest = max(largest, K[a, a])
+    L[:, :] = 0.0
+    for a in range(k):  # Cholesky, K = L L^T
+        for b in range(a + 1):
+            s = K[a, b]
+            for e in range(b):
+                s -= L[a, e] * L[b, e]
+            if a == b:
+                L[a, a] = np.sqrt(max(s, 1e-14 * largest + 1e-300))
+            else:
+                L[a, b] = s / L[b, b]
+    Li[:, :] = 0.0
+    for col in range(k):  # forward substitution: L Li = 1
+        for a in range(col, k):
+            s = 1.0 if a == col else 0.0
+            for e in range(col, a):
+                s -= L[a, e] * Li[e, col]
+            Li[a, col] = s / L[a, a]
+
+
 @njit
 def blocks(m: Any, d: Any) -> None:
     """Each world joint's bilateral rows at time t (poses of d.frames), K-orthonormalised,
@@ -209,67 +248,15 @@ def blocks(m: Any, d: Any) -> None:
     x, y, z (world axes; n the parent's axis, t1, t2 perpendicular to it). With the raw rows'
     K = J W^T = L L^T (Cholesky), J[j] and W[j] receive L^-1 J and L^-1 W, Linv[j] receives
     L^-1, arms[j] the lever arms (child, parent), basis[j] (n, t1, t2)."""
-    jtype, ends, loc = m.joints.jtype, m.joints.ends, m.joints.loc
-    f = d.frames
-    X, R = f.X, f.R
-    J, W, Linv, arms, basis = d.joints.J, d.joints.W, d.joints.Linv, d.joints.arms, d.joints.basis
+    J, W, Linv = d.joints.J, d.joints.W, d.joints.Linv
     raw_J = np.zeros((6, 2, 6))
     raw_W = np.zeros((6, 2, 6))
     K = np.zeros((6, 6))
     L = np.zeros((6, 6))
-    for j in range(jtype.shape[0]):
-        c, p = ends[j, 0], ends[j, 1]
-        rc = rot_mul(R, c, row(loc[j], _CA))
-        rp = rot_mul(R, p, row(loc[j], _PA))
-        n = rot_mul(R, p, row(loc[j], _PAX))
-        t1, t2 = frame_around(n)
-        t = jtype[j]
-        if t == PRISMATIC:  # the parent is pushed where the child's point is
-            rp = sub(add(row(X, c), rc), row(X, p))
-        for i in range(3):
-            arms[j, 0, i] = rc[i]
-            arms[j, 1, i] = rp[i]
-            basis[j, 0, i] = n[i]
-            basis[j, 1, i] = t1[i]
-            basis[j, 2, i] = t2[i]
-        k = _n_rows(t)
-        n_linear = 2 if t == PRISMATIC else 3
-        for a in range(k):
-            point = a < n_linear
-            i = a if point else a - n_linear
-            if (t == PRISMATIC and point) or (t == REVOLUTE and not point):
-                dv = t1 if i == 0 else t2
-            else:
-                dv = AXES[i]
-            _set_row(f, raw_J[a], raw_W[a], point, dv, rc, rp, ends[j])
-        for a in range(k):
-            for b in range(k):
-                s = 0.0
-                for slot in range(2):
-                    for e in range(6):
-                        s += raw_J[a, slot, e] * raw_W[b, slot, e]
-                K[a, b] = s
-        scale = 0.0
-        for a in range(k):
-            scale = max(scale, K[a, a])
-        L[:, :] = 0.0
-        for a in range(k):  # Cholesky, K = L L^T
-            for b in range(a + 1):
-                s = K[a, b]
-                for e in range(b):
-                    s -= L[a, e] * L[b, e]
-                if a == b:
-                    L[a, a] = np.sqrt(max(s, 1e-14 * scale + 1e-300))
-                else:
-                    L[a, b] = s / L[b, b]
+    for j in range(m.joints.jtype.shape[0]):
+        k = _raw_rows(m, d, j, raw_J, raw_W)
         Li = Linv[j]
-        Li[:, :] = 0.0
-        for col in range(k):  # forward substitution: L Li = 1
-            for a in range(col, k):
-                s = 1.0 if a == col else 0.0
-                for e in range(col, a):
-                    s -= L[a, e] * Li[e, col]
-                Li[a, col] = s / L[a, a]
+        _cholesky_inverse(raw_J, raw_W, k, K, L, Li)
         for a in range(6):
             for slot in range(2):
                 for e in range(6):
@@ -283,12 +270,12 @@ def blocks(m: Any, d: Any) -> None:
                     W[j, a, slot, e] = sw
 
 
-@njit
+@helper
 def joint_coordinate(m: Any, d: Any, j: int) -> float:
     """Revolute: the angle about the parent's axis from the load-time pose, in (-pi, pi];
     prismatic: the child's point's displacement along the parent's axis from load time."""
     jtype, ends, loc, s0 = m.joints.jtype, m.joints.ends, m.joints.loc, m.joints.s0
-    X, R = d.frames.X, d.frames.R
+    X, R = d.frames.pos, d.frames.rot
     c, p = ends[j, 0], ends[j, 1]
     n = rot_mul(R, p, row(loc[j], _PAX))
     if jtype[j] == REVOLUTE:
@@ -304,13 +291,13 @@ def joint_coordinate(m: Any, d: Any, j: int) -> float:
 # The keeping loop (003.md 1.5)
 
 
-@njit
+@helper
 def predicted_error(m: Any, d: Any, j: int, u: np.ndarray,
                     c_out: np.ndarray) -> tuple[float, float]:
     """Joint j's error at t + h after ballistic motion from the velocities u, in the order of
     its constraint rows (c_out), and its linear and angular sizes (m, rad)."""
     jtype, ends, loc, rrel0 = m.joints.jtype, m.joints.ends, m.joints.loc, m.joints.rrel0
-    X, R, basis, h = d.frames.X, d.frames.R, d.joints.basis, m.options.dt
+    X, R, basis, h = d.frames.pos, d.frames.rot, d.joints.basis, m.options.dt
     c, p = ends[j, 0], ends[j, 1]
     wc = (u[c, 3], u[c, 4], u[c, 5])
     wp = (u[p, 3], u[p, 4], u[p, 5])
@@ -343,9 +330,9 @@ def predicted_error(m: Any, d: Any, j: int, u: np.ndarray,
         c_out[4] = dot(err, row(basis[j], 2))
         ang = norm(err)
     elif t == PRISMATIC or t == FIXED:
-        Rc = _rotate_matrix(wc, h, R[c])
-        Rt = _rotate_matrix(wp, h, R[p]) @ rrel0[j]
-        phi = _rotation_vector(Rc @ Rt.T)
+        Rc = rotate_matrix(wc, h, R[c])
+        Rt = rotate_matrix(wp, h, R[p]) @ rrel0[j]
+        phi = rotation_vector(Rc @ Rt.T)
         o = 2 if t == PRISMATIC else 3
         for i in range(3):
             c_out[o + i] = phi[i]
@@ -357,7 +344,7 @@ def predicted_error(m: Any, d: Any, j: int, u: np.ndarray,
 # Velocity rows
 
 
-@njit
+@helper
 def _project_out(Jf: np.ndarray, Wf: np.ndarray, J: np.ndarray, W: np.ndarray, j: int,
                  k: int) -> None:
     """Jf <- Jf - sum_a (Jf . W'_a) J'_a, Wf likewise: Jf becomes K-orthogonal to the
@@ -373,7 +360,7 @@ def _project_out(Jf: np.ndarray, Wf: np.ndarray, J: np.ndarray, W: np.ndarray, j
                 Wf[slot, m] -= s * W[j, a, slot, m]
 
 
-@njit
+@helper
 def _write_row(rows: Any, r: int, Jr: np.ndarray, Wr: np.ndarray, ends: np.ndarray,
                dyn: np.ndarray) -> None:
     """The two bodies' parts of row r (cleared before): the child's in slot 0, the
@@ -386,98 +373,117 @@ def _write_row(rows: Any, r: int, Jr: np.ndarray, Wr: np.ndarray, ends: np.ndarr
             rows.W_b[r, slot, k] = Wr[slot, k] if dyn[b] else 0.0
 
 
-@njit
-def joint_rows(m: Any, d: Any, vb: np.ndarray) -> None:
-    """Append every world joint's rows to d.rows (bilateral, friction, limits; see the module
-    docstring), targets from the velocities vb after the free motion; d.joints.first_row,
-    friction_row, limit_row receive the row indices per joint (-1 where a joint has none)."""
-    jt, jb, f, rows = m.joints, d.joints, d.frames, d.rows
-    jtype, ends, limits, has_limits, friction = (jt.jtype, jt.ends, jt.limits, jt.has_limits,
-                                                 jt.friction)
-    J, W, Linv, arms, basis = jb.J, jb.W, jb.Linv, jb.arms, jb.basis
-    first_row, friction_row, limit_row = jb.first_row, jb.friction_row, jb.limit_row
-    dyn = f.dyn
+@helper
+def _bilateral_rows(m: Any, d: Any, j: int, u: np.ndarray, cvec: np.ndarray, r: int) -> int:
+    """Joint j's orthonormal bilateral rows from row r, their targets from the velocities u
+    (module docstring); returns the next free row."""
+    jb, rows, ends = d.joints, d.rows, m.joints.ends
+    J, W, Linv = jb.J, jb.W, jb.Linv
     predictive, h = m.options.predictive, m.options.dt
-    Jf = np.zeros((2, 6))
-    Wf = np.zeros((2, 6))
-    cvec = np.zeros(6)
-    nb = vb.shape[0]
-    u = jb.u
-    u[:nb] = vb
-    u[nb] = 0.0
-    r = rows.count[0]
-    for j in range(jtype.shape[0]):
-        t = jtype[j]
-        k = _n_rows(t)
-        first_row[j] = r
-        cvec[:] = 0.0
-        if predictive:
-            predicted_error(m, d, j, u, cvec)
-        for a in range(k):
-            goal = 0.0
-            if predictive:  # J' u0 - L^-1 c / h: the velocity that closes the predicted error
-                for slot in range(2):
-                    b = ends[j, slot]
-                    for i in range(6):
-                        goal += J[j, a, slot, i] * u[b, i]
-                for b in range(a + 1):
-                    goal -= Linv[j, a, b] * cvec[b] / h
-            clear_row(rows, r, SCALAR, goal, -np.inf, np.inf)
-            _write_row(rows, r, J[j, a], W[j, a], ends[j], dyn)
+    cvec[:] = 0.0
+    if predictive:
+        predicted_error(m, d, j, u, cvec)
+    for a in range(_n_rows(m.joints.jtype[j])):
+        goal = 0.0
+        if predictive:  # J' u0 - L^-1 c / h: the velocity that closes the predicted error
+            for slot in range(2):
+                b = ends[j, slot]
+                for i in range(6):
+                    goal += J[j, a, slot, i] * u[b, i]
+            for b in range(a + 1):
+                goal -= Linv[j, a, b] * cvec[b] / h
+        clear_row(rows, r, SCALAR, goal, -np.inf, np.inf)
+        _write_row(rows, r, J[j, a], W[j, a], ends[j], d.frames.dynamic)
+        r += 1
+    return r
+
+
+@helper
+def _friction_rows(m: Any, d: Any, j: int, Jf: np.ndarray, Wf: np.ndarray, r: int) -> int:
+    """Joint j's Coulomb friction rows (a BALL group of three for a ball joint) from row r,
+    K-orthogonal to its bilateral rows; returns the next free row."""
+    jb, rows, f, ends = d.joints, d.rows, d.frames, m.joints.ends
+    t = m.joints.jtype[j]
+    k = _n_rows(t)
+    bound = m.joints.friction[j] * m.options.dt
+    jb.friction_row[j] = r
+    if t == BALL_JOINT:
+        for a in range(3):
+            _set_row(f, Jf, Wf, False, AXES[a], row(jb.arms[j], 0), row(jb.arms[j], 1),
+                     ends[j])
+            _project_out(Jf, Wf, jb.J, jb.W, j, k)
+            clear_row(rows, r, BALL if a == 0 else FOLLOWER, 0.0, -bound, bound)
+            _write_row(rows, r, Jf, Wf, ends[j], f.dynamic)
             r += 1
-        n = row(basis[j], 0)
-        friction_row[j] = -1
-        bound = friction[j] * h
-        if friction[j] > 0.0:
-            friction_row[j] = r
-            if t == BALL_JOINT:
-                for a in range(3):
-                    _set_row(f, Jf, Wf, False, AXES[a], row(arms[j], 0), row(arms[j], 1),
-                             ends[j])
-                    _project_out(Jf, Wf, J, W, j, k)
-                    clear_row(rows, r, BALL if a == 0 else FOLLOWER, 0.0, -bound, bound)
-                    _write_row(rows, r, Jf, Wf, ends[j], dyn)
-                    r += 1
-            else:
-                _set_row(f, Jf, Wf, t == PRISMATIC, n, row(arms[j], 0), row(arms[j], 1),
-                         ends[j])
-                _project_out(Jf, Wf, J, W, j, k)
-                clear_row(rows, r, SCALAR, 0.0, -bound, bound)
-                _write_row(rows, r, Jf, Wf, ends[j], dyn)
-                r += 1
-        limit_row[j, 0] = -1
-        limit_row[j, 1] = -1
-        if has_limits[j] and (t == REVOLUTE or t == PRISMATIC):
-            coordinate = joint_coordinate(m, d, j)
-            _set_row(f, Jf, Wf, t == PRISMATIC, n, row(arms[j], 0), row(arms[j], 1),
-                         ends[j])
-            _project_out(Jf, Wf, J, W, j, k)
-            for side in range(2):  # lower: +s_dot >= -(s - lower) / h; upper: -s_dot
-                gap = coordinate - limits[j, 0] if side == 0 else limits[j, 1] - coordinate
-                if side == 1:
-                    for slot in range(2):
-                        for i in range(6):
-                            Jf[slot, i] = -Jf[slot, i]
-                            Wf[slot, i] = -Wf[slot, i]
-                limit_row[j, side] = r
-                clear_row(rows, r, NORMAL, -gap / h, 0.0, np.inf)
-                _write_row(rows, r, Jf, Wf, ends[j], dyn)
-                r += 1
-    rows.count[0] = r
+        return r
+    _set_row(f, Jf, Wf, t == PRISMATIC, row(jb.basis[j], 0), row(jb.arms[j], 0),
+             row(jb.arms[j], 1), ends[j])
+    _project_out(Jf, Wf, jb.J, jb.W, j, k)
+    clear_row(rows, r, SCALAR, 0.0, -bound, bound)
+    _write_row(rows, r, Jf, Wf, ends[j], f.dynamic)
+    return r + 1
+
+
+@helper
+def _limit_rows(m: Any, d: Any, j: int, Jf: np.ndarray, Wf: np.ndarray, r: int) -> int:
+    """Joint j's lower and upper limit rows from row r (NORMAL rows on the joint coordinate,
+    K-orthogonal to its bilateral rows); returns the next free row."""
+    jb, rows, f, ends, limits = d.joints, d.rows, d.frames, m.joints.ends, m.joints.limits
+    t = m.joints.jtype[j]
+    h = m.options.dt
+    coordinate = joint_coordinate(m, d, j)
+    _set_row(f, Jf, Wf, t == PRISMATIC, row(jb.basis[j], 0), row(jb.arms[j], 0),
+             row(jb.arms[j], 1), ends[j])
+    _project_out(Jf, Wf, jb.J, jb.W, j, _n_rows(t))
+    for side in range(2):  # lower: +s_dot >= -(s - lower) / h; upper: -s_dot
+        gap = coordinate - limits[j, 0] if side == 0 else limits[j, 1] - coordinate
+        if side == 1:
+            for slot in range(2):
+                for i in range(6):
+                    Jf[slot, i] = -Jf[slot, i]
+                    Wf[slot, i] = -Wf[slot, i]
+        jb.limit_row[j, side] = r
+        clear_row(rows, r, NORMAL, -gap / h, 0.0, np.inf)
+        _write_row(rows, r, Jf, Wf, ends[j], f.dynamic)
+        r += 1
+    return r
 
 
 # --------------------------------------------------------------------------------------------
 # Stages
 
 
-@njit
+@helper
 def world_joint_rows(m: Any, d: Any, s: Any, vb: np.ndarray) -> None:
-    """Stage 3's world-joint part: blocks at the poses of d.frames (those of s), then the
-    rows; nothing without world joints."""
-    if m.joints.jtype.shape[0] == 0:
+    """Stage 3's world-joint part: the blocks at the poses of d.frames (those of s), then
+    every world joint's rows appended to d.rows (bilateral, friction, limits; the module
+    docstring), targets from the velocities vb after the free motion; d.joints.first_row,
+    friction_row, limit_row receive the row indices per joint (-1 where a joint has none).
+    Nothing without world joints."""
+    jt, jb = m.joints, d.joints
+    if jt.jtype.shape[0] == 0:
         return
     blocks(m, d)
-    joint_rows(m, d, vb)
+    Jf = np.zeros((2, 6))
+    Wf = np.zeros((2, 6))
+    cvec = np.zeros(6)
+    nb = vb.shape[0]
+    u = jb.body_vel
+    u[:nb] = vb
+    u[nb] = 0.0
+    r = d.rows.count[0]
+    for j in range(jt.jtype.shape[0]):
+        t = jt.jtype[j]
+        jb.first_row[j] = r
+        r = _bilateral_rows(m, d, j, u, cvec, r)
+        jb.friction_row[j] = -1
+        if jt.friction[j] > 0.0:
+            r = _friction_rows(m, d, j, Jf, Wf, r)
+        jb.limit_row[j, 0] = -1
+        jb.limit_row[j, 1] = -1
+        if jt.has_limits[j] and (t == REVOLUTE or t == PRISMATIC):
+            r = _limit_rows(m, d, j, Jf, Wf, r)
+    d.rows.count[0] = r
 
 
 @njit
@@ -494,7 +500,7 @@ def keep_world_joints(m: Any, d: Any, vb: np.ndarray) -> None:
     W, Linv = jb.W, jb.Linv
     h, d_max = opt.dt, opt.d_max
     nb = vb.shape[0]
-    u = jb.u
+    u = jb.body_vel
     u[:nb] = vb
     u[nb] = 0.0
     cvec = np.zeros(6)

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from transforms3d.quaternions import mat2quat
 
-from mb_sim.vec3 import quat_to_matrix
+from mb_sim.rotations import quat_to_matrix
 from mb_sim.viewer.scene import Pose, Visual
 
 # visualization_msgs/Marker: type and action constants

@@ -63,12 +63,12 @@ def test_default_like_scene_contacts() -> None:
     owners = [tuple(sorted((scene.owner[a], scene.owner[b]))) for a, b in zip(c.geom_a, c.geom_b)]
     count = {o: owners.count(o) for o in set(owners)}
     assert count == {(TABLE, BOX1): 4, (TABLE, BOX2): 4, (BOX1, BOX3): 4, (WORLD, BALL): 1}
-    for a, b, n in zip(c.geom_a, c.geom_b, c.normal):
+    for a, b, n in zip(c.geom_a, c.geom_b, c.normals):
         oa, ob = scene.owner[a], scene.owner[b]
         lower_first = {TABLE: 0, BOX1: 1, WORLD: -1}
         up = 1.0 if lower_first.get(ob, 99) < lower_first.get(oa, 99) else -1.0
         np.testing.assert_allclose(n, [0, 0, up], atol=1e-12)
-    assert sorted(np.round(c.depth, 12)) == sorted([0.001] * 8 + [0.001] * 4 + [0.003])
+    assert sorted(np.round(c.depths, 12)) == sorted([0.001] * 8 + [0.001] * 4 + [0.003])
     # lift everything above the envelope: only the stacked pair and the ball remain
     pos, rot = default_like_poses(lift=0.01)
     c = detect(scene, bp, pos, rot, 0.005)
@@ -101,7 +101,7 @@ def test_detect_is_deterministic() -> None:
         if step % 3 == 0:
             bp2 = BroadPhase(scene)  # a fresh sort history must not change the output
         c2 = detect(scene, bp2, pos.copy(), rot.copy(), 0.005)
-        for f in ("geom_a", "geom_b", "point", "normal", "depth", "feature"):
+        for f in ("geom_a", "geom_b", "points", "normals", "depths", "features"):
             assert np.array_equal(getattr(c1, f), getattr(c2, f))
         assert len(c1) > 0
 
@@ -125,14 +125,14 @@ def test_swapping_a_and_b_flips_the_normal_on_random_poses() -> None:
         checked += 1
         assert np.all(ab.geom_a == 0) and np.all(ba.geom_a == 1)
         if sa.kind != sb.kind:  # the same computation: exact flips
-            np.testing.assert_array_equal(ab.normal, -ba.normal)
-            np.testing.assert_array_equal(ab.depth, ba.depth)
-            np.testing.assert_array_equal(ab.point, ba.point)
+            np.testing.assert_array_equal(ab.normals, -ba.normals)
+            np.testing.assert_array_equal(ab.depths, ba.depths)
+            np.testing.assert_array_equal(ab.points, ba.points)
         else:
-            assert ab.depth.max() == pytest.approx(ba.depth.max(), abs=1e-6)
-            i, j = np.argmax(ab.depth), np.argmax(ba.depth)
+            assert ab.depths.max() == pytest.approx(ba.depths.max(), abs=1e-6)
+            i, j = np.argmax(ab.depths), np.argmax(ba.depths)
             if sa.kind in (SPHERE, CAPSULE):
-                np.testing.assert_allclose(ab.normal[i], -ba.normal[j], atol=1e-6)
+                np.testing.assert_allclose(ab.normals[i], -ba.normals[j], atol=1e-6)
     assert checked > 200
 
 

@@ -44,10 +44,10 @@ def _compare(a, b, rng, n, place, normal_ok=lambda *_: True, atol_normal=1e-6):
         assert len(ref) == len(gen) <= 1
         if len(ref):
             seen += 1
-            assert gen.depth[0] == pytest.approx(ref.depth[0], abs=1e-6)
+            assert gen.depths[0] == pytest.approx(ref.depths[0], abs=1e-6)
             if normal_ok(pa, ra, rb):
-                np.testing.assert_allclose(gen.normal[0], ref.normal[0], atol=atol_normal)
-                np.testing.assert_allclose(gen.point[0], ref.point[0], atol=atol_normal)
+                np.testing.assert_allclose(gen.normals[0], ref.normals[0], atol=atol_normal)
+                np.testing.assert_allclose(gen.points[0], ref.points[0], atol=atol_normal)
     return seen
 
 
@@ -109,14 +109,14 @@ def test_box_box_epa_matches_sat_depth() -> None:
         gen = pair_contacts(spec(BOX, ha), pa, ra, spec(BOX, hb), (0, 0, 0), rb, env=ENV,
                             generic=True)
         assert len(gen) == 1
-        assert gen.depth[0] == pytest.approx(depth, abs=1e-6)
+        assert gen.depths[0] == pytest.approx(depth, abs=1e-6)
         sat = pair_contacts(spec(BOX, ha), pa, ra, spec(BOX, hb), (0, 0, 0), rb, env=ENV)
         assert len(sat) >= 1
         # faces are preferred over edge pairs unless an edge axis separates by 1 % more
-        assert sat.depth.max() <= depth * 1.01 + 1e-6
+        assert sat.depths.max() <= depth * 1.01 + 1e-6
         # the contact normal separates the boxes by the depth: translate a along it
-        moved = pa + sat.normal[np.argmax(sat.depth)] * (sat.depth.max() + 1e-7)
+        moved = pa + sat.normals[np.argmax(sat.depths)] * (sat.depths.max() + 1e-7)
         assert _box_sat_depth(ha, ra, moved, hb, rb, np.zeros(3)) <= 1e-6
-        moved = pa + gen.normal[0] * (gen.depth[0] + 1e-7)
+        moved = pa + gen.normals[0] * (gen.depths[0] + 1e-7)
         assert _box_sat_depth(ha, ra, moved, hb, rb, np.zeros(3)) <= 1e-6
     assert seen > 100

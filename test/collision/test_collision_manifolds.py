@@ -35,11 +35,11 @@ def test_box_resting_on_plane_four_corners(yaw: float) -> None:
     c = pair_contacts(spec(BOX, h), (0.3, -0.1, 0.05 - 0.002), r, PLANE_SPEC, (0, 0, 0),
                       np.eye(3))
     assert len(c) == 4
-    np.testing.assert_allclose(c.depth, 0.002, atol=1e-12)
-    np.testing.assert_allclose(c.normal, [[0, 0, 1]] * 4, atol=1e-12)
+    np.testing.assert_allclose(c.depths, 0.002, atol=1e-12)
+    np.testing.assert_allclose(c.normals, [[0, 0, 1]] * 4, atol=1e-12)
     bottom = _corners(h, r, (0.3, -0.1, 0.048))[[0, 2, 4, 6]]
     bottom[:, 2] = -0.001
-    _match_points(c.point, bottom)
+    _match_points(c.points, bottom)
 
 
 @pytest.mark.parametrize("yaw", [0.0, 45.0, 10.0])
@@ -57,11 +57,11 @@ def test_box_resting_on_larger_box_four_corners(yaw: float) -> None:
             c = pair_contacts(spec(BOX, big), (0, 0, 0), np.eye(3), spec(BOX, small), centre, r)
             up = -1.0
         assert len(c) == 4
-        np.testing.assert_allclose(c.depth, depth, atol=1e-12)
-        np.testing.assert_allclose(c.normal, [[0, 0, up]] * 4, atol=1e-12)
+        np.testing.assert_allclose(c.depths, depth, atol=1e-12)
+        np.testing.assert_allclose(c.normals, [[0, 0, up]] * 4, atol=1e-12)
         expected = _corners(small, r, centre)[[0, 2, 4, 6]]
         expected[:, 2] = 0.3 - depth / 2
-        _match_points(c.point, expected)
+        _match_points(c.points, expected)
 
 
 def test_box_overhanging_edge_is_clipped() -> None:
@@ -70,8 +70,8 @@ def test_box_overhanging_edge_is_clipped() -> None:
     c = pair_contacts(spec(BOX, small), (0.45, 0.0, 0.349), np.eye(3), spec(BOX, big),
                       (0, 0, 0), np.eye(3))
     assert len(c) == 4
-    np.testing.assert_allclose(c.depth, 0.001, atol=1e-12)
-    _match_points(c.point[:, :2], np.array([[0.35, -0.1], [0.35, 0.1], [0.5, -0.1], [0.5, 0.1]]))
+    np.testing.assert_allclose(c.depths, 0.001, atol=1e-12)
+    _match_points(c.points[:, :2], np.array([[0.35, -0.1], [0.35, 0.1], [0.5, -0.1], [0.5, 0.1]]))
 
 
 def test_box_slightly_tilted_on_plane_keeps_deepest_and_rests_on_four() -> None:
@@ -80,9 +80,9 @@ def test_box_slightly_tilted_on_plane_keeps_deepest_and_rests_on_four() -> None:
     low = _corners(h, r)[:, 2].min()
     c = pair_contacts(spec(BOX, h), (0, 0, -low - 0.001), r, PLANE_SPEC, (0, 0, 0), np.eye(3))
     assert len(c) == 4
-    assert c.depth.max() == pytest.approx(0.001, abs=1e-12)
+    assert c.depths.max() == pytest.approx(0.001, abs=1e-12)
     drop = 0.001 - 2 * 0.2 * math.sin(math.radians(0.5))
-    assert sorted(c.depth) == pytest.approx([drop, drop, 0.001, 0.001], abs=1e-12)
+    assert sorted(c.depths) == pytest.approx([drop, drop, 0.001, 0.001], abs=1e-12)
 
 
 def test_cylinder_standing_on_plane_four_rim_points() -> None:
@@ -90,11 +90,11 @@ def test_cylinder_standing_on_plane_four_rim_points() -> None:
     c = pair_contacts(spec(CYLINDER, (r, hl, 0)), (0.2, 0.3, hl - 0.003), rot("z", 20),
                       PLANE_SPEC, (0, 0, 0), np.eye(3))
     assert len(c) == 4
-    np.testing.assert_allclose(c.depth, 0.003, atol=1e-12)
-    np.testing.assert_allclose(np.linalg.norm(c.point[:, :2] - [0.2, 0.3], axis=1), r,
+    np.testing.assert_allclose(c.depths, 0.003, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(c.points[:, :2] - [0.2, 0.3], axis=1), r,
                                atol=1e-12)
     # the four points span a square of side r sqrt 2
-    d = np.linalg.norm(c.point[:, None, :] - c.point[None, :, :], axis=2)
+    d = np.linalg.norm(c.points[:, None, :] - c.points[None, :, :], axis=2)
     assert d.max() == pytest.approx(2 * r, abs=1e-12)
 
 
@@ -103,8 +103,8 @@ def test_cylinder_lying_on_plane_two_points_at_the_ends() -> None:
     c = pair_contacts(spec(CYLINDER, (r, hl, 0)), (0.0, 0.0, r - 0.002), rot("y", 90),
                       PLANE_SPEC, (0, 0, 0), np.eye(3))
     assert len(c) == 2
-    np.testing.assert_allclose(c.depth, 0.002, atol=1e-12)
-    np.testing.assert_allclose(sorted(c.point[:, 0]), [-hl, hl], atol=1e-12)
+    np.testing.assert_allclose(c.depths, 0.002, atol=1e-12)
+    np.testing.assert_allclose(sorted(c.points[:, 0]), [-hl, hl], atol=1e-12)
 
 
 def test_capsule_lying_on_plane_two_points() -> None:
@@ -112,10 +112,10 @@ def test_capsule_lying_on_plane_two_points() -> None:
     c = pair_contacts(spec(CAPSULE, (r, hl, 0)), (0.1, 0.0, r - 0.004), rot("z", 30) @
                       rot("y", 90), PLANE_SPEC, (0, 0, 0), np.eye(3))
     assert len(c) == 2
-    np.testing.assert_allclose(c.depth, 0.004, atol=1e-12)
+    np.testing.assert_allclose(c.depths, 0.004, atol=1e-12)
     ends = np.array([[0.1 - hl * math.cos(math.radians(30)), -hl * math.sin(math.radians(30))],
                      [0.1 + hl * math.cos(math.radians(30)), hl * math.sin(math.radians(30))]])
-    _match_points(c.point[:, :2], ends)
+    _match_points(c.points[:, :2], ends)
 
 
 def test_capsule_lying_on_box_two_points_clipped_to_the_face() -> None:
@@ -123,9 +123,9 @@ def test_capsule_lying_on_box_two_points_clipped_to_the_face() -> None:
     c = pair_contacts(spec(CAPSULE, (r, hl, 0)), (0.0, 0.0, 0.1 + r - 0.004), rot("y", 90),
                       spec(BOX, (0.2, 0.2, 0.1)), (0, 0, 0), np.eye(3))
     assert len(c) == 2
-    np.testing.assert_allclose(c.depth, 0.004, atol=1e-9)
-    np.testing.assert_allclose(c.normal, [[0, 0, 1]] * 2, atol=1e-9)
-    np.testing.assert_allclose(sorted(c.point[:, 0]), [-0.2, 0.2], atol=1e-9)
+    np.testing.assert_allclose(c.depths, 0.004, atol=1e-9)
+    np.testing.assert_allclose(c.normals, [[0, 0, 1]] * 2, atol=1e-9)
+    np.testing.assert_allclose(sorted(c.points[:, 0]), [-0.2, 0.2], atol=1e-9)
 
 
 def test_cylinder_standing_on_box_rim_points() -> None:
@@ -133,9 +133,9 @@ def test_cylinder_standing_on_box_rim_points() -> None:
     c = pair_contacts(spec(CYLINDER, (r, hl, 0)), (0.05, 0.0, 0.1 + hl - 0.002), np.eye(3),
                       spec(BOX, (0.3, 0.3, 0.1)), (0, 0, 0), np.eye(3))
     assert len(c) == 4
-    np.testing.assert_allclose(c.depth, 0.002, atol=1e-9)
-    np.testing.assert_allclose(c.normal, [[0, 0, 1]] * 4, atol=1e-9)
-    np.testing.assert_allclose(np.linalg.norm(c.point[:, :2] - [0.05, 0.0], axis=1), r,
+    np.testing.assert_allclose(c.depths, 0.002, atol=1e-9)
+    np.testing.assert_allclose(c.normals, [[0, 0, 1]] * 4, atol=1e-9)
+    np.testing.assert_allclose(np.linalg.norm(c.points[:, :2] - [0.05, 0.0], axis=1), r,
                                atol=1e-9)
 
 
@@ -146,19 +146,19 @@ def test_convex_prism_on_plane_reduced_to_four_widest() -> None:
     c = pair_contacts(spec(CONVEX, verts=verts), (0, 0, 0.05 - 0.001), np.eye(3), PLANE_SPEC,
                       (0, 0, 0), np.eye(3))
     assert len(c) == 4
-    np.testing.assert_allclose(c.depth, 0.001, atol=1e-12)
-    np.testing.assert_allclose(np.linalg.norm(c.point[:, :2], axis=1), 0.1, atol=1e-12)
+    np.testing.assert_allclose(c.depths, 0.001, atol=1e-12)
+    np.testing.assert_allclose(np.linalg.norm(c.points[:, :2], axis=1), 0.1, atol=1e-12)
     # widest spread of 16 points on a circle: a square (diagonals are diameters)
-    d = np.sort(np.linalg.norm(c.point[:, None, :2] - c.point[None, :, :2], axis=2).ravel())
+    d = np.sort(np.linalg.norm(c.points[:, None, :2] - c.points[None, :, :2], axis=2).ravel())
     assert d[-1] == pytest.approx(0.2, abs=1e-12)
     # the quad's diagonals are the pairs (first, second) and (third, fourth) chosen
-    u = c.point[1, :2] - c.point[0, :2]
-    v = c.point[3, :2] - c.point[2, :2]
+    u = c.points[1, :2] - c.points[0, :2]
+    v = c.points[3, :2] - c.points[2, :2]
     assert 0.5 * abs(u[0] * v[1] - u[1] * v[0]) == pytest.approx(0.02, rel=1e-9)
 
 
 def _by_point(c) -> np.ndarray:
-    return np.lexsort(np.round(c.point, 6).T[::-1])
+    return np.lexsort(np.round(c.points, 6).T[::-1])
 
 
 def test_convex_cube_equals_box_on_random_poses() -> None:
@@ -178,13 +178,13 @@ def test_convex_cube_equals_box_on_random_poses() -> None:
             c = pair_contacts(a, pa, ra, b, (0, 0, 0), rb)
             assert len(c) == len(ref)
             order = _by_point(c)
-            np.testing.assert_allclose(c.depth[order], ref.depth[r_order], atol=1e-9)
-            np.testing.assert_allclose(c.normal[order], ref.normal[r_order], atol=1e-9)
-            np.testing.assert_allclose(c.point[order], ref.point[r_order], atol=1e-9)
+            np.testing.assert_allclose(c.depths[order], ref.depths[r_order], atol=1e-9)
+            np.testing.assert_allclose(c.normals[order], ref.normals[r_order], atol=1e-9)
+            np.testing.assert_allclose(c.points[order], ref.points[r_order], atol=1e-9)
         pl = pair_contacts(box, pa, ra, PLANE_SPEC, (0, 0, 0), np.eye(3))
         cl = pair_contacts(hull, pa, ra, PLANE_SPEC, (0, 0, 0), np.eye(3))
         assert len(pl) == len(cl)
-        np.testing.assert_allclose(np.sort(cl.depth), np.sort(pl.depth), atol=1e-12)
+        np.testing.assert_allclose(np.sort(cl.depths), np.sort(pl.depths), atol=1e-12)
         hits += len(ref) > 0
     assert hits > 50
 

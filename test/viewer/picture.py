@@ -63,7 +63,7 @@ def share(image: np.ndarray, pixel: tuple[int, int], rgb: tuple[float, float, fl
 def visual_centre(sim: object, link: str) -> np.ndarray:
     """World position of the centre of a link's first visual shape (at the simulation's
     state), from the robot's URDF as the viewer reads it."""
-    from mb_sim.vec3 import quat_to_matrix
+    from mb_sim.rotations import quat_to_matrix
     from mb_sim.viewer.scene import robot_visuals
 
     visuals, _ = robot_visuals(sim.model.urdf_xml)  # type: ignore[attr-defined]

@@ -18,20 +18,20 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import helper
 from mb_sim.dynamics.impulse import joint_impulse_response
 from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
 
 
-@njit
+@helper
 def _joint_response(m: Any, w: Any, i: int) -> None:
-    if not w.have[i]:
+    if not w.response_ready[i]:
         joint_impulse_response(m.tree, w, i, w.response[i])
-        w.have[i] = True
+        w.response_ready[i] = True
 
 
-@njit
-def joint_rows(m: Any, d: Any, s: Any) -> None:
+@helper
+def robot_joint_rows(m: Any, d: Any, s: Any) -> None:
     """Append limit, friction and mimic rows to d.rows; d.work.joint_tag[r] receives
     3 i + (0 lower, 1 upper, 2 friction), or 3 n + k for mimic pair k. Velocities after the
     free motion: d.work.qd_free; at the start of the step: s.qd."""
@@ -42,7 +42,7 @@ def joint_rows(m: Any, d: Any, s: Any) -> None:
     h = opt.dt
     n = tree.parent.shape[0]
     nv = qd.shape[0]
-    w.have[:] = False
+    w.response_ready[:] = False
     r = rows.count[0]
     for i in range(n):
         for side in range(3):

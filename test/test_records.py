@@ -1,0 +1,111 @@
+"""Records are declared once (mb_sim.records): the arrays the simulation allocates and the
+compiled model match their declarations, and docs/architecture.md shows the declarations."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mb_sim
+from mb_sim import records
+from mb_sim.collision.gjk import EPA_MAX_FACES, EPA_MAX_VERTS
+from mb_sim.collision.work import CAP_POINTS
+from mb_sim.records import ARANGE, IDENTITY, REAL, Field, allocate, dimension, mismatches, record
+from mb_sim.sim.state import State, StateArrays
+from mb_sim.warmup import ROBOT, WORLD
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_architecture_tables_are_the_declarations() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    start, end = text.index(records.BEGIN), text.index(records.END) + len(records.END)
+    assert text[start:end] == records.tables(), (
+        "docs/architecture.md is out of step with the record declarations: "
+        "run .venv/bin/python -m mb_sim.records docs/architecture.md")
+
+
+def test_every_record_and_view_is_declared_with_meanings() -> None:
+    names = {d.name for d in records.all_declarations()}
+    assert {"Tree", "Bodies", "Geoms", "WorldJoints", "Options", "SceneModel", "TreeWork",
+            "StateArrays", "Rows", "CollisionWork", "ContactList", "BodyFrames", "JointBlocks",
+            "StepWork", "Data", "Sim", "Dynamics", "Shapes"} <= names
+    for d in records.all_declarations():
+        assert d.doc.strip(), d.name
+        for f in d.fields:
+            assert f.doc.strip(), f"{d.name}.{f.name} has no meaning"
+
+
+def _scene(floating: bool) -> mb_sim.Simulation:
+    model = mb_sim.load_urdf(ROBOT, floating_base=floating, inertia_from_geometry=500.0)
+    return mb_sim.Simulation(model, world=mb_sim.load_world(WORLD))
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_arrays_match_their_declarations(floating: bool) -> None:
+    sim = _scene(floating)
+    sc, d = sim.scene.arrays, sim._data
+    n, nb = sim.n_joints, len(sim.body_names)
+    nv, nq = sim.nv, sim.nq
+    g = sc.geoms
+    rows = d.rows.kind.shape[0]
+    ng = g.kind.shape[0]
+    geom_sizes = {"g": ng, "v": g.verts.shape[0], "h": g.face_normal.shape[0],
+                  "k": g.face_verts.shape[0], "e": g.edge_verts.shape[0]}
+    assert g.verts.shape[0] > 0 and g.edge_verts.shape[0] > 0
+    polygon = 2 * max(g.max_face_verts, CAP_POINTS) + 4
+    work_sizes = {"o": n + nb + 1, "g": ng, "p": ng * (ng - 1) // 2, "pv": EPA_MAX_VERTS,
+                  "pf": EPA_MAX_FACES, "hv": g.max_verts, "hf": g.max_faces, "c": polygon,
+                  "m": max(polygon + 2, g.max_verts + 2, 16)}
+    problems = (
+        mismatches(sc.tree, n=n, m=sc.tree.mimic.shape[0], f=int(floating))
+        + mismatches(sc.bodies, b=nb) + mismatches(g, **geom_sizes)
+        + mismatches(sc.joints, j=len(sim.scene.world_joint_names)) + mismatches(sc.options)
+        + mismatches(sc) + mismatches(d)
+        + mismatches(d.tree, n=n, nv=nv, nq=nq) + mismatches(d.frames, b=nb)
+        + mismatches(d.collision, **work_sizes)
+        + mismatches(d.rows, r=rows, nv=nv) + mismatches(d.push, r=rows, nv=nv)
+        + mismatches(d.joints, j=len(sim.scene.world_joint_names), b=nb)
+        + mismatches(d.work, nv=nv, b=nb, r=rows)
+        + mismatches(d.before, n=n, nq=nq, nv=nv, b=nb, w=rows)
+        + mismatches(d.contacts, k=d.contacts.depth.shape[0])
+        + mismatches(sim.state.arrays(), n=n, nq=nq, nv=nv, b=nb, w=rows)
+    )
+    assert problems == []
+
+
+def test_a_wrong_shape_or_type_is_reported() -> None:
+    sim = _scene(False)
+    tree = sim.scene.arrays.tree
+    bad = tree._replace(axis=np.zeros((1, 3)), parent=tree.parent.astype(float))
+    problems = mismatches(bad, n=sim.n_joints, m=tree.mimic.shape[0], f=0)
+    assert any("Tree.axis: shape (1, 3)" in p for p in problems), problems
+    assert any("Tree.parent: dtype float64" in p for p in problems), problems
+
+
+def test_state_is_the_declared_state() -> None:
+    assert [f.name for f in fields(State)] == list(StateArrays._fields)
+
+
+def test_shapes_and_fills() -> None:
+    assert dimension("n+1", {"n": 4}) == 5
+    assert dimension("2*g", {"g": 3}) == 6
+    assert dimension("3*r+1", {"r": 2}) == 7
+    with pytest.raises(ValueError, match="size 'x' not given"):
+        dimension("x+1", {"n": 1})
+    Sample, _ = record("Sample", "a record of the test", (
+        Field("eye", REAL, ("n", 3, 3), "identities", fill=IDENTITY),
+        Field("ids", np.int64, (2, "2*n"), "counting", fill=ARANGE),
+        Field("minus", np.int64, ("n",), "minus one", fill=-1),
+    ), {"n": "count"})
+    try:
+        s = allocate(Sample, n=2)
+        np.testing.assert_array_equal(s.eye, np.tile(np.eye(3), (2, 1, 1)))
+        np.testing.assert_array_equal(s.ids, [[0, 1, 2, 3]] * 2)
+        np.testing.assert_array_equal(s.minus, [-1, -1])
+        assert mismatches(s, n=2) == []
+    finally:
+        records.DECLARED.pop("Sample")
