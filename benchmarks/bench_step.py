@@ -1,7 +1,7 @@
 """Step time of the default scene in mb_sim next to MuJoCo's mj_step, and where mb_sim's goes.
 
     .venv/bin/python benchmarks/bench_step.py [--seconds 3] [--warmup 0.5] [--repeats 3]
-        [--mujoco-solver Newton|CG|PGS] [--no-mujoco]
+        [--mujoco-solver Newton|CG|PGS] [--no-mujoco] [--servo]
 
 Scene: urdf/arm.urdf in config/worlds/table.yaml (table, three boxes and a ball resting on it),
 dt = 1 ms. Controller (the same function drives both simulators, efforts from q and qd):
@@ -11,6 +11,9 @@ bottom of the hand 2 cm below the table top (so the hand presses on the table) p
 0.1 rad sine on joint1 (the hand slides to and fro: sticking and sliding friction). The arm
 starts 1 cm above the table in the hand-down pose. Gains per joint from the joint-space inertia
 H(q_ref): Kp = H_ii w^2, Kd = 2 w H_ii (critically damped at w = 20 rad/s). Nothing is random.
+With `--servo`, mb_sim's arm runs on its own position servos inside the step (the reference as
+targets, g(q) as the effort feed-forward, default gains: mb_sim.sim.servo), so the step's
+cost includes the servos'; MuJoCo keeps the effort PD.
 
 Each simulator first runs `--warmup` seconds (numba compiles or loads its cache, the hand comes
 down), then one pass over `--seconds` of simulated time collects the statistics (contact count,
@@ -73,14 +76,32 @@ class Setup:
     table_top: float
     gravity_base: np.ndarray
 
-    def control(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    servo: bool = False
+    """mb_sim's arm on its own position servos (`--servo`)."""
+
+    def reference(self, t: float) -> np.ndarray:
         q_ref = self.q_press.copy()
         q_ref[0] += SWAY_AMPLITUDE * math.sin(2.0 * math.pi * SWAY_HZ * t)
-        g = mb_sim.rnea(self.model, q, np.zeros_like(q), np.zeros_like(q),
-                        gravity=self.gravity_base)
-        tau = g + self.kp * (q_ref - q) - self.kd * qd
+        return q_ref
+
+    def gravity(self, q: np.ndarray) -> np.ndarray:
+        return mb_sim.rnea(self.model, q, np.zeros_like(q), np.zeros_like(q),
+                           gravity=self.gravity_base)
+
+    def control(self, t: float, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        tau = self.gravity(q) + self.kp * (self.reference(t) - q) - self.kd * qd
         lim = self.model.effort_limit
         return np.clip(tau, -lim, lim)
+
+
+def command(sim: mb_sim.Simulation, setup: Setup) -> None:
+    """The controller's command before a step: efforts, or with `--servo` the reference as
+    position targets of mb_sim's servos and g(q) as their effort feed-forward."""
+    if setup.servo:
+        sim.set_position_target(setup.reference(sim.time))
+        sim.set_effort(setup.gravity(sim.q))
+    else:
+        sim.set_effort(setup.control(sim.time, sim.q, sim.qd))
 
 
 def _quat_matrix(q: np.ndarray) -> np.ndarray:
@@ -179,6 +200,8 @@ def _track_bodies(res: Result, start: dict[str, np.ndarray], now: dict[str, np.n
 def make_mb_sim(setup: Setup) -> mb_sim.Simulation:
     sim = mb_sim.Simulation(setup.model, world=setup.world, dt=DT)
     sim.set_state(q=setup.q_start, qd=np.zeros(setup.model.nv))
+    if setup.servo:
+        sim.set_interfaces(dict.fromkeys(sim.joint_names, "position"))
     return sim
 
 
@@ -193,7 +216,7 @@ def _mb_free_bodies(sim: mb_sim.Simulation, setup: Setup) -> dict[str, np.ndarra
 
 def mb_warmup(sim: mb_sim.Simulation, setup: Setup, seconds: float) -> None:
     for _ in range(round(seconds / DT)):
-        sim.set_effort(setup.control(sim.time, sim.q, sim.qd))
+        command(sim, setup)
         sim.step()
 
 
@@ -210,7 +233,7 @@ def run_mb_sim(setup: Setup, seconds: float,
     start = _mb_free_bodies(sim, setup)
     n = round(seconds / DT)
     for _ in range(n):
-        sim.set_effort(setup.control(sim.time, sim.q, sim.qd))
+        command(sim, setup)
         sim.step()
         c = sim.contacts
         arm = [k for k in range(len(c)) if c.body_a[k] in links or c.body_b[k] in links]
@@ -348,7 +371,7 @@ def _drive(sim: mb_sim.Simulation, setup: Setup, n: int) -> float:
     clock = time.perf_counter
     total = 0.0
     for _ in range(n):
-        sim.set_effort(setup.control(sim.time, sim.q, sim.qd))
+        command(sim, setup)
         t0 = clock()
         sim.step()
         total += clock() - t0
@@ -367,7 +390,7 @@ def breakdown(sim: mb_sim.Simulation, setup: Setup, n: int,
     for _ in range(passes):
         spent = dict.fromkeys((name for name, _ in stages), 0.0)
         for _ in range(n):
-            sim.set_effort(setup.control(sim.time, sim.q, sim.qd))
+            command(sim, setup)
             m, d, s = sim._m, sim._d, sim._s
             vb[0] = sim._data.work.body_vel
             for name, fn in stages:
@@ -455,9 +478,13 @@ def main(argv: list[str] | None = None) -> None:
                     help="timed passes over the window; the best is reported")
     ap.add_argument("--mujoco-solver", default="Newton", choices=("Newton", "CG", "PGS"))
     ap.add_argument("--no-mujoco", action="store_true")
+    ap.add_argument("--servo", action="store_true",
+                    help="mb_sim's arm on its position servos (default gains; the reference "
+                         "as targets, g(q) as feed-forward); MuJoCo keeps the effort PD")
     args = ap.parse_args(argv)
 
     setup = build_setup()
+    setup.servo = args.servo
     print(f"scene: {URDF.relative_to(ROOT)} in {WORLD.relative_to(ROOT)}, dt = {DT * 1e3:g} ms, "
           f"warm-up {args.warmup:g} s, timed {args.seconds:g} s of simulated time")
     print("q_start =", np.array2string(setup.q_start, precision=3),

@@ -7,7 +7,7 @@
 
 The bag holds the robot, the world, the node's parameters and the state at the start of the
 recording (see `mb_sim.ros.recorder`). The replay rebuilds that simulation, feeds the recorded
-effort commands at their recorded simulated times, exactly as the node applies them (before
+commands (efforts, position and velocity targets) at their recorded simulated times, exactly as the node applies them (before
 the step that starts at that time, in order, through the same checks, limits and watchdog:
 `mb_sim.ros.latch`), and compares every recorded joint_states message with the state it
 computes: bit for bit by default, or within `--tolerance` (absolute). No ROS is involved: the
@@ -42,7 +42,6 @@ from mb_sim.ros.latch import CommandError, CommandLatch
 from mb_sim.ros.params import ParamError, command_joint_list
 from mb_sim.state_codec import state_from_json
 
-JOINT_STATES = "/joint_states"
 SKIPPED = ("/tf", "/tf_static", "/clock", "/robot_description")
 FIELDS = ("position", "velocity", "effort")
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -188,14 +187,21 @@ class _Replay:
         self.tolerance = tolerance
         names = tuple(sim.joint_names)
         self.names = names
+        interfaces = start.get("interfaces")
+        effort_joints = None if interfaces is None else \
+            tuple(n for n, i in zip(names, interfaces) if "effort" in i)
         try:
-            command_joints = command_joint_list(params.get("command_joints"), names)
+            command_joints = command_joint_list(params.get("command_joints"), names,
+                                                effort_joints)
         except ParamError as e:
             raise ValueError(str(e)) from None
-        self.latch = CommandLatch(names, sim.model.effort_limit, command_joints)
+        self.latch = CommandLatch(names, sim.model.effort_limit, command_joints,
+                                  interfaces=interfaces)
         self.latch.restore(start)
         self.timeout = float(params["command_timeout"])
         self.compared = self.steps = self.commands = 0
+        topic = str(params.get("joint_states_topic", "joint_states"))
+        self.js_topic = topic if topic.startswith("/") else "/" + topic
 
     def ns(self) -> int:
         return round(self.sim.time * 1e9)
@@ -209,9 +215,7 @@ class _Replay:
             self._apply_events(here)  # parameter changes run between steps, before commands
             self._apply_commands(here)
             sim = self.sim
-            effort = self.latch.changed_efforts(sim.time, sim.dt, self.timeout)
-            if effort is not None:
-                sim.set_effort(effort)
+            self.latch.apply(sim, self.timeout)
             sim.step(1)
             self.steps += 1
             divergence = self._compare(timeline.get(self.ns(), []))
@@ -228,12 +232,11 @@ class _Replay:
         for m in messages:
             if m.msgtype == ARRAY:  # on command_topic
                 check = self.latch.from_array
-            elif m.msgtype == JOINT_STATE and m.topic != JOINT_STATES:  # joint_command_topic
+            elif m.msgtype == JOINT_STATE and m.topic != self.js_topic:  # joint_command_topic
                 check = self.latch.from_joint_state
             else:
                 continue
-            idx, values = check(m.topic, m.msg)
-            self.latch.set(idx, values, self.sim.time)
+            self.latch.latch(check(m.topic, m.msg), self.sim.time)
             self.commands += 1
 
     def _compare(self, messages: list[Message]) -> Divergence | None:
@@ -241,9 +244,9 @@ class _Replay:
         reproduce (bit for bit, or within the tolerance)."""
         sim = self.sim
         replayed = {"position": sim.joint_positions, "velocity": sim.joint_velocities,
-                    "effort": sim.effort}
+                    "effort": sim.applied_effort}
         for m in messages:
-            if m.topic != JOINT_STATES:
+            if m.topic != self.js_topic:
                 continue
             self.compared += 1
             for field in FIELDS:

@@ -68,7 +68,11 @@ def state_to_json(state: Any) -> str:
 
 def state_from_json(text: str, like: Any) -> Any:
     """The state encoded by `state_to_json`, as the same dataclass as `like`
-    (e.g. `sim.save_state()` of the simulation that will restore it)."""
+    (e.g. `sim.save_state()` of the simulation that will restore it). Fields the text lacks
+    (a state written before they existed) take like's values."""
     data = json.loads(text)
     values = {name: _decode(v) for name, v in data["fields"].items()}
+    for f in dataclasses.fields(like):
+        if f.name not in values:
+            values[f.name] = getattr(like, f.name).copy()
     return type(like)(**values)

@@ -9,7 +9,8 @@ Three passes over the tree:
 3. base -> tips: a'_i = X_i a_p + c_i, qdd_i = (u_i - U_i^T a'_i) / D_i,
    a_i = a'_i + S_i qdd_i   (eqs. 3.28, 3.31).
 Gravity enters as a fictitious base acceleration a_0 = [0; -g]. Viscous joint damping is a
-torque -damping * qd added to tau. A floating base is the root body of the same passes, its
+torque -damping * qd added to tau; an armature a_i (work record) adds to D_i, i.e. to H_ii
+(an implicit servo's stiffness and damping over one step, mb_sim.sim.servo). A floating base is the root body of the same passes, its
 acceleration solved from its articulated inertia (RBDA's floating-base ABA).
 """
 
@@ -85,7 +86,7 @@ def _inward(tree: Any, w: Any, qd: np.ndarray, tau: np.ndarray, floating: bool) 
     t6, Ia, tmp = w.vec6, w.passed_inertia, w.mat6
     for i in range(parent.shape[0] - 1, -1, -1):
         mv6(IA[i], S[i], U[i])
-        D[i] = dot6(S[i], U[i])
+        D[i] = dot6(S[i], U[i]) + w.armature[i]
         u[i] = tau[i] - damping[i] * qd[i] - dot6(S[i], pA[i])
         j = parent_slot(parent, i, floating)
         if j >= 0:

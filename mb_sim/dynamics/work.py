@@ -23,7 +23,9 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (000.
           "(000.md eq. 3.16)"),
     Field("S", REAL, ("n+1", 6), "motion subspace S_i of joint i"),
     Field("U", REAL, ("n+1", 6), "U_i = I^A_i S_i (000.md 2.4)"),
-    Field("D", REAL, ("n",), "D_i = S_i^T U_i", fill=1.0),
+    Field("D", REAL, ("n",), "D_i = S_i^T U_i + armature_i", fill=1.0),
+    Field("armature", REAL, ("n",), "joint-space inertia added to D_i: a servo's implicit "
+          "h Kd + h^2 Kp in the step (mb_sim.sim.servo); 0 elsewhere"),
     Field("IA", REAL, ("n+1", 6, 6), "articulated inertia I^A_i (composite inertia I^C_i in "
           "CRBA)"),
     Field("v", REAL, ("n+1", 6), "body velocity v_i"),

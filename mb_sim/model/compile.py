@@ -94,6 +94,7 @@ Tree, TreeRecord = record("Tree", """The robot's kinematic tree, inertias and jo
     Field("lower", REAL, ("n",), "lower joint limit, rad or m (-inf: none)"),
     Field("upper", REAL, ("n",), "upper joint limit, rad or m (inf: none)"),
     Field("effort_limit", REAL, ("n",), "URDF effort limit (inf: none)"),
+    Field("velocity_limit", REAL, ("n",), "URDF velocity limit (inf: none); servos keep to it"),
     Field("limit_restitution", REAL, ("n",), "restitution of the joint limits"),
     Field("mimic", REAL, ("m", 4), "(joint, leader, multiplier, offset): q_joint = "
           "multiplier q_leader + offset"),
@@ -295,7 +296,8 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
             tree_pos=_frozen(np.zeros((0, 3))), inertia=_frozen(np.zeros((0, 6, 6))),
             mass=_frozen(z), com=_frozen(np.zeros((0, 3))), damping=_frozen(z),
             friction=_frozen(z), lower=_frozen(z), upper=_frozen(z), effort_limit=_frozen(z),
-            limit_restitution=_frozen(z), mimic=_frozen(np.zeros((0, 4))),
+            velocity_limit=_frozen(z), limit_restitution=_frozen(z),
+            mimic=_frozen(np.zeros((0, 4))),
             base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),
             base_inertia=_frozen(base_inertia),
         )
@@ -305,6 +307,7 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
         tree_rot=robot.tree_rot, tree_pos=robot.tree_pos, inertia=robot.spatial_inertia,
         mass=robot.mass, com=robot.com, damping=robot.damping, friction=robot.friction,
         lower=robot.lower, upper=robot.upper, effort_limit=robot.effort_limit,
+        velocity_limit=robot.velocity_limit,
         limit_restitution=_frozen(np.full(robot.n_joints, e)),
         mimic=_frozen(np.array(robot.mimic, dtype=float).reshape(-1, 4)),
         base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),

@@ -1,8 +1,10 @@
-"""Effort commands from their topics to the physics thread, and the numbers that say whether
+"""Commands from their topics to the physics thread, and the numbers that say whether
 every command arrived and how late it was applied.
 
-In: std_msgs/Float64MultiArray on `command_topic`, in `command_joints` order; sensor_msgs/
-JointState with names and efforts on `joint_command_topic`. QoS reliable, depth 1000.
+In: std_msgs/Float64MultiArray efforts on `command_topic`, in `command_joints` order;
+sensor_msgs/JointState with names and positions, velocities and efforts (each empty or one
+per name) on `joint_command_topic`. QoS reliable, depth 1000 (a publisher with depth 1, as
+ros2_control's topic hardware interface, matches it).
 
 The physics thread takes the commands from the two subscriptions itself (`CommandIntake.take`)
 before every physics step, and at least every `physics_loop.POLL_PERIOD` while it waits: it
@@ -33,7 +35,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from mb_sim.ros.latch import CommandError, CommandLatch, Warn
+from mb_sim.ros.latch import CommandError, CommandLatch, Values, Warn
 
 QOS_COMMANDS = QoSProfile(depth=1000)
 """Commands: reliable; 1000 messages (1 s at 1 kHz) may wait between two takes (a stalled
@@ -44,10 +46,10 @@ LATENCY_WINDOW = 5000
 
 @dataclass
 class Command:
-    """Checked efforts for the joints `idx` (URDF order), with where and when they came from."""
+    """A checked command ({interface: (joints, values)}, `latch.Values`), with where and when
+    it came from."""
 
-    idx: np.ndarray
-    values: np.ndarray
+    values: Values
     topic: str
     msg: Any
     sent_ns: int
@@ -184,12 +186,12 @@ class CommandIntake:
                  ) -> Command | None:
         sent_ns = self.stats.arrived(topic, info)
         try:
-            idx, values = check(topic, msg)
+            values = check(topic, msg)
         except CommandError as e:
             self.stats.reject()
             self._warn(f"cmd:{topic}:{e.kind}", str(e))
             return None
-        return Command(idx, values, topic, msg, sent_ns)
+        return Command(values, topic, msg, sent_ns)
 
 
 def _never_called(_msg: Any) -> None:

@@ -1,8 +1,8 @@
 """What one physics step of `sim_node` is (the `physics_loop.Cycle` the loop drives).
 
 Before each step: the commands that arrived are latched in their order of arrival (and
-recorded), and the latch's efforts go to the simulation when they may have changed. Then one
-step, then the outputs due. Between steps, paused: only the commands are taken.
+recorded), and the latch's efforts and servo targets go to the simulation when they may have
+changed. Then one step, then the outputs due. Between steps, paused: only the commands are taken.
 """
 
 from __future__ import annotations
@@ -31,9 +31,7 @@ class NodeCycle:
     def step(self) -> None:
         self._take_commands()
         sim = self.sim
-        effort = self.latch.changed_efforts(sim.time, sim.dt, self.p.command_timeout)
-        if effort is not None:
-            sim.set_effort(effort)
+        self.latch.apply(sim, self.p.command_timeout)
         sim.step(1)
         self.publishers.publish_due()
 
@@ -48,7 +46,7 @@ class NodeCycle:
             return
         t = self.sim.time
         for c in commands:
-            self.latch.set(c.idx, c.values, t)
+            self.latch.latch(c.values, t)
             self.recording.write_message(c.topic, c.msg, t)
         self.intake.stats.applied_at(commands, time.time_ns())
 

@@ -20,8 +20,11 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 import mb_sim
+from mb_sim.model.ros2_control import command_interfaces, parse_interfaces, servo_interface
 from mb_sim.ros.logs import error_text, name_list
 from mb_sim.ros.params import (
+    COMMAND_INTERFACES,
+    GAINS,
     INITIAL_POSITIONS,
     SPECS,
     ParamError,
@@ -50,6 +53,9 @@ class Inputs:
     """Joint positions at start and after ~/reset."""
     command_joints: list[str]
     """Joint order of the Float64MultiArray commands."""
+    interfaces: list[tuple[str, ...]]
+    """Each joint's command interfaces (<ros2_control>, command_interfaces.<joint>, else
+    effort)."""
 
 
 def load_inputs(node: Node) -> tuple[SimParams, Inputs]:
@@ -57,8 +63,10 @@ def load_inputs(node: Node) -> tuple[SimParams, Inputs]:
     p = declare_parameters(node)
     model, world = _load_robot_and_world(node, p)
     joint_names = tuple(model.joint_names)
+    interfaces = _command_interfaces(node, model)
+    effort_joints = tuple(n for n, i in zip(joint_names, interfaces) if "effort" in i)
     try:
-        command_joints = command_joint_list(p.command_joints, joint_names)
+        command_joints = command_joint_list(p.command_joints, joint_names, effort_joints)
     except ParamError as e:
         raise StartupError(str(e)) from None
     sim = _make_simulation(node, p, model, world)
@@ -68,7 +76,8 @@ def load_inputs(node: Node) -> tuple[SimParams, Inputs]:
                               qd=dict.fromkeys(joint_names, 0.0))
     else:
         sim.set_initial_state(q=q0, qd=np.zeros_like(q0))
-    return p, Inputs(model, world, model.urdf_xml, sim, q0, command_joints)
+    _start_servos(node, sim, interfaces)
+    return p, Inputs(model, world, model.urdf_xml, sim, q0, command_joints, interfaces)
 
 
 # --- parameters ----------------------------------------------------------------------------
@@ -190,11 +199,7 @@ def _initial_positions(node: Node, model: Any, sim: Any) -> np.ndarray:
     names = tuple(model.joint_names)
     q0 = np.asarray(sim.joint_positions, dtype=float).copy()
     prefix = INITIAL_POSITIONS + "."
-    unknown = sorted(k[len(prefix):] for k in _overrides(node)
-                     if k.startswith(prefix) and k[len(prefix):] not in names)
-    if unknown:
-        raise StartupError(f"parameter '{INITIAL_POSITIONS}': unknown joint(s) "
-                           f"{name_list(unknown)}; movable joints are {name_list(names)}")
+    _refuse_unknown_joints(node, INITIAL_POSITIONS, names)
     for i, name in enumerate(names):
         key = prefix + name
         _coerce_override(node, key, Parameter.Type.DOUBLE.value)
@@ -211,9 +216,92 @@ def _initial_positions(node: Node, model: Any, sim: Any) -> np.ndarray:
     return q0
 
 
+def _refuse_unknown_joints(node: Node, group: str, names: tuple[str, ...],
+                           what: str = "movable joints") -> None:
+    """StartupError when a parameter `<group>.<joint>` (`gains.<joint>.<p|i|d>`) names a
+    joint not in `names`."""
+    prefix = group + "."
+    given = {k[len(prefix):] for k in _overrides(node) if k.startswith(prefix)}
+    if group == GAINS:
+        given = {k.rsplit(".", 1)[0] for k in given}
+    unknown = sorted(given - set(names))
+    if unknown:
+        raise StartupError(f"parameter '{group}': unknown joint(s) {name_list(unknown)}; "
+                           f"{what} are {name_list(names)}")
+
+
 def _check_initial_position(key: str, value: Any, lo: float, hi: float) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
         raise StartupError(f"parameter {key!r}: {value!r} is not a finite number")
     if not lo <= value <= hi:
         raise StartupError(f"parameter {key!r}: {value!r} is outside the joint limits "
                            f"[{lo}, {hi}]")
+
+
+# --- command interfaces and servo gains -------------------------------------------------------
+
+
+def _command_interfaces(node: Node, model: Any) -> list[tuple[str, ...]]:
+    """Each joint's command interfaces: the URDF's <ros2_control> block, else the parameter
+    `command_interfaces.<joint>`, else effort. A mimic joint follows its leader: effort only
+    (a warning when it declares more)."""
+    names = tuple(model.joint_names)
+    try:
+        declared = command_interfaces(model.urdf_xml, names)
+    except ValueError as e:
+        raise StartupError(str(e)) from None
+    prefix = COMMAND_INTERFACES + "."
+    _refuse_unknown_joints(node, COMMAND_INTERFACES, names)
+    followers = {int(m[0]) for m in model.mimic}
+    out: list[tuple[str, ...]] = []
+    for i, name in enumerate(names):
+        key = prefix + name
+        default = ",".join(declared.get(name, ("effort",)))
+        desc = ParameterDescriptor(
+            description=f"Command interfaces of {name}: position, velocity, effort or a "
+                        "comma-separated list (the URDF's <ros2_control> block comes first)",
+            read_only=True)
+        try:
+            value = node.declare_parameter(key, default, desc).value
+            chosen = declared.get(name) or parse_interfaces(str(value), f"parameter {key!r}")
+        except (ParameterException, TypeError, ValueError) as e:
+            raise StartupError(f"parameter {key!r}: {e}" if key not in str(e) else str(e)
+                               ) from None
+        if i in followers and chosen != ("effort",):
+            node.get_logger().warning(f"joint {name!r} mimics another joint: its command "
+                                      f"interfaces {list(chosen)} are ignored (effort only)")
+            chosen = ("effort",)
+        out.append(tuple(chosen))
+    return out
+
+
+def _start_servos(node: Node, sim: Any, interfaces: list[tuple[str, ...]]) -> None:
+    """The servos of the position and velocity joints, their gains from `gains.<joint>.p`,
+    `.i`, `.d` (default: mb_sim.sim.servo's rule, declared as the parameters' defaults)."""
+    servos = {name: servo_interface(i) for name, i in zip(sim.joint_names, interfaces)
+              if servo_interface(i) != "effort"}
+    _refuse_unknown_joints(node, GAINS, tuple(servos), "position or velocity joints")
+    if not servos:
+        return
+    sim.set_interfaces(servos)
+    current = sim.gains
+    gains = {}
+    for name, interface in servos.items():
+        values = []
+        for k, letter in enumerate("pid"):
+            key = f"{GAINS}.{name}.{letter}"
+            _coerce_override(node, key, Parameter.Type.DOUBLE.value)
+            desc = ParameterDescriptor(
+                description=f"{letter.upper()} gain of the {interface} servo of {name} "
+                            "(default: from its effective inertia, docs/controllers.md)",
+                read_only=True)
+            try:
+                value = float(node.declare_parameter(key, float(current[name][k]), desc).value)
+            except (ParameterException, TypeError, ValueError) as e:
+                raise StartupError(f"parameter {key!r}: {e}") from None
+            if not (math.isfinite(value) and value >= 0.0):
+                raise StartupError(f"parameter {key!r}: {value!r} must be a finite number "
+                                   ">= 0")
+            values.append(value)
+        gains[name] = tuple(values)
+    sim.set_gains(gains)

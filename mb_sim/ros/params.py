@@ -18,6 +18,7 @@ from typing import Any
 from mb_sim.ros.logs import name_list
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
+JOINT_STATES_QOS = ("reliable", "sensor_data")
 MAX_STEP_COUNT = 100000
 """Cap of `step_count`: 100 s of simulated time at 1 kHz, a few tens of seconds of wall time."""
 
@@ -149,7 +150,16 @@ SPECS: tuple[Spec, ...] = (
     Spec("command_joints", [],
          "Joint order of command_topic; unset or [''] = all movable joints in URDF order."),
     Spec("joint_command_topic", "joint_commands",
-         "JointState effort commands by joint name (any subset of joints).", check=_topic),
+         "JointState commands by joint name (any subset of joints): position, velocity and "
+         "effort each empty or one value per name, for the joints' command interfaces "
+         "(ros2_control's topic hardware interface publishes these).", check=_topic),
+    Spec("joint_states_topic", "joint_states",
+         "Topic of the sensor_msgs/JointState states (point ros2_control's topic hardware "
+         "interface here, not at the /joint_states of its broadcaster).", check=_topic),
+    Spec("joint_states_qos", "reliable",
+         "QoS of joint_states_topic: reliable (depth 100) or sensor_data (best effort, depth "
+         "5).", check=lambda v: None if v in JOINT_STATES_QOS else
+         f"must be one of {list(JOINT_STATES_QOS)}"),
     Spec("contact_marker_scale", 10.0,
          "Length of a contact arrow per unit normal impulse, m / (N s).", 0.0, 1.0e6,
          read_only=False),
@@ -169,6 +179,12 @@ SPECS: tuple[Spec, ...] = (
 BY_NAME: dict[str, Spec] = {s.name: s for s in SPECS}
 INITIAL_POSITIONS = "initial_positions"
 """Prefix of the per-joint start positions: `initial_positions.<joint>` (rad or m)."""
+COMMAND_INTERFACES = "command_interfaces"
+"""Prefix of the per-joint command interfaces: `command_interfaces.<joint>` = "position",
+"velocity", "effort" or a comma-separated list ("position,velocity"); used for joints the
+URDF's <ros2_control> block does not list."""
+GAINS = "gains"
+"""Prefix of the per-joint servo gains: `gains.<joint>.p`, `.i`, `.d` (mb_sim.sim.servo)."""
 
 
 @dataclass
@@ -221,11 +237,13 @@ def xacro_mappings(value: list[str] | None) -> dict[str, str]:
     return mappings
 
 
-def command_joint_list(value: list[str] | None, joint_names: tuple[str, ...]) -> list[str]:
-    """The effective joint order of the array command topic; ParamError on unknown names."""
+def command_joint_list(value: list[str] | None, joint_names: tuple[str, ...],
+                       effort_joints: tuple[str, ...] | None = None) -> list[str]:
+    """The effective joint order of the array command topic (default: the joints with an
+    effort interface, `effort_joints`, else all); ParamError on unknown names."""
     names = [n for n in (value or []) if n]
     if not names:
-        return list(joint_names)
+        return list(joint_names if effort_joints is None else effort_joints)
     unknown = [n for n in names if n not in joint_names]
     if unknown:
         raise ParamError(

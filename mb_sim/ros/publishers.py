@@ -8,7 +8,9 @@ time (the physics loop asks); /tf_static, robot_description and ~/world (the bod
 built once and refilled in place (`messages`); a published message is written to the bag at
 the same simulated time (`recorder.Recording`).
 
-QoS: ~/contacts reliable depth 10; joint_states reliable depth 100; /tf reliable depth 100
+QoS: ~/contacts reliable depth 10; joint_states (`joint_states_topic`) reliable depth 100,
+or with `joint_states_qos: sensor_data` the sensor-data profile (what ros2_control's topic
+hardware interface subscribes with); /tf reliable depth 100
 (as tf2's broadcaster); odom reliable depth 10; imu the sensor-data profile (best effort,
 depth 5); /tf_static, robot_description and ~/world reliable, transient local, depth 1; /clock
 reliable depth 1 (a reliable publisher serves both the best-effort subscription of
@@ -113,7 +115,8 @@ class Publishers:
             return Output(node, msg_type, topic, qos, recording,
                           (lambda: self.new_subscriber()) if tell else None)
 
-        self._js = output(JointState, "joint_states", QOS_JOINT_STATES, tell=True)
+        js_qos = QOS_IMU if p.joint_states_qos == "sensor_data" else QOS_JOINT_STATES
+        self._js = output(JointState, p.joint_states_topic, js_qos, tell=True)
         self._tf = output(TFMessage, "/tf", QOS_TF, tell=True)
         self._tf_static = output(TFMessage, "/tf_static", QOS_LATCHED)
         self._description = output(String, "robot_description", QOS_LATCHED)
@@ -198,7 +201,7 @@ class Publishers:
         """joint_states, and the imu with them."""
         sim, t = self.sim, self.sim.time
         self._js.send(self._js_msg.fill(t, sim.joint_positions, sim.joint_velocities,
-                                        sim.effort), t)
+                                        sim.applied_effort), t)
         if self._imu is not None:
             self._publish_imu()
 

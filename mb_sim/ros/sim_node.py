@@ -4,9 +4,9 @@ The node is wiring; each part is a module of `mb_sim.ros` with one concern:
 - `inputs`: parameters (`params.SPECS`) -> URDF/xacro and world -> the Simulation, initial
   positions; any bad input stops the start with one FATAL line (`StartupError`);
 - `frames`: the TF tree (REP 105) of the robot and the bodies;
-- `commands`: effort commands from their topics to the physics thread; `latch`: which effort
-  each joint gets (latest command per joint, effort limits, watchdog; shared with
-  `mb_sim.replay`);
+- `commands`: commands from their topics to the physics thread; `latch`: what each joint
+  gets (its command interfaces, latest command per joint, effort limits, watchdog, servo
+  targets; shared with `mb_sim.replay`);
 - `physics_loop`: the physics thread (pacing to real_time_factor, actions between steps,
   step requests); no rclpy; `cycle`: what one step is (commands, efforts, step, outputs);
 - `publishers`: joint_states, imu, /tf, /tf_static, odom, ~/contacts, /clock,
@@ -75,7 +75,8 @@ class SimNode(Node):
         self.sim = sim
         self.frames = frame_tree(p, sim, self.inputs.world, logger)
         latch = CommandLatch(sim.joint_names, sim.model.effort_limit,
-                             self.inputs.command_joints, self.throttle.warn)
+                             self.inputs.command_joints, self.throttle.warn,
+                             self.inputs.interfaces)
         self.intake = CommandIntake(self, latch, CommandStats(), self.throttle.warn,
                                     p.command_topic, p.joint_command_topic)
         self.recording = Recording(logger)

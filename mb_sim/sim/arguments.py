@@ -29,7 +29,8 @@ LIMIT_TOLERANCE = 1e-3  # rad or m that set_state accepts beyond a joint limit
 EFFORT = 1e6  # N m or N: the effort limit of a joint whose URDF gives none
 # |q| <= POSITION (rad or m), |qd| <= SPIN rad/s (revolute) or SPEED m/s (prismatic),
 # gravity components within +-GRAVITY_BOUND m/s^2: the bounds of the world file
-RESTORED = ("clock", "q", "qd", "effort", "body_pos", "body_quat", "body_vel", "warm_count")
+RESTORED = ("clock", "q", "qd", "effort", "applied", "mode", "target", "gains", "integral",
+            "body_pos", "body_quat", "body_vel", "warm_count")
 """The State fields restore_state takes as they are (the warm-start keys and impulses come
 with warm_count)."""
 

@@ -53,6 +53,10 @@ did.""", (
 ), {"j": "world joints", "b": "free bodies"})
 StepWork, StepWorkRecord = record("StepWork", """Velocities between the stages of the step,
 the row bookkeeping of warm starting and what the step reports.""", (
+    Field("tau", REAL, ("n",), "efforts of the free motion: commanded, plus a servo's "
+          "explicit part (mb_sim.sim.servo)"),
+    Field("servo_flag", INDEX, ("n",), "servo of the step: FREE, SATURATED (effort at its "
+          "limit) or SPEED_LIMITED (mb_sim.sim.servo)"),
     Field("qd_free", REAL, ("nv",), "robot velocities after the free motion"),
     Field("dq_free", REAL, ("nv",), "RK4: the position increment of the free motion"),
     Field("qd_new", REAL, ("nv",), "robot velocities after the solve"),
@@ -69,7 +73,8 @@ the row bookkeeping of warm starting and what the step reports.""", (
     "report",
     Field("info", INDEX, (8,), "what the last call of `step` reports: STATUS, STEPS_DONE, "
           "BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END"),
-), {"nv": "robot velocities", "b": "free bodies", "r": "row capacity"})
+), {"n": "movable joints", "nv": "robot velocities", "b": "free bodies",
+    "r": "row capacity"})
 Data, DataRecord = record("Data", """The workspace of one simulation: a record of
 records.""", (
     Field("tree", TreeWork, (), "the articulated-body quantities of the current q (000.md 2.4), "
@@ -166,7 +171,7 @@ def allocate_data(scene: Any, contact_capacity: int = 0,
         rows=allocate_rows(rows, nv),
         push=allocate_rows(rows, nv),
         joints=allocate(JointBlocks, j=nj, b=nb),
-        work=allocate(StepWork, nv=nv, b=nb, r=rows),
+        work=allocate(StepWork, n=n, nv=nv, b=nb, r=rows),
         before=allocate(StateArrays, n=n, nq=nq, nv=nv, b=nb, w=rows),
     )
 

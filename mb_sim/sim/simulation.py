@@ -23,7 +23,7 @@ Same inputs give the same bits: no randomness, fixed iteration order.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -63,6 +63,8 @@ from mb_sim.sim.data import (
     data_record,
 )
 from mb_sim.sim.queries import Pose, Queries
+from mb_sim.sim.servo import INTERFACES, POSITION, VELOCITY
+from mb_sim.sim.servo_arguments import ServoArguments
 from mb_sim.sim.state import State, new_state
 from mb_sim.sim.step import keep_world_joints_now, new_sim, restore, step
 from mb_sim.solver.world_joints import frames, world_joint_coordinates
@@ -193,6 +195,7 @@ class Simulation:
                             else np.zeros(0))
         self._contacts: Contacts | None = Contacts.empty()
         self._data: Data = allocate_data(self.scene.arrays)
+        self._servos = ServoArguments(model, self.dt, self._args, self._reference_q)
         self._initial = self._make_initial_state()
         self.state = self._initial.copy()
         self._m = scene_record(self.scene.arrays)
@@ -221,7 +224,13 @@ class Simulation:
         state.body_pos[...] = sc.initial_body_pos
         state.body_quat[...] = sc.initial_body_quat
         state.body_vel[...] = sc.initial_body_vel
+        state.target[:, 0] = state.q[:n]
         return state
+
+    def _reference_q(self) -> np.ndarray:
+        """The initial positions in the public layout (the servos' reference pose)."""
+        q = self._initial.q
+        return to_pinocchio(q, None, self.n_joints)[0] if self.floating_base else q.copy()
 
     def _grow(self) -> None:
         """Room for twice the contacts (between steps; the broad phase carries over)."""
@@ -396,6 +405,70 @@ class Simulation:
                     tau[i], self.joint_names[i], limit[i],
                 )
         self.state.effort[:] = np.clip(tau, -limit, limit)
+
+    # --- command interfaces and servos (mb_sim.sim.servo) --------------------------------------
+    @property
+    def interfaces(self) -> dict[str, str]:
+        """The command interface of each joint: "effort", "position" or "velocity"."""
+        return {name: INTERFACES[int(m)] for name, m in zip(self.joint_names, self.state.mode)}
+
+    def set_interfaces(self, interfaces: Mapping[str, str]) -> None:
+        """{joint: "effort" | "position" | "velocity"}. A position servo starts holding the
+        joint where it is, a velocity servo at speed 0; the integral starts at 0, the gains
+        are the interface's defaults unless `set_gains` gave the joint its own. It is part of
+        the initial state too (`reset` keeps the interfaces). Unknown joints or names, and
+        servos on mimic joints, are refused (KeyError, ValueError) and nothing changes."""
+        modes = self._servos.modes(interfaces)
+        for state in (self.state, self._initial):
+            self._servos.switch(state, modes)
+
+    @property
+    def gains(self) -> dict[str, tuple[float, float, float]]:
+        """Each joint's servo gains (p, i, d): position PID (N m/rad, N m/(rad s), N m s/rad
+        for a revolute joint), velocity PI (p on the velocity error, i on its integral, d
+        unused); zero for effort joints."""
+        return {name: tuple(float(x) for x in g[:3])
+                for name, g in zip(self.joint_names, self.state.gains)}
+
+    def set_gains(self, gains: Mapping[str, Sequence[float]]) -> None:
+        """{joint: (p, i, d)}: finite numbers >= 0 replacing the defaults of that joint for
+        every interface (kept by `reset`). The integral keeps its value. On error nothing
+        changes."""
+        values = self._servos.gains(gains)
+        for state in (self.state, self._initial):
+            self._servos.apply_gains(state, values)
+
+    def default_gains(self, interface: str = "position") -> dict[str, tuple[float, ...]]:
+        """The default gains of every joint for an interface (mb_sim.sim.servo: from the
+        largest effective inertia H_ii over a set of poses and w = min(100, 0.1 / dt) rad/s)."""
+        table = self._servos.defaults[self._servos.mode_of(interface, "default_gains")]
+        return {name: tuple(float(x) for x in g) for name, g in zip(self.joint_names, table)}
+
+    def set_position_target(self, q: object, qd: object = None) -> None:
+        """Position targets of position joints (rad or m), held until changed: an array in
+        joint order (every joint then has the position interface) or {joint: value}; qd an
+        optional velocity feed-forward (same form). Targets beyond the joint limits are
+        clamped to them with a warning. A joint without the position interface is refused
+        (ValueError naming it) and nothing changes."""
+        self._servos.set_targets(self.state, POSITION, q, qd)
+
+    def set_velocity_target(self, qd: object) -> None:
+        """Velocity targets of velocity joints (rad/s or m/s), held until changed: an array
+        in joint order or {joint: value}; beyond the URDF velocity limit they are clamped
+        with a warning. A joint without the velocity interface is refused (ValueError) and
+        nothing changes."""
+        self._servos.set_targets(self.state, VELOCITY, None, qd)
+
+    @property
+    def targets(self) -> np.ndarray:
+        """(n, 2) the servos' position and velocity targets, joint order."""
+        return self.state.target.copy()
+
+    @property
+    def applied_effort(self) -> np.ndarray:
+        """The efforts the joints got in the last step (commanded, or the servo's with its
+        feed-forward), N m or N, joint order (part of the state; 0 before the first step)."""
+        return self.state.applied.copy()
 
     # --- queries (mb_sim.sim.queries) ---------------------------------------------------------
     @property

@@ -19,7 +19,17 @@ then a floating base (mb_sim.dynamics.floating).""", (
           "(world, m) and quaternion"),
     Field("qd", REAL, ("nv",), "joint velocities; then a floating base's twist [omega; v], "
           "base axes"),
-    Field("effort", REAL, ("n",), "applied joint efforts, N m or N"),
+    Field("effort", REAL, ("n",), "commanded joint efforts, N m or N (a servo's feed-forward)"),
+    Field("applied", REAL, ("n",), "efforts the joints got in the last step (the commanded "
+          "one, or a servo's with its feed-forward), N m or N"),
+    Field("mode", INDEX, ("n",), "command interface of each joint: EFFORT (0), POSITION (1) "
+          "or VELOCITY (2) (mb_sim.sim.servo)"),
+    Field("target", REAL, ("n", 2), "servo targets: position (rad or m) and velocity "
+          "(rad/s or m/s)"),
+    Field("gains", REAL, ("n", 4), "servo gains p, i, d, and the braking deceleration b of "
+          "a position servo (mb_sim.sim.servo)"),
+    Field("integral", REAL, ("n",), "servo integral: of the position error (position), of "
+          "the velocity error (velocity)"),
     Field("body_pos", REAL, ("b", 3), "free bodies' centres of mass, world, m"),
     Field("body_quat", REAL, ("b", 4), "free bodies' orientations, quaternion x, y, z, w"),
     Field("body_vel", REAL, ("b", 6), "free bodies' linear and angular velocities, world"),
@@ -47,6 +57,11 @@ class State:
     q: np.ndarray
     qd: np.ndarray
     effort: np.ndarray
+    applied: np.ndarray
+    mode: np.ndarray
+    target: np.ndarray
+    gains: np.ndarray
+    integral: np.ndarray
     body_pos: np.ndarray
     body_quat: np.ndarray
     body_vel: np.ndarray

@@ -4,9 +4,10 @@
 read-only scene model `m` (mb_sim.model.compile), writes the workspace `d` (mb_sim.sim.data)
 and, at the end, the state `s` (mb_sim.sim.state):
 
-1. free motion: robot qdd by ABA with the applied efforts (000.md 2.4), free bodies under
-   gravity with implicit gyroscopic rotation; velocities advance by h (semi-implicit Euler,
-   002.md 1.6) or by RK4 (000.md eq. 2.33) for the robot;
+1. free motion: robot qdd by ABA with the commanded efforts and the position and velocity
+   servos, their stiffness and damping implicit (mb_sim.sim.servo; 000.md 2.4), free bodies
+   under gravity with implicit gyroscopic rotation; velocities advance by h (semi-implicit
+   Euler, 002.md 1.6) or by RK4 (000.md eq. 2.33) for the robot;
 2. collide: link and body poses, broad phase, narrow phase (000.md 1.1);
 3. make rows: contacts, robot joint limits / friction / mimic, world joints (mb_sim.solver);
 4. solve: warm start, collisions pair by pair (restitution pass), sequential impulses
@@ -16,7 +17,8 @@ and, at the end, the state `s` (mb_sim.sim.state):
    that move positions but are never added to the velocities, so correcting drift adds no
    energy (in place of Baumgarte's bias terms, 004.md 1.5);
 7. integrate: positions advance with the new velocities (a floating base on SE(3));
-8. check: a non-finite value stops the run and restores the state of the step before.
+8. servos: the efforts the joints got, the servos' integrals (mb_sim.sim.servo);
+9. check: a non-finite value stops the run and restores the state of the step before.
 
 A step that finds more contacts than d can hold stops before changing the state and says so
 in d.work.info; `Simulation` grows d and calls again. Same inputs give the same bits.
@@ -52,6 +54,7 @@ from mb_sim.sim.data import (
 )
 from mb_sim.sim.rigid import advance_poses
 from mb_sim.sim.rigid import free_motion as free_body_motion
+from mb_sim.sim.servo import drive, make_explicit, servo_update
 from mb_sim.sim.state import StateArrays
 from mb_sim.solver import pgs, warm
 from mb_sim.solver.contact import contact_rows
@@ -78,6 +81,11 @@ def copy_state(src: Any, dst: Any) -> None:
     dst.q[:] = src.q
     dst.qd[:] = src.qd
     dst.effort[:] = src.effort
+    dst.applied[:] = src.applied
+    dst.mode[:] = src.mode
+    dst.target[:, :] = src.target
+    dst.gains[:, :] = src.gains
+    dst.integral[:] = src.integral
     dst.body_pos[:, :] = src.body_pos
     dst.body_quat[:, :] = src.body_quat
     dst.body_vel[:, :] = src.body_vel
@@ -109,14 +117,15 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
     increment of the step."""
     tree, opt, w, work = m.tree, m.options, d.tree, d.work
     h = opt.dt
-    q, qd, tau = s.q, s.qd, s.effort
+    q, qd, tau = s.q, s.qd, work.tau
     nv = qd.shape[0]
     if nv > 0 and opt.integrator == RK4:
         kv, ka, kp, qt = w.rk4_qd, w.rk4_qdd, w.rk4_dq, w.rk4_q
         n = tree.parent.shape[0]
         kv[0] = qd
         kp[0] = qd
-        articulated_accelerations(tree, w, q, qd, tau, ka[0])
+        if drive(m, d, s, ka[0]):
+            make_explicit(d, ka[0])
         for stage in range(1, 4):
             f = 0.5 * h if stage < 3 else h
             advance(tree, q, kp[stage - 1], f, qt)
@@ -135,7 +144,7 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
         articulated_accelerations(tree, w, q, qd, tau, w.qdd)  # the inertias of q
     elif nv > 0:
         qdd, qd_free = w.qdd, work.qd_free
-        articulated_accelerations(tree, w, q, qd, tau, qdd)
+        drive(m, d, s, qdd)
         for i in range(nv):
             qd_free[i] = qd[i] + h * qdd[i]
     free_body_motion(s.body_vel, s.body_quat, m.bodies.inertia, m.bodies.dynamic,
@@ -306,7 +315,7 @@ def integrate(m: Any, d: Any, s: Any) -> None:
 
 @inline
 def check(d: Any, s: Any) -> bool:
-    """Stage 8: every number of the state finite; otherwise d.work.info names the joint
+    """Stage 9: every number of the state finite; otherwise d.work.info names the joint
     whose effort (BAD_EFFORT) or motion (BAD_JOINT) is not, or the body (BAD_BODY)."""
     info = d.work.info
     q, qd, pos, quat, vel = s.q, s.qd, s.body_pos, s.body_quat, s.body_vel
@@ -353,6 +362,7 @@ def step(sim: Any, n: int) -> None:
         keep_world_joints(m, d, d.work.body_vel)
         correct_positions(m, d, s)
         integrate(m, d, s)
+        servo_update(m, d, s)
         if not check(d, s):
             restore(d, s)
             info[STATUS] = NOT_FINITE

@@ -170,10 +170,10 @@ def test_latch_checks_clamps_and_warns() -> None:
     warnings: list[tuple[str, str]] = []
     latch = CommandLatch(JOINTS, np.array([5.0, 0.0, math.inf]), ["c", "a"],
                          lambda kind, text: warnings.append((kind, text)))
-    idx, values = latch.from_array("/cmd", Array([1.0, -9.0]))
+    idx, values = latch.from_array("/cmd", Array([1.0, -9.0]))["effort"]
     assert idx.tolist() == [2, 0] and values.tolist() == [1.0, -5.0]
     assert warnings[0][0] == "effort_limit" and "'a'" in warnings[0][1]
-    idx, values = latch.from_joint_state("/js", Named(["b"], [1e9]))  # no limit: kept
+    idx, values = latch.from_joint_state("/js", Named(["b"], [1e9]))["effort"]  # no limit
     assert idx.tolist() == [1] and values.tolist() == [1e9]
     with pytest.raises(CommandError, match="'wrist'"):
         latch.from_joint_state("/js", Named(["wrist"], [1.0]))
@@ -211,3 +211,54 @@ def test_latch_hands_out_efforts_exactly_when_they_may_change(seed: int) -> None
             handed += 1
         np.testing.assert_array_equal(current, want)
     assert 50 < handed < 1500 and "timeout" in warnings  # skipped most steps; watchdog fired
+
+
+class Command:
+    def __init__(self, name: list[str], **fields: list[float]) -> None:
+        self.name = name
+        self.position = fields.get("position", [])
+        self.velocity = fields.get("velocity", [])
+        self.effort = fields.get("effort", [])
+
+
+class Servos:
+    """What the latch hands a simulation: efforts and servo targets."""
+
+    def __init__(self) -> None:
+        self.time, self.dt = 0.0, 0.001
+        self.calls: list[tuple] = []
+
+    def set_effort(self, effort: Any) -> None:
+        self.calls.append(("effort", list(effort)))
+
+    def set_position_target(self, q: dict, qd: dict | None = None) -> None:
+        self.calls.append(("position", q, qd))
+
+    def set_velocity_target(self, qd: dict) -> None:
+        self.calls.append(("velocity", qd))
+
+
+def test_latch_routes_fields_by_interface_and_targets_hold() -> None:
+    warnings: list[tuple[str, str]] = []
+    latch = CommandLatch(JOINTS, np.full(3, 10.0), None,
+                         lambda kind, text: warnings.append((kind, text)),
+                         [("position", "velocity"), ("velocity",), ("effort",)])
+    assert latch.command_joints == ["a", "b", "c"]
+    cmd = latch.from_joint_state("/js", Command(["a", "b", "c"], position=[0.1, 0.2, 0.3],
+                                                velocity=[1.0, 2.0, 3.0]))
+    assert sorted(cmd) == ["position", "velocity"]
+    assert cmd["position"][0].tolist() == [0]  # b and c have no position interface
+    assert cmd["velocity"][0].tolist() == [0, 1]
+    assert any("'b', 'c'" in text and "no position" in text for _, text in warnings), warnings
+    sim = Servos()
+    latch.latch(cmd, 0.0)
+    latch.apply(sim, 0.5)
+    assert ("position", {"a": 0.1}, {"a": 1.0}) in sim.calls
+    assert ("velocity", {"b": 2.0}) in sim.calls
+    sim.calls.clear()
+    latch.apply(sim, 0.5)  # nothing new: targets hold, nothing handed again
+    assert sim.calls == []
+    with pytest.raises(CommandError, match="2 names but 1 positions"):
+        latch.from_joint_state("/js", Command(["a", "b"], position=[1.0]))
+    with pytest.raises(CommandError, match="velocity for joint 'a' is nan"):
+        latch.from_joint_state("/js", Command(["a"], velocity=[float("nan")]))
