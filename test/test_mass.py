@@ -46,7 +46,7 @@ def test_box_closed_form_with_given_mass() -> None:
 
 
 def test_cube_matches_the_half_side_form_of_000() -> None:
-    # 000.md Appendix E: cube (2/3) M L^2 with L the half side.
+    # Holck 2005 Appendix E: cube (2/3) M L^2 with L the half side.
     p = box_properties((0.2, 0.2, 0.2), density=250.0)
     m = 250.0 * 0.008
     np.testing.assert_allclose(p.inertia, 2 / 3 * m * 0.1**2 * np.eye(3), rtol=1e-12)

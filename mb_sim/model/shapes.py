@@ -3,12 +3,12 @@
 A scene is built once (`build_scene`) from `GeomSpec`s and never changes while simulating.
 Boxes and convex hulls also carry polyhedron data (vertices, maximal faces with coplanar
 triangles merged, edges with their two faces): the face and edge lists that SAT and face
-clipping need. Merging coplanar facets follows the remark of 000.md 1.1 (Observation 2: polyhedra
-must use maximal polygons).
+clipping need. Merging coplanar facets follows the remark of Holck 2005, fig. 2.4 (Observation
+2: polyhedra must use maximal polygons).
 
-Pair filter (000.md 1.3, Table 3.6): geometries of the same owner never collide, neither do
-owners listed as excluded pairs (jointed bodies), geometries listed as excluded pairs (the
-robot's, `mb_sim.model.collision_filter`), nor two static geometries.
+Pair filter (Holck 2005, sec. 3.7, Table 3.6): geometries of the same owner never collide,
+neither do owners listed as excluded pairs (jointed bodies), geometries listed as excluded pairs
+(the robot's, `mb_sim.model.collision_filter`), nor two static geometries.
 Owner -1 is the world frame: such a geometry is static and its local pose is its world pose.
 """
 
@@ -371,7 +371,8 @@ def build_scene(
     n_owners: int | None = None,
     excluded_geom_pairs: Iterable[tuple[int, int]] = (),
 ) -> CollisionScene:
-    """Compile geometries and the pair filter into a CollisionScene (000.md 1.1, 1.3).
+    """Compile geometries and the pair filter into a CollisionScene (Holck 2005, fig. 2.4 and sec.
+    3.7).
 
     Pairs of geometries never collide when they have one owner, both are static, both are
     planes, their owners are an excluded pair, or they are one of `excluded_geom_pairs`.

@@ -463,7 +463,8 @@ class _Loader:
 
     def check_floating_base(self, base: str, mass: float, inertia: np.ndarray) -> None:
         """A free-flying base needs mass and a positive definite inertia (with its fixed
-        links): the base's articulated inertia is inverted for its acceleration (000.md 2.4)."""
+        links): the base's articulated inertia is inverted for its acceleration (Holck 2005, ch.
+        3)."""
         moments = np.linalg.eigvalsh(inertia)
         if not (mass > 0.0 and moments[0] > 1e-12 * max(moments[-1], 1e-300)):
             raise self.fail(
@@ -474,7 +475,7 @@ class _Loader:
 
     def check_subtree_inertia(self, names: list[str], children: list[str], tree: tuple,
                               mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> None:
-        """Every joint must move some inertia, else ABA divides by zero (000.md 2.4).
+        """Every joint must move some inertia, else ABA divides by zero (Holck 2005, ch. 3).
 
         At q = 0 the inertia that joint i moves is S_i^T I^c_i S_i, with I^c_i the spatial
         inertia of the subtree of body i (the composite-body inertia of CRBA) and S_i its
