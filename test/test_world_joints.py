@@ -30,7 +30,7 @@ import pytest
 import yaml
 
 import mb_sim
-from mb_sim.model.world import rotation_from_quat
+from mb_sim.rotations import matrix_from_quat
 
 WORLDS = Path(__file__).resolve().parents[1] / "config" / "worlds"
 DT = 0.002
@@ -52,7 +52,7 @@ def frames(sim: mb_sim.Simulation, body: str | None) -> tuple[np.ndarray, np.nda
     if body is None:
         return np.zeros(3), np.eye(3)
     x, q = sim.body_pose(body)
-    return x, rotation_from_quat(q)
+    return x, matrix_from_quat(q)
 
 
 def anchors(sim: mb_sim.Simulation, jt: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from transforms3d.euler import euler2mat
 
 from mb_sim._jit import njit
 from mb_sim.errors import ModelError, WorldError
@@ -47,9 +46,9 @@ from mb_sim.model.world import (
     DEFAULT_GRAVITY,
     DEFAULT_RESTITUTION,
     SolverSettings,
-    rotation_from_quat,
 )
 from mb_sim.records import FLAG, INDEX, REAL, Field, record
+from mb_sim.rotations import matrix_from_quat, rpy_matrix
 from mb_sim.vec3 import frame_around
 
 log = logging.getLogger("mb_sim")
@@ -256,7 +255,7 @@ def _frozen(a: Any, dtype: Any = float) -> np.ndarray:
 
 def _pose_matrix(xyz: Any, rpy: Any) -> np.ndarray:
     T = np.eye(4)
-    T[:3, :3] = euler2mat(*rpy, axes="sxyz")
+    T[:3, :3] = rpy_matrix(rpy)
     T[:3, 3] = xyz
     return T
 
@@ -280,7 +279,7 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
     base_rot = np.eye(3)
     if placement is not None:
         base_pos = np.asarray(placement.xyz, dtype=float)
-        base_rot = rotation_from_quat(np.asarray(placement.quat_xyzw, dtype=float))
+        base_rot = matrix_from_quat(np.asarray(placement.quat_xyzw, dtype=float))
     floating = robot is not None and robot.floating_base
     if floating:  # the start pose: the placement, then the floating joint's origin
         T = robot.base_placement
@@ -405,7 +404,7 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
         T = _pose_matrix(geom.xyz, geom.rpy)
         if owner == WORLD:
             Tb = np.eye(4)
-            Tb[:3, :3] = rotation_from_quat(body_quat[i])
+            Tb[:3, :3] = matrix_from_quat(body_quat[i])
             Tb[:3, 3] = body_pos[i]
             T = Tb @ T
         specs.append(GeomSpec(owner, spec.kind, spec.size, tuple(T[:3, 3]), T[:3, :3].copy(),
@@ -493,8 +492,8 @@ def compile_world_joints(world: Any, body_names: tuple[str, ...],
         c = lookup[jt.child]
         p = nb if jt.parent is None else lookup[jt.parent]
         ends[i] = (c, p)
-        Rc = rotation_from_quat(body_quat[c])
-        Rp = np.eye(3) if p == nb else rotation_from_quat(body_quat[p])
+        Rc = matrix_from_quat(body_quat[c])
+        Rp = np.eye(3) if p == nb else matrix_from_quat(body_quat[p])
         axis = np.asarray(jt.axis, dtype=float)
         ref = np.array(frame_around(tuple(axis))[0])
         loc[i, CHILD_ANCHOR] = jt.child_anchor_local

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mb_sim.model.geometry import Geometry
+from mb_sim.rotations import rpy_matrix
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,17 +131,6 @@ def mesh_properties(vertices: np.ndarray, triangles: np.ndarray, density: float
     return _props(density, vol, centroid + ref, inertia)
 
 
-def rotation_from_rpy(rpy: tuple[float, float, float] | np.ndarray) -> np.ndarray:
-    """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = (float(x) for x in rpy)
-    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
-                              math.cos(y), math.sin(y))
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
-
 
 def shape_properties(geometry: Geometry, density: float) -> MassProperties:
     """Mass properties of a geometry in its own shape frame (its `xyz`, `rpy` not applied)."""
@@ -178,7 +168,7 @@ def mass_properties(geometry: Geometry, density: float | None = None,
         raise ValueError(f"density and mass must be finite and > 0, got {value!r}")
     unit = shape_properties(geometry, 1.0)
     rho = float(density) if density is not None else float(mass) / unit.volume
-    rot = rotation_from_rpy(geometry.rpy)
+    rot = rpy_matrix(geometry.rpy)
     com = np.asarray(geometry.xyz, dtype=float) + rot @ unit.com
     inertia = rho * (rot @ unit.inertia @ rot.T)
     return MassProperties(rho * unit.volume, com, 0.5 * (inertia + inertia.T), unit.volume)

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError, cKDTree
 
+from mb_sim.rotations import rpy_matrix
+
 if TYPE_CHECKING:
     from mb_sim.model.geometry import Geometry
 
@@ -108,20 +110,6 @@ def _orthonormal(rot: np.ndarray) -> bool:
         np.allclose(rot.T @ rot, np.eye(3), atol=1e-6) and abs(np.linalg.det(rot) - 1.0) < 1e-6
     )
 
-
-def rpy_matrix(rpy: Sequence[float]) -> np.ndarray:
-    """URDF roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = (float(v) for v in rpy)
-    cr, sr = math.cos(r), math.sin(r)
-    cp, sp = math.cos(p), math.sin(p)
-    cy, sy = math.cos(y), math.sin(y)
-    return np.array(
-        [
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ]
-    )
 
 
 def spec_from_geometry(geometry: Geometry, owner: int, verts: np.ndarray | None = None) -> GeomSpec:

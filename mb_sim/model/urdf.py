@@ -21,7 +21,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-from transforms3d.euler import euler2mat
 from urdf_parser_py import urdf as urdf_xml
 
 from mb_sim.errors import ModelError
@@ -31,6 +30,7 @@ from mb_sim.model.model import PRISMATIC, REVOLUTE, Model, freeze_arrays, spatia
 from mb_sim.model.resources import read_text_file, resolve_uri
 from mb_sim.model.srdf import known_pairs, read_disabled_collisions
 from mb_sim.model.urdf_filter import MAX_URDF_BYTES, filter_urdf
+from mb_sim.rotations import rpy_matrix
 
 log = logging.getLogger("mb_sim")
 
@@ -51,7 +51,7 @@ def _pose(origin: Any) -> np.ndarray:
         if origin.xyz is not None:
             T[:3, 3] = origin.xyz
         if origin.rpy is not None:
-            T[:3, :3] = euler2mat(*origin.rpy, axes="sxyz")
+            T[:3, :3] = rpy_matrix(origin.rpy)
     return T
 
 

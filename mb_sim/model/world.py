@@ -99,7 +99,7 @@ from mb_sim.model.mass import check_inertia, shape_properties
 from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
 from mb_sim.model.resources import read_text_file
 from mb_sim.model.srdf import read_disabled_collisions
-from mb_sim.rotations import quat_to_matrix
+from mb_sim.rotations import matrix_from_quat, quat_from_rpy
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 DEFAULT_FRICTION = 0.8
@@ -181,28 +181,6 @@ def combine_restitution(a: float, b: float) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# Rotations (quaternions are [x, y, z, w])
-
-
-def quat_from_rpy(rpy: np.ndarray | tuple[float, float, float]) -> np.ndarray:
-    """Quaternion of R = Rz(yaw) Ry(pitch) Rx(roll), the URDF convention."""
-    hr, hp, hy = (0.5 * float(a) for a in rpy)
-    cr, sr, cp, sp, cy, sy = (math.cos(hr), math.sin(hr), math.cos(hp), math.sin(hp),
-                              math.cos(hy), math.sin(hy))
-    return np.array([
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-        cr * cp * cy + sr * sp * sy,
-    ])
-
-
-def rotation_from_quat(q: np.ndarray | tuple[float, ...]) -> np.ndarray:
-    """Rotation matrix of a unit quaternion [x, y, z, w] (`mb_sim.vec3.quat_to_matrix`)."""
-    return np.asarray(quat_to_matrix(np.asarray(q, dtype=float)))
-
-
-# --------------------------------------------------------------------------------------------
 # Data
 
 
@@ -253,7 +231,7 @@ class RobotPlacement:
 
     @property
     def rotation(self) -> np.ndarray:
-        return rotation_from_quat(self.quat_xyzw)
+        return matrix_from_quat(self.quat_xyzw)
 
 
 @dataclass(frozen=True, eq=False)
@@ -291,7 +269,7 @@ class Body:
 
     @property
     def rotation(self) -> np.ndarray:
-        return rotation_from_quat(self.quat_xyzw)
+        return matrix_from_quat(self.quat_xyzw)
 
 
 @dataclass(frozen=True, eq=False)
@@ -920,7 +898,7 @@ def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: boo
                        d.get("size", d.get("mesh")))
 
     quat = _orientation(r, path, d)
-    rot = rotation_from_quat(quat)
+    rot = matrix_from_quat(quat)
     origin = r.vector(_key(path, "xyz"), d.get("xyz", [0, 0, 0]), 3, -POSITION, POSITION)
     lin = r.vector(_key(path, "linear_velocity"), d.get("linear_velocity", [0, 0, 0]), 3,
                    -SPEED, SPEED)
