@@ -61,7 +61,7 @@ def test_arrays_match_their_declarations(floating: bool) -> None:
         + mismatches(d.collision, **work_sizes)
         + mismatches(d.rows, r=rows, nv=nv) + mismatches(d.push, r=rows, nv=nv)
         + mismatches(d.joints, j=len(sim.scene.world_joint_names), b=nb)
-        + mismatches(d.work, nv=nv, b=nb, r=rows)
+        + mismatches(d.work, n=n, nv=nv, b=nb, r=rows)
         + mismatches(d.before, n=n, nq=nq, nv=nv, b=nb, w=rows)
         + mismatches(d.contacts, k=d.contacts.depth.shape[0])
         + mismatches(sim.state.arrays(), n=n, nq=nq, nv=nv, b=nb, w=rows)

@@ -5,13 +5,14 @@ POSITION (PID on position) or VELOCITY (PI on velocity); a servo adds the comman
 as a feed-forward tau_ff. The servo's effort is taken at the end of the step ("stable PD",
 Tan, Liu & Turk 2011): with qd+ = qd + h qdd and q+ = q + h qd+,
 
-    position:  tau = Kp (q_r - q+) + Kd (v_r - qd+) + Ki I + tau_ff
+    position:  tau = Kp e+ + Kd (v_r - qd+) + Ki (I + h e+) + tau_ff,  e+ = q_r - q+
     velocity:  tau = Kp (v_r - qd+) + Ki (I + h (v_r - qd+)) + tau_ff
 
-Both are tau = tau_0 - a qdd with
+Both are tau = tau_0 - a qdd with, e = q_r - q,
 
-    position:  tau_0 = Kp (q_r - q - h qd) + Kd (v_r - qd) + Ki I + tau_ff,  a = h Kd + h^2 Kp
-    velocity:  tau_0 = Kp (v_r - qd) + Ki (I + h (v_r - qd)) + tau_ff,       a = h Kp + h^2 Ki
+    position:  tau_0 = Kp (e - h qd) + Kd (v_r - qd) + Ki (I + h (e - h qd)) + tau_ff,
+               a = h Kd + h^2 Kp + h^3 Ki
+    velocity:  tau_0 = Kp (v_r - qd) + Ki (I + h (v_r - qd)) + tau_ff,  a = h Kp + h^2 Ki
 
 so the free motion solves (H + diag(a)) qdd = tau_0 - C - g - damping qd: ABA with a added
 to D_i like an armature (mb_sim.dynamics.aba). The stiffness and damping are integrated
@@ -28,16 +29,15 @@ Like a real drive:
 - effort limit (URDF): a servo whose tau_0, or whose realised effort tau_0 - a qdd, exceeds
   the limit applies the limit (a = 0), and ABA runs again (only in a step where a joint
   newly saturates).
-- friction compensation: a speed-limited position servo adds the joint's Coulomb friction
-  f_c in the direction of v_c (its integral is held), so a light joint with much friction
-  does not stall below the speed it tracks.
 - anti-windup: the integral advances only while the servo is neither saturated nor speed
   limited, I += h (q_r - q+) (position) or h (v_r - qd+) (velocity), and |Ki I| stays
   within the effort limit.
 
 Default gains (`default_gains`) from the effective inertia m = the largest H_ii (CRBA) over
-the reference pose and 16 poses spread over the joint limits
-(`mb_sim.sim.servo_arguments.ServoArguments.effective_inertia`), and one bandwidth
+the reference pose and 16 poses spread over the joint limits, at least f_c / (3 w^2 E_F)
+for a joint with Coulomb friction f_c (its P term alone overcomes the friction at an error
+of E_F = 0.01 rad or m; `mb_sim.sim.servo_arguments.ServoArguments.effective_inertia`), and
+one bandwidth
 w = min(W_MAX, W_DT / h) rad/s: the closed loop of m qdd = tau has its poles at -w, a triple
 pole for the PID on position, a double one for the PI on velocity:
 
@@ -63,6 +63,9 @@ W_MAX = 100.0
 """rad/s: the default servos' bandwidth at most."""
 W_DT = 0.1
 """w h at most: the default bandwidth of a long step (w = W_DT / h for h > 1 ms)."""
+E_F = 0.01
+"""rad or m: the error at which a default position servo's P term matches the joint's
+Coulomb friction (a floor of the effective inertia)."""
 
 
 def bandwidth(dt: float) -> float:
@@ -78,11 +81,15 @@ def braking(inertia: np.ndarray, effort_limit: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(effort_limit), 0.5 * np.asarray(effort_limit) / m, np.inf)
 
 
-def default_gains(inertia: np.ndarray, dt: float, mode: int) -> np.ndarray:
+def default_gains(inertia: np.ndarray, dt: float, mode: int,
+                  friction: np.ndarray | None = None) -> np.ndarray:
     """(n, 3) gains p, i, d for joints of effective inertia `inertia` (H_ii, kg m^2 or kg)
-    with the interface `mode` (module docstring); zero for EFFORT."""
-    m = np.asarray(inertia, dtype=float)
+    and Coulomb friction `friction` with the interface `mode` (module docstring); zero for
+    EFFORT."""
     w = bandwidth(dt)
+    m = np.asarray(inertia, dtype=float)
+    if friction is not None:
+        m = np.maximum(m, np.asarray(friction, dtype=float) / (3.0 * w * w * E_F))
     out = np.zeros((m.shape[0], 3))
     if mode == POSITION:
         out[:, 0], out[:, 1], out[:, 2] = 3.0 * m * w * w, m * w ** 3, 3.0 * m * w
@@ -121,13 +128,13 @@ def servo_efforts(m: Any, d: Any, s: Any) -> bool:
                         v_c = v_max if v_c > 0.0 else -v_max
                         limited = True
                 if limited:
-                    f_c = tree.friction[i] if v_c > 0.0 else -tree.friction[i]
-                    tau += kd * (v_c - qd) + ki * s.integral[i] + f_c
+                    tau += kd * (v_c - qd) + ki * s.integral[i]
                     a = h * kd
                     flag = SPEED_LIMITED
                 else:
-                    tau += kp * (e - h * qd) + kd * (v_r - qd) + ki * s.integral[i]
-                    a = h * (kd + h * kp)
+                    e_next = e - h * qd
+                    tau += kp * e_next + kd * (v_r - qd) + ki * (s.integral[i] + h * e_next)
+                    a = h * (kd + h * (kp + h * ki))
             else:
                 e = v_r - qd
                 tau += kp * e + ki * (s.integral[i] + h * e)
@@ -202,6 +209,23 @@ def servo_update(m: Any, d: Any, s: Any) -> None:
             s.integral[i] = (limit[i] if s.integral[i] > 0.0 else -limit[i]) / ki
 
 
-__all__ = ["EFFORT", "FREE", "INTERFACES", "POSITION", "SATURATED", "SPEED_LIMITED",
-           "VELOCITY", "W_DT", "W_MAX", "bandwidth", "braking", "default_gains", "drive", "make_explicit",
-           "saturate", "servo_efforts", "servo_update"]
+__all__ = [
+    "EFFORT",
+    "E_F",
+    "FREE",
+    "INTERFACES",
+    "POSITION",
+    "SATURATED",
+    "SPEED_LIMITED",
+    "VELOCITY",
+    "W_DT",
+    "W_MAX",
+    "bandwidth",
+    "braking",
+    "default_gains",
+    "drive",
+    "make_explicit",
+    "saturate",
+    "servo_efforts",
+    "servo_update",
+]

@@ -47,7 +47,8 @@ class ServoArguments:
         """{mode: (n, 3) default gains}."""
         if self._defaults is None:
             inertia = self.effective_inertia()
-            self._defaults = {mode: default_gains(inertia, self.dt, mode)
+            friction = self.model.friction if self.model is not None else None
+            self._defaults = {mode: default_gains(inertia, self.dt, mode, friction)
                               for mode in range(len(INTERFACES))}
             if self.model is not None:
                 self._brake = braking(inertia, self.model.effort_limit)
