@@ -15,9 +15,9 @@ Both are tau = tau_0 - a qdd with, e = q_r - q,
     velocity:  tau_0 = Kp (v_r - qd) + Ki (I + h (v_r - qd)) + tau_ff,  a = h Kp + h^2 Ki
 
 so the free motion solves (H + diag(a)) qdd = tau_0 - C - g - damping qd: ABA with a added
-to D_i like an armature (mb_sim.dynamics.aba). The stiffness and damping are integrated
-implicitly, so no gain makes the step unstable however light the joint; the constraint
-impulses of the step see the same H + diag(a).
+to D_i like an armature (mb_sim.dynamics.aba). Stiffness, damping and integral are
+integrated implicitly (backward Euler), so no gain makes the step unstable however light the
+joint; the constraint impulses of the step see the same H + diag(a).
 
 Like a real drive:
 - velocity limit (URDF) and braking: the position servo is a cascade, v_c = v_r + v_e with
@@ -37,9 +37,8 @@ Default gains (`default_gains`) from the effective inertia m = the largest H_ii 
 the reference pose and 16 poses spread over the joint limits, at least f_c / (3 w^2 E_F)
 for a joint with Coulomb friction f_c (its P term alone overcomes the friction at an error
 of E_F = 0.01 rad or m; `mb_sim.sim.servo_arguments.ServoArguments.effective_inertia`), and
-one bandwidth
-w = min(W_MAX, W_DT / h) rad/s: the closed loop of m qdd = tau has its poles at -w, a triple
-pole for the PID on position, a double one for the PI on velocity:
+one bandwidth w = min(W_MAX, W_DT / h) rad/s: the closed loop of m qdd = tau has its poles at
+-w, a triple pole for the PID on position, a double one for the PI on velocity:
 
     position:  Kp = 3 m w^2,  Ki = m w^3,  Kd = 3 m w
     velocity:  Kp = 2 m w,    Ki = m w^2   (Kd unused)
