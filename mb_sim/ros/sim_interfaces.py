@@ -418,8 +418,9 @@ class SimulationInterfaces:
                 _set(resp.result, SpawnEntity.Response.NAMESPACE_INVALID,
                      f"entity_namespace {req.entity_namespace!r} is not a ROS namespace")
                 return resp
+            uri = _own_files(req.entity_resource.uri)
             spawned = spawn_body(
-                req.entity_resource.uri, req.entity_resource.resource_string, name=req.name,
+                uri, req.entity_resource.resource_string, name=req.name,
                 allow_renaming=req.allow_renaming, taken=self.sim.entity_names(),
                 xyz=[p.x, p.y, p.z], quat_xyzw=[q.x, q.y, q.z, q.w])
         except SpawnError as exc:
@@ -431,7 +432,7 @@ class SimulationInterfaces:
                 self.entities.spawn(spawned)
             except ValueError as exc:  # the name was taken meanwhile
                 return SpawnEntity.Response.NAME_NOT_UNIQUE, str(exc)
-            self._record(spawn_event(spawned.body.name, req.entity_resource.uri,
+            self._record(spawn_event(spawned.body.name, uri,
                                      req.entity_resource.resource_string, [p.x, p.y, p.z],
                                      [q.x, q.y, q.z, q.w]))
             self._bodies_changed()
@@ -461,6 +462,13 @@ class SimulationInterfaces:
                        "bodies and urdf/ objects")
         _set(resp.result, Result.RESULT_OK, message)
         return resp
+
+
+def _own_files(uri: str) -> str:
+    """package://mb_sim/... as the file of this installation (a source checkout is no ament
+    package); other uris as they are."""
+    prefix = "package://mb_sim/"
+    return str(share_dir() / uri[len(prefix):]) if uri.startswith(prefix) else uri
 
 
 def _box(lo: np.ndarray, hi: np.ndarray) -> Bounds:
