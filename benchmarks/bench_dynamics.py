@@ -5,7 +5,7 @@
 Table 1: ABA, RNEA and CRBA on Panda (example-robot-data, 9 dof) for mb_sim and Pinocchio in
 the same process, microseconds per call from Python, and the ratio mb_sim / Pinocchio.
 Table 2: ABA on serial chains of 10 ... 320 revolute links (URDF strings built here), in
-microseconds per call and per link; ABA is O(n) (000.md 2.4), so the per-link cost should be
+microseconds per call and per link; ABA is O(n) (Holck 2005, ch. 3), so the per-link cost should be
 about constant once the call overhead is amortised. Pinocchio's ABA is listed alongside.
 
 Every function is called once first (numba compiles, or loads its cache), then timed with

@@ -14,9 +14,9 @@ environment steps per second (steps x environments / wall time):
 - MuJoCo SyncVectorEnv: InvertedDoublePendulum-v5, a cart with a double pendulum stepped 5 x
   0.01 s per environment step (RK4), the closest peer task; Gymnasium has no batched MuJoCo
   environment, so this is its SyncVectorEnv too.
-The default mb_sim environment, CartDoublePole-v0 (001.md 14.2), also advances 5 RK4 steps of
-0.01 s per environment step. --all adds a table of every registered environment at 256
-environments. Prints numbers, asserts nothing.
+The default mb_sim environment, CartDoublePole-v0 (Wawrzyński 2009, sec. 14.2), also advances 5
+RK4 steps of 0.01 s per environment step. --all adds a table of every registered environment at
+256 environments. Prints numbers, asserts nothing.
 """
 
 from __future__ import annotations

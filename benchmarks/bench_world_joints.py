@@ -1,4 +1,4 @@
-"""Cost of the impulse-kept world joints (003.md) on the five-box ball chain.
+"""Cost of the impulse-kept world joints (Bender et al. n.d.) on the five-box ball chain.
 
     .venv/bin/python benchmarks/bench_world_joints.py [--seconds 2] [--dt 0.002] [--repeats 200]
 
@@ -11,8 +11,8 @@
 2. Kernel throughput: the keeping loop alone (`keep_world_joints`), started from the state
    of config/worlds/ball_chain_apart.yaml (every joint 5 cm apart) and of the swinging chain
    with its rows skipped, timed over `--repeats` calls on fresh copies of the velocities:
-   corrections per second and ns per correction. 003.md reports 200,000 correction steps per
-   second on a 1.7 GHz PC.
+   corrections per second and ns per correction. Bender et al. n.d. reports 200,000 correction
+   steps per second on a 1.7 GHz PC.
 Numba compiles (or loads its cache) during a warm-up run first. Numbers only.
 """
 

@@ -28,7 +28,7 @@ def cube() -> str:
     while sim.time < 10.0:
         sim.step()
         worst = max(worst, abs(sim.energy() - e0) / e0)
-    return f"000 T1 cube, e = 1, 10 s (rk4): largest energy error {worst:.2e} (bound 1e-2)"
+    return f"Holck 2005, test 1 cube, e = 1, 10 s (rk4): largest energy error {worst:.2e} (bound 1e-2)"
 
 
 def cradle() -> str:
@@ -39,7 +39,7 @@ def cradle() -> str:
         before = abs(sim.qd[first])
         sim.step()
     sim.step(20)
-    return (f"000 T3 cradle: last ball leaves at {abs(sim.qd[last]) / before:.4f} of the first "
+    return (f"Holck 2005, test 3 cradle: last ball leaves at {abs(sim.qd[last]) / before:.4f} of the first "
             f"ball's speed, the first keeps {abs(sim.qd[first]) / before:.1e}")
 
 
@@ -55,7 +55,7 @@ def limits() -> str:
                 ratios.append(abs(sim.qd[0] / previous))
             previous = sim.qd[0]
         out.append(f"{scene}: {', '.join(f'{r:.6f}' for r in ratios)}")
-    return "000 T8/T9 speed ratio per limit hit (e = 0.5): " + "; ".join(out)
+    return "Holck 2005, tests 8 and 9 speed ratio per limit hit (e = 0.5): " + "; ".join(out)
 
 
 def chain() -> str:
@@ -65,7 +65,7 @@ def chain() -> str:
     for _ in range(500):
         sim.step()
         worst = max(worst, float(np.abs(sim.qd).max()))
-    return f"000 T12 chain on its limits, 2.0-2.5 s: max |qd| {worst:.1e} (bound 1e-3)"
+    return f"Holck 2005, test 12 chain on its limits, 2.0-2.5 s: max |qd| {worst:.1e} (bound 1e-3)"
 
 
 def bounce() -> str:
@@ -107,7 +107,7 @@ def door() -> str:
     slope = (sim.body_velocity("door")[1] @ axis - w0) / sim.time
     while sim.body_velocity("door")[1] @ axis > 1e-9 and sim.time < 2.0:
         sim.step()
-    return f"002 door: angular velocity slope {slope:.4f} rad/s^2, stops at t = {sim.time:.3f} s"
+    return f"Mikhailyuk & Strashnov 2016 door: angular velocity slope {slope:.4f} rad/s^2, stops at t = {sim.time:.3f} s"
 
 
 def main() -> None:

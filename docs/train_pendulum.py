@@ -1,4 +1,4 @@
-"""Swing up the pendulum of 001.md 13.1 with the cross-entropy method, in numpy.
+"""Swing up the pendulum of Wawrzyński 2009, sec. 13.1 with the cross-entropy method, in numpy.
 
     .venv/bin/python docs/train_pendulum.py [--iterations 40] [--plot docs/learning_curve.png]
 
@@ -29,7 +29,7 @@ N_PARAMS = sum(int(np.prod(s)) for s in SIZES)
 
 def features(obs: np.ndarray) -> np.ndarray:
     """cos theta, sin theta, theta_d, the energy above the upright rest E - 1 (E = theta_d^2 / 2
-    + cos theta: unit mass, length and gravity, 001.md 13.1) and theta_d (E - 1), the
+    + cos theta: unit mass, length and gravity, Wawrzyński 2009, sec. 13.1) and theta_d (E - 1), the
     direction in which a torque adds energy."""
     energy = 0.5 * obs[:, 2] ** 2 + obs[:, 0] - 1.0
     return np.column_stack([obs, energy, obs[:, 2] * energy])
@@ -122,7 +122,7 @@ def plot(curve: list[tuple[float, float]], heights: np.ndarray, period: float,
     bx.set_ylim(-1.05, 1.05)
     bx.set_title("the learned policy, one episode")
     bx.grid(alpha=0.3)
-    fig.suptitle("mb_sim/Pendulum-v0 swing-up (001.md 13.1, torque within 0.225), CEM in numpy")
+    fig.suptitle("mb_sim/Pendulum-v0 swing-up (Wawrzyński 2009, sec. 13.1, torque within 0.225), CEM in numpy")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
 

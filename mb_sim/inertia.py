@@ -1,5 +1,5 @@
 """Inertia transforms in one place: the parallel-axis theorem, rotation of an inertia tensor,
-lumping rigidly joined parts into one body, the 6x6 spatial inertia (000.md 2.2).
+lumping rigidly joined parts into one body, the 6x6 spatial inertia (Holck 2005, ch. 3).
 
 Inertia tensors are 3x3 about a stated point, in stated axes; `parallel_axis` is the term that
 moves one from the centre of mass to a point at `offset` from it (or back, subtracted).
@@ -50,8 +50,8 @@ def skew(c: np.ndarray) -> np.ndarray:
 
 
 def spatial_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
-    """6x6 rigid-body inertia about the frame origin for motion vectors [omega; v] (000.md
-    2.2): I_O = [[I_c + m c~ c~^T, m c~], [m c~^T, m 1]]."""
+    """6x6 rigid-body inertia about the frame origin for motion vectors [omega; v] (Holck 2005,
+    ch. 3): I_O = [[I_c + m c~ c~^T, m c~], [m c~^T, m 1]]."""
     cx = skew(np.asarray(com, dtype=float))
     out = np.zeros((6, 6))
     out[:3, :3] = inertia_com + mass * cx @ cx.T

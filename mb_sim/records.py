@@ -2,8 +2,9 @@
 and meaning, as MuJoCo's mjmodel.h / mjdata.h do for their structs.
 
     TreeWork, TreeWorkRecord = record("TreeWork", "The work arrays of the tree ...", (
-        Field("X", REAL, ("n+1", 6, 6), "Plücker transform X_i from the parent (000.md 3.16)"),
-        "scratch",                                  # a heading: the fields below are scratch
+        Field("X", REAL, ("n+1", 6, 6), "Plücker transform X_i from the parent (Holck 2005, eq.
+        3.16)"), "scratch",                                  # a heading: the fields below are
+        scratch
         Field("mat6", REAL, (6, 6), "6x6 scratch"),
     ), sizes={"n": "joints of the robot"})
 
@@ -11,8 +12,8 @@ and meaning, as MuJoCo's mjmodel.h / mjdata.h do for their structs.
     rec = new_tree_work(arrays)              # what compiled code takes
 
 A shape names its sizes (`n`, `n+1`, `2*g`, ...); `allocate` makes every array from them, and
-`check` says whether arrays built elsewhere (the compiled model) match. The tables of
-docs/architecture.md are made from the declarations (`markdown`, `python -m mb_sim.records`)
+`mismatches` says how arrays built elsewhere (the compiled model) differ from them. The tables of
+docs/architecture.md are made from the declarations (`tables`, `python -m mb_sim.doc_tables`)
 and a test keeps them in step.
 
 Compiled, `rec` is a numba StructRef holding the same arrays (not copies), so compiled code and
@@ -279,10 +280,6 @@ def markdown(decl: Declaration) -> str:
     return "\n".join(lines) + "\n"
 
 
-BEGIN = "<!-- record tables: made by `python -m mb_sim.records`; do not edit by hand -->"
-END = "<!-- end of the record tables -->"
-
-
 LAYERS = ("mb_sim.model", "mb_sim.dynamics", "mb_sim.collision", "mb_sim.solver", "mb_sim.sim")
 
 
@@ -299,36 +296,5 @@ def all_declarations() -> list[Declaration]:
 
 
 def tables() -> str:
-    """The record tables of docs/architecture.md, between BEGIN and END."""
-    body = "\n".join(markdown(d) for d in all_declarations())
-    return f"{BEGIN}\n\n{body}\n{END}"
-
-
-def update_document(path: str) -> bool:
-    """Replace the tables in the document at `path`; whether anything changed."""
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    start, end = text.index(BEGIN), text.index(END) + len(END)
-    new = text[:start] + tables() + text[end:]
-    if new != text:
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(new)
-    return new != text
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m mb_sim.records [docs/architecture.md]`: rewrite the record tables in the
-    document (default: print them)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args:
-        print(tables())
-        return 0
-    for path in args:
-        print(f"{path}: {'updated' if update_document(path) else 'up to date'}")
-    return 0
-
-
-if __name__ == "__main__":  # the package's own module, whose DECLARED the declarations fill
-    from mb_sim.records import main as _main
-
-    sys.exit(_main())
+    """The record tables of docs/architecture.md (`mb_sim.doc_tables` puts them there)."""
+    return "\n".join(markdown(d) for d in all_declarations()).rstrip("\n")

@@ -1,18 +1,19 @@
-"""ABA against the closed-form benchmark dynamics of 001.md Part III.
+"""ABA against the closed-form benchmark dynamics of Wawrzyński 2009 Part III.
 
 Each benchmark URDF in urdf/benchmarks is the object of one section of Part III; the header
 comment of each file derives how its joint coordinates map to the angles of the section.
 At 20 seeded random states (q, qd, tau) `mb_sim.aba` must give the accelerations of the
 printed equations to 1e-9 (absolute, scaled by max(1, |qdd|)).
 
-Corrections to the printed forms (001.md flags them as typos; the forms below are the ones a
-Lagrangian derivation of the same model gives):
+Corrections to the printed forms (Wawrzyński 2009 flags them as typos; the forms below are the
+ones a Lagrangian derivation of the same model gives):
 - 14.1 cart-pole: the pole friction term is -mu_p theta_d / (m_p l) (the report prints "+",
   Barto, Sutton and Anderson have "-"); mu_p is the pole joint's viscous damping.
 - 14.3 triple pendulum on a cart: A10 = I1 + m1 l1^2 + (m2 + m3) L1^2 (the report prints m2).
 Coulomb terms (mu_c sgn x_d in 14.1, the mu_x and mu_i terms of f in 14.3) are left out: they
-are not smooth forces and ABA does not apply them (the impulse solver does, 002.md); the URDFs
-carry them as joint `friction`. Viscous terms (mu_p, C_c, C_i) are URDF `damping`, which ABA
+are not smooth forces and ABA does not apply them (the impulse solver does, Mikhailyuk &
+Strashnov 2016); the URDFs carry them as joint `friction`. Viscous terms (mu_p, C_c, C_i) are
+URDF `damping`, which ABA
 applies as tau - damping * qd.
 """
 
@@ -35,7 +36,7 @@ Vec = np.ndarray
 
 # --- 13.1 single pendulum: theta from the upward vertical, g = 1, unit mass and length -------
 def single_pendulum(q: Vec, qd: Vec, tau: Vec) -> Vec:
-    """theta_dd = sin(theta) + tau (001.md 13.1); q = theta."""
+    """theta_dd = sin(theta) + tau (Wawrzyński 2009, sec. 13.1); q = theta."""
     return np.array([np.sin(q[0]) + tau[0]])
 
 
@@ -44,7 +45,7 @@ ACRO = {"l1": 1.0, "lc1": 0.5, "lc2": 0.5, "m1": 1.0, "m2": 1.0, "I1": 1.0, "I2"
 
 
 def acrobot(q: Vec, qd: Vec, tau: Vec) -> Vec:
-    """B(theta) theta_dd + c + h = tau with the B, c, h of 001.md 13.2; q = theta."""
+    """B(theta) theta_dd + c + h = tau with the B, c, h of Wawrzyński 2009, sec. 13.2; q = theta."""
     p = ACRO
     t1, t2 = q
     d1, d2 = qd
@@ -66,7 +67,8 @@ ARM3_LOAD = 1.5  # the report does not give m; urdf/benchmarks/three_link_arm.ur
 
 
 def three_link_arm(q: Vec, qd: Vec, tau: Vec, m: float = ARM3_LOAD, g: float = 9.81) -> Vec:
-    """B theta_dd + c + h = tau with B, c, h exactly as printed in 001.md 13.3; q = theta."""
+    """B theta_dd + c + h = tau with B, c, h exactly as printed in Wawrzyński 2009, sec. 13.3; q =
+    theta."""
     t1, t2, t3 = q
     d1, d2, d3 = qd
     c2, c3, c23 = np.cos(t2), np.cos(t3), np.cos(t2 + t3)
@@ -102,7 +104,8 @@ CART_POLE = {"mc": 1.0, "mp": 0.1, "l": 0.5, "g": 9.81}
 
 
 def cart_pole(q: Vec, qd: Vec, tau: Vec, mu_p: float) -> Vec:
-    """001.md 14.1 with mu_c = 0 and the pole friction sign corrected; q = (x, theta).
+    """Wawrzyński 2009, sec. 14.1 with mu_c = 0 and the pole friction sign corrected; q = (x,
+    theta).
 
     theta_dd = (cos(th) (-F - m_p l th_d^2 sin th) / (m_c + m_p) + g sin th - mu_p th_d / (m_p l)
                 + tau_p / (m_p l)) / (l (4/3 - m_p cos^2 th / (m_c + m_p)))
@@ -151,7 +154,8 @@ BOGDANOV = {"m0": 1.5, "m1": 0.5, "m2": 0.75, "L1": 0.5, "L2": 0.75, "g": 9.81}
 
 
 def cart_double_pendulum(q: Vec, qd: Vec, tau: Vec) -> Vec:
-    """B q_dd + C q_d + h = f of 001.md 14.2 (Bogdanov), theta absolute from the vertical."""
+    """B q_dd + C q_d + h = f of Wawrzyński 2009, sec. 14.2 (Bogdanov), theta absolute from the
+    vertical."""
     p = BOGDANOV
     m0, m1, m2, L1, L2, g = (p[k] for k in ("m0", "m1", "m2", "L1", "L2", "g"))
     l1, l2 = L1 / 2, L2 / 2
@@ -208,7 +212,8 @@ SI_WANG = {
 
 
 def cart_triple_pendulum(q: Vec, qd: Vec, tau: Vec) -> Vec:
-    """B q_dd + C q_d + h = f of 001.md 14.3 (Tables 2, 3), A10 with m1, Coulomb terms off."""
+    """B q_dd + C q_d + h = f of Wawrzyński 2009, sec. 14.3 (Tables 2, 3), A10 with m1, Coulomb
+    terms off."""
     p = SI_WANG
     g, M, m1, m2, m3 = p["g"], p["M"], p["m1"], p["m2"], p["m3"]
     l1, l2, l3, L1, L2 = p["l1"], p["l2"], p["l3"], p["L1"], p["L2"]

@@ -1,4 +1,4 @@
-"""Contacts, bounces, friction and rest: the seeds' test cases and closed-form results.
+"""Contacts, bounces, friction and rest: the source works' test cases and closed-form results.
 
 Each scenario is a world file under config/worlds/ or a URDF under urdf/scenarios/, so users
 can run the same thing. Numbers in the assertions are the pass criteria of the contact issue.
@@ -25,7 +25,8 @@ def world_sim(name: str, integrator: str = "semi_implicit_euler", dt: float = 0.
 
 
 def test_bouncing_cube_keeps_its_energy():
-    """000 T1: a tilted 2 kg cube, e = 1, mu = 0, bounces for 10 s: total energy within 1 %.
+    """Holck 2005, test 1: a tilted 2 kg cube, e = 1, mu = 0, bounces for 10 s: total energy within
+    1 %.
 
     RK4 moves the free flight exactly (constant gravity); bounces are resolved at the time of
     impact within the step."""
@@ -106,8 +107,8 @@ def test_boxes_on_the_table_do_not_sink():
 
 
 def test_newtons_cradle_passes_the_momentum_through():
-    """000 T3: six balls, e = 1: the last ball leaves with >= 90 % of the first one's speed
-    and the first nearly stops."""
+    """Holck 2005, test 3: six balls, e = 1: the last ball leaves with >= 90 % of the first one's
+    speed and the first nearly stops."""
     sim = world_sim("newtons_cradle.yaml")
     first, last = sim.model.joint_index("pivot6"), sim.model.joint_index("pivot1")
     assert sim.q[first] == pytest.approx(-0.529)
@@ -124,7 +125,8 @@ def test_newtons_cradle_passes_the_momentum_through():
 @pytest.mark.parametrize("scene", ["limit_revolute.yaml", "limit_prismatic.yaml"])
 @pytest.mark.parametrize("e", [1.0, 0.5])
 def test_joint_limit_restitution(scene, e):
-    """000 T8/T9: gravity off, qd0 = 1: |qd after| = e |qd before| at every hit (2 %)."""
+    """Holck 2005, tests 8 and 9: gravity off, qd0 = 1: |qd after| = e |qd before| at every hit (2
+    %)."""
     description = mb_sim.load_world(WORLDS / scene).to_dict()
     description["robot"]["joint_limit_restitution"] = e
     sim = mb_sim.Simulation(world=mb_sim.load_world(description), dt=0.001)
@@ -144,7 +146,8 @@ def test_joint_limit_restitution(scene, e):
 
 
 def test_chain_comes_to_rest_on_its_lower_limits():
-    """000 T12: a 7-link chain falls onto its lower limits and rests: max |qd| < 1e-3 after 2 s."""
+    """Holck 2005, test 12: a 7-link chain falls onto its lower limits and rests: max |qd| < 1e-3
+    after 2 s."""
     sim = world_sim("chain_rest.yaml")
     model = sim.model
     sim.step(2000)
@@ -169,7 +172,8 @@ PENDULUM = """<robot name="pendulum">
 
 
 def test_joint_friction_holds_below_its_bound_and_saturates_at_it():
-    """002 (robot joints): a horizontal arm whose gravity torque m g l = 9.81 N m is below the
+    """Mikhailyuk & Strashnov 2016 (robot joints): a horizontal arm whose gravity torque m g l =
+    9.81 N m is below the
     Coulomb bound stays; above it, the accumulated friction impulse is the bound times dt."""
     dt = 0.001
     held = mb_sim.Simulation(mb_sim.load_urdf(PENDULUM.format(friction=12.0)), dt=dt)
@@ -271,8 +275,8 @@ HINGED_ROD = """<robot name="rod">
 
 
 def test_one_dof_link_hitting_the_floor_has_a_rank_deficient_k():
-    """000 Fig. 3.11: a link on one hinge meets the floor; its contact K is rank-deficient (the
-    point cannot move along the hinge axis). The pseudo-inverse keeps the solve finite: the
+    """Holck 2005 Fig. 3.11: a link on one hinge meets the floor; its contact K is rank-deficient
+    (the point cannot move along the hinge axis). The pseudo-inverse keeps the solve finite: the
     rod comes to rest on the floor, nothing blows up."""
     world = mb_sim.load_world({"ground": {"friction": 0.8},
                                "robot": {"friction": 0.8, "initial_positions": {"hinge": -0.3}}})

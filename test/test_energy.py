@@ -1,8 +1,9 @@
-"""Energy of a passive double pendulum under mb_sim.Simulation (004.md test 15, 001.md test 15).
+"""Energy of a passive double pendulum under mb_sim.Simulation (Valášek 2011 test 15, Wawrzyński
+2009 test 15).
 
-The pendulum is urdf/benchmarks/acrobot.urdf (001.md 13.2: no damping, no friction, no
-collision shapes, no joint limits), released from rest 1.0 rad and 0.5 rad away from hanging
-straight down, simulated for 10 s at dt = 1 ms. Energies are relative to the mechanical
+The pendulum is urdf/benchmarks/acrobot.urdf (Wawrzyński 2009, sec. 13.2: no damping, no
+friction, no collision shapes, no joint limits), released from rest 1.0 rad and 0.5 rad away
+from hanging straight down, simulated for 10 s at dt = 1 ms. Energies are relative to the mechanical
 energy above the rest state: e(t) = (E(t) - E(0)) / (E(0) - E_rest).
 
 - Semi-implicit Euler is symplectic: its energy error is a bounded oscillation of order
@@ -27,7 +28,7 @@ ACROBOT = Path(__file__).resolve().parents[1] / "urdf" / "benchmarks" / "acrobot
 DT = 1e-3
 DURATION = 10.0
 G = 9.81
-# acrobot constants (001.md 13.2): l1 = 1, lc = 0.5, m = 1, I = 1
+# acrobot constants (Wawrzyński 2009, sec. 13.2): l1 = 1, lc = 0.5, m = 1, I = 1
 L1, LC, MASS, INERTIA = 1.0, 0.5, 1.0, 1.0
 
 
@@ -46,7 +47,8 @@ def _q(model: mb_sim.Model, theta1: float, theta2: float) -> np.ndarray:
 
 
 def closed_form_energy(theta: np.ndarray, theta_d: np.ndarray) -> float:
-    """T + V of 001.md 13.2: T = 1/2 theta_d^T B theta_d, V = (m lc + m l1) g sin t1 + ..."""
+    """T + V of Wawrzyński 2009, sec. 13.2: T = 1/2 theta_d^T B theta_d, V = (m lc + m l1) g sin t1
+    + ..."""
     t1, t2 = theta
     b11 = MASS * LC**2 + MASS * (L1**2 + LC**2 + 2 * L1 * LC * np.cos(t2)) + 2 * INERTIA
     b12 = MASS * (LC**2 + L1 * LC * np.cos(t2)) + INERTIA

@@ -1,4 +1,5 @@
-"""Consistency of ABA, RNEA and CRBA with each other (004.md 1.6-1.7, 1.10; test cases 3, 5).
+"""Consistency of ABA, RNEA and CRBA with each other (Valášek 2011, ch. 7, 8 and 11;
+test cases 3, 5).
 
 The three recursions describe one equation of motion,
     H(q) qdd + C(q, qd) + g(q) + D qd = tau,
@@ -7,7 +8,7 @@ with D the URDF viscous damping (diagonal). mb_sim's conventions, checked here:
 - RNEA returns its left-hand side, damping included: rnea(q, qd, aba(q, qd, tau)) = tau;
 - CRBA returns H; column j is rnea(q, 0, e_j) without gravity.
 Hence ABA = H^-1 (tau - rnea(q, qd, 0)), the equivalence of the recursive and direct forms
-(004.md test 3), and the inverse/forward round trip (004.md test 5).
+(Valášek 2011 test 3), and the inverse/forward round trip (Valášek 2011 test 5).
 Models: urdf/arm.urdf and every urdf/benchmarks object, 20 seeded random states each.
 """
 

@@ -1,16 +1,16 @@
-"""Hybrid dynamics: prescribed ("active") joint accelerations, 001.md Part II (Secs. 9-11).
+"""Hybrid dynamics: prescribed ("active") joint accelerations, Wawrzyński 2009 Part II (Secs. 9-11).
 
 mb_sim.hybrid(model, q, qd, tau, qdd_prescribed, mask) -> (qdd, tau_full):
-- qdd[mask] is exactly qdd_prescribed[mask] (001.md test 5: "they give the prescribed alpha^w
-  exactly");
+- qdd[mask] is exactly qdd_prescribed[mask] (Wawrzyński 2009 test 5: "they give the prescribed
+  alpha^w exactly");
 - tau_full[~mask] is the given tau, tau_full[mask] the torques the prescribed joints need;
-- so ABA(q, qd, tau_full) = qdd: the torques reproduce the motion (001.md: tau^w equals the
+- so ABA(q, qd, tau_full) = qdd: the torques reproduce the motion (Wawrzyński 2009: tau^w equals the
   torques solved for by Sec. 8.2, and the accelerations match Part I with those torques);
 - all joints prescribed: tau_full = RNEA(q, qd, qdd_prescribed) (inverse dynamics, with
   the damping torque, as mb_sim.rnea);
 - no joint prescribed: qdd = ABA(q, qd, tau).
-Also the locked-joint case (001.md test 6): prescribing qdd = 0 on every joint but the first
-of a chain at rest makes it swing as one rigid body.
+Also the locked-joint case (Wawrzyński 2009 test 6): prescribing qdd = 0 on every joint but the
+first of a chain at rest makes it swing as one rigid body.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def test_locked_joints_swing_rigidly() -> None:
     """Acrobot at rest with joint 2 locked (qdd2 = 0): a rigid two-link pendulum.
 
     Rigid body about joint 1: I_O qdd1 = tau1 - m g x_c, with I_O and the centre of mass of
-    both links together (001.md test 6), and joint 2 needs the torque that keeps the angle.
+    both links together (Wawrzyński 2009 test 6), and joint 2 needs the torque that keeps the angle.
     """
     model = mb_sim.load_urdf(str(ROOT / "benchmarks" / "acrobot.urdf"))
     i1, i2 = model.joint_index("joint1"), model.joint_index("joint2")

@@ -1,4 +1,5 @@
-"""The articulated impulse response (000.md 2.5) equals H^-1 J^T computed with the mass matrix."""
+"""The articulated impulse response (Holck 2005, ch. 3) equals H^-1 J^T computed with the mass
+matrix."""
 
 from __future__ import annotations
 

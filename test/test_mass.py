@@ -16,10 +16,10 @@ from mb_sim.model.mass import (
     cylinder_properties,
     mass_properties,
     mesh_properties,
-    rotation_from_rpy,
     sphere_properties,
 )
 from mb_sim.model.mesh import convex_hull
+from mb_sim.rotations import rpy_matrix
 
 
 def _solid_of_revolution(radius_at, z0: float, z1: float) -> tuple[float, float, float]:
@@ -46,7 +46,7 @@ def test_box_closed_form_with_given_mass() -> None:
 
 
 def test_cube_matches_the_half_side_form_of_000() -> None:
-    # 000.md Appendix E: cube (2/3) M L^2 with L the half side.
+    # Holck 2005 Appendix E: cube (2/3) M L^2 with L the half side.
     p = box_properties((0.2, 0.2, 0.2), density=250.0)
     m = 250.0 * 0.008
     np.testing.assert_allclose(p.inertia, 2 / 3 * m * 0.1**2 * np.eye(3), rtol=1e-12)
@@ -112,7 +112,7 @@ def test_capsule_matches_a_fine_hull_mesh() -> None:
 def test_mesh_cube_equals_box_in_any_pose() -> None:
     size = np.array([0.3, 0.2, 0.6])
     corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * size / 2
-    rot = rotation_from_rpy((0.3, -0.7, 1.1))
+    rot = rpy_matrix((0.3, -0.7, 1.1))
     offset = np.array([1.0, -2.0, 0.5])
     v, tri = convex_hull(corners @ rot.T + offset)
     p = mesh_properties(v, tri, 700.0)
@@ -162,7 +162,7 @@ def test_geometry_pose_moves_com_and_rotates_inertia() -> None:
     g = Geometry("cylinder", (0.1, 0.5), xyz=(0.2, 0.0, -0.1), rpy=(0.0, math.pi / 2, 0.0))
     p = mass_properties(g, mass=3.0)
     np.testing.assert_allclose(p.com, [0.2, 0.0, -0.1])
-    rot = rotation_from_rpy(g.rpy)
+    rot = rpy_matrix(g.rpy)
     local = mass_properties(Geometry("cylinder", (0.1, 0.5)), mass=3.0).inertia
     np.testing.assert_allclose(p.inertia, rot @ local @ rot.T, atol=1e-14)
     # the cylinder axis now lies along x: I_xx is the axial moment m r^2 / 2

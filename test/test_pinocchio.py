@@ -1,4 +1,5 @@
-"""ABA, RNEA and CRBA against Pinocchio on real robot descriptions (004.md 1.7, 000.md 2.4).
+"""ABA, RNEA and CRBA against Pinocchio on real robot descriptions (Valášek 2011, ch. 8, Holck
+2005, ch. 3).
 
 Robots: panda, ur5, kinova and double_pendulum from the `example-robot-data` package
 (installed as a test dependency; the URDFs are under

@@ -20,14 +20,6 @@ from mb_sim.warmup import ROBOT, WORLD
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_architecture_tables_are_the_declarations() -> None:
-    text = (ROOT / "docs" / "architecture.md").read_text()
-    start, end = text.index(records.BEGIN), text.index(records.END) + len(records.END)
-    assert text[start:end] == records.tables(), (
-        "docs/architecture.md is out of step with the record declarations: "
-        "run .venv/bin/python -m mb_sim.records docs/architecture.md")
-
-
 def test_every_record_and_view_is_declared_with_meanings() -> None:
     names = {d.name for d in records.all_declarations()}
     assert {"Tree", "Bodies", "Geoms", "WorldJoints", "Options", "SceneModel", "TreeWork",

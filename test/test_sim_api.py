@@ -265,10 +265,9 @@ def test_a_world_that_names_its_robot_loads_it_without_a_word(monkeypatch, caplo
 
 
 def test_the_readme_example_runs(monkeypatch, tmp_path) -> None:
-    """The first Python example of the README, run as it is (it passes the model and the
+    """The first Python example of docs/api.md, run as it is (it passes the model and the
     world: the table world names no robot)."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Physics and Python API"):]
+    section = (ROOT / "docs" / "api.md").read_text()
     example = re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)
     assert "mb_sim.Simulation(model, world=world" in example
     monkeypatch.chdir(ROOT)

@@ -406,7 +406,7 @@ def test_malformed_xml(tmp_path: Path) -> None:
 
 
 def test_point_masses_are_allowed() -> None:
-    """mass > 0 with zero inertia (the point masses of 001.md) is a valid link."""
+    """mass > 0 with zero inertia (the point masses of Wawrzyński 2009) is a valid link."""
     xml = chain(l1={"ixx": 0, "iyy": 0, "izz": 0}, l2={"ixx": 0, "iyy": 0, "izz": 0})
     model = mb_sim.load_urdf(xml)
     H = mb_sim.crba(model, np.array([0.3, -0.4]))

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from mb_sim.errors import WorldError
-from mb_sim.model.mass import box_properties, rotation_from_rpy
+from mb_sim.model.mass import box_properties
 from mb_sim.model.world import (
     Body,
     SolverSettings,
@@ -24,9 +24,8 @@ from mb_sim.model.world import (
     combine_friction,
     combine_restitution,
     load_world,
-    quat_from_rpy,
-    rotation_from_quat,
 )
+from mb_sim.rotations import matrix_from_quat, quat_from_rpy, rpy_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 WORLDS = sorted((ROOT / "config" / "worlds").glob("*.yaml"))
@@ -436,7 +435,7 @@ def test_mesh_body_relative_to_world_file(tmp_path: Path, monkeypatch: pytest.Mo
     assert b.geometry.mesh == str((scene / "meshes" / "part.stl").resolve())
     assert b.geometry.scale == (0.2, 0.1, 0.4)
     np.testing.assert_allclose(b.geometry.xyz, -com_shape, atol=1e-12)
-    rot = rotation_from_rpy([0.1, 0.2, 0.3])
+    rot = rpy_matrix([0.1, 0.2, 0.3])
     np.testing.assert_allclose(b.xyz, [1, 0, 0] + rot @ com_shape, atol=1e-12)
     box = box_properties((0.2, 0.1, 0.4), 500.0)
     assert b.mass == pytest.approx(box.mass)
@@ -498,7 +497,7 @@ def test_rotations_agree() -> None:
     for rpy in rng.uniform(-math.pi, math.pi, (20, 3)):
         q = quat_from_rpy(rpy)
         assert np.linalg.norm(q) == pytest.approx(1.0)
-        np.testing.assert_allclose(rotation_from_quat(q), rotation_from_rpy(rpy), atol=1e-12)
+        np.testing.assert_allclose(matrix_from_quat(q), rpy_matrix(rpy), atol=1e-12)
 
 
 @pytest.mark.parametrize(("a", "b"), [(0.0, 0.0), (0.3, 0.3), (0.8, 0.8), (1.0, 1.0),

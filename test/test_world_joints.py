@@ -1,16 +1,19 @@
-"""World joints kept by impulses (003.md) with Coulomb joint friction (002.md).
+"""World joints kept by impulses (Bender et al. n.d.) with Coulomb joint friction (Mikhailyuk &
+Strashnov 2016).
 
 Joint errors are measured here from the body poses and the `WorldJoint` data alone (points and
 axes fixed in each body at load time), not with the solver's own functions.
 
-- 002.md door (config/worlds/door.yaml, 20 N m hinge friction): the hinge's angular velocity
+- Mikhailyuk & Strashnov 2016 door (config/worlds/door.yaml, 20 N m hinge friction): the hinge's
+angular velocity
   falls linearly at -20 / I_hinge, the door stops at 1.4 I_hinge / 20 s and stays at rest; the
   friction row's impulse is the bound times dt while sliding. A tilted hinge makes gravity
   torque the door about it: below the bound it holds (the friction impulse is the gravity
   torque's impulse), above it the door turns with (tau - 20) / I about the axis.
-- 003.md chain (config/worlds/ball_chain.yaml): joint gaps within D_max after every step, one
+- Bender et al. n.d. chain (config/worlds/ball_chain.yaml): joint gaps within D_max after every
+step, one
   pass per step keeps them below 1 mm over 10 s, the 5 cm apart chain reassembles within 1 s,
-  a correction is I = K^-1 g / h with K of 000.md eq. 2.16 and leaves momentum unchanged, and
+  a correction is I = K^-1 g / h with K of Holck 2005 eq. 2.16 and leaves momentum unchanged, and
   the energy does not grow.
 - revolute axes stay parallel, prismatic orientation stays, fixed joints hold; limits hold;
   ball-joint friction stays in its ball |p| <= F h.
@@ -27,7 +30,7 @@ import pytest
 import yaml
 
 import mb_sim
-from mb_sim.model.world import rotation_from_quat
+from mb_sim.rotations import matrix_from_quat
 
 WORLDS = Path(__file__).resolve().parents[1] / "config" / "worlds"
 DT = 0.002
@@ -49,7 +52,7 @@ def frames(sim: mb_sim.Simulation, body: str | None) -> tuple[np.ndarray, np.nda
     if body is None:
         return np.zeros(3), np.eye(3)
     x, q = sim.body_pose(body)
-    return x, rotation_from_quat(q)
+    return x, matrix_from_quat(q)
 
 
 def anchors(sim: mb_sim.Simulation, jt: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -106,7 +109,7 @@ def door_inertia_about(world: Any, anchor: np.ndarray, axis: np.ndarray) -> floa
 
 
 # --------------------------------------------------------------------------------------------
-# 002.md: Coulomb friction in the door hinge
+# Mikhailyuk & Strashnov 2016: Coulomb friction in the door hinge
 
 
 def test_door_slows_linearly_and_stays_at_rest() -> None:
@@ -204,7 +207,7 @@ def test_friction_at_the_bound_slides_with_the_net_torque() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# 003.md: the ball chain
+# Bender et al. n.d.: the ball chain
 
 
 @pytest.fixture(scope="module")
@@ -301,7 +304,8 @@ def test_one_correction_is_k_inverse_gap_over_h_and_keeps_momentum() -> None:
     h = DT
     joints.keep(vb)
     assert joints.last_corrections == 1
-    # the impulse on the child from 000.md eq. 2.16 and the predicted gap (003.md 1.5)
+    # the impulse on the child from Holck 2005 eq. 2.16 and the predicted gap (Bender et al. n.d.,
+    # the step)
     ends = {}
     for name, local in (("a", jt.parent_anchor_local), ("b", jt.child_anchor_local)):
         x, R = frames(sim, name)
@@ -321,7 +325,7 @@ def test_one_correction_is_k_inverse_gap_over_h_and_keeps_momentum() -> None:
                                rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(vb[ia, 3:] - before[ia, 3:], -Ia @ np.cross(ra, impulse),
                                rtol=1e-10, atol=1e-12)
-    # a correction pair leaves the linear momentum as it was (003.md test 2)
+    # a correction pair leaves the linear momentum as it was (Bender et al. n.d. test 2)
     p_before = before[ia, :3] / ma + before[ib, :3] / mb
     p_after = vb[ia, :3] / ma + vb[ib, :3] / mb
     np.testing.assert_allclose(p_after, p_before, rtol=0, atol=1e-12)

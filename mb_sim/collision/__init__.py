@@ -1,4 +1,5 @@
-"""Collision detection: sweep and prune, narrow phase and contact manifolds (000.md 1.1, 1.3)."""
+"""Collision detection: sweep and prune, narrow phase and contact manifolds (Holck 2005,
+fig. 2.4 and sec. 3.7)."""
 
 from mb_sim.collision.broadphase import BroadPhase, aabbs
 from mb_sim.collision.contacts import Contacts

@@ -1,11 +1,12 @@
-"""Broad phase: sweep and prune on world AABBs (000.md 1.1).
+"""Broad phase: sweep and prune on world AABBs (Holck 2005, fig. 2.4).
 
 Three lists of interval end points, one per axis, are kept between calls and re-sorted by
 insertion sort, which is nearly linear when objects move little between steps. Every swap of a
 min end point past a max end point (or back) changes whether two intervals overlap on that axis;
 a per-pair counter of overlapping axes is updated on each swap, and a pair whose counter is 3
-overlaps on all axes (a "collision warning"). The filter of 000.md 1.3 (same owner, excluded
-owner pairs such as robot parent/child links, static-static) is applied to the warnings.
+overlaps on all axes (a "collision warning"). The filter of Holck 2005, sec. 3.7 (same owner,
+excluded owner pairs such as robot parent/child links, static-static) is applied to the
+warnings.
 
 Intervals are closed: [lo_a, hi_a] and [lo_b, hi_b] overlap iff lo_a <= hi_b and lo_b <= hi_a,
 so equal end points sort min-before-max.
@@ -176,7 +177,7 @@ def broad_phase(g: Any, w: Any, margin: float) -> int:
 
 
 class BroadPhase:
-    """Sweep and prune with persistent sorted end point lists (000.md 1.1).
+    """Sweep and prune with persistent sorted end point lists (Holck 2005, fig. 2.4).
 
     The first call starts from the order min_0, max_0, min_1, max_1, ... (no overlaps) and sorts
     from there; later calls re-sort the previous order. Output pairs are (i, j) with i < j in

@@ -1,11 +1,11 @@
-"""Narrow phase and contact determination (000.md 1.1 and 1.3).
+"""Narrow phase and contact determination (Holck 2005, fig. 2.4 and 1.3).
 
 For every candidate pair (a, b) the kernel below writes contacts with
     point  midway between the two surfaces,
     normal unit, from b to a (moving a along +normal separates them),
     depth  penetration (> 0 when overlapping), reported while depth > -envelope,
-so the contact indication of 000.md 1.1 (dist = -depth, point = midpoint, normal from B to A)
-extended to manifolds of up to four points.
+so the contact indication of Holck 2005, fig. 2.4 (dist = -depth, point = midpoint, normal from
+B to A) extended to manifolds of up to four points.
 
 Closed forms: sphere-sphere, sphere-plane, sphere-box, sphere-capsule, sphere-cylinder,
 capsule-capsule, capsule-plane, box-plane, cylinder-plane, convex-plane. Boxes and convex hulls

@@ -1,5 +1,5 @@
 """The collision stage's records: its workspace (poses, the broad phase's sorted end points,
-the narrow phase's scratch) and what it finds, the contacts (000.md 1.1).
+the narrow phase's scratch) and what it finds, the contacts (Holck 2005, fig. 2.4).
 
 Contact c is between geometries geom_a[c] and geom_b[c]; its normal points from b to a, its
 depth is positive when overlapping, its point lies midway between the surfaces, and `feature`

@@ -1,4 +1,5 @@
-"""Featherstone's articulated-body algorithm, O(n) forward dynamics (000.md 2.4; 004.md 8(B)).
+"""Featherstone's articulated-body algorithm, O(n) forward dynamics (Holck 2005, ch. 3; Valášek
+2011, ch. 8(B)).
 
 Three passes over the tree:
 1. base -> tips: X_i, v_i = X_i v_p + S_i qd_i, c_i = v_i x S_i qd_i, I^A_i = I_i,

@@ -1,4 +1,4 @@
-"""Composite-rigid-body algorithm: the joint-space mass matrix H(q) (004.md 8(A)).
+"""Composite-rigid-body algorithm: the joint-space mass matrix H(q) (Valášek 2011, ch. 8(A)).
 
 I^C_i = I_i + sum over children X_c^T I^C_c X_c (tips -> base); then for each i,
 F = I^C_i S_i, H_ii = S_i^T F, and walking to the root, F = X_j^T F, H_ij = H_ji = S_j^T F.

@@ -1,6 +1,6 @@
 """The free-flying base: its coordinates, its pose and motion on SE(3), its 6x6 solve.
 
-A floating base is a 6-dof joint between the world and the root body (000.md 2.4, a floating
+A floating base is a 6-dof joint between the world and the root body (Holck 2005, ch. 3, a floating
 base is the root of the articulated tree with S = 1). Inside the kernels the robot's vectors
 keep the joints first and the base last, so joint i is always entry i:
 
@@ -59,7 +59,7 @@ def base_pose(tree: Any, q: np.ndarray, R: np.ndarray, p: np.ndarray) -> None:
 
 @helper
 def base_gravity(tree: Any, q: np.ndarray, R: np.ndarray, a0: np.ndarray) -> None:
-    """The fictitious base acceleration a_0 = [0; -R^T g] in base axes (000.md 2.4), with R
+    """The fictitious base acceleration a_0 = [0; -R^T g] in base axes (Holck 2005, ch. 3), with R
     the base rotation (scratch, written) and tree.a0 = [0; -g] in world axes."""
     n = tree.parent.shape[0]
     quat_rotation(q[n + 3:n + 7], R)

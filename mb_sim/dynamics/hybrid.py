@@ -1,10 +1,10 @@
 """Hybrid dynamics: some joints have prescribed accelerations, the rest given torques.
 
-This is the tree form of the "active joints" of 001.md Part II (Secs. 9-11): a prescribed
+This is the tree form of the "active joints" of Wawrzyński 2009 Part II (Secs. 9-11): a prescribed
 joint transmits its subtree's articulated inertia rigidly to its parent,
     I^a = I^A_i,  p^a = p^A_i + I^A_i (c_i + S_i qdd_i),
 and, on the way out, its torque is the force the subtree needs, tau_i = S_i^T (I^A_i a_i + p^A_i)
-(plus the damping torque). Free joints follow ABA (000.md 2.4).
+(plus the damping torque). Free joints follow ABA (Holck 2005, ch. 3).
 """
 
 from __future__ import annotations

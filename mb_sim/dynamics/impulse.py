@@ -1,4 +1,4 @@
-"""Articulated impulse response (000.md 2.5; Mirtich): how an impulse on one link changes qd.
+"""Articulated impulse response (Holck 2005, ch. 3; Mirtich): how an impulse on one link changes qd.
 
 With the articulated inertias of the last ABA evaluation (X_i, S_i, U_i = I^A_i S_i, D_i, in
 the work record `mb_sim.dynamics.work.TreeWork`),

@@ -1,4 +1,5 @@
-"""Forward kinematics of the tree (000.md 2.3, `jointstobodies`; 004.md ch. 8 recursive kinematics).
+"""Forward kinematics of the tree (Holck 2005, ch. 3, `jointstobodies`; Valášek 2011 ch. 8
+recursive kinematics).
 
 Body poses are composed base to tips: T_i = T_parent(i) T_tree,i T_joint(q_i).
 """
@@ -93,7 +94,7 @@ def point_jacobian_row(
 @njit
 def body_velocities(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, v: np.ndarray) -> None:
     """Spatial velocity [omega; v] of every body (slot n: a floating base) at its origin, in
-    body axes: v_i = X_i v_parent + S_i qd_i (004.md ch. 8 recursive kinematics)."""
+    body axes: v_i = X_i v_parent + S_i qd_i (Valášek 2011 ch. 8 recursive kinematics)."""
     parent = tree.parent
     n = parent.shape[0]
     floating = is_floating(tree)

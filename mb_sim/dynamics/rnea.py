@@ -1,4 +1,4 @@
-"""Recursive Newton-Euler inverse dynamics (004.md ch. 11; Featherstone's RNEA).
+"""Recursive Newton-Euler inverse dynamics (Valášek 2011 ch. 11; Featherstone's RNEA).
 
 Forward pass: v_i = X_i v_p + S_i qd_i, a_i = X_i a_p + S_i qdd_i + v_i x S_i qd_i,
 f_i = I_i a_i + v_i x* I_i v_i. Backward pass: tau_i = S_i^T f_i, f_p += X_i^T f_i.

@@ -1,8 +1,8 @@
-"""Spatial algebra in Featherstone's notation (000.md 2.2), written out for 6-vectors.
+"""Spatial algebra in Featherstone's notation (Holck 2005, ch. 3), written out for 6-vectors.
 
 Motion vectors are [omega; v] and force vectors [n; f], both at a frame origin and in that
 frame's coordinates. A Plücker transform from frame A to frame B, with E the rotation from A
-to B coordinates and r the origin of B in A coordinates, is (000.md eq. 3.16)
+to B coordinates and r the origin of B in A coordinates, is (Holck 2005 eq. 3.16)
 
     B_X_A = [[E, 0], [-E r~, E]],     and forces transform with B_X_A^-T.
 
@@ -59,7 +59,7 @@ def joint_pose(
 
 @inline
 def joint_transform(tree: Any, w: Any, i: int, qi: float, X: np.ndarray, S: np.ndarray) -> None:
-    """Body i's Plücker transform from its parent, X_i = X_J(q_i) X_T (000.md eq. 3.16), and
+    """Body i's Plücker transform from its parent, X_i = X_J(q_i) X_T (Holck 2005 eq. 3.16), and
     its motion subspace S_i, for the tree record `tree` (mb_sim.model.compile.Tree) with the
     scratch of its work record w: the one joint step of ABA, RNEA, CRBA and hybrid dynamics."""
     R, p = w.joint_rot, w.joint_pos

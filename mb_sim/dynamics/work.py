@@ -2,8 +2,8 @@
 
 After `articulated_accelerations` (mb_sim.dynamics.aba) the record holds, for the q it was
 given, the joint transforms X_i, motion subspaces S_i, U_i = I^A_i S_i, D_i = S_i^T U_i and
-the articulated inertias I^A_i (000.md 2.4), and for a floating base the Cholesky factor
-of its articulated inertia: the impulse response (000.md 2.5) and the constraint rows read
+the articulated inertias I^A_i (Holck 2005, ch. 3), and for a floating base the Cholesky factor
+of its articulated inertia: the impulse response (Holck 2005, ch. 3) and the constraint rows read
 them. `rot`, `pos` are the world poses of the bodies (kinematics). Body arrays have a slot n
 for a floating base (mb_sim.dynamics.floating).
 """
@@ -18,11 +18,11 @@ from mb_sim.records import FLAG, REAL, Field, allocate, record
 
 TreeWork, TreeWorkRecord = record("TreeWork", """The tree algorithms' quantities at the last
 q they were given (ABA, RNEA, CRBA, hybrid dynamics, kinematics) and the impulse response's
-scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (000.md 2.2).""", (
+scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holck 2005, ch. 3).""", (
     Field("X", REAL, ("n+1", 6, 6), "Plücker transform X_i from the parent's frame "
-          "(000.md eq. 3.16)"),
+          "(Holck 2005 eq. 3.16)"),
     Field("S", REAL, ("n+1", 6), "motion subspace S_i of joint i"),
-    Field("U", REAL, ("n+1", 6), "U_i = I^A_i S_i (000.md 2.4)"),
+    Field("U", REAL, ("n+1", 6), "U_i = I^A_i S_i (Holck 2005, ch. 3)"),
     Field("D", REAL, ("n",), "D_i = S_i^T U_i", fill=1.0),
     Field("IA", REAL, ("n+1", 6, 6), "articulated inertia I^A_i (composite inertia I^C_i in "
           "CRBA)"),
@@ -37,16 +37,16 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (000.
     Field("rot", REAL, ("n+1", 3, 3), "world rotation of each body (slot n: the base)"),
     Field("pos", REAL, ("n+1", 3), "world position of each body's origin, m"),
     Field("response", REAL, ("n", "nv"), "H^-1 e_i: joint i's response to a unit impulse of "
-          "its own actuator (000.md 2.5)"),
+          "its own actuator (Holck 2005, ch. 3)"),
     Field("response_ready", FLAG, ("n",), "response[i] holds the current q's"),
     Field("base_cholesky", REAL, (6, 6), "lower Cholesky factor of a floating base's I^A_0"),
     Field("base_a0", REAL, (6,), "a floating base's a_0 = [0; -R^T g], base axes"),
-    "impulse response (000.md 2.5, eqs. 3.43-3.48)",
+    "impulse response (Holck 2005, ch. 3, eqs. 3.43-3.48)",
     Field("YA", REAL, ("n+1", 6), "articulated impulse Y^A_i"),
     Field("dv", REAL, ("n+1", 6), "velocity change dv_i"),
     Field("u_impulse", REAL, ("n",), "u_i = -S_i^T Y^A_i"),
     Field("row", REAL, ("nv",), "one point Jacobian row, then its impulse response"),
-    "RK4 (000.md eq. 2.33; a floating base on SE(3))",
+    "RK4 (Holck 2005 eq. 2.33; a floating base on SE(3))",
     Field("rk4_qd", REAL, (4, "nv"), "stage velocities"),
     Field("rk4_qdd", REAL, (4, "nv"), "stage accelerations"),
     Field("rk4_dq", REAL, (4, "nv"), "stage rates of the position increment"),

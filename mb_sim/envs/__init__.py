@@ -1,4 +1,5 @@
-"""Gymnasium environments on mb_sim: the seed benchmark objects, the arm, the quadruped.
+"""Gymnasium environments on mb_sim: the benchmark objects of Wawrzyński 2009, the arm, the
+quadruped.
 
     pip install mb_sim[learning]
 
@@ -10,12 +11,12 @@
 
 | id | object |
 | --- | --- |
-| mb_sim/Pendulum-v0 | 001.md 13.1, the single pendulum (Perkins and Barto), swing-up |
-| mb_sim/Acrobot-v0 | 001.md 13.2, the acrobot, torques at both joints, swing-up |
-| mb_sim/ThreeLinkArm-v0 | 001.md 13.3, the three-link arm lifting a weight |
-| mb_sim/CartPole-v0 | 001.md 14.1, the cart-pole (Barto, Sutton and Anderson), swing-up |
-| mb_sim/CartDoublePole-v0 | 001.md 14.2, the double pendulum on a cart (Bogdanov), swing-up |
-| mb_sim/CartTriplePole-v0 | 001.md 14.3, the triple pendulum on a cart (Si and Wang), swing-up |
+| mb_sim/Pendulum-v0 | Wawrzyński 2009, sec. 13.1, the single pendulum (Perkins and Barto), swing-up |
+| mb_sim/Acrobot-v0 | Wawrzyński 2009, sec. 13.2, the acrobot, torques at both joints, swing-up |
+| mb_sim/ThreeLinkArm-v0 | Wawrzyński 2009, sec. 13.3, the three-link arm lifting a weight |
+| mb_sim/CartPole-v0 | Wawrzyński 2009, sec. 14.1, the cart-pole (Barto, Sutton and Anderson), swing-up |
+| mb_sim/CartDoublePole-v0 | Wawrzyński 2009, sec. 14.2, the double pendulum on a cart (Bogdanov), swing-up |
+| mb_sim/CartTriplePole-v0 | Wawrzyński 2009, sec. 14.3, the triple pendulum on a cart (Si and Wang), swing-up |
 | mb_sim/ArmReach-v0 | urdf/arm.urdf on config/worlds/table.yaml reaching a target, with contacts |
 | mb_sim/QuadrupedStand-v0 | urdf/quadruped.urdf (floating base) standing on config/worlds/flat.yaml |
 

@@ -1,7 +1,8 @@
 """Pictures of an environment: "rgb_array" draws a side view here, "human" is the browser viewer.
 
-The side view looks along the world's +y axis (x to the right, z up), the plane of the 001
-benchmark objects: each robot link is a line from its parent's joint to its own joint and to
+The side view looks along the world's +y axis (x to the right, z up), the plane of the
+Wawrzyński 2009 benchmark objects: each robot link is a line from its parent's joint to its own
+joint and to
 its centre of mass, each mass a disc (area in proportion to the mass), free bodies grey discs,
 the ground a line and a target (ArmReach) a red dot. It needs nothing but numpy.
 """

@@ -11,7 +11,7 @@ limit (the limit of the report where it gives one). Observations are float64 arr
 simulation's state in the kernels' layout (`mb_sim.dynamics.floating`: joints first, then a
 floating base's position, quaternion x, y, z, w and twist [omega; v] in base axes).
 
-The six objects of 001.md Part III (urdf/benchmarks, constants in each file's header) are
+The six objects of Wawrzyński 2009 Part III (urdf/benchmarks, constants in each file's header) are
 swing-up tasks: they start hanging down and are rewarded for the height of the chain's tip,
 r = (1 + h / L) / 2 in [0, 1] with L the length of the chain, so r = 1 upright and 0 hanging
 straight down (Doya's swing-up reward, the height of the tip, moved into [0, 1] so that ending
@@ -96,7 +96,8 @@ class Task:
         raise NotImplementedError
 
 
-# --- the planar chains of 001.md Part III ---------------------------------------------------
+# --- the planar chains of Wawrzyński 2009 Part III
+# ---------------------------------------------------
 
 TRACK_MARGIN = 0.005
 """m: a cart within this of x_max has reached the end of its track (the URDF's joint limit
@@ -141,7 +142,7 @@ def _chain_evaluate(q: np.ndarray, qd: np.ndarray, cart: bool, lengths: np.ndarr
 
 @dataclass(frozen=True)
 class Chain(Task):
-    """A planar chain of 001.md Part III: a pendulum on a fixed joint or on a cart.
+    """A planar chain of Wawrzyński 2009 Part III: a pendulum on a fixed joint or on a cart.
 
     `lengths`: the links' lengths, base to tip; `down`: the start angle of the first joint
     that hangs the chain straight down (the others start at 0); `from_horizontal`: the first

@@ -3,7 +3,7 @@
 Two collision shapes of the robot never collide when
 1. they belong to one body: links welded by fixed joints are lumped into one body
    (`mb_sim.model.urdf`), and shapes of one owner never collide (`build_scene`);
-2. a joint joins their links' bodies: parent and child (000.md Table 3.6, as MuJoCo and
+2. a joint joins their links' bodies: parent and child (Holck 2005 Table 3.6, as MuJoCo and
    Drake filter them);
 3. their links are a listed pair: an SRDF's `<disable_collisions>` (`load_urdf(...,
    srdf=...)`, the world file's `robot: {srdf: ...}`; pairs of unknown links are dropped with

@@ -3,15 +3,17 @@
 `compile_scene` runs once per simulation. It turns everything the step reads and never
 changes into arrays grouped by what they describe:
 
-- `Tree`: the robot's kinematic tree, inertias and joint properties (000.md 2.3), its base
+- `Tree`: the robot's kinematic tree, inertias and joint properties (Holck 2005, ch. 3), its base
   pose in the world and the fictitious base acceleration a_0 = [0; -g] of gravity in base
-  axes (000.md 2.4); a floating base has its spatial inertia in `base_inertia` (one entry;
+  axes (Holck 2005, ch. 3); a floating base has its spatial inertia in `base_inertia` (one entry;
   none for a fixed base), its pose (the start pose in `base_rot`, `base_pos`) and velocity in
   the state, and a_0 in world axes;
-- `Bodies`: the free bodies' inverse masses and inertias (003.md 1.5);
+- `Bodies`: the free bodies' inverse masses and inertias (Bender et al. n.d., the step);
 - `Geoms`: every collision geometry (robot links, bodies, ground) with its owner, surface
-  friction and restitution (`mb_sim.collision.scene.CollisionScene`, 000.md 1.1, 1.3);
-- `WorldJoints`: the joints between bodies in maximal coordinates (003.md, 002.md);
+  friction and restitution (`mb_sim.collision.scene.CollisionScene`, Holck 2005, fig. 2.4 and sec.
+  3.7);
+- `WorldJoints`: the joints between bodies in maximal coordinates (Bender et al. n.d., Mikhailyuk &
+Strashnov 2016);
 - `Options`: step size, integrator and solver settings.
 
 Defaults come from one place: `mb_sim.model.world.SolverSettings` and the surface defaults of
@@ -25,7 +27,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from transforms3d.euler import euler2mat
 
 from mb_sim._jit import njit
 from mb_sim.errors import ModelError, WorldError
@@ -45,9 +46,9 @@ from mb_sim.model.world import (
     DEFAULT_GRAVITY,
     DEFAULT_RESTITUTION,
     SolverSettings,
-    rotation_from_quat,
 )
 from mb_sim.records import FLAG, INDEX, REAL, Field, record
+from mb_sim.rotations import matrix_from_quat, rpy_matrix
 from mb_sim.vec3 import frame_around
 
 log = logging.getLogger("mb_sim")
@@ -79,18 +80,18 @@ JOINT_CODES = {"ball": BALL_JOINT, "revolute": REVOLUTE_JOINT, "prismatic": PRIS
 CHILD_ANCHOR, PARENT_ANCHOR, CHILD_AXIS, PARENT_AXIS, CHILD_REF, PARENT_REF = range(6)
 
 Tree, TreeRecord = record("Tree", """The robot's kinematic tree, inertias and joint properties
-(000.md 2.3), body i moved by joint i; the base pose and gravity.""", (
+(Holck 2005, ch. 3), body i moved by joint i; the base pose and gravity.""", (
     Field("parent", INDEX, ("n",), "parent body of body i (-1: the base)"),
     Field("joint_type", INDEX, ("n",), "REVOLUTE (0) or PRISMATIC (1)"),
     Field("axis", REAL, ("n", 3), "unit joint axis in body coordinates"),
     Field("tree_rot", REAL, ("n", 3, 3), "body frame at q = 0 in parent coordinates: rotation"),
     Field("tree_pos", REAL, ("n", 3), "... and origin, m"),
     Field("inertia", REAL, ("n", 6, 6), "spatial inertia about the body origin, body axes "
-          "(000.md 2.2)"),
+          "(Holck 2005, ch. 3)"),
     Field("mass", REAL, ("n",), "mass, kg"),
     Field("com", REAL, ("n", 3), "centre of mass in body coordinates, m"),
     Field("damping", REAL, ("n",), "viscous joint damping, N m s/rad or N s/m"),
-    Field("friction", REAL, ("n",), "Coulomb joint friction bound, N m or N (002.md)"),
+    Field("friction", REAL, ("n",), "Coulomb joint friction bound, N m or N (Mikhailyuk & Strashnov 2016)"),
     Field("lower", REAL, ("n",), "lower joint limit, rad or m (-inf: none)"),
     Field("upper", REAL, ("n",), "upper joint limit, rad or m (inf: none)"),
     Field("effort_limit", REAL, ("n",), "URDF effort limit (inf: none)"),
@@ -99,21 +100,21 @@ Tree, TreeRecord = record("Tree", """The robot's kinematic tree, inertias and jo
           "multiplier q_leader + offset"),
     Field("base_rot", REAL, (3, 3), "world rotation of the base (a floating base's start)"),
     Field("base_pos", REAL, (3,), "world position of the base (a floating base's start), m"),
-    Field("a0", REAL, (6,), "fictitious base acceleration [0; -g] of gravity (000.md 2.4): "
+    Field("a0", REAL, (6,), "fictitious base acceleration [0; -g] of gravity (Holck 2005, ch. 3): "
           "base axes for a fixed base, world axes for a floating one"),
     Field("base_inertia", REAL, ("f", 6, 6), "spatial inertia of a floating base (none for a "
           "fixed base)"),
 ), {"n": "movable joints of the robot (= its bodies)", "m": "mimic joints",
     "f": "1 for a floating base, else 0"})
-Bodies, BodiesRecord = record("Bodies", "The free bodies' mass properties (003.md 1.5).", (
+Bodies, BodiesRecord = record("Bodies", "The free bodies' mass properties (Bender et al. n.d., the step).", (
     Field("inv_mass", REAL, ("b",), "1 / mass (0: static)"),
     Field("inertia", REAL, ("b", 3, 3), "rotational inertia about the centre of mass, body axes"),
     Field("inv_inertia", REAL, ("b", 3, 3), "its inverse"),
     Field("dynamic", FLAG, ("b",), "moves (false: static)"),
 ), {"b": "free bodies"})
 Geoms, GeomsRecord = record("Geoms", """Every collision geometry (robot links, free bodies,
-ground) in one table (mb_sim.model.shapes.CollisionScene, 000.md 1.1, 1.3), with its owner and
-surface.""", (
+ground) in one table (mb_sim.model.shapes.CollisionScene, Holck 2005, fig. 2.4 and sec. 3.7),
+with its owner and surface.""", (
     Field("kind", INDEX, ("g",), "PLANE, SPHERE, BOX, CAPSULE, CYLINDER or CONVEX "
           "(mb_sim.model.shapes)"),
     Field("size", REAL, ("g", 3), "box half extents; sphere (r, 0, 0); capsule, cylinder "
@@ -139,7 +140,7 @@ surface.""", (
     Field("edge_faces", INDEX, ("e", 2), "the edge's two faces"),
     Field("centroid", REAL, ("g", 3), "mean of the vertices, geometry frame"),
     "pairs and surfaces",
-    Field("pair_allowed", FLAG, ("g", "g"), "may collide (000.md 1.3, Table 3.6: not the same "
+    Field("pair_allowed", FLAG, ("g", "g"), "may collide (Holck 2005, sec. 3.7, Table 3.6: not the same "
           "owner, not parent and child links, not both static)"),
     Field("max_face_verts", int, (), "most vertices of one face"),
     Field("max_verts", int, (), "most vertices of one polyhedron"),
@@ -151,7 +152,7 @@ surface.""", (
 ), {"g": "geometries", "v": "polyhedron vertices", "h": "polyhedron faces",
     "k": "face vertex indices", "e": "polyhedron edges"})
 WorldJoints, WorldJointsRecord = record("WorldJoints", """The joints between free bodies in
-maximal coordinates (003.md, 002.md).""", (
+maximal coordinates (Bender et al. n.d., Mikhailyuk & Strashnov 2016).""", (
     Field("jtype", INDEX, ("j",), "BALL_JOINT, REVOLUTE_JOINT, PRISMATIC_JOINT or FIXED_JOINT"),
     Field("ends", INDEX, ("j", 2), "(child, parent) bodies (b: the world)"),
     Field("loc", REAL, ("j", 6, 3), "in each body's frame: anchors, axes and reference "
@@ -160,7 +161,7 @@ maximal coordinates (003.md, 002.md).""", (
     Field("s0", REAL, ("j",), "prismatic displacement at load time, m"),
     Field("limits", REAL, ("j", 2), "(lower, upper) of the joint coordinate, rad or m"),
     Field("has_limits", INDEX, ("j",), "1 when limits apply"),
-    Field("friction", REAL, ("j",), "Coulomb friction bound, N m or N (002.md)"),
+    Field("friction", REAL, ("j",), "Coulomb friction bound, N m or N (Mikhailyuk & Strashnov 2016)"),
 ), {"j": "world joints"})
 Options, OptionsRecord = record("Options", """Step size, integrator and solver settings
 (defaults: mb_sim.model.world.SolverSettings).""", (
@@ -254,7 +255,7 @@ def _frozen(a: Any, dtype: Any = float) -> np.ndarray:
 
 def _pose_matrix(xyz: Any, rpy: Any) -> np.ndarray:
     T = np.eye(4)
-    T[:3, :3] = euler2mat(*rpy, axes="sxyz")
+    T[:3, :3] = rpy_matrix(rpy)
     T[:3, 3] = xyz
     return T
 
@@ -278,7 +279,7 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
     base_rot = np.eye(3)
     if placement is not None:
         base_pos = np.asarray(placement.xyz, dtype=float)
-        base_rot = rotation_from_quat(np.asarray(placement.quat_xyzw, dtype=float))
+        base_rot = matrix_from_quat(np.asarray(placement.quat_xyzw, dtype=float))
     floating = robot is not None and robot.floating_base
     if floating:  # the start pose: the placement, then the floating joint's origin
         T = robot.base_placement
@@ -403,7 +404,7 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
         T = _pose_matrix(geom.xyz, geom.rpy)
         if owner == WORLD:
             Tb = np.eye(4)
-            Tb[:3, :3] = rotation_from_quat(body_quat[i])
+            Tb[:3, :3] = matrix_from_quat(body_quat[i])
             Tb[:3, 3] = body_pos[i]
             T = Tb @ T
         specs.append(GeomSpec(owner, spec.kind, spec.size, tuple(T[:3, 3]), T[:3, :3].copy(),
@@ -491,8 +492,8 @@ def compile_world_joints(world: Any, body_names: tuple[str, ...],
         c = lookup[jt.child]
         p = nb if jt.parent is None else lookup[jt.parent]
         ends[i] = (c, p)
-        Rc = rotation_from_quat(body_quat[c])
-        Rp = np.eye(3) if p == nb else rotation_from_quat(body_quat[p])
+        Rc = matrix_from_quat(body_quat[c])
+        Rp = np.eye(3) if p == nb else matrix_from_quat(body_quat[p])
         axis = np.asarray(jt.axis, dtype=float)
         ref = np.array(frame_around(tuple(axis))[0])
         loc[i, CHILD_ANCHOR] = jt.child_anchor_local

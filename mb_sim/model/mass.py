@@ -3,8 +3,8 @@
 Every shape is a solid of uniform density rho. Closed forms (shape frame, about the centre):
 
 - box, full extents (a, b, c): m = rho a b c, I = m/12 diag(b^2 + c^2, a^2 + c^2, a^2 + b^2)
-  (000.md, Appendix E gives the same in half extents: (1/3) m diag(h^2 + d^2, ...)).
-- sphere, radius r: m = rho (4/3) pi r^3, I = (2/5) m r^2 (000.md, Appendix E).
+  (Holck 2005, Appendix E gives the same in half extents: (1/3) m diag(h^2 + d^2, ...)).
+- sphere, radius r: m = rho (4/3) pi r^3, I = (2/5) m r^2 (Holck 2005, Appendix E).
 - cylinder, radius r, length L along z: m = rho pi r^2 L, I_zz = m r^2 / 2,
   I_xx = I_yy = m (3 r^2 + L^2) / 12.
 - capsule, radius r, cylinder length L along z (total height L + 2 r), two hemispherical caps of
@@ -12,7 +12,7 @@ Every shape is a solid of uniform density rho. Closed forms (shape frame, about 
   I_zz = m_c r^2 / 2 + 2 (2/5) m_h r^2,
   I_xx = m_c (3 r^2 + L^2) / 12 + 2 m_h (2/5 r^2 + L^2 / 4 + 3 L r / 8),
   the cap term being the parallel-axis shift of (2/5 - 9/64) m_h r^2 (cap about its own
-  centroid) by the distance L/2 + 3r/8 (Steiner's theorem, 004.md section on inertia).
+  centroid) by the distance L/2 + 3r/8 (Steiner's theorem, Valášek 2011 section on inertia).
 - closed triangle mesh: the divergence theorem splits the solid into signed tetrahedra
   (origin, a, b, c), one per outward-facing triangle. Each has volume V = det[a b c] / 6,
   centroid (a + b + c) / 4 and second moment
@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mb_sim.model.geometry import Geometry
+from mb_sim.rotations import rpy_matrix
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,17 +131,6 @@ def mesh_properties(vertices: np.ndarray, triangles: np.ndarray, density: float
     return _props(density, vol, centroid + ref, inertia)
 
 
-def rotation_from_rpy(rpy: tuple[float, float, float] | np.ndarray) -> np.ndarray:
-    """URDF fixed-axis roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = (float(x) for x in rpy)
-    cr, sr, cp, sp, cy, sy = (math.cos(r), math.sin(r), math.cos(p), math.sin(p),
-                              math.cos(y), math.sin(y))
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
-
 
 def shape_properties(geometry: Geometry, density: float) -> MassProperties:
     """Mass properties of a geometry in its own shape frame (its `xyz`, `rpy` not applied)."""
@@ -178,7 +168,7 @@ def mass_properties(geometry: Geometry, density: float | None = None,
         raise ValueError(f"density and mass must be finite and > 0, got {value!r}")
     unit = shape_properties(geometry, 1.0)
     rho = float(density) if density is not None else float(mass) / unit.volume
-    rot = rotation_from_rpy(geometry.rpy)
+    rot = rpy_matrix(geometry.rpy)
     com = np.asarray(geometry.xyz, dtype=float) + rot @ unit.com
     inertia = rho * (rot @ unit.inertia @ rot.T)
     return MassProperties(rho * unit.volume, com, 0.5 * (inertia + inertia.T), unit.volume)

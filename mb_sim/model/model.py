@@ -1,6 +1,6 @@
 """The compiled robot model: a kinematic tree of 1-dof joints as flat, read-only arrays.
 
-Bodies are numbered so that `parent[i] < i` (000.md 2.3, prefix order); body -1 is the base,
+Bodies are numbered so that `parent[i] < i` (Holck 2005, ch. 3, prefix order); body -1 is the base,
 fixed in the world or, with `floating_base`, a free-flying body of its own (6 dof, with the
 mass properties `base_mass`, `base_com`, `base_inertia` of the root link and the links fixed
 to it). Every movable URDF joint makes one body; links attached by fixed joints are lumped
@@ -12,7 +12,7 @@ pose in the world), v = [base linear velocity, base angular velocity (both in ba
 joint velocities], so nq = nv + 1 = n_joints + 7 with a floating base, nq = nv = n_joints
 without.
 
-Conventions (Featherstone, 000.md 2.2): the frame of body i is the child-link frame of its
+Conventions (Featherstone, Holck 2005, ch. 3): the frame of body i is the child-link frame of its
 joint. At q = 0 its pose in the parent body frame is (`tree_rot[i]`, `tree_pos[i]`), and the
 joint moves it by a rotation about, or a translation along, `axis[i]` (body coordinates).
 Spatial motion vectors are [angular; linear] at the body origin.
@@ -128,7 +128,8 @@ class Model:
 
 
 def spatial_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
-    """6x6 rigid-body inertia about the frame origin (000.md 2.2, transformed from the c.o.m.).
+    """6x6 rigid-body inertia about the frame origin (Holck 2005, ch. 3, transformed from the
+    c.o.m.).
 
     I_O = [[I_c + m c~ c~^T, m c~], [m c~^T, m 1]] for motion vectors [omega; v].
     """

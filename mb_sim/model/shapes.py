@@ -3,12 +3,12 @@
 A scene is built once (`build_scene`) from `GeomSpec`s and never changes while simulating.
 Boxes and convex hulls also carry polyhedron data (vertices, maximal faces with coplanar
 triangles merged, edges with their two faces): the face and edge lists that SAT and face
-clipping need. Merging coplanar facets follows the remark of 000.md 1.1 (Observation 2: polyhedra
-must use maximal polygons).
+clipping need. Merging coplanar facets follows the remark of Holck 2005, fig. 2.4 (Observation
+2: polyhedra must use maximal polygons).
 
-Pair filter (000.md 1.3, Table 3.6): geometries of the same owner never collide, neither do
-owners listed as excluded pairs (jointed bodies), geometries listed as excluded pairs (the
-robot's, `mb_sim.model.collision_filter`), nor two static geometries.
+Pair filter (Holck 2005, sec. 3.7, Table 3.6): geometries of the same owner never collide,
+neither do owners listed as excluded pairs (jointed bodies), geometries listed as excluded pairs
+(the robot's, `mb_sim.model.collision_filter`), nor two static geometries.
 Owner -1 is the world frame: such a geometry is static and its local pose is its world pose.
 """
 
@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.spatial import ConvexHull, QhullError, cKDTree
+
+from mb_sim.rotations import rpy_matrix
 
 if TYPE_CHECKING:
     from mb_sim.model.geometry import Geometry
@@ -108,20 +110,6 @@ def _orthonormal(rot: np.ndarray) -> bool:
         np.allclose(rot.T @ rot, np.eye(3), atol=1e-6) and abs(np.linalg.det(rot) - 1.0) < 1e-6
     )
 
-
-def rpy_matrix(rpy: Sequence[float]) -> np.ndarray:
-    """URDF roll-pitch-yaw: R = Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = (float(v) for v in rpy)
-    cr, sr = math.cos(r), math.sin(r)
-    cp, sp = math.cos(p), math.sin(p)
-    cy, sy = math.cos(y), math.sin(y)
-    return np.array(
-        [
-            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-            [-sp, cp * sr, cp * cr],
-        ]
-    )
 
 
 def spec_from_geometry(geometry: Geometry, owner: int, verts: np.ndarray | None = None) -> GeomSpec:
@@ -371,7 +359,8 @@ def build_scene(
     n_owners: int | None = None,
     excluded_geom_pairs: Iterable[tuple[int, int]] = (),
 ) -> CollisionScene:
-    """Compile geometries and the pair filter into a CollisionScene (000.md 1.1, 1.3).
+    """Compile geometries and the pair filter into a CollisionScene (Holck 2005, fig. 2.4 and sec.
+    3.7).
 
     Pairs of geometries never collide when they have one owner, both are static, both are
     planes, their owners are an excluded pair, or they are one of `excluded_geom_pairs`.

@@ -39,7 +39,6 @@ from transforms3d.quaternions import mat2quat, qmult
 
 from mb_sim.errors import ModelError, SpawnError, WorldError
 from mb_sim.model.geometry import Geometry
-from mb_sim.model.mass import rotation_from_rpy
 from mb_sim.model.mesh import MeshError, convex_hull_mesh
 from mb_sim.model.resources import read_text_file
 from mb_sim.model.resources import resolve_uri as resolve_resource
@@ -55,8 +54,8 @@ from mb_sim.model.world import (
     Body,
     load_body,
     parse_yaml,
-    rotation_from_quat,
 )
+from mb_sim.rotations import matrix_from_quat, rpy_matrix
 
 log = logging.getLogger("mb_sim")
 
@@ -143,7 +142,7 @@ def spawn_body(uri: str = "", resource_string: str = "", *, name: str = "",
             raise SpawnError("NAME_NOT_UNIQUE", f"name {final!r} (from {source}) is taken "
                              f"(allow_renaming to get a free one)")
         final = free_name(final or "body", taken)
-    rotation = rotation_from_quat(quat)
+    rotation = matrix_from_quat(quat)
     placed_xyz = position + rotation @ body.xyz
     if not np.all(np.abs(placed_xyz) <= POSITION):
         raise SpawnError("INVALID_POSE", f"the body's centre of mass would be at "
@@ -359,7 +358,7 @@ def _urdf_body(path: Path | None, text: str, source: str,
                          f"inertia >= {INERTIA[0]:g} kg m^2 (got {mass:.6g} kg, "
                          f"{', '.join(f'{v:.3g}' for v in moments)} kg m^2)")
     shape = shapes[0]
-    rot = rotation_from_rpy(shape.rpy)  # body axes: the shape's; body origin: the COM
+    rot = rpy_matrix(shape.rpy)  # body axes: the shape's; body origin: the COM
     com_shape = rot.T @ (com - np.asarray(shape.xyz))
     geometry = Geometry(kind=shape.kind, size=shape.size,
                         xyz=tuple(-float(v) for v in com_shape), mesh=shape.mesh,

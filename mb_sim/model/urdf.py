@@ -21,7 +21,6 @@ from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
-from transforms3d.euler import euler2mat
 from urdf_parser_py import urdf as urdf_xml
 
 from mb_sim.errors import ModelError
@@ -31,6 +30,7 @@ from mb_sim.model.model import PRISMATIC, REVOLUTE, Model, freeze_arrays, spatia
 from mb_sim.model.resources import read_text_file, resolve_uri
 from mb_sim.model.srdf import known_pairs, read_disabled_collisions
 from mb_sim.model.urdf_filter import MAX_URDF_BYTES, filter_urdf
+from mb_sim.rotations import rpy_matrix
 
 log = logging.getLogger("mb_sim")
 
@@ -51,7 +51,7 @@ def _pose(origin: Any) -> np.ndarray:
         if origin.xyz is not None:
             T[:3, 3] = origin.xyz
         if origin.rpy is not None:
-            T[:3, :3] = euler2mat(*origin.rpy, axes="sxyz")
+            T[:3, :3] = rpy_matrix(origin.rpy)
     return T
 
 
@@ -463,7 +463,8 @@ class _Loader:
 
     def check_floating_base(self, base: str, mass: float, inertia: np.ndarray) -> None:
         """A free-flying base needs mass and a positive definite inertia (with its fixed
-        links): the base's articulated inertia is inverted for its acceleration (000.md 2.4)."""
+        links): the base's articulated inertia is inverted for its acceleration (Holck 2005, ch.
+        3)."""
         moments = np.linalg.eigvalsh(inertia)
         if not (mass > 0.0 and moments[0] > 1e-12 * max(moments[-1], 1e-300)):
             raise self.fail(
@@ -474,7 +475,7 @@ class _Loader:
 
     def check_subtree_inertia(self, names: list[str], children: list[str], tree: tuple,
                               mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> None:
-        """Every joint must move some inertia, else ABA divides by zero (000.md 2.4).
+        """Every joint must move some inertia, else ABA divides by zero (Holck 2005, ch. 3).
 
         At q = 0 the inertia that joint i moves is S_i^T I^c_i S_i, with I^c_i the spatial
         inertia of the subtree of body i (the composite-body inertia of CRBA) and S_i its

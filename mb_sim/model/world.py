@@ -14,7 +14,7 @@ Format (every key is optional unless marked required; units SI, angles in radian
       rpy: [0, 0, 0]                # or quat_xyzw: [x, y, z, w]
       friction: 0.8                 # surfaces of the robot's links
       restitution: 0.0
-      joint_limit_restitution: 0.0  # e of the impulses that keep joints within limits (000.md)
+      joint_limit_restitution: 0.0  # e of the impulses that keep joints within limits (Holck 2005)
       initial_positions: {joint1: 0.5}
       self_collision: true          # links of the robot collide with each other (see
                                     # mb_sim.model.collision_filter for the pairs that never do)
@@ -71,8 +71,8 @@ the direction `axis`, both fixed in each body at load time (the `*_local` fields
 Combination rules for a contact between surfaces a and b (ground, body or robot link):
 
 - friction mu = sqrt(mu_a mu_b), the geometric mean: symmetric, equal coefficients give that
-  coefficient, and a frictionless surface (ice, the mu = 0 cube of 000.md T1) makes the contact
-  frictionless whatever it touches.
+  coefficient, and a frictionless surface (ice, the mu = 0 cube of Holck 2005, test 1) makes the
+  contact frictionless whatever it touches.
 - restitution e = max(e_a, e_b): symmetric, equal coefficients give that coefficient, and a
   bouncing body (a ball with e = 0.8) keeps its bounce on surfaces left at the default e = 0,
   so a scene sets restitution once, on the body that should bounce.
@@ -99,7 +99,7 @@ from mb_sim.model.mass import check_inertia, shape_properties
 from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
 from mb_sim.model.resources import read_text_file
 from mb_sim.model.srdf import read_disabled_collisions
-from mb_sim.rotations import quat_to_matrix
+from mb_sim.rotations import matrix_from_quat, quat_from_rpy
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 DEFAULT_FRICTION = 0.8
@@ -107,7 +107,7 @@ DEFAULT_RESTITUTION = 0.0
 DEFAULT_DENSITY = 1000.0
 DEFAULT_SELF_COLLISION = True
 """Robot links collide with each other unless `mb_sim.model.collision_filter` excludes the
-pair (README, "Bring your own robot")."""
+pair (docs/robots.md)."""
 JOINT_TYPES = ("ball", "revolute", "prismatic", "fixed")
 WORLD = "world"
 STATIC_COLOR = (0.62, 0.62, 0.64, 1.0)
@@ -116,7 +116,7 @@ PALETTE = ((0.20, 0.45, 0.80, 1.0), (0.35, 0.70, 0.30, 1.0), (0.60, 0.30, 0.75, 
            (0.15, 0.65, 0.65, 1.0), (0.80, 0.25, 0.30, 1.0), (0.55, 0.45, 0.30, 1.0))
 """rgba of the moving bodies without `color`, in turn."""
 
-# Accepted ranges (SI units); see the README, "Worlds (YAML)". Wide enough for every real
+# Accepted ranges (SI units); docs/worlds.md shows them (`limits_markdown`). Wide enough for every real
 # scene, narrow enough that no number overflows the physics.
 MAX_WORLD_BYTES = 1024 * 1024  # a world file of about 5000 bodies
 POSITION = 1e5  # m: |xyz|, anchors, com, ground height, joint limits (rad or m)
@@ -143,6 +143,33 @@ SOLVER_RANGES: dict[str, tuple[float, float]] = {
 }
 
 
+def _g(x: float) -> str:
+    return f"{x:g}"
+
+
+def limits_markdown() -> str:
+    """The table of accepted values of docs/worlds.md, made from the bounds above."""
+    solver = "; ".join(f"`{k}`: {_g(lo)} to {_g(hi)}" for k, (lo, hi) in SOLVER_RANGES.items())
+    rows = [
+        ("sizes (`size`), mesh `scale`", f"{_g(SIZE[0])} to {_g(SIZE[1])} m"),
+        ("`mass` (given, or density x volume)", f"{_g(MASS[0])} to {_g(MASS[1])} kg"),
+        ("`density`", f"{_g(DENSITY[0])} to {_g(DENSITY[1])} kg/m³"),
+        ("`inertia`", (f"elements within ±{_g(INERTIA[1])} kg m², smallest principal moment "
+                       f">= {_g(INERTIA[0])}")),
+        (("`xyz`, `com`, `anchor`, `child_anchor`, `ground.height`, joint `limits`, "
+          "`robot.initial_positions`"), f"±{_g(POSITION)} (m or rad)"),
+        ("`rpy`", f"±{_g(ANGLE)} rad; `quat_xyzw` components ±{_g(QUAT)} (normalised on load)"),
+        ("`linear_velocity`", f"±{_g(SPEED)} m/s per component"),
+        ("`angular_velocity`", f"±{_g(SPIN)} rad/s per component"),
+        ("`gravity`", f"±{_g(GRAVITY)} m/s² per component"),
+        ("`friction` (surfaces)", (f"0 to {_g(FRICTION)}; `restitution`, "
+                                   "`joint_limit_restitution`: 0 to 1")),
+        ("joint `friction`", f"0 to {_g(JOINT_FRICTION)} N m or N"),
+        ("`solver`", solver + " (`d_max` above 0)"),
+        ("the file", f"at most {MAX_WORLD_BYTES // 1024} KiB, no YAML aliases"),
+    ]
+    return "\n".join(["| key | accepted |", "| --- | --- |", *(f"| {k} | {v} |" for k, v in rows)])
+
 def combine_friction(a: float, b: float) -> float:
     """Friction of a contact between surfaces with coefficients a and b: sqrt(a b)."""
     return math.sqrt(a * b)
@@ -151,28 +178,6 @@ def combine_friction(a: float, b: float) -> float:
 def combine_restitution(a: float, b: float) -> float:
     """Restitution of a contact between surfaces with coefficients a and b: max(a, b)."""
     return max(a, b)
-
-
-# --------------------------------------------------------------------------------------------
-# Rotations (quaternions are [x, y, z, w])
-
-
-def quat_from_rpy(rpy: np.ndarray | tuple[float, float, float]) -> np.ndarray:
-    """Quaternion of R = Rz(yaw) Ry(pitch) Rx(roll), the URDF convention."""
-    hr, hp, hy = (0.5 * float(a) for a in rpy)
-    cr, sr, cp, sp, cy, sy = (math.cos(hr), math.sin(hr), math.cos(hp), math.sin(hp),
-                              math.cos(hy), math.sin(hy))
-    return np.array([
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-        cr * cp * cy + sr * sp * sy,
-    ])
-
-
-def rotation_from_quat(q: np.ndarray | tuple[float, ...]) -> np.ndarray:
-    """Rotation matrix of a unit quaternion [x, y, z, w] (`mb_sim.vec3.quat_to_matrix`)."""
-    return np.asarray(quat_to_matrix(np.asarray(q, dtype=float)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -226,7 +231,7 @@ class RobotPlacement:
 
     @property
     def rotation(self) -> np.ndarray:
-        return rotation_from_quat(self.quat_xyzw)
+        return matrix_from_quat(self.quat_xyzw)
 
 
 @dataclass(frozen=True, eq=False)
@@ -264,7 +269,7 @@ class Body:
 
     @property
     def rotation(self) -> np.ndarray:
-        return rotation_from_quat(self.quat_xyzw)
+        return matrix_from_quat(self.quat_xyzw)
 
 
 @dataclass(frozen=True, eq=False)
@@ -297,14 +302,15 @@ class WorldJoint:
 class SolverSettings:
     """Contact and constraint solver settings.
 
-    iterations: sequential-impulse sweeps per step (002.md). tolerance: stop sweeping when no
-    impulse changes by more than this (N s). restitution_threshold: approach speeds below it
+    iterations: sequential-impulse sweeps per step (Mikhailyuk & Strashnov 2016). tolerance:
+    stop sweeping when no impulse changes by more than this (N s). restitution_threshold:
+    approach speeds below it
     (m/s) give inelastic contacts. envelope: contacts are gathered when surfaces are closer than
-    this (m; the envelope of 000.md). baumgarte: fraction of the penetration corrected per step
-    (position correction, 004.md). slop: penetration left uncorrected (m). warm_start: start
+    this (m; the envelope of Holck 2005). baumgarte: fraction of the penetration corrected per step
+    (position correction, Valášek 2011). slop: penetration left uncorrected (m). warm_start: start
     each step from the last step's impulses. d_max: largest joint gap accepted by the
-    impulse-kept joint loop (m, 003.md). max_passes: passes of that loop per step (1 = its
-    real-time mode). Whether robot links collide with each other is the robot's setting
+    impulse-kept joint loop (m, Bender et al. n.d.). max_passes: passes of that loop per step (1
+    = its real-time mode). Whether robot links collide with each other is the robot's setting
     (`RobotPlacement.self_collision`)."""
 
     iterations: int = 30
@@ -892,7 +898,7 @@ def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: boo
                        d.get("size", d.get("mesh")))
 
     quat = _orientation(r, path, d)
-    rot = rotation_from_quat(quat)
+    rot = matrix_from_quat(quat)
     origin = r.vector(_key(path, "xyz"), d.get("xyz", [0, 0, 0]), 3, -POSITION, POSITION)
     lin = r.vector(_key(path, "linear_velocity"), d.get("linear_velocity", [0, 0, 0]), 3,
                    -SPEED, SPEED)

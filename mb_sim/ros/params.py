@@ -1,5 +1,6 @@
 """Parameters of `sim_node`: one table (`SPECS`) that declares them with descriptors and ranges,
-checks values that a range cannot express, and documents them (README "Parameters").
+checks values that a range cannot express, and documents them (`markdown`: the table of
+docs/node.md).
 
 Values load from `--params-file` as usual. An invalid value stops the node at startup with a
 message naming the parameter and the value; at runtime a rejected `ros2 param set` leaves the
@@ -170,6 +171,27 @@ BY_NAME: dict[str, Spec] = {s.name: s for s in SPECS}
 INITIAL_POSITIONS = "initial_positions"
 """Prefix of the per-joint start positions: `initial_positions.<joint>` (rad or m)."""
 
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if value == "" or value == []:
+        return f"`{value!r}`".replace("'", '"')
+    return f"`{value:g}`" if isinstance(value, float) else f"`{value}`"
+
+
+def markdown() -> str:
+    """The parameter table of docs/node.md, made from `SPECS`."""
+    rows = ["| parameter | default | range | set at runtime | meaning |",
+            "| --- | --- | --- | --- | --- |"]
+    for s in SPECS:
+        bounds = f"{s.lo:g} .. {s.hi:g}" if s.lo is not None and s.hi is not None else ""
+        rows.append(f"| `{s.name}` | {_shown(s.default)} | {bounds} | "
+                    f"{'no' if s.read_only else 'yes'} | {s.description} |")
+    rows.append(f"| `{INITIAL_POSITIONS}.<joint>` | the world file's, else 0 | within the joint "
+                "limits | no | start (and reset) position of a joint, rad or m; an unknown joint "
+                "is an error |")
+    return "\n".join(rows)
 
 @dataclass
 class SimParams:

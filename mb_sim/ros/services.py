@@ -172,7 +172,7 @@ class Services:
     # --- parameters ---------------------------------------------------------------------
 
     def _integers_as_doubles(self, params: list[Parameter]) -> list[Parameter]:
-        """`ros2 param set /sim_node real_time_factor 2` sets 2.0, as the README says."""
+        """`ros2 param set /sim_node real_time_factor 2` sets 2.0, as docs/node.md says."""
         out = []
         for param in params:
             spec = BY_NAME.get(param.name)

@@ -21,8 +21,7 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose
 from visualization_msgs.msg import Marker, MarkerArray
 
-from mb_sim.model.world import quat_from_rpy
-from mb_sim.rotations import quat_to_matrix
+from mb_sim.rotations import quat_from_rpy, quat_to_matrix
 
 GROUND_NAMESPACE = "ground"
 GROUND_SIZE = 20.0

@@ -1,5 +1,5 @@
-"""The arguments `Simulation` accepts, checked before anything changes (SI units; the README's
-"Physics and Python API" lists them): the step, the integrator, gravity, joint states and
+"""The arguments `Simulation` accepts, checked before anything changes (SI units; docs/api.md
+lists them): the step, the integrator, gravity, joint states and
 efforts, a floating base's pose and twist, states to restore. Bounds of positions, speeds and
 gravity are those of the world file (`mb_sim.model.world`)."""
 

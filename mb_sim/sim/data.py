@@ -27,7 +27,7 @@ from mb_sim.sim.state import StateArrays, new_state
 from mb_sim.solver.rows import Rows, allocate_rows, new_rows
 
 BodyFrames, BodyFramesRecord = record("BodyFrames", """The free bodies at the state's poses
-(003.md 1.5); entry b is the world: at rest, infinite mass.""", (
+(Bender et al. n.d., the step); entry b is the world: at rest, infinite mass.""", (
     Field("pos", REAL, ("b+1", 3), "centre of mass, world, m"),
     Field("rot", REAL, ("b+1", 3, 3), "rotation", fill=IDENTITY),
     Field("inv_inertia", REAL, ("b+1", 3, 3), "world inverse inertia R I^-1 R^T (0: static)"),
@@ -72,7 +72,7 @@ the row bookkeeping of warm starting and what the step reports.""", (
 ), {"nv": "robot velocities", "b": "free bodies", "r": "row capacity"})
 Data, DataRecord = record("Data", """The workspace of one simulation: a record of
 records.""", (
-    Field("tree", TreeWork, (), "the articulated-body quantities of the current q (000.md 2.4), "
+    Field("tree", TreeWork, (), "the articulated-body quantities of the current q (Holck 2005, ch. 3), "
           "link poses, the impulse-response scratch"),
     Field("frames", BodyFrames, (), "the free bodies' world frames and inverse inertias"),
     Field("collision", CollisionWork, (), "geometry poses, sweep and prune, narrow-phase "

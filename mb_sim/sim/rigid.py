@@ -1,4 +1,5 @@
-"""Free rigid bodies: quaternion kinematics and torque-free rotation (003.md 1.5, 002.md 1.2).
+"""Free rigid bodies: quaternion kinematics and torque-free rotation (Bender et al. n.d., the step,
+Mikhailyuk & Strashnov 2016, body dynamics).
 
 Quaternions are (x, y, z, w). Orientation is advanced by the exact rotation of the angular
 velocity over the step, q(t+h) = exp(w h / 2) q(t). The gyroscopic term of Euler's equation

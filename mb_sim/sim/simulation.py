@@ -4,17 +4,17 @@ A thin facade over the scene model (`mb_sim.model.compile`), the workspace
 (`mb_sim.sim.data`) and the state (`mb_sim.sim.state`): arguments are checked by
 `mb_sim.sim.arguments`, queries answered by `mb_sim.sim.queries`, and `step(n)` runs n steps
 of the compiled `mb_sim.sim.step.step`, whose named stages are:
-1. free motion: robot qdd by ABA with the applied efforts (000.md 2.4), free bodies under
+1. free motion: robot qdd by ABA with the applied efforts (Holck 2005, ch. 3), free bodies under
    gravity with implicit gyroscopic rotation; velocities advance by h (semi-implicit Euler,
-   002.md 1.6) or by RK4 (000.md eq. 2.33) for the robot;
-2. collision: link and body poses, broad phase, narrow phase (000.md 1.1);
+   Mikhailyuk & Strashnov 2016, semi-implicit Euler) or by RK4 (Holck 2005 eq. 2.33) for the robot;
+2. collision: link and body poses, broad phase, narrow phase (Holck 2005, fig. 2.4);
 3. rows: contacts, robot joint limits / friction / mimic, world joints (`mb_sim.solver`);
 4. impulses: collisions pair by pair (restitution pass), then sequential impulses with
-   warm start (002.md 1.7);
-5. world joints kept by impulses on the predicted positions at t + h (003.md 1.5);
+   warm start (Mikhailyuk & Strashnov 2016, sequential impulses);
+5. world joints kept by impulses on the predicted positions at t + h (Bender et al. n.d., the step);
 6. position correction by split impulses: penetration is removed through pseudo-velocities
    that move positions but are never added to the velocities, so correcting drift adds no
-   energy (in place of Baumgarte's bias terms, 004.md 1.5);
+   energy (in place of Baumgarte's bias terms, Valášek 2011, ch. 6);
 7. positions advance with the new velocities;
 8. check: a non-finite state raises `SimulationError` and leaves the state of the step before.
 Same inputs give the same bits: no randomness, fixed iteration order.
@@ -147,7 +147,8 @@ class WorldJointsView:
     corrections = property(lambda self: int(self._blocks.stats[3]))
 
     def keep(self, vb: np.ndarray) -> None:
-        """003.md 1.5 step 1 on the body velocities vb (in place) at the current state."""
+        """Bender et al. n.d., the step step 1 on the body velocities vb (in place) at the current
+        state."""
         self._sim._keep_world_joints(vb)
 
     def coordinates(self) -> np.ndarray:

@@ -4,17 +4,17 @@
 read-only scene model `m` (mb_sim.model.compile), writes the workspace `d` (mb_sim.sim.data)
 and, at the end, the state `s` (mb_sim.sim.state):
 
-1. free motion: robot qdd by ABA with the applied efforts (000.md 2.4), free bodies under
+1. free motion: robot qdd by ABA with the applied efforts (Holck 2005, ch. 3), free bodies under
    gravity with implicit gyroscopic rotation; velocities advance by h (semi-implicit Euler,
-   002.md 1.6) or by RK4 (000.md eq. 2.33) for the robot;
-2. collide: link and body poses, broad phase, narrow phase (000.md 1.1);
+   Mikhailyuk & Strashnov 2016, semi-implicit Euler) or by RK4 (Holck 2005 eq. 2.33) for the robot;
+2. collide: link and body poses, broad phase, narrow phase (Holck 2005, fig. 2.4);
 3. make rows: contacts, robot joint limits / friction / mimic, world joints (mb_sim.solver);
 4. solve: warm start, collisions pair by pair (restitution pass), sequential impulses
-   (002.md 1.7);
-5. keep world joints: impulses on the predicted positions at t + h (003.md 1.5);
+   (Mikhailyuk & Strashnov 2016, sequential impulses);
+5. keep world joints: impulses on the predicted positions at t + h (Bender et al. n.d., the step);
 6. correct positions by split impulses: penetration is removed through pseudo-velocities
    that move positions but are never added to the velocities, so correcting drift adds no
-   energy (in place of Baumgarte's bias terms, 004.md 1.5);
+   energy (in place of Baumgarte's bias terms, Valášek 2011, ch. 6);
 7. integrate: positions advance with the new velocities (a floating base on SE(3));
 8. check: a non-finite value stops the run and restores the state of the step before.
 

@@ -1,8 +1,8 @@
-"""Contact rows: a normal row and a Coulomb friction pair per contact point (000.md 2.1).
+"""Contact rows: a normal row and a Coulomb friction pair per contact point (Holck 2005, ch. 2).
 
 Normal row: u+ >= 0 when touching (resting contact, inelastic); a contact still a gap g apart
 (inside the envelope) only asks for u+ >= -g / h: the bodies may close the gap this step but
-not pass it (speculative contact). Bounces (Newton's law with a threshold, 000.md eq. 2.18)
+not pass it (speculative contact). Bounces (Newton's law with a threshold, Holck 2005 eq. 2.18)
 are the restitution pass's (`mb_sim.solver.pgs.restitution_pass`): the row carries e, the gap
 and the smooth acceleration a = (u_f - u_0) / h of its normal velocity over the free motion.
 Friction pair: tangents t1, t2 with |lambda_t| <= mu lambda_n and target 0 (sticking when the
@@ -48,7 +48,7 @@ def _point_rows(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int,
                 directions: np.ndarray) -> None:
     """Rows r .. r + n_dirs - 1 of contact c along its directions (normal, t1, t2), cleared,
     with J and W = M^-1 J^T of the point on both sides: +direction on a, -direction on b
-    (robot links by the articulated response, free bodies by 000.md eq. 2.16)."""
+    (robot links by the articulated response, free bodies by Holck 2005 eq. 2.16)."""
     rows, con, g = d.rows, d.contacts, m.geoms
     J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
     what, index = g.what, g.index

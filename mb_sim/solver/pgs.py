@@ -1,16 +1,19 @@
 """Sequential impulses (projected Gauss-Seidel) with accumulated clamping and warm start.
 
-For each row (or 2- and 3-row group) in turn (002.md 1.7, Catto's sequential impulses):
-    d_lambda = K^+ (target - J u),     K = J W  (the row's collision matrix, 000.md eq. 2.16/3.41),
-    lambda_new = project(lambda + d_lambda),   u += W (lambda_new - lambda).
-The projection clamps the accumulated impulse, not the increment (002.md eq. 16): [lo, hi]
-for scalar rows, lambda >= 0 for contact normals, the disc mu lambda_n for friction pairs and
-the ball |lambda| <= hi for ball-joint friction. K^+ is the pseudo-inverse, so a rank-deficient
-K (a one-dof link hit sideways, 000.md Fig. 3.11) projects onto the reachable directions.
+For each row (or 2- and 3-row group) in turn (Mikhailyuk & Strashnov 2016, sequential impulses,
+Catto's sequential impulses):
+    d_lambda = K^+ (target - J u),     K = J W  (the row's collision matrix, Holck 2005 eq.
+    2.16/3.41), lambda_new = project(lambda + d_lambda),   u += W (lambda_new - lambda).
+The projection clamps the accumulated impulse, not the increment (Mikhailyuk & Strashnov 2016
+eq. 16): [lo, hi] for scalar rows, lambda >= 0 for contact normals, the disc mu lambda_n for
+friction pairs and the ball |lambda| <= hi for ball-joint friction. K^+ is the pseudo-inverse,
+so a rank-deficient
+K (a one-dof link hit sideways, Holck 2005 Fig. 3.11) projects onto the reachable directions.
 A friction pair is solved row by row (the diagonal of its K) before the disc projection: its
 first tangent is laid along the sliding direction, so a sliding contact's friction then points
-straight against the slip, as Coulomb's law asks (000.md 2.1, law 4).
-Warm start: the solve starts from last step's impulses (002.md 1.7, p^(0)(t+h) = p(t)).
+straight against the slip, as Coulomb's law asks (Holck 2005, ch. 2, law 4).
+Warm start: the solve starts from last step's impulses (Mikhailyuk & Strashnov 2016, sequential
+impulses, p^(0)(t+h) = p(t)).
 """
 
 from __future__ import annotations
@@ -172,7 +175,7 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
 @helper
 def restitution_pass(rows: Any, qd: np.ndarray, vb: np.ndarray, h: float, threshold: float,
                      max_passes: int) -> int:
-    """Collisions, one pair at a time, before the contact solve (Newton's law, 000.md eq. 2.18,
+    """Collisions, one pair at a time, before the contact solve (Newton's law, Holck 2005 eq. 2.18,
     j = -(1 + e) u / K as for joint limits, eq. 4.3).
 
     Each sweep visits every bouncing row; a row approaching faster than `threshold` (and, if

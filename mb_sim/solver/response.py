@@ -1,8 +1,8 @@
 """How a unit impulse on a point changes the system velocity: one row's J and W = M^-1 J^T.
 
-- Robot link (000.md 2.5, Table 3.4): J is the point Jacobian row along the direction, W the
+- Robot link (Holck 2005, ch. 3, Table 3.4): J is the point Jacobian row along the direction, W the
   articulated impulse response of a unit impulse at the point (O(n), no mass matrix).
-- Free rigid body (000.md eq. 2.16): J = [d, r x d], W = [d / m, I_w^-1 (r x d)] for
+- Free rigid body (Holck 2005 eq. 2.16): J = [d, r x d], W = [d / m, I_w^-1 (r x d)] for
   u = [v; w] with r from the centre of mass to the point.
 The row of a contact between A and B is J_A - J_B: the impulse acts +d on A and -d on B.
 """
@@ -40,7 +40,7 @@ def body_point(J: np.ndarray, W: np.ndarray, sign: float, point: np.ndarray,
                direction: np.ndarray, com: np.ndarray, inv_mass: float,
                inv_inertia: np.ndarray) -> None:
     """J = sign [d, r x d] and W = sign [d / m, I_w^-1 (r x d)] of a point of a free body
-    (000.md eq. 2.16), r from its centre of mass `com`, into the 6-vectors J and W."""
+    (Holck 2005 eq. 2.16), r from its centre of mass `com`, into the 6-vectors J and W."""
     rx, ry, rz = point[0] - com[0], point[1] - com[1], point[2] - com[2]
     d0, d1, d2 = direction[0], direction[1], direction[2]
     a0, a1, a2 = ry * d2 - rz * d1, rz * d0 - rx * d2, rx * d1 - ry * d0

@@ -1,13 +1,15 @@
 """Rows that act on the robot's joints directly: limits, Coulomb friction, mimic coupling.
 
-- Joint limits are impulse-based collisions (000.md ch. 4): a NORMAL row on J = +e_i at the
+- Joint limits are impulse-based collisions (Holck 2005 ch. 4): a NORMAL row on J = +e_i at the
   lower limit and -e_i at the upper one, with K = e_i^T H^-1 e_i from the articulated response,
   gathered while the joint is within `envelope` of the limit or would pass it this step. Like a
   contact it holds the joint at the limit (speculatively while still apart), and it carries e
   for the restitution pass, which applies the frictionless Newton law j = -(1 + e) u / K33
   (eq. 4.3).
-- Coulomb joint friction (002.md 1.4-1.7): a SCALAR row J = e_i with target 0 (static
-  friction) and the accumulated impulse clamped to +-F_max h (002.md eq. 12, 16).
+- Coulomb joint friction (Mikhailyuk & Strashnov 2016, joint friction-1.7): a SCALAR row J = e_i
+with target 0 (static
+  friction) and the accumulated impulse clamped to +-F_max h (Mikhailyuk & Strashnov 2016 eq. 12,
+  16).
 - URDF mimic: q_i = m q_j + offset kept by a SCALAR row J = e_i - m e_j whose target
   removes a fraction of the position error each step.
 """

@@ -2,7 +2,7 @@
 
 A row r constrains one velocity component u_r = J_r . u of the system velocity
 u = [qd (robot joints); v_1, w_1; v_2, w_2; ... (free bodies, world frame)] and carries its
-response W_r = M^-1 J_r^T: an impulse lambda on the row changes u by W_r lambda (000.md 2.5:
+response W_r = M^-1 J_r^T: an impulse lambda on the row changes u by W_r lambda (Holck 2005, ch. 3:
 the articulated response for robot links, eq. 2.16's 1/m and I^-1 terms for free bodies).
 Rows are stored sparsely: a robot part (nv entries) and up to two free bodies (6 entries each).
 
@@ -10,9 +10,9 @@ Row kinds:
 - SCALAR: lo <= lambda <= hi (joint limits, joint friction, mimic coupling, joint axes);
 - NORMAL: lambda >= 0 (contact normal);
 - TANGENT: two consecutive rows, the friction pair of the NORMAL row `link`, whose impulse is
-  kept in the disc |lambda_t| <= mu lambda_n (Coulomb, 000.md 2.1 law 4);
+  kept in the disc |lambda_t| <= mu lambda_n (Coulomb, Holck 2005, ch. 2 law 4);
 - BALL: three consecutive rows whose impulse vector is kept in the ball |lambda| <= hi
-  (friction of a ball joint, 002.md eq. 16).
+  (friction of a ball joint, Mikhailyuk & Strashnov 2016 eq. 16).
 Each row tries to reach u_r = target (speculative contact, friction at rest). Bouncing rows
 (contact normals and joint limits) also carry their restitution e, their gap and the
 acceleration the smooth forces gave them this step, for the restitution pass that runs before

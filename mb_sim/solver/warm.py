@@ -1,4 +1,5 @@
-"""Warm starting (002.md 1.7: p^(0)(t + h) = p(t)): each row group's impulse is kept under a
+"""Warm starting (Mikhailyuk & Strashnov 2016, sequential impulses: p^(0)(t + h) = p(t)): each row
+group's impulse is kept under a
 stable integer key and handed to the same group next step.
 
 A contact is named by its pair of geometries and its rank among that pair's points, a robot

@@ -1,4 +1,5 @@
-"""Joints between environment bodies in maximal coordinates, kept by impulses (003.md, 002.md).
+"""Joints between environment bodies in maximal coordinates, kept by impulses (Bender et al. n.d.,
+Mikhailyuk & Strashnov 2016).
 
 Each joint holds a point of its child on a point of its parent (or of the world) and, by type,
 directions between them:
@@ -11,23 +12,26 @@ directions between them:
 
 Two stages of the step use them.
 
-1. Velocity rows (`world_joint_rows`, before the sequential-impulse solve, 002.md 1.7), so
+1. Velocity rows (`world_joint_rows`, before the sequential-impulse solve, Mikhailyuk & Strashnov
+2016, sequential impulses), so
    that contacts pushing a jointed body see the joint. A point row along d has
    J = [d, r_c x d] on the child and -[d, r_p x d] on the parent, an angular row along d has
-   J = [0, d] and -[0, d]; W = M^-1 J^T (000.md eq. 2.16 terms). The k bilateral rows of a
+   J = [0, d] and -[0, d]; W = M^-1 J^T (Holck 2005 eq. 2.16 terms). The k bilateral rows of a
    joint are handed to the solver K-orthonormalised: with K = J W^T = L L^T, J' = L^-1 J and
    W' = L^-1 W, an invertible recombination of equality rows with the same solution set whose
    block is the identity, so one visit solves the joint's own block exactly. Their targets
-   are the look-ahead of 003.md 1.5 linearised about the velocities u0 after the free motion,
-   target = J' u0 - L^-1 c(u0) / h with c(u0) the joint's error predicted at t + h (below):
+   are the look-ahead of Bender et al. n.d., the step linearised about the velocities u0 after
+   the free motion, target = J' u0 - L^-1 c(u0) / h with c(u0) the joint's error predicted at t
+   + h (below):
    the relative velocity that closes the predicted error, which is 0 for a joint that is
    closed and stays closed to first order (`predictive = False` gives plain target 0). The
    solve then already lands the joints close to D_max together with the contacts, and the
    keeping loop corrects what the linearisation and the other rows leave (on the ball chain
    6.6 instead of 55 corrections per step, benchmarks/bench_world_joints.py). On top of them:
-   - Coulomb friction (002.md 1.4-1.7, eqs. 12, 15, 16): revolute, a SCALAR row on
+   - Coulomb friction (Mikhailyuk & Strashnov 2016, joint friction-1.7, eqs. 12, 15, 16): revolute,
+   a SCALAR row on
      (w_c - w_p) . n clamped to +-F h; prismatic, a SCALAR row on the relative velocity of
-     the child's point along d with the lever-arm terms of 002.md 1.9,
+     the child's point along d with the lever-arm terms of Mikhailyuk & Strashnov 2016, joint types,
      B = [d, r_c x d] / -[d, r_p x d], clamped to +-F h; ball, a BALL group of three angular
      rows (w_c - w_p) . e_k kept in the ball |p| <= F h (eq. 16);
    - limits on the joint coordinate s (revolute: angle about the axis in (-pi, pi];
@@ -41,20 +45,22 @@ Two stages of the step use them.
    World-joint rows are not warm-started (each step starts them from zero), so the copyable
    `State` holds nothing of theirs.
 
-2. The keeping loop of 003.md 1.5 (`keep_world_joints`, after the solve). With the current
-   velocities every body is moved ballistically to t + h (x' = x + h v, R' = exp(h w~) R, the
-   same motion the position stage then makes) and each joint's error is predicted: the gap
+2. The keeping loop of Bender et al. n.d., the step (`keep_world_joints`, after the solve).
+   With the current velocities every body is moved ballistically to t + h (x' = x + h v,
+   R' = exp(h w~) R, the same motion the position stage then makes) and each joint's error is predicted: the gap
    g = p_c' - p_p' between its points and, per type, the angle between the axes or the
    rotation vector of R_c' (R_p' R_rel0)^T. A joint whose linear or angular error exceeds
-   D_max gets the impulse that linearly removes it in one step (003.md 1.6, the Bender-Schmitt
-   form I = K^-1 g / h): lambda = -K^-1 c / h on its constraint rows, with K = J M^-1 J^T of
-   the lever arms and world inverse inertias at time t. For a ball joint this is 000.md
+   D_max gets the impulse that linearly removes it in one step (Bender et al. n.d., the impulse,
+   the Bender-Schmitt form I = K^-1 g / h): lambda = -K^-1 c / h on its constraint rows, with K
+   = J M^-1 J^T of
+   the lever arms and world inverse inertias at time t. For a ball joint this is Holck 2005
    eq. 2.16, K = (1/m_c + 1/m_p) 1 - r_c~ I_c^-1 r_c~ - r_p~ I_p^-1 r_p~, applied +I at the
    child's point and -I at the parent's; for the other types the linear and angular rows are
    solved together (the same orthonormalised block as the rows). A static end (the world or
    a static body) has zero inverse mass. Passes over all joints repeat, re-predicting after
    every change, until a whole pass finds every joint within D_max or `max_passes` passes
-   have run (max_passes = 1 is the real-time mode of 003.md 1.7; reaching the cap is never an
+   have run (max_passes = 1 is the real-time mode of Bender et al. n.d., accuracy parameters;
+   reaching the cap is never an
    error, the joints are simply left with what the passes achieved).
 """
 
@@ -100,7 +106,8 @@ AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 @njit
 def frames(m: Any, d: Any, s: Any) -> None:
-    """d.frames of the bodies at s: pose, world inverse inertia R I^-1 R^T (003.md 1.5) and
+    """d.frames of the bodies at s: pose, world inverse inertia R I^-1 R^T (Bender et al. n.d., the
+    step) and
     inverse mass of every body; entry n_bodies is the world (at rest, infinite mass)."""
     f = d.frames
     X, R, Iw, im, dyn = f.pos, f.rot, f.inv_inertia, f.inv_mass, f.dynamic
@@ -288,7 +295,7 @@ def joint_coordinate(m: Any, d: Any, j: int) -> float:
 
 
 # --------------------------------------------------------------------------------------------
-# The keeping loop (003.md 1.5)
+# The keeping loop (Bender et al. n.d., the step)
 
 
 @helper
@@ -488,7 +495,8 @@ def world_joint_rows(m: Any, d: Any, s: Any, vb: np.ndarray) -> None:
 
 @njit
 def keep_world_joints(m: Any, d: Any, vb: np.ndarray) -> None:
-    """003.md 1.5 step 1 on vb (in place): passes over the joints, each joint whose predicted
+    """Bender et al. n.d., the step step 1 on vb (in place): passes over the joints, each joint
+    whose predicted
     error exceeds d_max receiving lambda' = -L^-1 c / h on its orthonormal rows (that is
     lambda = -K^-1 c / h on the raw ones), until a pass finds all within d_max or
     max_passes passes have run. d.joints.stats: passes, corrections and the largest

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from mb_sim.model.resources import resolve_uri
-from mb_sim.model.world import World, quat_from_rpy
-from mb_sim.rotations import quat_to_matrix
+from mb_sim.model.world import World
+from mb_sim.rotations import quat_from_rpy, quat_to_matrix
 
 log = logging.getLogger("mb_sim")
 

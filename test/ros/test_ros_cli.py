@@ -4,7 +4,7 @@ then `ros2 topic`, `ros2 param`, `ros2 service`, `ros2 node` as a user types the
 Runs where `ros2` (with launch and ros2cli) is installed: `make test` installs the upstream
 Jazzy sources of ../shared/ros2 into .venv, and a sourced ROS 2 Jazzy install works as well.
 mb_sim must be known to ament (`make env` registers the venv install; colcon does it on a ROS
-install). Every `ros2` command that README.md shows is in COMMANDS and run here as written.
+install). Every `ros2` command that README.md and docs/ show is in COMMANDS and run here as written.
 """
 
 from __future__ import annotations
@@ -374,9 +374,9 @@ def test_record_and_replay_commands(cli: dict[str, str], tmp_path: Path) -> None
                    check=False)
 
 
-def test_readme_ros2_commands_are_all_run_here() -> None:
-    readme = (REPO / "README.md").read_text()
-    blocks = re.findall(r"```bash\n(.*?)```", readme, flags=re.DOTALL)
+def test_documented_ros2_commands_are_all_run_here() -> None:
+    text = "\n".join(p.read_text() for p in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))])
+    blocks = re.findall(r"```bash\n(.*?)```", text, flags=re.DOTALL)
     shown = set()
     for block in blocks:
         for line in block.replace("\\\n", " ").splitlines():
@@ -384,6 +384,6 @@ def test_readme_ros2_commands_are_all_run_here() -> None:
             line = re.sub(r"\s+", " ", line)
             if line.startswith("ros2 ") and not line.startswith("ros2 daemon"):
                 shown.add(line)
-    assert shown, "README shows no ros2 command"
+    assert shown, "the documentation shows no ros2 command"
     missing = shown - set(COMMANDS.values())
-    assert not missing, f"README commands no test runs: {sorted(missing)}"
+    assert not missing, f"documented commands no test runs: {sorted(missing)}"

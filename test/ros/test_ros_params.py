@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 import yaml
 from rcl_interfaces.msg import ParameterType
@@ -99,13 +97,6 @@ def test_floating_and_imu_parameters_are_declared_with_types() -> None:
         False, False, True)
     assert (DEFAULTS["odom_frame"], DEFAULTS["base_frame"], DEFAULTS["imu_link"]) == (
         "odom", "", "")
-
-
-def test_readme_documents_every_parameter() -> None:
-    readme = (REPO / "README.md").read_text()
-    table = readme[readme.index("### Parameters"):readme.index("## Connecting a controller")]
-    documented = set(re.findall(r"^\| `([a-z_.<>]+)` \|", table, flags=re.MULTILINE))
-    assert {s.name for s in SPECS} | {f"{INITIAL_POSITIONS}.<joint>"} == documented
 
 
 def test_shipped_params_file_is_valid() -> None:
