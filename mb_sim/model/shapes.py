@@ -368,11 +368,9 @@ def build_scene(
     n_owners: int | None = None,
     excluded_geom_pairs: Iterable[tuple[int, int]] = (),
 ) -> CollisionScene:
-    """Compile geometries and the pair filter into a CollisionScene (Holck 2005, fig. 2.4 and sec.
-    3.7).
-
-    Pairs of geometries never collide when they have one owner, both are static, both are
-    planes, their owners are an excluded pair, or they are one of `excluded_geom_pairs`.
+    """Compile geometries and the pair filter into a CollisionScene (Holck 2005, fig. 2.4 and
+    sec. 3.7): each geometry checked, the polytopes of boxes and hulls in flat tables, then
+    which pairs may collide (`_pair_filter`).
 
     Raises ValueError naming the geometry index, its owner, the field and the value.
     """
@@ -382,57 +380,94 @@ def build_scene(
     owner = np.zeros(n, dtype=np.int64)
     lpos = np.zeros((n, 3))
     lrot = np.zeros((n, 3, 3))
-    vstart = np.zeros(n, dtype=np.int64)
-    vcount = np.zeros(n, dtype=np.int64)
-    fstart = np.zeros(n, dtype=np.int64)
-    fcount = np.zeros(n, dtype=np.int64)
-    estart = np.zeros(n, dtype=np.int64)
-    ecount = np.zeros(n, dtype=np.int64)
-    centroid = np.zeros((n, 3))
-    verts: list[np.ndarray] = []
-    fnormal: list[np.ndarray] = []
-    foffset: list[np.ndarray] = []
-    fvstart: list[np.ndarray] = []
-    fvcount: list[np.ndarray] = []
-    fverts: list[np.ndarray] = []
-    everts: list[np.ndarray] = []
-    efaces: list[np.ndarray] = []
-    nv = nf = ne = nfv = 0
-    max_face_verts = 0
-    max_verts = 0
+    polys: list[_Polytope | None] = []
     for i, g in enumerate(geoms):
         owner[i], kind[i], size[i], lpos[i], lrot[i] = _check_spec(i, g)
         if kind[i] == PLANE:
             size[i] = 0.0
-        if kind[i] in (BOX, CONVEX):
-            where = f"geometry {i} (owner {owner[i]})"
-            if kind[i] == BOX:
-                poly = polytope_from_points(_box_points(size[i]), where)
-            else:
-                if g.verts is None:
-                    raise ValueError(f"{where}: convex geometry needs verts, got None")
-                poly = polytope_from_points(g.verts, where)
-            vstart[i], vcount[i] = nv, poly.verts.shape[0]
-            fstart[i], fcount[i] = nf, len(poly.face_sizes)
-            estart[i], ecount[i] = ne, poly.edges.shape[0]
-            centroid[i] = poly.centroid
-            verts.append(poly.verts)
-            fnormal.append(poly.normals)
-            foffset.append(poly.offsets)
-            fvstart.append(nfv + np.concatenate([[0], np.cumsum(poly.face_sizes)[:-1]]))
-            fvcount.append(poly.face_sizes)
-            fverts.append(poly.face_verts)
-            max_face_verts = max(max_face_verts, int(poly.face_sizes.max()))
-            everts.append(poly.edges)
-            efaces.append(poly.edge_faces)
-            nv += poly.verts.shape[0]
-            nf += len(poly.face_sizes)
-            nfv += len(poly.face_verts)
-            ne += poly.edges.shape[0]
-            max_verts = max(max_verts, poly.verts.shape[0])
+        polys.append(_geometry_polytope(i, g, int(kind[i]), size[i], int(owner[i])))
     excl = [(int(a), int(b)) for a, b in excluded_owner_pairs]
     stat = sorted({int(s) for s in static_owners})
-    top = max([int(owner.max()) if n else -1] + [max(p) for p in excl] + stat + [-1]) + 1
+    n_owners = _owner_count(owner, excl, stat, n_owners)
+    static, allowed = _pair_filter(owner, kind, excl, stat, n_owners, excluded_geom_pairs)
+    return CollisionScene(
+        kind=kind,
+        size=size,
+        owner=owner,
+        local_pos=lpos,
+        local_rot=lrot,
+        **_polytope_tables(polys),
+        static=static,
+        pair_allowed=allowed,
+        excluded_owner_pairs=np.array(sorted(excl), dtype=np.int64).reshape(-1, 2),
+        static_owners=np.array(stat, dtype=np.int64),
+        n_owners=int(n_owners),
+    )
+
+
+def _geometry_polytope(i: int, g: GeomSpec, kind: int, size: np.ndarray,
+                       owner: int) -> _Polytope | None:
+    """The polytope of a box or convex hull geometry (None for the other kinds)."""
+    if kind not in (BOX, CONVEX):
+        return None
+    where = f"geometry {i} (owner {owner})"
+    if kind == BOX:
+        return polytope_from_points(_box_points(size), where)
+    if g.verts is None:
+        raise ValueError(f"{where}: convex geometry needs verts, got None")
+    return polytope_from_points(g.verts, where)
+
+
+def _polytope_tables(polys: Sequence[_Polytope | None]) -> dict[str, np.ndarray | int]:
+    """The polytopes of every geometry in flat tables: per geometry the start and count of its
+    vertices, faces and edges (zero counts for the other kinds), and the concatenated vertex,
+    face (normal, offset, vertex loop) and edge (vertices, faces) arrays."""
+    n = len(polys)
+    starts = {k: np.zeros(n, dtype=np.int64) for k in ("vert", "face", "edge")}
+    counts = {k: np.zeros(n, dtype=np.int64) for k in ("vert", "face", "edge")}
+    centroid = np.zeros((n, 3))
+    present = [p for p in polys if p is not None]
+    nv = nf = ne = nfv = 0
+    fvstart: list[np.ndarray] = []
+    for i, poly in enumerate(polys):
+        if poly is None:
+            continue
+        starts["vert"][i], counts["vert"][i] = nv, poly.verts.shape[0]
+        starts["face"][i], counts["face"][i] = nf, len(poly.face_sizes)
+        starts["edge"][i], counts["edge"][i] = ne, poly.edges.shape[0]
+        centroid[i] = poly.centroid
+        fvstart.append(nfv + np.concatenate([[0], np.cumsum(poly.face_sizes)[:-1]]))
+        nv += poly.verts.shape[0]
+        nf += len(poly.face_sizes)
+        nfv += len(poly.face_verts)
+        ne += poly.edges.shape[0]
+
+    def joined(parts: list[np.ndarray], empty: tuple[int, ...], dtype: type = float) -> np.ndarray:
+        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(empty, dtype))
+
+    return {
+        "vert_start": starts["vert"], "vert_count": counts["vert"],
+        "verts": joined([p.verts for p in present], (0, 3)),
+        "face_start": starts["face"], "face_count": counts["face"],
+        "face_normal": joined([p.normals for p in present], (0, 3)),
+        "face_offset": joined([p.offsets for p in present], (0,)),
+        "face_vert_start": _joined(fvstart),
+        "face_vert_count": _joined([p.face_sizes for p in present]),
+        "face_verts": _joined([p.face_verts for p in present]),
+        "edge_start": starts["edge"], "edge_count": counts["edge"],
+        "edge_verts": joined([p.edges for p in present], (0, 2), np.int64),
+        "edge_faces": joined([p.edge_faces for p in present], (0, 2), np.int64),
+        "centroid": centroid,
+        "max_face_verts": max((int(p.face_sizes.max()) for p in present), default=0),
+        "max_verts": max((p.verts.shape[0] for p in present), default=0),
+    }
+
+
+def _owner_count(owner: np.ndarray, excl: list[tuple[int, int]], stat: list[int],
+                 n_owners: int | None) -> int:
+    """The number of owners: the given one, or one more than the largest index used;
+    ValueError for negative owner indices in the pairs or the static owners."""
+    top = max([int(owner.max()) if owner.size else -1] + [max(p) for p in excl] + stat + [-1]) + 1
     if n_owners is None:
         n_owners = top
     elif n_owners < top:
@@ -442,6 +477,16 @@ def build_scene(
             raise ValueError(f"excluded_owner_pairs: owner indices must be >= 0, got ({a}, {b})")
     if any(s < 0 for s in stat):
         raise ValueError(f"static_owners: owner indices must be >= 0, got {stat}")
+    return n_owners
+
+
+def _pair_filter(owner: np.ndarray, kind: np.ndarray, excl: list[tuple[int, int]],
+                 stat: list[int], n_owners: int,
+                 excluded_geom_pairs: Iterable[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
+    """(static per geometry, pair_allowed): two geometries may collide unless they have one
+    owner, both are static, both are planes, their owners are an excluded pair, or they are
+    one of `excluded_geom_pairs`."""
+    n = owner.shape[0]
     static_owner = np.zeros(n_owners, dtype=bool)
     static_owner[stat] = True
     excluded = np.zeros((n_owners, n_owners), dtype=bool)
@@ -460,36 +505,4 @@ def build_scene(
             raise ValueError(f"excluded_geom_pairs: ({a}, {b}) is not a pair of geometries "
                              f"0..{n - 1}")
         allowed[a, b] = allowed[b, a] = False
-    return CollisionScene(
-        kind=kind,
-        size=size,
-        owner=owner,
-        local_pos=lpos,
-        local_rot=lrot,
-        vert_start=vstart,
-        vert_count=vcount,
-        verts=np.ascontiguousarray(np.concatenate(verts) if verts else np.zeros((0, 3))),
-        face_start=fstart,
-        face_count=fcount,
-        face_normal=np.ascontiguousarray(np.concatenate(fnormal) if fnormal else np.zeros((0, 3))),
-        face_offset=np.concatenate(foffset) if foffset else np.zeros(0),
-        face_vert_start=_joined(fvstart),
-        face_vert_count=_joined(fvcount),
-        face_verts=_joined(fverts),
-        edge_start=estart,
-        edge_count=ecount,
-        edge_verts=np.ascontiguousarray(
-            np.concatenate(everts) if everts else np.zeros((0, 2), dtype=np.int64)
-        ),
-        edge_faces=np.ascontiguousarray(
-            np.concatenate(efaces) if efaces else np.zeros((0, 2), dtype=np.int64)
-        ),
-        centroid=centroid,
-        static=static,
-        pair_allowed=allowed,
-        excluded_owner_pairs=np.array(sorted(excl), dtype=np.int64).reshape(-1, 2),
-        static_owners=np.array(stat, dtype=np.int64),
-        n_owners=int(n_owners),
-        max_face_verts=int(max_face_verts),
-        max_verts=int(max_verts),
-    )
+    return static, allowed

@@ -24,6 +24,7 @@ import numpy as np
 from urdf_parser_py import urdf as urdf_xml
 
 from mb_sim.errors import ModelError
+from mb_sim.inertia import lump
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mass import inertia_defect, mass_properties, nearest_valid_inertia
 from mb_sim.model.model import PRISMATIC, REVOLUTE, Model, freeze_arrays, spatial_inertia
@@ -243,12 +244,71 @@ class _Loader:
 
     # --- compile ---------------------------------------------------------------------------
     def compile(self) -> Model:
+        """The URDF in passes: the tree, its bodies (fixed links lumped), joint axes, mass
+        properties, joint properties, mimics and geometries; then the read-only Model."""
         robot = self.parse()
         self.check_names(robot)
         links = {link.name: link for link in robot.links}
         if not links:
             raise self.fail("no <link> elements")
         base_placement = self.root_floating_joint(robot, links)
+        child_joint, order = self.tree_order(robot, links)
+        base = order[0]
+        link_body, link_offset, joints, tree_T, parents = self.bodies(order, child_joint)
+        n = len(joints)
+        names = [j.name for j in joints]
+        axis = self.joint_axes(joints)
+        mass, com, inertia = self.body_mass_properties(robot, links, order, link_body,
+                                                       link_offset, joints)
+        if self.floating:
+            self.check_floating_base(base, mass[n], inertia[n])
+        base_mass, base_com, base_inertia = float(mass[n]), com[n].copy(), inertia[n].copy()
+        mass, com, inertia = mass[:n], com[:n], inertia[:n]
+        tree = (
+            np.array(parents, dtype=np.int64),
+            np.array([_MOVABLE[j.type] for j in joints], dtype=np.int64),
+            axis,
+            np.array([T[:3, :3] for T in tree_T]).reshape(n, 3, 3),
+            np.array([T[:3, 3] for T in tree_T]).reshape(n, 3),
+        )
+        I6 = np.array([spatial_inertia(mass[b], com[b], inertia[b])
+                       for b in range(n)]).reshape(n, 6, 6)
+        self.check_subtree_inertia(names, [j.child for j in joints], tree, mass, com, inertia)
+        arrays = freeze_arrays(
+            parent=tree[0], joint_type=tree[1], axis=axis, tree_rot=tree[3], tree_pos=tree[4],
+            mass=mass, com=com, inertia=inertia, spatial_inertia=I6,
+            **self.joint_properties(joints),
+        )
+        for T in link_offset.values():
+            T.setflags(write=False)
+        return Model(
+            name=robot.name or "robot",
+            source=self.source,
+            joint_names=tuple(names),
+            link_names=tuple(order),
+            base_link=base,
+            mimic=self.mimics(joints, names),
+            link_body=link_body,
+            link_offset=link_offset,
+            link_parent={name: (child_joint[name].parent if name in child_joint else None)
+                         for name in order},
+            link_joint={name: (child_joint[name].name if name in child_joint else None)
+                        for name in order},
+            fixed_links=tuple(name for name in order[1:] if child_joint[name].type == "fixed"),
+            collision_geometries=self.link_geometries(links, order, "collision"),
+            visual_geometries=self.link_geometries(links, order, "visual"),
+            urdf_xml=self.text,
+            floating_base=self.floating,
+            base_mass=base_mass,
+            **arrays,
+            **freeze_arrays(
+                base_placement=base_placement, base_com=base_com, base_inertia=base_inertia,
+                base_spatial_inertia=spatial_inertia(base_mass, base_com, base_inertia)),
+        )
+
+    def tree_order(self, robot: Any, links: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+        """(the joint above each link, the links depth first from the root, children in
+        document order); ModelError for unknown joint types or links, loops, several roots."""
         child_joint: dict[str, Any] = {}
         children: dict[str, list[Any]] = {name: [] for name in links}
         for joint in robot.joints:
@@ -273,18 +333,24 @@ class _Loader:
             raise self.fail(f"several root links {roots}; a URDF tree has exactly one")
         for joint in robot.joints:
             self.check_limits(joint)
-
-        base = roots[0]
         order: list[str] = []
-        stack = [base]
-        while stack:  # depth first, children in document order
+        stack = [roots[0]]
+        while stack:
             name = stack.pop()
             order.append(name)
             stack.extend(j.child for j in reversed(children[name]))
         if len(order) != len(links):
             missing = sorted(set(links) - set(order))
             raise self.fail(f"links {missing} are not connected to the root (kinematic loop)")
+        return child_joint, order
 
+    @staticmethod
+    def bodies(order: list[str], child_joint: Mapping[str, Any]) -> tuple[
+            dict[str, int], dict[str, np.ndarray], list[Any], list[np.ndarray], list[int]]:
+        """Fixed links lumped into the body they hang from, planar joints split into x, y, yaw:
+        (link -> body (-1: the base), link -> 4x4 pose in its body, the movable joints in
+        tree order, each joint's 4x4 pose in its parent body, each joint's parent body)."""
+        base = order[0]
         link_body: dict[str, int] = {base: -1}
         link_offset: dict[str, np.ndarray] = {base: np.eye(4)}
         joints: list[Any] = []
@@ -296,72 +362,67 @@ class _Loader:
             if joint.type == "fixed":
                 link_body[name] = link_body[joint.parent]
                 link_offset[name] = T_parent
-            else:
-                parent = link_body[joint.parent]
-                for part in _planar_parts(joint) if joint.type == "planar" else (joint,):
-                    parents.append(parent)
-                    tree_T.append(T_parent)
-                    joints.append(part)
-                    parent, T_parent = len(joints) - 1, np.eye(4)
-                link_body[name] = len(joints) - 1
-                link_offset[name] = np.eye(4)
+                continue
+            parent = link_body[joint.parent]
+            for part in _planar_parts(joint) if joint.type == "planar" else (joint,):
+                parents.append(parent)
+                tree_T.append(T_parent)
+                joints.append(part)
+                parent, T_parent = len(joints) - 1, np.eye(4)
+            link_body[name] = len(joints) - 1
+            link_offset[name] = np.eye(4)
+        return link_body, link_offset, joints, tree_T, parents
 
-        n = len(joints)
-        names = [j.name for j in joints]
-        axis = np.zeros((n, 3))
+    def joint_axes(self, joints: list[Any]) -> np.ndarray:
+        """Unit joint axes (URDF default x); ModelError for a zero or non-finite axis."""
+        axis = np.zeros((len(joints), 3))
         for i, joint in enumerate(joints):
             a = np.array(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), dtype=float)
             norm = float(np.linalg.norm(a))
             if not np.all(np.isfinite(a)) or norm < 1e-9:
-                raise self.fail(f"joint {joint.name!r}: axis {tuple(a.tolist())} is zero or invalid")
+                raise self.fail(f"joint {joint.name!r}: axis {tuple(a.tolist())} is zero or "
+                                "invalid")
             axis[i] = a / norm
+        return axis
 
-        body_links: list[list[str]] = [[] for _ in range(n)]
+    def body_mass_properties(self, robot: Any, links: Mapping[str, Any], order: list[str],
+                             link_body: Mapping[str, int], link_offset: Mapping[str, np.ndarray],
+                             joints: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(mass, centre of mass, inertia about it) of each body, its links' inertials lumped
+        (`mb_sim.inertia.lump`), checked (and repaired within bounds); entry n is the base with
+        the links fixed to it, which enters the dynamics only when it floats."""
+        n = len(joints)
         moving = {name for name in order if link_body[name] >= 0 or self.floating}
         inertials = self.link_inertials(robot, moving, {j.child for j in joints})
-        # slot n gathers the base: it enters the dynamics only when it floats
-        mass, com = np.zeros(n + 1), np.zeros((n + 1, 3))
-        first_moment, inertia = np.zeros((n + 1, 3)), np.zeros((n + 1, 3, 3))
-        body_links.append([])
-        for name in order:  # gather every link's inertia into its body: parallel axis theorem
+        body_links: list[list[str]] = [[] for _ in range(n + 1)]
+        parts: list[list[tuple[float, np.ndarray, np.ndarray, np.ndarray]]] = [
+            [] for _ in range(n + 1)]
+        for name in order:
             b = link_body[name] if link_body[name] >= 0 else n
             body_links[b].append(name)
-            if name not in inertials:
-                continue
-            m, T_inertial, I_link = inertials[name]
-            T = link_offset[name] @ T_inertial
-            R, c = T[:3, :3], T[:3, 3]
-            mass[b] += m
-            first_moment[b] += m * c
-            inertia[b] += R @ I_link @ R.T + m * (c @ c * np.eye(3) - np.outer(c, c))
+            if name in inertials:
+                m, T_inertial, I_link = inertials[name]
+                T = link_offset[name] @ T_inertial
+                parts[b].append((m, T[:3, :3], T[:3, 3], I_link))
         given = {name: links[name].inertial.inertia for name in order
                  if links[name].inertial is not None and name not in self.filled}
-        for b in range(n + 1 if self.floating else n):
-            if mass[b] > 0:
-                com[b] = first_moment[b] / mass[b]
-                c = com[b]
-                inertia[b] -= mass[b] * (c @ c * np.eye(3) - np.outer(c, c))
-            inertia[b] = self.checked_inertia(body_links[b], 0.5 * (inertia[b] + inertia[b].T), given)
-        if self.floating:
-            self.check_floating_base(base, mass[n], inertia[n])
-        base_mass, base_com, base_inertia = float(mass[n]), com[n].copy(), inertia[n].copy()
-        mass, com, inertia = mass[:n], com[:n], inertia[:n]
-        tree = (
-            np.array(parents, dtype=np.int64),
-            np.array([_MOVABLE[j.type] for j in joints], dtype=np.int64),
-            axis,
-            np.array([T[:3, :3] for T in tree_T]).reshape(n, 3, 3),
-            np.array([T[:3, 3] for T in tree_T]).reshape(n, 3),
-        )
-        I6 = np.array([spatial_inertia(mass[b], com[b], inertia[b]) for b in range(n)]).reshape(n, 6, 6)
-        self.check_subtree_inertia(names, [j.child for j in joints], tree, mass, com, inertia)
+        mass, com, inertia = np.zeros(n + 1), np.zeros((n + 1, 3)), np.zeros((n + 1, 3, 3))
+        for b in range(n + 1):
+            mass[b], com[b], inertia[b] = lump(parts[b])
+            if b < n or self.floating:
+                inertia[b] = self.checked_inertia(body_links[b], inertia[b], given)
+        return mass, com, inertia
 
-        lower, upper = np.full(n, -np.inf), np.full(n, np.inf)
-        effort, velocity = np.full(n, np.inf), np.full(n, np.inf)
-        damping, friction = np.zeros(n), np.zeros(n)
-        continuous = np.zeros(n, dtype=bool)
+    def joint_properties(self, joints: list[Any]) -> dict[str, np.ndarray]:
+        """Limits, effort and velocity limits, damping, friction and the continuous flag of
+        each joint (absent: unbounded, zero); ModelError for reversed limits or negative
+        values."""
+        n = len(joints)
+        out = {"lower": np.full(n, -np.inf), "upper": np.full(n, np.inf),
+               "effort_limit": np.full(n, np.inf), "velocity_limit": np.full(n, np.inf),
+               "damping": np.zeros(n), "friction": np.zeros(n),
+               "continuous": np.array([j.type == "continuous" for j in joints], dtype=bool)}
         for i, joint in enumerate(joints):
-            continuous[i] = joint.type == "continuous"
             lim = joint.limit
             if lim is not None:
                 if joint.type != "continuous":
@@ -369,97 +430,56 @@ class _Loader:
                     hi = float(lim.upper) if lim.upper is not None else 0.0
                     if lo > hi:
                         raise self.fail(f"joint {joint.name!r}: limit lower {lo} > upper {hi}")
-                    lower[i], upper[i] = lo, hi
-                for field_name, arr in (("effort", effort), ("velocity", velocity)):
-                    value = getattr(lim, field_name)
-                    if value is not None:
-                        value = float(value)
-                        if not value >= 0:
-                            raise self.fail(f"joint {joint.name!r}: limit {field_name} {value} must be >= 0")
-                        arr[i] = value
-                if effort[i] == 0.0:
-                    log.warning("%s: joint %r has effort limit 0: it cannot be driven", self.source,
-                                joint.name)
-            dyn = joint.dynamics
-            if dyn is not None:
-                for field_name, arr in (("damping", damping), ("friction", friction)):
-                    value = getattr(dyn, field_name)
-                    if value is not None:
-                        value = float(value)
-                        if not value >= 0:
-                            raise self.fail(f"joint {joint.name!r}: dynamics {field_name} {value} must be >= 0")
-                        arr[i] = value
+                    out["lower"][i], out["upper"][i] = lo, hi
+                self.nonnegative(joint, "limit", lim, ("effort", "velocity"), i, out)
+                if out["effort_limit"][i] == 0.0:
+                    log.warning("%s: joint %r has effort limit 0: it cannot be driven",
+                                self.source, joint.name)
+            if joint.dynamics is not None:
+                self.nonnegative(joint, "dynamics", joint.dynamics, ("damping", "friction"), i, out)
+        return out
 
+    def nonnegative(self, joint: Any, element: str, values: Any, fields: tuple[str, ...],
+                    i: int, out: dict[str, np.ndarray]) -> None:
+        """out[field][i] = the element's attribute where given; ModelError when negative."""
+        for field_name in fields:
+            value = getattr(values, field_name)
+            if value is None:
+                continue
+            value = float(value)
+            if not value >= 0:
+                raise self.fail(f"joint {joint.name!r}: {element} {field_name} {value} must be "
+                                ">= 0")
+            key = f"{field_name}_limit" if element == "limit" else field_name
+            out[key][i] = value
+
+    def mimics(self, joints: list[Any], names: list[str]) -> tuple[tuple[int, int, float, float],
+                                                                   ...]:
+        """(follower, leader, multiplier, offset) of each <mimic> whose leader is a movable joint
+        of the robot (the solver couples them); a warning for each."""
         mimic = []
         for i, joint in enumerate(joints):
-            if joint.mimic is not None:
-                leader = joint.mimic.joint
-                if leader not in names:
-                    log.warning("%s: joint %r: mimic joint %r is not a movable joint of this robot;"
-                                " %r is loaded as an independent joint", self.source, joint.name,
-                                leader, joint.name)
-                    continue
-                mult = float(joint.mimic.multiplier if joint.mimic.multiplier is not None else 1.0)
-                off = float(joint.mimic.offset if joint.mimic.offset is not None else 0.0)
-                mimic.append((i, names.index(leader), mult, off))
-                log.warning(
-                    "%s: joint %r mimics %r; it is loaded as an independent joint and coupled by the "
-                    "solver", self.source, joint.name, leader,
-                )
+            if joint.mimic is None:
+                continue
+            leader = joint.mimic.joint
+            if leader not in names:
+                log.warning("%s: joint %r: mimic joint %r is not a movable joint of this robot;"
+                            " %r is loaded as an independent joint", self.source, joint.name,
+                            leader, joint.name)
+                continue
+            mult = float(joint.mimic.multiplier if joint.mimic.multiplier is not None else 1.0)
+            off = float(joint.mimic.offset if joint.mimic.offset is not None else 0.0)
+            mimic.append((i, names.index(leader), mult, off))
+            log.warning("%s: joint %r mimics %r; it is loaded as an independent joint and "
+                        "coupled by the solver", self.source, joint.name, leader)
+        return tuple(mimic)
 
-        collisions: dict[str, tuple[Geometry, ...]] = {}
-        visuals: dict[str, tuple[Geometry, ...]] = {}
-        for name in order:
-            link = links[name]
-            collisions[name] = tuple(
-                g for c in (link.collisions or []) if (g := self.geometry(name, c, "collision"))
-            )
-            visuals[name] = tuple(
-                g for v in (link.visuals or []) if (g := self.geometry(name, v, "visual"))
-            )
-
-        arrays = freeze_arrays(
-            parent=tree[0],
-            joint_type=tree[1],
-            axis=axis,
-            tree_rot=tree[3],
-            tree_pos=tree[4],
-            mass=mass,
-            com=com,
-            inertia=inertia,
-            spatial_inertia=I6,
-            lower=lower,
-            upper=upper,
-            effort_limit=effort,
-            velocity_limit=velocity,
-            damping=damping,
-            friction=friction,
-            continuous=continuous,
-        )
-        for T in link_offset.values():
-            T.setflags(write=False)
-        return Model(
-            name=robot.name or "robot",
-            source=self.source,
-            joint_names=tuple(names),
-            link_names=tuple(order),
-            base_link=base,
-            mimic=tuple(mimic),
-            link_body=link_body,
-            link_offset=link_offset,
-            link_parent={name: (child_joint[name].parent if name in child_joint else None) for name in order},
-            link_joint={name: (child_joint[name].name if name in child_joint else None) for name in order},
-            fixed_links=tuple(name for name in order[1:] if child_joint[name].type == "fixed"),
-            collision_geometries=collisions,
-            visual_geometries=visuals,
-            urdf_xml=self.text,
-            floating_base=self.floating,
-            base_mass=base_mass,
-            **arrays,
-            **freeze_arrays(
-                base_placement=base_placement, base_com=base_com, base_inertia=base_inertia,
-                base_spatial_inertia=spatial_inertia(base_mass, base_com, base_inertia)),
-        )
+    def link_geometries(self, links: Mapping[str, Any], order: list[str],
+                        role: str) -> dict[str, tuple[Geometry, ...]]:
+        """Each link's collision or visual geometries (role), in tree order."""
+        return {name: tuple(g for e in (getattr(links[name], f"{role}s") or [])
+                            if (g := self.geometry(name, e, role)))
+                for name in order}
 
     def check_floating_base(self, base: str, mass: float, inertia: np.ndarray) -> None:
         """A free-flying base needs mass and a positive definite inertia (with its fixed
