@@ -167,6 +167,7 @@ class SimulationInterfaces:
 
     def _state(self) -> int:
         if not self.loop.paused:
+            self.stopped = False  # played since (also by ~/pause)
             return SimulationState.STATE_PLAYING
         return SimulationState.STATE_STOPPED if self.stopped else SimulationState.STATE_PAUSED
 
@@ -244,7 +245,7 @@ class SimulationInterfaces:
     async def _run_steps(self, n: int) -> tuple[bool, str]:
         """n steps while paused: (done, message)."""
         future = Future()
-        if not await self.services.in_physics(
+        if not await self.services.in_physics(  # as ~/step does
                 lambda: self.loop.run_steps(n, self.services._done(future))):
             return False, "the simulation is not paused (set_simulation_state PAUSED first)"
         return await future

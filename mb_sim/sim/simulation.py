@@ -468,7 +468,6 @@ class Simulation:
         geom_map = index_map(ids, [None if x == ("body", name) else x for x in ids])
         carry_state(st.copy(), st, np.arange(len(self.body_names)), geom_map, len(ids))
         self._contacts = None
-        self._stepped = False
 
     def _has_ground(self) -> bool:
         return self.world is not None and self.world.ground is not None
