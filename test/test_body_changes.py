@@ -146,3 +146,36 @@ def test_set_body_state_moves_one_body_and_drops_only_its_warm_start() -> None:
     assert 0 < int(sim.state.warm_count[0]) < count  # the middle box's contacts stay
     sim.step(10)
     assert sim.body_pose("box_top")[0][2] > 1.0
+
+
+def test_entities_report_and_take_the_pose_of_the_resource_frame() -> None:
+    """A one-link URDF whose collision sits off the link origin, spawned at a pose through
+    mb_sim.ros.entities (what the node's services use, no rclpy): the entity reports that pose
+    (the link frame's, not the centre of mass's), takes a new one the same way, and its bounds
+    are in the link frame; a fixed-base robot and the robot's deletion are refused."""
+    from mb_sim.ros.entities import Entities, EntityError
+
+    sim = _sim()
+    entities = Entities(sim, sim.body_names)
+    urdf = ('<robot name="can"><link name="can"><collision><origin xyz="0 0 0.05"/><geometry>'
+            '<cylinder radius="0.04" length="0.1"/></geometry></collision></link></robot>')
+    quat = np.array([0.0, 0.0, np.sin(0.3), np.cos(0.3)])
+    entities.spawn(spawn_body(resource_string=urdf, xyz=(-1.0, 1.0, 2.0), quat_xyzw=quat))
+    state = entities.state("can")
+    assert state.xyz == pytest.approx([-1.0, 1.0, 2.0], abs=1e-12)
+    assert state.quat_xyzw == pytest.approx(quat, abs=1e-12)
+    assert sim.body_pose("can")[0] == pytest.approx([-1.0, 1.0, 2.05], abs=1e-12)
+    entities.set_state("can", ([0.0, 2.0, 1.0], [0.0, 0.0, 0.0, 1.0]), ([0.0, 0.0, 0.0],
+                                                                        [0.0, 0.0, 1.0]))
+    state = entities.state("can")
+    assert state.xyz == pytest.approx([0.0, 2.0, 1.0], abs=1e-12)
+    assert state.angular.tolist() == [0.0, 0.0, 1.0]
+    lo, hi = entities.bounds("can")
+    assert lo == pytest.approx([-0.04, -0.04, 0.0]) and hi == pytest.approx([0.04, 0.04, 0.1])
+    assert entities.kind(sim.model.name) == "robot" and entities.spawned() == ["can"]
+    with pytest.raises(EntityError, match="fixed base") as fixed:
+        entities.set_state(sim.model.name, ([0, 0, 0], [0, 0, 0, 1]), None)
+    assert fixed.value.code == "OPERATION_FAILED"
+    with pytest.raises(EntityError, match="cannot be deleted"):
+        entities.delete(sim.model.name)
+    assert entities.delete_spawned() == ["can"] and sim.body_names == entities.original

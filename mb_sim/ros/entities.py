@@ -119,6 +119,8 @@ class Entities:
         self._body(name)
         xyz, quat = sim.body_pose(name)
         linear, angular = sim.body_velocity(name)
+        if name not in self.frames:  # the body frame itself: its values as they are
+            return EntityState(xyz, quat, linear, angular)
         p, r = self._frame(name)
         R = matrix_from_quat(quat)
         arm = R @ p
@@ -145,6 +147,8 @@ class Entities:
         if pose is not None:
             R = self._rotation(pose[1]) @ r.T
             xyz, quat = np.asarray(pose[0], dtype=float) - R @ p, quat_from_matrix(R)
+            if name not in self.frames:  # the body frame itself: the pose as given
+                xyz, quat = np.asarray(pose[0], dtype=float), np.asarray(pose[1], dtype=float)
             self._check_pose(xyz)
         if twist is not None:
             R = matrix_from_quat(quat if quat is not None else sim.body_pose(name)[1])
@@ -231,9 +235,10 @@ class Entities:
     def spawn(self, spawned: SpawnedBody) -> None:
         """Add the body between two steps (ValueError: its name was taken meanwhile)."""
         self.sim.add_body(spawned.body)
-        frame = (np.array(spawned.frame_xyz, dtype=float),
-                 matrix_from_quat(np.asarray(spawned.frame_quat_xyzw, dtype=float)))
-        self.frames[spawned.body.name] = frame
+        xyz, quat = spawned.frame_xyz, spawned.frame_quat_xyzw
+        if np.any(xyz != 0.0) or np.any(quat != (0.0, 0.0, 0.0, 1.0)):
+            self.frames[spawned.body.name] = (np.array(xyz, dtype=float),
+                                              matrix_from_quat(np.asarray(quat, dtype=float)))
 
     def delete(self, name: str) -> None:
         """Remove a body between two steps; the robot cannot be deleted (OPERATION_FAILED)."""

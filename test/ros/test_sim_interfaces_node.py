@@ -201,6 +201,9 @@ def test_spawn_delete_move_reset_is_a_fresh_node(start_sim: object, probe: Probe
     fresh = start_sim(START, node="fresh_node")
     for p in (sim, fresh):
         assert p.wait_for_output("simulating", timeout=120), p.output
+    from tf2_msgs.msg import TFMessage
+
+    tf = probe.collect(TFMessage, "/tf", 100)
     resp = _spawn(probe, "sim_node", "on_arm", BOX, (0.03, 0.0, 1.3))
     assert resp.result.result == 1, resp
     for i in range(20):
@@ -227,6 +230,11 @@ def test_spawn_delete_move_reset_is_a_fresh_node(start_sim: object, probe: Probe
     names = list(_states(probe, "sim_node"))
     assert names == [ROBOT, "box_bottom", "box_middle", "box_top", "on_arm",
                      *(f"box{i}" for i in range(1, 20, 2))]
+    # TF follows: the last /tf holds every body there is, and no deleted one
+    assert wait_until(lambda: bool(tf) and len(tf[-1][1].transforms) > 10, 10)
+    frames = {t.child_frame_id for t in tf[-1][1].transforms}
+    assert set(names[1:]) <= frames and not frames & {f"box{i}" for i in range(0, 20, 2)}
+    assert any("box0" in {t.child_frame_id for t in m.transforms} for _, m in tf)
     assert _call(probe, "sim_node", "reset_simulation", "ResetSimulation",
                  scope=4).result.result == 1
     assert list(_states(probe, "sim_node")) == [ROBOT, "box_bottom", "box_middle", "box_top"]
