@@ -189,7 +189,8 @@ class SimulationInterfaces:
             gone = self.entities.delete_spawned()
             for name in gone:
                 self._record({"delete": name})
-            self._bodies_changed()
+            if gone:
+                self._bodies_changed()
             done.append(f"{len(gone)} spawned entities deleted")
         state, time = scope & SCOPES.SCOPE_STATE, scope & SCOPES.SCOPE_TIME
         if state and time:
