@@ -48,7 +48,7 @@ from mb_sim.model.world import (
     DEFAULT_RESTITUTION,
     SolverSettings,
 )
-from mb_sim.records import FLAG, INDEX, REAL, Field, record
+from mb_sim.records import FLAG, INDEX, REAL, Field, frozen, record
 from mb_sim.rotations import matrix_from_quat, rpy_matrix
 from mb_sim.vec3 import frame_around
 
@@ -248,11 +248,6 @@ class CompiledScene:
             raise KeyError(f"unknown body {name!r}; bodies are {list(self.body_names)}") from None
 
 
-def _frozen(a: Any, dtype: Any = float) -> np.ndarray:
-    out = np.ascontiguousarray(np.array(a, dtype=dtype))
-    out.setflags(write=False)
-    return out
-
 
 def _pose_matrix(xyz: Any, rpy: Any) -> np.ndarray:
     T = np.eye(4)
@@ -266,7 +261,7 @@ def options(world: Any, dt: float, integrator: str, gravity: Any) -> Options:
     s = getattr(world, "solver", None) or SolverSettings()
     return Options(
         dt=float(dt), integrator=INTEGRATORS.index(integrator),
-        gravity=_frozen(gravity), iterations=int(s.iterations), tolerance=float(s.tolerance),
+        gravity=frozen(gravity), iterations=int(s.iterations), tolerance=float(s.tolerance),
         restitution_threshold=float(s.restitution_threshold), envelope=float(s.envelope),
         baumgarte=float(s.baumgarte), slop=float(s.slop), warm_start=bool(s.warm_start),
         d_max=float(s.d_max), max_passes=max(int(s.max_passes), 1), predictive=True,
@@ -292,14 +287,14 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
     if robot is None:
         z = np.zeros(0)
         return Tree(
-            parent=_frozen(z, np.int64), joint_type=_frozen(z, np.int64),
-            axis=_frozen(np.zeros((0, 3))), tree_rot=_frozen(np.zeros((0, 3, 3))),
-            tree_pos=_frozen(np.zeros((0, 3))), inertia=_frozen(np.zeros((0, 6, 6))),
-            mass=_frozen(z), com=_frozen(np.zeros((0, 3))), damping=_frozen(z),
-            friction=_frozen(z), lower=_frozen(z), upper=_frozen(z), effort_limit=_frozen(z),
-            limit_restitution=_frozen(z), mimic=_frozen(np.zeros((0, 4))),
-            base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),
-            base_inertia=_frozen(base_inertia),
+            parent=frozen(z, np.int64), joint_type=frozen(z, np.int64),
+            axis=frozen(np.zeros((0, 3))), tree_rot=frozen(np.zeros((0, 3, 3))),
+            tree_pos=frozen(np.zeros((0, 3))), inertia=frozen(np.zeros((0, 6, 6))),
+            mass=frozen(z), com=frozen(np.zeros((0, 3))), damping=frozen(z),
+            friction=frozen(z), lower=frozen(z), upper=frozen(z), effort_limit=frozen(z),
+            limit_restitution=frozen(z), mimic=frozen(np.zeros((0, 4))),
+            base_rot=frozen(base_rot), base_pos=frozen(base_pos), a0=frozen(a0),
+            base_inertia=frozen(base_inertia),
         )
     e = float(getattr(placement, "joint_limit_restitution", 0.0))
     return Tree(
@@ -307,10 +302,10 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
         tree_rot=robot.tree_rot, tree_pos=robot.tree_pos, inertia=robot.spatial_inertia,
         mass=robot.mass, com=robot.com, damping=robot.damping, friction=robot.friction,
         lower=robot.lower, upper=robot.upper, effort_limit=robot.effort_limit,
-        limit_restitution=_frozen(np.full(robot.n_joints, e)),
-        mimic=_frozen(np.array(robot.mimic, dtype=float).reshape(-1, 4)),
-        base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),
-        base_inertia=_frozen(base_inertia),
+        limit_restitution=frozen(np.full(robot.n_joints, e)),
+        mimic=frozen(np.array(robot.mimic, dtype=float).reshape(-1, 4)),
+        base_rot=frozen(base_rot), base_pos=frozen(base_pos), a0=frozen(a0),
+        base_inertia=frozen(base_inertia),
     )
 
 
@@ -335,8 +330,8 @@ def compile_bodies(world: Any) -> tuple[Bodies, np.ndarray, np.ndarray, np.ndarr
             inv_inertia[i] = np.linalg.inv(inertia[i])
             vel[i, :3] = np.asarray(b.linear_velocity, dtype=float)
             vel[i, 3:] = np.asarray(b.angular_velocity, dtype=float)
-    arrays = Bodies(inv_mass=_frozen(inv_mass), inertia=_frozen(inertia),
-                    inv_inertia=_frozen(inv_inertia), dynamic=_frozen(dynamic, np.bool_))
+    arrays = Bodies(inv_mass=frozen(inv_mass), inertia=frozen(inertia),
+                    inv_inertia=frozen(inv_inertia), dynamic=frozen(dynamic, np.bool_))
     return arrays, pos, quat, vel
 
 
@@ -400,10 +395,10 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
     if robot is not None:
         cs = without_overlaps(cs, robot, placement, tree, robot_links, overlapping)
     geoms = geoms_of(cs)._replace(
-        what=_frozen([w[0] for w in rows.what], np.int64).reshape(-1),
-        index=_frozen([w[1] for w in rows.what], np.int64).reshape(-1),
-        friction=_frozen(rows.friction).reshape(-1),
-        restitution=_frozen(rows.restitution).reshape(-1),
+        what=frozen([w[0] for w in rows.what], np.int64).reshape(-1),
+        index=frozen([w[1] for w in rows.what], np.int64).reshape(-1),
+        friction=frozen(rows.friction).reshape(-1),
+        restitution=frozen(rows.restitution).reshape(-1),
     )
     return geoms, tuple(rows.names)
 
@@ -492,8 +487,8 @@ def geoms_of(cs: CollisionScene) -> Geoms:
         edge_faces=ro(cs.edge_faces), centroid=ro(cs.centroid),
         pair_allowed=ro(cs.pair_allowed), max_face_verts=int(cs.max_face_verts),
         max_verts=int(cs.max_verts), max_faces=int(cs.face_count.max()) if n else 0,
-        what=_frozen(np.full(n, STATIC), np.int64), index=_frozen(np.full(n, -1), np.int64),
-        friction=_frozen(np.zeros(n)), restitution=_frozen(np.zeros(n)),
+        what=frozen(np.full(n, STATIC), np.int64), index=frozen(np.full(n, -1), np.int64),
+        friction=frozen(np.zeros(n)), restitution=frozen(np.zeros(n)),
     )
 
 
@@ -542,10 +537,10 @@ def compile_world_joints(world: Any, body_names: tuple[str, ...],
                             "%s never binds", where, lower if lower <= -np.pi else upper)
         if jt.friction is not None and jt.type != "fixed":
             friction[i] = float(jt.friction)
-    return WorldJoints(jtype=_frozen(jtype, np.int64), ends=_frozen(ends, np.int64),
-                       loc=_frozen(loc), rrel0=_frozen(rrel0), s0=_frozen(s0),
-                       limits=_frozen(limits), has_limits=_frozen(has_limits, np.int64),
-                       friction=_frozen(friction))
+    return WorldJoints(jtype=frozen(jtype, np.int64), ends=frozen(ends, np.int64),
+                       loc=frozen(loc), rrel0=frozen(rrel0), s0=frozen(s0),
+                       limits=frozen(limits), has_limits=frozen(has_limits, np.int64),
+                       friction=frozen(friction))
 
 
 def compile_scene(robot: Model | None, world: Any, dt: float, integrator: str,

@@ -101,6 +101,7 @@ from mb_sim.model.mass import check_inertia, shape_properties
 from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
 from mb_sim.model.resources import read_text_file
 from mb_sim.model.srdf import read_disabled_collisions
+from mb_sim.records import frozen
 from mb_sim.rotations import matrix_from_quat, quat_from_rpy
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -186,11 +187,6 @@ def combine_restitution(a: float, b: float) -> float:
 # Data
 
 
-def _frozen(a: Any, dtype: type = float) -> np.ndarray:
-    arr = np.array(a, dtype=dtype)
-    arr.setflags(write=False)
-    return arr
-
 
 @dataclass(frozen=True, eq=False)
 class Ground:
@@ -209,8 +205,8 @@ class Ground:
 class RobotPlacement:
     """Pose of the robot's base in the world and the properties of its link surfaces."""
 
-    xyz: np.ndarray = field(default_factory=lambda: _frozen(np.zeros(3)))
-    quat_xyzw: np.ndarray = field(default_factory=lambda: _frozen([0.0, 0.0, 0.0, 1.0]))
+    xyz: np.ndarray = field(default_factory=lambda: frozen(np.zeros(3)))
+    quat_xyzw: np.ndarray = field(default_factory=lambda: frozen([0.0, 0.0, 0.0, 1.0]))
     friction: float = DEFAULT_FRICTION
     restitution: float = DEFAULT_RESTITUTION
     joint_limit_restitution: float = 0.0
@@ -717,9 +713,9 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
     urdf = _robot_file(r, d, "urdf")
     srdf = _robot_file(r, d, "srdf")
     srdf_pairs = () if srdf is None else read_disabled_collisions(srdf, WorldError)
-    return RobotPlacement(_frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3, -POSITION,
+    return RobotPlacement(frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3, -POSITION,
                                            POSITION)),
-                          _frozen(_orientation(r, "robot", d)), mu, e, limit_e,
+                          frozen(_orientation(r, "robot", d)), mu, e, limit_e,
                           MappingProxyType(q0), urdf,
                           r.boolean("robot.floating", d.get("floating", False)),
                           r.boolean("robot.self_collision",
@@ -837,11 +833,11 @@ def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: boo
                 r.fail(_key(path, k), "a static body cannot move", d[k])
     mu, e = _surface(r, path, d)
     geometry = dataclasses.replace(shape, xyz=tuple(0.0 - float(x) for x in com_shape))
-    return Body(name=name, geometry=geometry, mass=float(m), com=_frozen(np.zeros(3)),
-                inertia=_frozen(inertia),
-                xyz=_frozen(origin + matrix_from_quat(quat) @ com_shape),
-                quat_xyzw=_frozen(quat), linear_velocity=_frozen(lin),
-                angular_velocity=_frozen(ang), static=static, friction=mu, restitution=e,
+    return Body(name=name, geometry=geometry, mass=float(m), com=frozen(np.zeros(3)),
+                inertia=frozen(inertia),
+                xyz=frozen(origin + matrix_from_quat(quat) @ com_shape),
+                quat_xyzw=frozen(quat), linear_velocity=frozen(lin),
+                angular_velocity=frozen(ang), static=static, friction=mu, restitution=e,
                 color=_color(r, path, d, static, moving))
 
 
@@ -985,12 +981,12 @@ def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: se
 
     return WorldJoint(
         name=name, type=jtype, parent=None if parent == WORLD else parent, child=child,
-        anchor=_frozen(anchor), axis=_frozen(axis), limits=limits, friction=friction,
-        child_anchor=_frozen(child_anchor), collide_connected=collide,
-        parent_anchor_local=_frozen(local(pb, anchor)),
-        child_anchor_local=_frozen(local(cb, child_anchor)),
-        parent_axis_local=_frozen(axis if pb is None else pb.rotation.T @ axis),
-        child_axis_local=_frozen(cb.rotation.T @ axis),
+        anchor=frozen(anchor), axis=frozen(axis), limits=limits, friction=friction,
+        child_anchor=frozen(child_anchor), collide_connected=collide,
+        parent_anchor_local=frozen(local(pb, anchor)),
+        child_anchor_local=frozen(local(cb, child_anchor)),
+        parent_axis_local=frozen(axis if pb is None else pb.rotation.T @ axis),
+        child_axis_local=frozen(cb.rotation.T @ axis),
     )
 
 
@@ -1021,7 +1017,7 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
         joints.append(_joint(r, f"joints[{i}]", item, bodies, {j.name for j in joints}))
     solver = _solver(r, d.get("solver"))
     source_name = label if label.startswith("<") else str(Path(label).resolve())
-    return World(gravity=_frozen(gravity), ground=ground, robot=robot,
+    return World(gravity=frozen(gravity), ground=ground, robot=robot,
                  bodies=tuple(bodies.values()), joints=tuple(joints), solver=solver,
                  source=source_name, description=d.get("description", ""))
 
