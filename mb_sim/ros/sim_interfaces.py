@@ -8,7 +8,7 @@ thread between two steps (`Services.in_physics`); entities, their states and bou
 documented result code and a message naming the entity, field or value.
 
 Simulation states: PLAYING (running), PAUSED, STOPPED (paused and reset, until played);
-QUITTING answers, then ends the node as Ctrl-C does.
+QUITTING answers, then (QUIT_DELAY later) ends the node as Ctrl-C does.
 """
 
 from __future__ import annotations
@@ -98,6 +98,9 @@ SCOPES = ResetSimulation.Request
 FEEDBACK_SLICES = 100
 """simulate_steps gives feedback after each step, or after each of this many slices of a
 longer goal."""
+QUIT_DELAY = 0.5
+"""Seconds between the answer to QUITTING and the end of the node (the answer must reach the
+client before the node's participant goes)."""
 NAMESPACE = re.compile(r"^/?([A-Za-z_][A-Za-z0-9_]*)(/[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
@@ -121,6 +124,7 @@ class SimulationInterfaces:
         self.entities = Entities(self.sim, world.body_names if world is not None else ())
         self.stopped = False
         self.quit: Callable[[], None] = lambda: None
+        self._quit_timer: Any = None
         for srv_type, name, callback in (
             (GetSimulatorFeatures, "get_simulator_features", self._features),
             (ResetSimulation, "reset_simulation", self._reset),
@@ -238,10 +242,14 @@ class SimulationInterfaces:
         if target == SimulationState.STATE_QUITTING:
             self.logger.info("set_simulation_state QUITTING: the node ends")
             _set(resp.result, Result.RESULT_OK, "quitting")
-            self.quit()
+            self._quit_timer = self.node.create_timer(QUIT_DELAY, self._quit_once)
             return resp
         _set(resp.result, *await self.services.in_physics(lambda: self._set_state_now(target)))
         return resp
+
+    def _quit_once(self) -> None:
+        self._quit_timer.cancel()
+        self.quit()
 
     async def _run_steps(self, n: int) -> tuple[bool, str]:
         """n steps while paused: (done, message)."""
