@@ -38,6 +38,7 @@ import numpy as np
 import yaml
 
 import mb_sim
+from mb_sim.ros.entities import apply_event
 from mb_sim.ros.latch import CommandError, CommandLatch
 from mb_sim.ros.params import ParamError, command_joint_list
 from mb_sim.state_codec import state_from_json
@@ -227,6 +228,8 @@ class _Replay:
                 event = json.loads(m.msg.data)
                 if event.get("parameter") == "command_timeout":
                     self.timeout = float(event["value"])
+                else:
+                    apply_event(self.sim, event)
 
     def _apply_commands(self, messages: list[Message]) -> None:
         for m in messages:

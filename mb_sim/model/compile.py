@@ -23,7 +23,8 @@ Defaults come from one place: `mb_sim.model.world.SolverSettings` and the surfac
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,7 @@ from mb_sim.model.world import (
     DEFAULT_RESTITUTION,
     SolverSettings,
 )
-from mb_sim.records import FLAG, INDEX, REAL, Field, record
+from mb_sim.records import FLAG, INDEX, REAL, Field, frozen, record
 from mb_sim.rotations import matrix_from_quat, rpy_matrix
 from mb_sim.vec3 import frame_around
 
@@ -248,11 +249,6 @@ class CompiledScene:
             raise KeyError(f"unknown body {name!r}; bodies are {list(self.body_names)}") from None
 
 
-def _frozen(a: Any, dtype: Any = float) -> np.ndarray:
-    out = np.ascontiguousarray(np.array(a, dtype=dtype))
-    out.setflags(write=False)
-    return out
-
 
 def _pose_matrix(xyz: Any, rpy: Any) -> np.ndarray:
     T = np.eye(4)
@@ -266,7 +262,7 @@ def options(world: Any, dt: float, integrator: str, gravity: Any) -> Options:
     s = getattr(world, "solver", None) or SolverSettings()
     return Options(
         dt=float(dt), integrator=INTEGRATORS.index(integrator),
-        gravity=_frozen(gravity), iterations=int(s.iterations), tolerance=float(s.tolerance),
+        gravity=frozen(gravity), iterations=int(s.iterations), tolerance=float(s.tolerance),
         restitution_threshold=float(s.restitution_threshold), envelope=float(s.envelope),
         baumgarte=float(s.baumgarte), slop=float(s.slop), warm_start=bool(s.warm_start),
         d_max=float(s.d_max), max_passes=max(int(s.max_passes), 1), predictive=True,
@@ -292,15 +288,15 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
     if robot is None:
         z = np.zeros(0)
         return Tree(
-            parent=_frozen(z, np.int64), joint_type=_frozen(z, np.int64),
-            axis=_frozen(np.zeros((0, 3))), tree_rot=_frozen(np.zeros((0, 3, 3))),
-            tree_pos=_frozen(np.zeros((0, 3))), inertia=_frozen(np.zeros((0, 6, 6))),
-            mass=_frozen(z), com=_frozen(np.zeros((0, 3))), damping=_frozen(z),
-            friction=_frozen(z), lower=_frozen(z), upper=_frozen(z), effort_limit=_frozen(z),
-            velocity_limit=_frozen(z), limit_restitution=_frozen(z),
-            mimic=_frozen(np.zeros((0, 4))),
-            base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),
-            base_inertia=_frozen(base_inertia),
+            parent=frozen(z, np.int64), joint_type=frozen(z, np.int64),
+            axis=frozen(np.zeros((0, 3))), tree_rot=frozen(np.zeros((0, 3, 3))),
+            tree_pos=frozen(np.zeros((0, 3))), inertia=frozen(np.zeros((0, 6, 6))),
+            mass=frozen(z), com=frozen(np.zeros((0, 3))), damping=frozen(z),
+            friction=frozen(z), lower=frozen(z), upper=frozen(z), effort_limit=frozen(z),
+            velocity_limit=frozen(z),
+            limit_restitution=frozen(z), mimic=frozen(np.zeros((0, 4))),
+            base_rot=frozen(base_rot), base_pos=frozen(base_pos), a0=frozen(a0),
+            base_inertia=frozen(base_inertia),
         )
     e = float(getattr(placement, "joint_limit_restitution", 0.0))
     return Tree(
@@ -309,10 +305,10 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
         mass=robot.mass, com=robot.com, damping=robot.damping, friction=robot.friction,
         lower=robot.lower, upper=robot.upper, effort_limit=robot.effort_limit,
         velocity_limit=robot.velocity_limit,
-        limit_restitution=_frozen(np.full(robot.n_joints, e)),
-        mimic=_frozen(np.array(robot.mimic, dtype=float).reshape(-1, 4)),
-        base_rot=_frozen(base_rot), base_pos=_frozen(base_pos), a0=_frozen(a0),
-        base_inertia=_frozen(base_inertia),
+        limit_restitution=frozen(np.full(robot.n_joints, e)),
+        mimic=frozen(np.array(robot.mimic, dtype=float).reshape(-1, 4)),
+        base_rot=frozen(base_rot), base_pos=frozen(base_pos), a0=frozen(a0),
+        base_inertia=frozen(base_inertia),
     )
 
 
@@ -337,8 +333,8 @@ def compile_bodies(world: Any) -> tuple[Bodies, np.ndarray, np.ndarray, np.ndarr
             inv_inertia[i] = np.linalg.inv(inertia[i])
             vel[i, :3] = np.asarray(b.linear_velocity, dtype=float)
             vel[i, 3:] = np.asarray(b.angular_velocity, dtype=float)
-    arrays = Bodies(inv_mass=_frozen(inv_mass), inertia=_frozen(inertia),
-                    inv_inertia=_frozen(inv_inertia), dynamic=_frozen(dynamic, np.bool_))
+    arrays = Bodies(inv_mass=frozen(inv_mass), inertia=frozen(inertia),
+                    inv_inertia=frozen(inv_inertia), dynamic=frozen(dynamic, np.bool_))
     return arrays, pos, quat, vel
 
 
@@ -355,6 +351,24 @@ def _mesh_vertices(geom: Any, owner: str, error: type[Exception]) -> np.ndarray 
         raise error(f"{owner}: collision mesh {geom.mesh}: {exc}") from None
 
 
+@dataclass
+class _GeomRows:
+    """The geometries of a scene as they are gathered, one row each."""
+
+    specs: list[GeomSpec] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)
+    what: list[tuple[int, int]] = field(default_factory=list)
+    friction: list[float] = field(default_factory=list)
+    restitution: list[float] = field(default_factory=list)
+
+    def add(self, spec: GeomSpec, name: str, what: tuple[int, int], mu: float, e: float) -> None:
+        self.specs.append(spec)
+        self.names.append(name)
+        self.what.append(what)
+        self.friction.append(mu)
+        self.restitution.append(e)
+
+
 def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
                   body_pos: np.ndarray, body_quat: np.ndarray, overlapping: OverlapQuery
                   ) -> tuple[Geoms, tuple[str, ...]]:
@@ -362,43 +376,67 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
     nv..nv+nb-1, and the robot base nv+nb (static, or robot body nv when it floats); the world
     frame is WORLD. Robot pairs are filtered by `mb_sim.model.collision_filter`, its overlap
     test by `overlapping`."""
-    specs: list[GeomSpec] = []
-    names: list[str] = []
-    what: list[tuple[int, int]] = []
-    friction: list[float] = []
-    restitution: list[float] = []
+    rows = _GeomRows()
     placement = getattr(world, "robot", None)
     nv = 0 if robot is None else robot.n_joints
     floating = robot is not None and robot.floating_base
     world_bodies = tuple(getattr(world, "bodies", ()) or ())
-    dynamic = bodies.dynamic
     base_owner = nv + len(world_bodies)
-    excluded: set[tuple[int, int]] = set()
     if robot is not None:
-        base_T = np.eye(4)
-        base_T[:3, :3] = tree.base_rot
-        base_T[:3, 3] = tree.base_pos
-        mu = float(getattr(placement, "friction", DEFAULT_FRICTION))
-        e = float(getattr(placement, "restitution", DEFAULT_RESTITUTION))
-        for link in robot.link_names:
-            b = robot.link_body[link]
-            for geom in robot.collision_geometries[link]:
-                T = robot.link_offset[link] @ _pose_matrix(geom.xyz, geom.rpy)
-                if b < 0 and not floating:
-                    T = base_T @ T
-                hull = _mesh_vertices(geom, f"{robot.source}: link {link!r}", ModelError)
-                spec = spec_from_geometry(geom, b if b >= 0 else base_owner, hull)
-                specs.append(GeomSpec(spec.owner, spec.kind, spec.size, tuple(T[:3, 3]),
-                                      T[:3, :3].copy(), spec.verts))
-                names.append(link)
-                if b < 0:
-                    what.append((ROBOT, nv) if floating else (STATIC, -1))
-                else:
-                    what.append((ROBOT, b))
-                friction.append(mu)
-                restitution.append(e)
-    robot_links = tuple(names)  # the robot's geometries come first
-    lookup = {b.name: i for i, b in enumerate(world_bodies)}
+        _robot_geoms(rows, robot, placement, tree, base_owner)
+    robot_links = tuple(rows.names)  # the robot's geometries come first
+    _body_geoms(rows, world, world_bodies, bodies.dynamic, nv, body_pos, body_quat)
+    ground = getattr(world, "ground", None)
+    if ground is not None:
+        rows.add(GeomSpec(WORLD, PLANE, (0.0, 0.0, 0.0), (0.0, 0.0, float(ground.height)),
+                          np.eye(3)), "ground", (STATIC, -1), float(ground.friction),
+                 float(ground.restitution))
+    static_owners = [] if floating else [base_owner]
+    robot_pairs = [] if robot is None else excluded_robot_pairs(robot, world, robot_links)
+    cs = build_scene(rows.specs, _jointed_body_pairs(world, world_bodies, bodies.dynamic, nv),
+                     static_owners, n_owners=base_owner + 1, excluded_geom_pairs=robot_pairs)
+    if robot is not None:
+        cs = without_overlaps(cs, robot, placement, tree, robot_links, overlapping)
+    geoms = geoms_of(cs)._replace(
+        what=frozen([w[0] for w in rows.what], np.int64).reshape(-1),
+        index=frozen([w[1] for w in rows.what], np.int64).reshape(-1),
+        friction=frozen(rows.friction).reshape(-1),
+        restitution=frozen(rows.restitution).reshape(-1),
+    )
+    return geoms, tuple(rows.names)
+
+
+def _robot_geoms(rows: _GeomRows, robot: Model, placement: Any, tree: Tree,
+                 base_owner: int) -> None:
+    """The robot's collision geometries in its bodies' frames (the base's placed in the world
+    when it does not float), with the surface of the world file's `robot`."""
+    floating = robot.floating_base
+    nv = robot.n_joints
+    base_T = np.eye(4)
+    base_T[:3, :3] = tree.base_rot
+    base_T[:3, 3] = tree.base_pos
+    mu = float(getattr(placement, "friction", DEFAULT_FRICTION))
+    e = float(getattr(placement, "restitution", DEFAULT_RESTITUTION))
+    for link in robot.link_names:
+        b = robot.link_body[link]
+        for geom in robot.collision_geometries[link]:
+            T = robot.link_offset[link] @ _pose_matrix(geom.xyz, geom.rpy)
+            if b < 0 and not floating:
+                T = base_T @ T
+            hull = _mesh_vertices(geom, f"{robot.source}: link {link!r}", ModelError)
+            spec = spec_from_geometry(geom, b if b >= 0 else base_owner, hull)
+            if b >= 0:
+                what = (ROBOT, b)
+            else:
+                what = (ROBOT, nv) if floating else (STATIC, -1)
+            rows.add(GeomSpec(spec.owner, spec.kind, spec.size, tuple(T[:3, 3]),
+                              T[:3, :3].copy(), spec.verts), link, what, mu, e)
+
+
+def _body_geoms(rows: _GeomRows, world: Any, world_bodies: Sequence[Any], dynamic: np.ndarray,
+                nv: int, body_pos: np.ndarray, body_quat: np.ndarray) -> None:
+    """The world bodies' geometries: a moving body's in its frame, a static body's in the
+    world."""
     for i, b in enumerate(world_bodies):
         owner = nv + i if dynamic[i] else WORLD
         geom = b.geometry
@@ -410,39 +448,25 @@ def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
             Tb[:3, :3] = matrix_from_quat(body_quat[i])
             Tb[:3, 3] = body_pos[i]
             T = Tb @ T
-        specs.append(GeomSpec(owner, spec.kind, spec.size, tuple(T[:3, 3]), T[:3, :3].copy(),
-                              spec.verts))
-        names.append(b.name)
-        what.append((BODY, i) if dynamic[i] else (STATIC, -1))
-        friction.append(float(b.friction))
-        restitution.append(float(b.restitution))
-    ground = getattr(world, "ground", None)
-    if ground is not None:
-        specs.append(GeomSpec(WORLD, PLANE, (0.0, 0.0, 0.0), (0.0, 0.0, float(ground.height)),
-                              np.eye(3)))
-        names.append("ground")
-        what.append((STATIC, -1))
-        friction.append(float(ground.friction))
-        restitution.append(float(ground.restitution))
-    for joint in getattr(world, "joints", ()) or ():  # jointed bodies do not collide
+        rows.add(GeomSpec(owner, spec.kind, spec.size, tuple(T[:3, 3]), T[:3, :3].copy(),
+                          spec.verts), b.name, (BODY, i) if dynamic[i] else (STATIC, -1),
+                 float(b.friction), float(b.restitution))
+
+
+def _jointed_body_pairs(world: Any, world_bodies: Sequence[Any], dynamic: np.ndarray,
+                        nv: int) -> list[tuple[int, int]]:
+    """Owner pairs of moving bodies joined by a world joint: they do not collide (unless the
+    joint says `collide_connected`)."""
+    lookup = {b.name: i for i, b in enumerate(world_bodies)}
+    excluded: set[tuple[int, int]] = set()
+    for joint in getattr(world, "joints", ()) or ():
         if joint.collide_connected:
             continue
         ends = [nv + lookup[x] for x in (joint.parent, joint.child)
                 if x is not None and dynamic[lookup[x]]]
         if len(ends) == 2:
             excluded.add((min(ends), max(ends)))
-    static_owners = [] if floating else [base_owner]
-    robot_pairs = [] if robot is None else excluded_robot_pairs(robot, world, robot_links)
-    cs = build_scene(specs, sorted(excluded), static_owners, n_owners=base_owner + 1,
-                     excluded_geom_pairs=robot_pairs)
-    if robot is not None:
-        cs = without_overlaps(cs, robot, placement, tree, robot_links, overlapping)
-    geoms = geoms_of(cs)._replace(
-        what=_frozen([w[0] for w in what], np.int64).reshape(-1),
-        index=_frozen([w[1] for w in what], np.int64).reshape(-1),
-        friction=_frozen(friction).reshape(-1), restitution=_frozen(restitution).reshape(-1),
-    )
-    return geoms, tuple(names)
+    return sorted(excluded)
 
 
 def geoms_of(cs: CollisionScene) -> Geoms:
@@ -466,8 +490,8 @@ def geoms_of(cs: CollisionScene) -> Geoms:
         edge_faces=ro(cs.edge_faces), centroid=ro(cs.centroid),
         pair_allowed=ro(cs.pair_allowed), max_face_verts=int(cs.max_face_verts),
         max_verts=int(cs.max_verts), max_faces=int(cs.face_count.max()) if n else 0,
-        what=_frozen(np.full(n, STATIC), np.int64), index=_frozen(np.full(n, -1), np.int64),
-        friction=_frozen(np.zeros(n)), restitution=_frozen(np.zeros(n)),
+        what=frozen(np.full(n, STATIC), np.int64), index=frozen(np.full(n, -1), np.int64),
+        friction=frozen(np.zeros(n)), restitution=frozen(np.zeros(n)),
     )
 
 
@@ -516,10 +540,10 @@ def compile_world_joints(world: Any, body_names: tuple[str, ...],
                             "%s never binds", where, lower if lower <= -np.pi else upper)
         if jt.friction is not None and jt.type != "fixed":
             friction[i] = float(jt.friction)
-    return WorldJoints(jtype=_frozen(jtype, np.int64), ends=_frozen(ends, np.int64),
-                       loc=_frozen(loc), rrel0=_frozen(rrel0), s0=_frozen(s0),
-                       limits=_frozen(limits), has_limits=_frozen(has_limits, np.int64),
-                       friction=_frozen(friction))
+    return WorldJoints(jtype=frozen(jtype, np.int64), ends=frozen(ends, np.int64),
+                       loc=frozen(loc), rrel0=frozen(rrel0), s0=frozen(s0),
+                       limits=frozen(limits), has_limits=frozen(has_limits, np.int64),
+                       friction=frozen(friction))
 
 
 def compile_scene(robot: Model | None, world: Any, dt: float, integrator: str,

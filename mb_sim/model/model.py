@@ -25,15 +25,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from mb_sim.model.geometry import Geometry
+from mb_sim.records import frozen
 
 REVOLUTE = 0
 PRISMATIC = 1
 
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
-    a.setflags(write=False)
-    return a
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,12 +80,12 @@ class Model:
     # --- the free-flying base (floating_base only) ---
     floating_base: bool = False
     base_mass: float = 0.0
-    base_placement: np.ndarray = field(default_factory=lambda: _frozen(np.eye(4)))
+    base_placement: np.ndarray = field(default_factory=lambda: frozen(np.eye(4)))
     """Pose of the base at q = identity (the origin of a URDF's floating joint), in the world
     placement's frame."""
-    base_com: np.ndarray = field(default_factory=lambda: _frozen(np.zeros(3)))
-    base_inertia: np.ndarray = field(default_factory=lambda: _frozen(np.zeros((3, 3))))
-    base_spatial_inertia: np.ndarray = field(default_factory=lambda: _frozen(np.zeros((6, 6))))
+    base_com: np.ndarray = field(default_factory=lambda: frozen(np.zeros(3)))
+    base_inertia: np.ndarray = field(default_factory=lambda: frozen(np.zeros((3, 3))))
+    base_spatial_inertia: np.ndarray = field(default_factory=lambda: frozen(np.zeros((6, 6))))
 
     @property
     def n_joints(self) -> int:
@@ -127,22 +123,7 @@ class Model:
         return f"Model({self.name!r}, nq={self.nq}{base}, links={len(self.link_names)})"
 
 
-def spatial_inertia(mass: float, com: np.ndarray, inertia_com: np.ndarray) -> np.ndarray:
-    """6x6 rigid-body inertia about the frame origin (Holck 2005, ch. 3, transformed from the
-    c.o.m.).
-
-    I_O = [[I_c + m c~ c~^T, m c~], [m c~^T, m 1]] for motion vectors [omega; v].
-    """
-    c = np.asarray(com, dtype=float)
-    cx = np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
-    out = np.zeros((6, 6))
-    out[:3, :3] = inertia_com + mass * cx @ cx.T
-    out[:3, 3:] = mass * cx
-    out[3:, :3] = mass * cx.T
-    out[3:, 3:] = mass * np.eye(3)
-    return out
-
 
 def freeze_arrays(**arrays: np.ndarray) -> dict[str, np.ndarray]:
     """Contiguous, write-protected copies, so a shared model cannot be changed by accident."""
-    return {k: _frozen(np.array(v)) for k, v in arrays.items()}
+    return {k: frozen(v, None) for k, v in arrays.items()}

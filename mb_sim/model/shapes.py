@@ -106,9 +106,18 @@ class CollisionScene:
 
 
 def _orthonormal(rot: np.ndarray) -> bool:
-    return bool(
-        np.allclose(rot.T @ rot, np.eye(3), atol=1e-6) and abs(np.linalg.det(rot) - 1.0) < 1e-6
-    )
+    """R^T R = I (each entry within 1e-6, 1.1e-5 on the diagonal) and det R = 1 within 1e-6;
+    plain floats: a compile checks every geometry, and spawning compiles again."""
+    r = rot.tolist()
+    for i in range(3):
+        for j in range(i, 3):
+            dot = r[0][i] * r[0][j] + r[1][i] * r[1][j] + r[2][i] * r[2][j]
+            if not abs(dot - (i == j)) <= (1.1e-5 if i == j else 1e-6):
+                return False
+    det = (r[0][0] * (r[1][1] * r[2][2] - r[1][2] * r[2][1])
+           - r[0][1] * (r[1][0] * r[2][2] - r[1][2] * r[2][0])
+           + r[0][2] * (r[1][0] * r[2][1] - r[1][1] * r[2][0]))
+    return abs(det - 1.0) < 1e-6
 
 
 

@@ -55,6 +55,7 @@ from mb_sim.model.world import (
     load_body,
     parse_yaml,
 )
+from mb_sim.records import frozen
 from mb_sim.rotations import matrix_from_quat, rpy_matrix
 
 log = logging.getLogger("mb_sim")
@@ -149,10 +150,10 @@ def spawn_body(uri: str = "", resource_string: str = "", *, name: str = "",
                          f"{placed_xyz.tolist()}, outside the world (|x|, |y|, |z| <= "
                          f"{POSITION:g} m)")
     placed = replace(
-        body, name=final, xyz=_frozen(placed_xyz),
-        quat_xyzw=_frozen(_quat_product(quat, body.quat_xyzw)),
-        linear_velocity=_frozen(rotation @ body.linear_velocity),
-        angular_velocity=_frozen(rotation @ body.angular_velocity))
+        body, name=final, xyz=frozen(placed_xyz),
+        quat_xyzw=frozen(_quat_product(quat, body.quat_xyzw)),
+        linear_velocity=frozen(rotation @ body.linear_velocity),
+        angular_velocity=frozen(rotation @ body.angular_velocity))
     return replace(spawned, body=placed)
 
 
@@ -299,8 +300,8 @@ def _yaml_body(text: str, source: str, folder: str, fragment: str | None) -> Spa
         body = load_body(data, source, folder, path)
     except WorldError as exc:
         raise SpawnError("RESOURCE_PARSE_ERROR", str(exc)) from None
-    return SpawnedBody(body, "yaml", source, _frozen(body.geometry.xyz),
-                       _frozen([0.0, 0.0, 0.0, 1.0]))
+    return SpawnedBody(body, "yaml", source, frozen(body.geometry.xyz),
+                       frozen([0.0, 0.0, 0.0, 1.0]))
 
 
 def _check_mesh(uri: str, base_dir: str | None, what: str, scale: Any = (1.0, 1.0, 1.0),
@@ -364,11 +365,11 @@ def _urdf_body(path: Path | None, text: str, source: str,
                         xyz=tuple(-float(v) for v in com_shape), mesh=shape.mesh,
                         scale=shape.scale)
     body = Body(name=root.get("name", ""), geometry=geometry, mass=float(mass),
-                com=_frozen(np.zeros(3)), inertia=_frozen(rot.T @ inertia @ rot),
-                xyz=_frozen(com), quat_xyzw=_frozen(_quat_xyzw(rot)),
-                linear_velocity=_frozen(np.zeros(3)), angular_velocity=_frozen(np.zeros(3)),
+                com=frozen(np.zeros(3)), inertia=frozen(rot.T @ inertia @ rot),
+                xyz=frozen(com), quat_xyzw=frozen(_quat_xyzw(rot)),
+                linear_velocity=frozen(np.zeros(3)), angular_velocity=frozen(np.zeros(3)),
                 static=False, friction=DEFAULT_FRICTION, restitution=DEFAULT_RESTITUTION)
-    return SpawnedBody(body, "urdf", source, _frozen(-rot.T @ com), _frozen(_quat_xyzw(rot.T)))
+    return SpawnedBody(body, "urdf", source, frozen(-rot.T @ com), frozen(_quat_xyzw(rot.T)))
 
 
 def _tag(element: ET.Element) -> str:
@@ -385,8 +386,3 @@ def _quat_xyzw(rotation: np.ndarray) -> np.ndarray:
     w, x, y, z = mat2quat(rotation)
     return np.array([x, y, z, w])
 
-
-def _frozen(a: Any) -> np.ndarray:
-    arr = np.array(a, dtype=float)
-    arr.setflags(write=False)
-    return arr

@@ -24,10 +24,10 @@ import numpy as np
 from urdf_parser_py import urdf as urdf_xml
 
 from mb_sim.errors import ModelError
-from mb_sim.inertia import lump
+from mb_sim.inertia import lump, spatial_inertia
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mass import inertia_defect, mass_properties, nearest_valid_inertia
-from mb_sim.model.model import PRISMATIC, REVOLUTE, Model, freeze_arrays, spatial_inertia
+from mb_sim.model.model import PRISMATIC, REVOLUTE, Model, freeze_arrays
 from mb_sim.model.resources import read_text_file, resolve_uri
 from mb_sim.model.srdf import known_pairs, read_disabled_collisions
 from mb_sim.model.urdf_filter import MAX_URDF_BYTES, filter_urdf

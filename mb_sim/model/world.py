@@ -80,6 +80,7 @@ Combination rules for a contact between surfaces a and b (ground, body or robot 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import os
@@ -94,11 +95,13 @@ import numpy as np
 import yaml
 
 from mb_sim.errors import WorldError
+from mb_sim.inertia import parallel_axis
 from mb_sim.model.geometry import KINDS, Geometry
 from mb_sim.model.mass import check_inertia, shape_properties
 from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
 from mb_sim.model.resources import read_text_file
 from mb_sim.model.srdf import read_disabled_collisions
+from mb_sim.records import frozen
 from mb_sim.rotations import matrix_from_quat, quat_from_rpy
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -184,11 +187,6 @@ def combine_restitution(a: float, b: float) -> float:
 # Data
 
 
-def _frozen(a: Any, dtype: type = float) -> np.ndarray:
-    arr = np.array(a, dtype=dtype)
-    arr.setflags(write=False)
-    return arr
-
 
 @dataclass(frozen=True, eq=False)
 class Ground:
@@ -207,8 +205,8 @@ class Ground:
 class RobotPlacement:
     """Pose of the robot's base in the world and the properties of its link surfaces."""
 
-    xyz: np.ndarray = field(default_factory=lambda: _frozen(np.zeros(3)))
-    quat_xyzw: np.ndarray = field(default_factory=lambda: _frozen([0.0, 0.0, 0.0, 1.0]))
+    xyz: np.ndarray = field(default_factory=lambda: frozen(np.zeros(3)))
+    quat_xyzw: np.ndarray = field(default_factory=lambda: frozen([0.0, 0.0, 0.0, 1.0]))
     friction: float = DEFAULT_FRICTION
     restitution: float = DEFAULT_RESTITUTION
     joint_limit_restitution: float = 0.0
@@ -715,9 +713,9 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
     urdf = _robot_file(r, d, "urdf")
     srdf = _robot_file(r, d, "srdf")
     srdf_pairs = () if srdf is None else read_disabled_collisions(srdf, WorldError)
-    return RobotPlacement(_frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3, -POSITION,
+    return RobotPlacement(frozen(r.vector("robot.xyz", d.get("xyz", [0, 0, 0]), 3, -POSITION,
                                            POSITION)),
-                          _frozen(_orientation(r, "robot", d)), mu, e, limit_e,
+                          frozen(_orientation(r, "robot", d)), mu, e, limit_e,
                           MappingProxyType(q0), urdf,
                           r.boolean("robot.floating", d.get("floating", False)),
                           r.boolean("robot.self_collision",
@@ -811,6 +809,7 @@ def _color(r: _Reader, path: str, d: dict[str, Any], static: bool, moving: int
 
 def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: bool = True,
           moving: int = 0) -> Body:
+    """One entry of `bodies`: its name, shape, mass properties, pose, velocity and surface."""
     d = r.mapping(path, value, _BODY_KEYS, required=("name", "shape") if name_required
                   else ("shape",))
     name = r.name(_key(path, "name"), d["name"]) if "name" in d else ""
@@ -819,86 +818,10 @@ def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: boo
     if name in names:
         r.fail(_key(path, "name"), "duplicate body name", name)
     kind = r.choice(_key(path, "shape"), d["shape"], KINDS)
-
-    size: tuple[float, ...] = ()
-    mesh_path: str | None = None
-    scale = (1.0, 1.0, 1.0)
-    if kind == "mesh":
-        for k in ("size",):
-            if k in d:
-                r.fail(_key(path, k), "is not used by shape mesh (use scale)", d[k])
-        if "mesh" not in d:
-            r.fail(_key(path, "mesh"), "shape mesh needs a mesh file")
-        uri = d["mesh"]
-        if not isinstance(uri, str) or not uri:
-            r.fail(_key(path, "mesh"), "must be a file path or URI", uri)
-        if "scale" in d:
-            sv = d["scale"]
-            s = (np.full(3, r.number(_key(path, "scale"), sv, *SIZE))
-                 if not isinstance(sv, (list, tuple))
-                 else r.vector(_key(path, "scale"), sv, 3, *SIZE))
-            scale = tuple(float(x) for x in s)
-        try:
-            mesh_path = resolve_uri(uri, r.folder)
-            convex_hull_mesh(mesh_path, scale)
-        except MeshError as exc:
-            r.fail(_key(path, "mesh"), str(exc)[:300], uri)
-    else:
-        for k in ("mesh", "scale"):
-            if k in d:
-                r.fail(_key(path, k), f"is only used by shape mesh, not {kind}", d[k])
-        if "size" not in d:
-            r.fail(_key(path, "size"), f"shape {kind} needs size {_SIZE_DOC[kind]}")
-        size = tuple(float(x) for x in r.vector(_key(path, "size"), d["size"], _SIZE_LEN[kind],
-                                                *SIZE))
-
+    shape = _body_shape(r, path, d, kind)
     static = r.boolean(_key(path, "static"), d.get("static", False))
-    if "mass" in d and "density" in d:
-        r.fail(_key(path, "density"), f"give mass or density, not both (mass is {_show(d['mass'])})",
-               d["density"])
-    mass = density = None
-    if "mass" in d:
-        mass = r.number(_key(path, "mass"), d["mass"], *MASS)
-    if "density" in d:
-        density = r.number(_key(path, "density"), d["density"], *DENSITY)
-    given_inertia = None
-    if "inertia" in d:
-        if mass is None and density is None:
-            r.fail(_key(path, "inertia"), "an explicit inertia needs mass or density",
-                   d["inertia"])
-        given_inertia = _inertia(r, _key(path, "inertia"), d["inertia"])
-
-    shape = Geometry(kind=kind, size=size, mesh=mesh_path, scale=scale)
-    try:
-        unit = shape_properties(shape, 1.0)
-    except (ValueError, MeshError) as exc:
-        r.fail(_key(path, "mesh" if kind == "mesh" else "size"), str(exc)[:300],
-               d.get("mesh", d.get("size")))
-    com_shape = (r.vector(_key(path, "com"), d["com"], 3, -POSITION, POSITION) if "com" in d
-                 else unit.com)
-    if static:
-        m, inertia = 0.0, np.zeros((3, 3))
-    else:
-        m = mass if mass is not None else (density or DEFAULT_DENSITY) * unit.volume
-        if not MASS[0] <= m <= MASS[1]:
-            r.fail(_key(path, "density" if "density" in d else "size" if "size" in d else "mesh"),
-                   f"gives a mass of {m:.3g} kg (density x volume {unit.volume:.3g} m^3); masses "
-                   f"must be >= {MASS[0]:g} and <= {MASS[1]:g} kg",
-                   d.get("density", d.get("size", d.get("mesh"))))
-        if given_inertia is not None:
-            inertia = given_inertia
-        else:
-            shift = com_shape - unit.com
-            inertia = m / unit.volume * unit.inertia + m * (
-                shift @ shift * np.eye(3) - np.outer(shift, shift))
-            moments = np.linalg.eigvalsh(inertia) if np.all(np.isfinite(inertia)) else [0.0]
-            if not min(moments) >= 1e-24:
-                r.fail(_key(path, "size" if "size" in d else "mesh"), "gives a body too thin to "
-                       "rotate (smallest principal moment of inertia below 1e-24 kg m^2)",
-                       d.get("size", d.get("mesh")))
-
+    m, inertia, com_shape = _body_mass(r, path, d, shape, static)
     quat = _orientation(r, path, d)
-    rot = matrix_from_quat(quat)
     origin = r.vector(_key(path, "xyz"), d.get("xyz", [0, 0, 0]), 3, -POSITION, POSITION)
     lin = r.vector(_key(path, "linear_velocity"), d.get("linear_velocity", [0, 0, 0]), 3,
                    -SPEED, SPEED)
@@ -909,13 +832,88 @@ def _body(r: _Reader, path: str, value: Any, names: set[str], name_required: boo
             if np.any(v != 0):
                 r.fail(_key(path, k), "a static body cannot move", d[k])
     mu, e = _surface(r, path, d)
-    geometry = Geometry(kind=kind, size=size, xyz=tuple(0.0 - float(x) for x in com_shape),
-                        mesh=mesh_path, scale=scale)
-    return Body(name=name, geometry=geometry, mass=float(m), com=_frozen(np.zeros(3)),
-                inertia=_frozen(inertia), xyz=_frozen(origin + rot @ com_shape),
-                quat_xyzw=_frozen(quat), linear_velocity=_frozen(lin),
-                angular_velocity=_frozen(ang), static=static, friction=mu, restitution=e,
+    geometry = dataclasses.replace(shape, xyz=tuple(0.0 - float(x) for x in com_shape))
+    return Body(name=name, geometry=geometry, mass=float(m), com=frozen(np.zeros(3)),
+                inertia=frozen(inertia),
+                xyz=frozen(origin + matrix_from_quat(quat) @ com_shape),
+                quat_xyzw=frozen(quat), linear_velocity=frozen(lin),
+                angular_velocity=frozen(ang), static=static, friction=mu, restitution=e,
                 color=_color(r, path, d, static, moving))
+
+
+def _body_shape(r: _Reader, path: str, d: dict[str, Any], kind: str) -> Geometry:
+    """The body's shape in its own frame: `size` of a primitive, or a mesh file (resolved and
+    its hull read once, so a bad mesh is an error here) with its `scale`."""
+    if kind != "mesh":
+        for k in ("mesh", "scale"):
+            if k in d:
+                r.fail(_key(path, k), f"is only used by shape mesh, not {kind}", d[k])
+        if "size" not in d:
+            r.fail(_key(path, "size"), f"shape {kind} needs size {_SIZE_DOC[kind]}")
+        size = r.vector(_key(path, "size"), d["size"], _SIZE_LEN[kind], *SIZE)
+        return Geometry(kind=kind, size=tuple(float(x) for x in size))
+    if "size" in d:
+        r.fail(_key(path, "size"), "is not used by shape mesh (use scale)", d["size"])
+    if "mesh" not in d:
+        r.fail(_key(path, "mesh"), "shape mesh needs a mesh file")
+    uri = d["mesh"]
+    if not isinstance(uri, str) or not uri:
+        r.fail(_key(path, "mesh"), "must be a file path or URI", uri)
+    scale = (1.0, 1.0, 1.0)
+    if "scale" in d:
+        sv = d["scale"]
+        s = (np.full(3, r.number(_key(path, "scale"), sv, *SIZE))
+             if not isinstance(sv, (list, tuple))
+             else r.vector(_key(path, "scale"), sv, 3, *SIZE))
+        scale = tuple(float(x) for x in s)
+    try:
+        mesh_path = resolve_uri(uri, r.folder)
+        convex_hull_mesh(mesh_path, scale)
+    except MeshError as exc:
+        r.fail(_key(path, "mesh"), str(exc)[:300], uri)
+    return Geometry(kind=kind, size=(), mesh=mesh_path, scale=scale)
+
+
+def _body_mass(r: _Reader, path: str, d: dict[str, Any], shape: Geometry,
+               static: bool) -> tuple[float, np.ndarray, np.ndarray]:
+    """(mass, inertia about the centre of mass, centre of mass in the shape frame): `mass` or
+    `density` (default DEFAULT_DENSITY) times the shape's volume, the inertia given or that of
+    the uniform solid moved to `com` (parallel axis); zero for a static body."""
+    if "mass" in d and "density" in d:
+        r.fail(_key(path, "density"), f"give mass or density, not both (mass is "
+               f"{_show(d['mass'])})", d["density"])
+    mass = r.number(_key(path, "mass"), d["mass"], *MASS) if "mass" in d else None
+    density = r.number(_key(path, "density"), d["density"], *DENSITY) if "density" in d else None
+    given_inertia = None
+    if "inertia" in d:
+        if mass is None and density is None:
+            r.fail(_key(path, "inertia"), "an explicit inertia needs mass or density",
+                   d["inertia"])
+        given_inertia = _inertia(r, _key(path, "inertia"), d["inertia"])
+    try:
+        unit = shape_properties(shape, 1.0)
+    except (ValueError, MeshError) as exc:
+        r.fail(_key(path, "mesh" if shape.kind == "mesh" else "size"), str(exc)[:300],
+               d.get("mesh", d.get("size")))
+    com_shape = (r.vector(_key(path, "com"), d["com"], 3, -POSITION, POSITION) if "com" in d
+                 else unit.com)
+    if static:
+        return 0.0, np.zeros((3, 3)), com_shape
+    m = mass if mass is not None else (density or DEFAULT_DENSITY) * unit.volume
+    if not MASS[0] <= m <= MASS[1]:
+        r.fail(_key(path, "density" if "density" in d else "size" if "size" in d else "mesh"),
+               f"gives a mass of {m:.3g} kg (density x volume {unit.volume:.3g} m^3); masses "
+               f"must be >= {MASS[0]:g} and <= {MASS[1]:g} kg",
+               d.get("density", d.get("size", d.get("mesh"))))
+    if given_inertia is not None:
+        return m, given_inertia, com_shape
+    inertia = m / unit.volume * unit.inertia + parallel_axis(m, com_shape - unit.com)
+    moments = np.linalg.eigvalsh(inertia) if np.all(np.isfinite(inertia)) else [0.0]
+    if not min(moments) >= 1e-24:
+        r.fail(_key(path, "size" if "size" in d else "mesh"), "gives a body too thin to "
+               "rotate (smallest principal moment of inertia below 1e-24 kg m^2)",
+               d.get("size", d.get("mesh")))
+    return m, inertia, com_shape
 
 
 def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: set[str]
@@ -983,12 +981,12 @@ def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: se
 
     return WorldJoint(
         name=name, type=jtype, parent=None if parent == WORLD else parent, child=child,
-        anchor=_frozen(anchor), axis=_frozen(axis), limits=limits, friction=friction,
-        child_anchor=_frozen(child_anchor), collide_connected=collide,
-        parent_anchor_local=_frozen(local(pb, anchor)),
-        child_anchor_local=_frozen(local(cb, child_anchor)),
-        parent_axis_local=_frozen(axis if pb is None else pb.rotation.T @ axis),
-        child_axis_local=_frozen(cb.rotation.T @ axis),
+        anchor=frozen(anchor), axis=frozen(axis), limits=limits, friction=friction,
+        child_anchor=frozen(child_anchor), collide_connected=collide,
+        parent_anchor_local=frozen(local(pb, anchor)),
+        child_anchor_local=frozen(local(cb, child_anchor)),
+        parent_axis_local=frozen(axis if pb is None else pb.rotation.T @ axis),
+        child_axis_local=frozen(cb.rotation.T @ axis),
     )
 
 
@@ -1019,7 +1017,7 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
         joints.append(_joint(r, f"joints[{i}]", item, bodies, {j.name for j in joints}))
     solver = _solver(r, d.get("solver"))
     source_name = label if label.startswith("<") else str(Path(label).resolve())
-    return World(gravity=_frozen(gravity), ground=ground, robot=robot,
+    return World(gravity=frozen(gravity), ground=ground, robot=robot,
                  bodies=tuple(bodies.values()), joints=tuple(joints), solver=solver,
                  source=source_name, description=d.get("description", ""))
 

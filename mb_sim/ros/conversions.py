@@ -177,6 +177,19 @@ def imu_msg(frame: str, orientation: np.ndarray, angular_velocity: np.ndarray,
 # --- joint states ----------------------------------------------------------------------------
 
 
+def joint_state_vectors(msg: JointState, joint_names: Sequence[str]
+                        ) -> tuple[np.ndarray, np.ndarray, float]:
+    """(positions, velocities) of `joint_names` in that order, and the stamp in seconds, from
+    a joint_states message; ValueError naming both lists when the message lacks a joint."""
+    names = list(msg.name)
+    try:
+        order = [names.index(n) for n in joint_names]
+    except ValueError:
+        raise ValueError(f"joint_states names {names} do not cover {list(joint_names)}") from None
+    return (np.asarray(msg.position, dtype=float)[order],
+            np.asarray(msg.velocity, dtype=float)[order], time_to_seconds(msg.header.stamp))
+
+
 def joint_state_msg(
     names: Sequence[str],
     position: np.ndarray,

@@ -38,7 +38,7 @@ from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
 import mb_sim
-from mb_sim.ros.conversions import quat_rotate, time_to_seconds
+from mb_sim.ros.conversions import joint_state_vectors, quat_rotate
 from mb_sim.ros.spin import spin_until_signal, start_when_ready
 
 LATCHED = QoSProfile(
@@ -198,15 +198,10 @@ class DemoController(Node):
         if self.model is None or self.base_pose is None or self.target_pose is None:
             return
         try:
-            order = [list(msg.name).index(n) for n in self.model.joint_names]
-        except ValueError:
-            self.get_logger().error(
-                f"joint_states names {list(msg.name)} do not cover {list(self.model.joint_names)}"
-            )
+            q, qd, t = joint_state_vectors(msg, self.model.joint_names)
+        except ValueError as e:
+            self.get_logger().error(str(e))
             return
-        q = np.asarray(msg.position, dtype=float)[order]
-        qd = np.asarray(msg.velocity, dtype=float)[order]
-        t = time_to_seconds(msg.header.stamp)
         if not self.waypoints:
             self.plan(q, t)
         elif t < self.segment_start:  # the simulation was reset

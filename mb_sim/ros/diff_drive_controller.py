@@ -42,7 +42,7 @@ from std_msgs.msg import Float64MultiArray, String
 import mb_sim
 from mb_sim.control import WheelAngles, wheel_efforts, wheel_geometry, wheel_speed_targets
 from mb_sim.model.model import Model
-from mb_sim.ros.conversions import time_to_seconds
+from mb_sim.ros.conversions import joint_state_vectors
 from mb_sim.ros.spin import spin_until_signal, start_when_ready
 
 LATCHED = QoSProfile(
@@ -124,14 +124,10 @@ class DiffDriveController(Node):
         if model is None:
             return
         try:
-            order = [list(msg.name).index(n) for n in model.joint_names]
-        except ValueError:
-            self.get_logger().error(
-                f"joint_states names {list(msg.name)} do not cover {list(model.joint_names)}")
+            q, qd, t = joint_state_vectors(msg, model.joint_names)
+        except ValueError as e:
+            self.get_logger().error(str(e))
             return
-        q = np.asarray(msg.position, dtype=float)[order]
-        qd = np.asarray(msg.velocity, dtype=float)[order]
-        t = time_to_seconds(msg.header.stamp)
         left, right = self.wheels
         limit = float(min(model.effort_limit[left], model.effort_limit[right]))
         angle_gain = float(self.get_parameter("angle_gain").value)

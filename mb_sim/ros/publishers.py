@@ -176,6 +176,16 @@ class Publishers:
         elif name == "tf_rate":
             self.next_tf = min(self.next_tf, t + 1.0 / value)
 
+    def bodies_changed(self, frames: FrameTree) -> None:
+        """Bodies were spawned or deleted (between steps): /tf follows the new list of moving
+        bodies, ~/world and /tf_static are published again."""
+        self.frames = frames
+        self.world = self.sim.world
+        pairs = frames.moving()
+        self._tf_msg = messages.transforms_message(pairs) if pairs else None
+        self._tf_xyz, self._tf_quat = np.zeros((len(pairs), 3)), np.zeros((len(pairs), 4))
+        self.publish_latched()
+
     # --- what ----------------------------------------------------------------------------
 
     def publish_latched(self) -> None:

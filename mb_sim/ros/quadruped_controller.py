@@ -41,7 +41,7 @@ from mb_sim.control import (
     standing_pose,
 )
 from mb_sim.model.model import Model
-from mb_sim.ros.conversions import time_to_seconds
+from mb_sim.ros.conversions import joint_state_vectors
 from mb_sim.ros.spin import spin_until_signal, start_when_ready
 
 LATCHED = QoSProfile(
@@ -107,14 +107,10 @@ class QuadrupedController(Node):
         if model is None or law is None:
             return
         try:
-            order = [list(msg.name).index(n) for n in model.joint_names]
-        except ValueError:
-            self.get_logger().error(
-                f"joint_states names {list(msg.name)} do not cover {list(model.joint_names)}")
+            q, qd, t = joint_state_vectors(msg, model.joint_names)
+        except ValueError as e:
+            self.get_logger().error(str(e))
             return
-        q = np.asarray(msg.position, dtype=float)[order]
-        qd = np.asarray(msg.velocity, dtype=float)[order]
-        t = time_to_seconds(msg.header.stamp)
         if self.t0 is None or t < self.t0:  # first message, or the simulation was reset
             self.t0 = t
         q_ref, qd_ref = law.reference(t - self.t0)

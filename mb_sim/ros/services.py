@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import yaml
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -82,7 +83,7 @@ class Services:
 
     # --- services -----------------------------------------------------------------------
 
-    def _reset_now(self) -> str:
+    def reset_now(self) -> str:
         self.recording.close("reset ends a recording")
         self.cycle.reset()
         self.publishers.publish_all(force=True)
@@ -92,7 +93,7 @@ class Services:
         return message
 
     async def _on_reset(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
-        resp.message = await self.in_physics(self._reset_now)
+        resp.message = await self.in_physics(self.reset_now)
         resp.success = True
         return resp
 
@@ -134,7 +135,7 @@ class Services:
         sim, inputs = self.inputs.sim, self.inputs
         meta = {
             "mb_sim/urdf": inputs.urdf_xml,
-            "mb_sim/world": Path(self.p.world_file).read_text() if self.p.world_file else "",
+            "mb_sim/world": self._world_text(),
             "mb_sim/parameters": json.dumps(
                 {k: v for k, v in self.p.values.items() if k != "robot_description"}),
             "mb_sim/initial_positions": json.dumps([float(v) for v in inputs.q0]),
@@ -146,6 +147,13 @@ class Services:
             self.publishers.publish_latched()
             self.publishers.publish_joint_states()
         return message
+
+    def _world_text(self) -> str:
+        """The world file, or the world as it is now when bodies were spawned or deleted."""
+        world = self.inputs.sim.world
+        if world is not None and world is not self.inputs.world:
+            return yaml.safe_dump(world.to_dict(), sort_keys=False)
+        return Path(self.p.world_file).read_text() if self.p.world_file else ""
 
     async def _on_record_start(self, _req: Trigger.Request, resp: Trigger.Response
                                ) -> Trigger.Response:

@@ -50,9 +50,13 @@ class Signals:
         condition that ends the executor's wait), once."""
         self._wake = wake
         for sig in STOP_SIGNALS:
-            signal.signal(sig, self._request_stop)
+            signal.signal(sig, self._on_signal)
 
-    def _request_stop(self, _signum: int, _frame: object) -> None:
+    def _on_signal(self, _signum: int, _frame: object) -> None:
+        self.request_stop()
+
+    def request_stop(self) -> None:
+        """Set `stop` and wake the spin loop, once (a signal, or a request to quit)."""
         if self.stop.is_set():
             return
         self.stop.set()

@@ -14,6 +14,8 @@ The node is wiring; each part is a module of `mb_sim.ros` with one concern:
   recorded (`recorder`);
 - `services`: ~/reset, ~/pause, ~/step, ~/stats, ~/record/start, ~/record/stop and runtime
   parameter changes, their work run on the physics thread between two steps;
+- `sim_interfaces`: the simulation_interfaces services and action (`entities`: the robot and
+  the bodies as entities, spawned and deleted between two steps);
 - `signals`: SIGINT and SIGTERM end the node once, quietly, exit status 0.
 New sensors are publishers (the physics of a sensor in the library); new services (such as
 simulation_interfaces) go in `services` or a module beside it, using `Services.in_physics`.
@@ -56,6 +58,7 @@ from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recorder import Recording
 from mb_sim.ros.services import Services
 from mb_sim.ros.signals import Signals
+from mb_sim.ros.sim_interfaces import SimulationInterfaces
 
 SWITCH_INTERVAL = 0.0005
 """Python's thread switch interval in the node, s (the default is 0.005)."""
@@ -92,8 +95,10 @@ class SimNode(Node):
         # other services or the guard condition that wakes it (a mutually exclusive group stays
         # busy for the whole await). The executor is single-threaded, so no two callbacks ever
         # run at the same time.
+        group = ReentrantCallbackGroup()
         self.requests = Services(self, p, self.inputs, self.loop, self.cycle, self.outputs,
-                                 self.recording, ReentrantCallbackGroup())
+                                 self.recording, group)
+        self.interfaces = SimulationInterfaces(self, self.requests, group)
         self.outputs.publish_latched()
         self.outputs.publish_all(force=True)
         if p.record:
@@ -174,6 +179,7 @@ def main(args: list[str] | None = None) -> int:
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         signals.running(wake=node.requests.wake)
+        node.interfaces.quit = signals.request_stop
         node.start()
         while not signals.stop.is_set():
             executor.spin_once(timeout_sec=0.2)

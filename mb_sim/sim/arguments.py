@@ -103,6 +103,20 @@ def check_steps(n: object) -> int:
     return steps
 
 
+def _vector(value: object, size: int, what: str, bound: float, unit: str) -> np.ndarray:
+    """value as `size` finite numbers within +-bound."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be {size} numbers, got {show(value)}") from None
+    if arr.shape != (size,):
+        raise ValueError(f"{what} must be {size} numbers, got {show(value)}")
+    if not np.all(np.isfinite(arr)) or np.any(np.abs(arr) > bound):
+        raise ValueError(f"{what} {arr.tolist()} must be finite and within +-{bound:g} "
+                         f"{unit}".rstrip())
+    return arr
+
+
 class StateArguments:
     """The checks of the state-changing arguments of one simulation: joint vectors in q order
     or {joint: value}, a floating base's pose and twist, and states to restore. Vectors come
@@ -213,21 +227,33 @@ class StateArguments:
         w = self._base_vector(angular, 3, "base angular velocity", SPIN, "rad/s")
         return np.concatenate([w, v])
 
+    def body_state(self, name: str, xyz: object, quat: object, linear: object,
+                   angular: object) -> tuple[np.ndarray | None, ...]:
+        """(position, unit quaternion, linear velocity, angular velocity) of a free body, each
+        None when not given; bounded as in a world file, the quaternion unit within 1e-3
+        (normalised)."""
+        what = f"body {name!r}"
+        p = None if xyz is None else _vector(xyz, 3, f"{what} position", POSITION, "m")
+        r = None if quat is None else _vector(quat, 4, f"{what} quaternion (x, y, z, w)", 2.0,
+                                              "")
+        if r is not None:
+            norm = float(np.linalg.norm(r))
+            if abs(norm - 1.0) > 1e-3:
+                raise ValueError(f"{what} quaternion (x, y, z, w) {r.tolist()} has norm "
+                                 f"{norm:.6g}; a unit quaternion is needed")
+            r = r / norm
+        v = None if linear is None else _vector(linear, 3, f"{what} linear velocity", SPEED,
+                                                "m/s")
+        w = None if angular is None else _vector(angular, 3, f"{what} angular velocity", SPIN,
+                                                 "rad/s")
+        return p, r, v, w
+
     def _base_vector(self, value: object, size: int, what: str, bound: float,
                      unit: str) -> np.ndarray:
         if not self.floating_base:
             raise ValueError(f"{what}: the robot has no floating base (load_urdf(..., "
                              "floating_base=True))")
-        try:
-            arr = np.asarray(value, dtype=float)
-        except (TypeError, ValueError):
-            raise TypeError(f"{what} must be {size} numbers, got {show(value)}") from None
-        if arr.shape != (size,):
-            raise ValueError(f"{what} must be {size} numbers, got {show(value)}")
-        if not np.all(np.isfinite(arr)) or np.any(np.abs(arr) > bound):
-            raise ValueError(f"{what} {arr.tolist()} must be finite and within +-{bound:g} "
-                             f"{unit}".rstrip())
-        return arr
+        return _vector(value, size, what, bound, unit)
 
     def _check_bound(self, values: np.ndarray, given: np.ndarray, what: str,
                      bound: np.ndarray, unit: str) -> None:

@@ -10,6 +10,8 @@ on a workspace of its own (the simulation's arrays are only read):
   linear acceleration of its origin over the last step, (v(t) - v(t - h)) / h, all in the
   link's axes: the quantities of `link_pose`, `link_velocity` and `link_acceleration`
   (an IMU's orientation, angular velocity and, with gravity, specific force).
+`world_poses` and `world_motion` are the compiled kinematics under both, and under the
+simulation's own link queries (`mb_sim.sim.queries`).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ class LinkMotion:
 
 
 @njit
-def _world_poses(tree: Any, w: Any, q: np.ndarray, body: np.ndarray, offset: np.ndarray,
+def world_poses(tree: Any, w: Any, q: np.ndarray, body: np.ndarray, offset: np.ndarray,
                  rot: np.ndarray, pos: np.ndarray) -> None:
     """World pose (rot[k], pos[k]) of link k: the pose of its body composed with the link's
     fixed offset (4 x 4) from that body."""
@@ -70,7 +72,7 @@ def _relative_poses(tree: Any, w: Any, q: np.ndarray, body: np.ndarray, offset: 
                     quat: np.ndarray) -> None:
     """Pose (xyz[k], quat[k]) of link k in the frame of link frame[k] (WORLD: the world):
     R = R_f^T R_k, p = R_f^T (p_k - p_f)."""
-    _world_poses(tree, w, q, body, offset, rot, pos)
+    world_poses(tree, w, q, body, offset, rot, pos)
     R = np.empty((3, 3))
     for k in range(xyz.shape[0]):
         f = frame[k]
@@ -88,7 +90,7 @@ def _relative_poses(tree: Any, w: Any, q: np.ndarray, body: np.ndarray, offset: 
 
 
 @njit
-def _world_motion(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, body: int,
+def world_motion(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, body: int,
                   offset: np.ndarray, rot: np.ndarray, v: np.ndarray) -> None:
     """The link's world rotation (rot) and v = [angular velocity, velocity of its origin], world
     axes: omega = R_b w_b, v = R_b (v_b + w_b x r) with r the link origin in body axes."""
@@ -117,9 +119,9 @@ def _link_motion(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, q0: np.ndarra
     velocity at the state before the last step (q0, qd0), when there was one."""
     v0 = np.zeros(3)
     if stepped:
-        _world_motion(tree, w, q0, qd0, body, offset, rot, v)
+        world_motion(tree, w, q0, qd0, body, offset, rot, v)
         v0[:] = v[3:]
-    _world_motion(tree, w, q, qd, body, offset, rot, v)
+    world_motion(tree, w, q, qd, body, offset, rot, v)
     matrix_quat(rot, out[0:4])
     a = np.zeros(3)
     if stepped:

@@ -12,11 +12,12 @@ import numpy as np
 from mb_sim.collision.contacts import Contacts
 from mb_sim.dynamics import crba
 from mb_sim.dynamics.floating import base_pose, to_pinocchio
-from mb_sim.dynamics.kinematics import body_poses, body_velocities
+from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
 from mb_sim.model.compile import CompiledScene, new_tree
 from mb_sim.model.model import Model
 from mb_sim.rotations import quat_from_matrix, quat_to_matrix
+from mb_sim.sim.link_frames import world_motion, world_poses
 from mb_sim.solver.rows import TANGENT
 
 Pose = tuple[np.ndarray, np.ndarray]
@@ -34,6 +35,7 @@ class Queries:
         self._tree = new_tree(scene.arrays.tree)
         self._arrays = allocate_tree_work(self.n, self.floating)
         self._work = new_tree_work(self._arrays)
+        self._every_link: tuple[np.ndarray, np.ndarray] | None = None
 
     # --- robot links ---------------------------------------------------------------------------
     def _poses(self, q: np.ndarray) -> None:
@@ -52,44 +54,34 @@ class Queries:
         b = model.link_body[name]
         return self.n if b < 0 else b
 
-    def _transform(self, name: str) -> np.ndarray:
-        b = self.link_body(name)
-        T = np.eye(4)
-        T[:3, :3], T[:3, 3] = self._arrays.rot[b], self._arrays.pos[b]
-        return T @ self.model.link_offset[name]  # type: ignore[union-attr]
-
     def link_pose(self, name: str, q: np.ndarray) -> Pose:
         """World pose of a URDF link at q: (xyz, quaternion x, y, z, w)."""
-        if self.model is not None:
-            self._poses(q)
-        T = self._transform(name)
-        return T[:3, 3].copy(), quat_from_matrix(T[:3, :3])
+        b = self.link_body(name)
+        rot, pos = np.empty((1, 3, 3)), np.empty((1, 3))
+        world_poses(self._tree, self._work, q, np.array([b]),
+                    np.array([self.model.link_offset[name]]), rot, pos)  # type: ignore[union-attr]
+        return pos[0], quat_from_matrix(rot[0])
 
     def link_poses(self, q: np.ndarray) -> dict[str, Pose]:
         """World poses of every URDF link at q."""
         if self.model is None:
             return {}
-        self._poses(q)
-        out = {}
-        for name in self.model.link_names:
-            T = self._transform(name)
-            out[name] = (T[:3, 3].copy(), quat_from_matrix(T[:3, :3]))
-        return out
+        names = self.model.link_names
+        if self._every_link is None:
+            self._every_link = (np.array([self.link_body(k) for k in names], dtype=np.int64),
+                                np.array([self.model.link_offset[k] for k in names]))
+        rot, pos = np.empty((len(names), 3, 3)), np.empty((len(names), 3))
+        world_poses(self._tree, self._work, q, *self._every_link, rot, pos)
+        return {k: (pos[i], quat_from_matrix(rot[i])) for i, k in enumerate(names)}
 
     def _world_velocity(self, name: str, q: np.ndarray,
                         qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(linear velocity of the link origin, angular velocity, both world axes; the link's
         world rotation) at (q, qd)."""
-        b = self.link_body(name)
-        v = self._arrays.v
-        body_velocities(self._tree, self._work, q, qd, v)
-        self._poses(q)
-        R_body = self._arrays.rot[b]
-        twist = v[b]
-        offset = self.model.link_offset[name]  # type: ignore[union-attr]
-        angular = R_body @ twist[:3]
-        linear = R_body @ (twist[3:] + np.cross(twist[:3], offset[:3, 3]))
-        return linear, angular, R_body @ offset[:3, :3]
+        rot, v = np.empty((3, 3)), np.empty(6)
+        world_motion(self._tree, self._work, q, qd, self.link_body(name),
+                     self.model.link_offset[name], rot, v)  # type: ignore[union-attr]
+        return v[3:], v[:3], rot
 
     def link_velocity(self, name: str, q: np.ndarray, qd: np.ndarray) -> Pose:
         """(linear velocity of a URDF link's origin, angular velocity), in the link's axes."""

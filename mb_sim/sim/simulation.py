@@ -22,6 +22,7 @@ Same inputs give the same bits: no randomness, fixed iteration order.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -35,7 +36,14 @@ from mb_sim.errors import SimulationError
 from mb_sim.model.collision_filter import reference_positions
 from mb_sim.model.compile import INTEGRATORS, CompiledScene, compile_scene, scene_record
 from mb_sim.model.model import Model
-from mb_sim.model.world import DEFAULT_GRAVITY, World, check_initial_positions
+from mb_sim.model.world import (
+    DEFAULT_GRAVITY,
+    Body,
+    RobotPlacement,
+    SolverSettings,
+    World,
+    check_initial_positions,
+)
 from mb_sim.rotations import quat_from_matrix
 from mb_sim.sim.arguments import (
     EFFORT,
@@ -63,6 +71,7 @@ from mb_sim.sim.data import (
     data_record,
 )
 from mb_sim.sim.queries import Pose, Queries
+from mb_sim.sim.rebuild import RememberedOverlaps, carry_state, geom_identities, index_map
 from mb_sim.sim.servo import INTERFACES, POSITION, VELOCITY
 from mb_sim.sim.servo_arguments import ServoArguments
 from mb_sim.sim.state import State, new_state
@@ -183,8 +192,9 @@ class Simulation:
         model = _robot_of(model, world)
         self.model = model
         self.world = world
+        self._overlaps = RememberedOverlaps(overlapping_pairs)
         self.scene: CompiledScene = compile_scene(model, world, dt, integrator, self.gravity,
-                                                  overlapping_pairs)
+                                                  self._overlaps)
         self.nq = model.nq if model is not None else 0
         self.nv = model.nv if model is not None else 0
         self.n_joints = model.n_joints if model is not None else 0
@@ -365,6 +375,13 @@ class Simulation:
         self.state.clear_warm_start()
         self._stepped = False
 
+    def set_time(self, t: float) -> None:
+        """Set the simulated time (s, finite, >= 0); nothing else changes."""
+        value = float(t)
+        if not (np.isfinite(value) and value >= 0.0):
+            raise ValueError(f"time must be a finite number of seconds >= 0, got {t!r}")
+        self.state.clock[0] = value
+
     def reset(self) -> None:
         """Back to the initial state (the start, or the last `set_initial_state`)."""
         self.restore_state(self._initial)
@@ -470,6 +487,104 @@ class Simulation:
         """The efforts the joints got in the last step (commanded, or the servo's with its
         feed-forward), N m or N, joint order (part of the state; 0 before the first step)."""
         return self.state.applied.copy()
+    # --- bodies added, removed, moved between steps (mb_sim.sim.rebuild) ------------------------
+    def entity_names(self) -> tuple[str, ...]:
+        """Names a new body may not take: the bodies', the robot's and its links'."""
+        robot = () if self.model is None else (self.model.name, *self.model.link_names)
+        return (*self.body_names, *robot)
+
+    def add_body(self, body: Body) -> None:
+        """Add a world body (`mb_sim.model.world.Body`, e.g. `mb_sim.model.spawn.spawn_body`'s)
+        between two steps, at its pose and velocity. Everything else carries over exactly,
+        warm-start impulses included; `reset()` puts the body back where it was added. A
+        body whose name is taken (`entity_names`) is refused (ValueError), nothing changed."""
+        if not isinstance(body, Body):
+            raise TypeError(f"add_body takes a mb_sim.model.world.Body, got "
+                            f"{type(body).__name__}")
+        if body.name in self.entity_names():
+            raise ValueError(f"body name {body.name!r} is taken (bodies, the robot and its "
+                             "links have unique names)")
+        world = self._current_world()
+        self._rebuild(dataclasses.replace(world, bodies=(*world.bodies, body)))
+
+    def remove_body(self, name: str) -> None:
+        """Remove a world body between two steps; everything else carries over exactly. An
+        unknown name (KeyError) or a body held by a world joint (ValueError) is refused,
+        nothing changed."""
+        self.scene.body_index(name)
+        world = self._current_world()
+        holding = [j.name for j in world.joints if name in (j.parent, j.child)]
+        if holding:
+            raise ValueError(f"body {name!r} is held by world joint(s) "
+                             f"{', '.join(map(repr, holding))}; it cannot be removed alone")
+        self._rebuild(dataclasses.replace(
+            world, bodies=tuple(b for b in world.bodies if b.name != name)))
+
+    def set_body_state(self, name: str, xyz: object = None, quat_xyzw: object = None,
+                       linear: object = None, angular: object = None) -> None:
+        """Move a free body: position of its centre of mass (m) and/or orientation
+        (x, y, z, w), linear (m/s) and/or angular (rad/s) velocity, world frame; what is not
+        given stays. Its contacts start the next step without warm start; every other
+        contact keeps its impulses. An unknown name (KeyError), a static body or a bad value
+        (ValueError, TypeError) is refused, nothing changed."""
+        i = self.scene.body_index(name)
+        if not self.scene.arrays.bodies.dynamic[i]:
+            raise ValueError(f"body {name!r} is static: it stays where the world puts it")
+        p, r, v, w = self._args.body_state(name, xyz, quat_xyzw, linear, angular)
+        st = self.state
+        for target, value in ((st.body_pos[i], p), (st.body_quat[i], r),
+                              (st.body_vel[i, :3], v), (st.body_vel[i, 3:], w)):
+            if value is not None:
+                target[:] = value
+        ids = geom_identities(self.scene, self._has_ground())
+        geom_map = index_map(ids, [None if x == ("body", name) else x for x in ids])
+        carry_state(st.copy(), st, np.arange(len(self.body_names)), geom_map, len(ids))
+        self._contacts = None
+
+    def _has_ground(self) -> bool:
+        return self.world is not None and self.world.ground is not None
+
+    def _current_world(self) -> World:
+        if self.world is not None:
+            return self.world
+        return World(gravity=self.gravity, ground=None, robot=RobotPlacement(), bodies=(),
+                     joints=(), solver=SolverSettings(), source="<no world>")
+
+    def _rebuild(self, world: World) -> None:
+        """Compile the scene of `world` (the robot and options as they are) and carry the
+        state, the initial state and the state before the last step over by body names."""
+        scene = compile_scene(self.model, world, self.dt, self.integrator, self.gravity,
+                              self._overlaps)
+        arrays = scene.arrays._replace(options=self.options)
+        scene = dataclasses.replace(scene, arrays=arrays)
+        old_ids = geom_identities(self.scene, self._has_ground())
+        geom_map = index_map(old_ids, geom_identities(scene, world.ground is not None))
+        body_map = index_map(scene.body_names, self.scene.body_names)
+        old_data = self._data
+        data = allocate_data(arrays, max(old_data.contacts.depth.shape[0],
+                                         4 * len(scene.geom_names)))
+        data.joints.stats[:] = old_data.joints.stats
+
+        def carried(old: State) -> State:
+            new = State.allocate(n=self.n_joints, nq=self.nq, nv=self.nv,
+                                 b=len(scene.body_names), w=data.rows.kind.shape[0])
+            new.body_pos[...] = scene.initial_body_pos
+            new.body_quat[...] = scene.initial_body_quat
+            new.body_vel[...] = scene.initial_body_vel
+            carry_state(old, new, body_map, geom_map, len(scene.geom_names))
+            return new
+
+        state, initial = carried(self.state), carried(self._initial)
+        before = carried(State(*old_data.before))
+        for name, value in zip(before.arrays()._fields, before.arrays()):
+            np.copyto(getattr(data.before, name), value)
+        self.world, self.scene, self._data = world, scene, data
+        self.state, self._initial = state, initial
+        self._args = StateArguments(self.model, scene.body_names)
+        self._queries = Queries(self.model, scene)
+        self._contacts = Contacts.empty()
+        self._m = scene_record(arrays)
+        self._bind()
 
     # --- queries (mb_sim.sim.queries) ---------------------------------------------------------
     @property

@@ -221,7 +221,8 @@ def test_pause_freezes_time_and_reset_restores(start_sim: Any, probe: Any) -> No
     q0 = np.zeros(model.nq)
     for name, v in ARM_INITIAL.items():
         q0[model.joint_names.index(name)] = v
-    time.sleep(0.5)
+    # the arm falls for 0.3 s of simulated time (on a loaded machine that can take longer)
+    assert wait_until(lambda: clock and time_to_seconds(clock[-1][1].clock) > 0.3, 30.0)
 
     assert probe.call(SetBool, "/sim_node/pause", SetBool.Request(data=True)).success
     time.sleep(0.2)
