@@ -7,6 +7,7 @@ free fall in closed form, and the library (`mb_sim.Simulation`) run in the test 
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from pathlib import Path
@@ -301,7 +302,13 @@ def test_floating_robot_is_recorded_with_odom_and_imu_and_replays(
         pub.publish(JointState(name=["hip"], effort=[0.5 if k < 20 else -0.3]))
         sent += 1
         time.sleep(0.02)
-    time.sleep(0.3)
+
+    def applied() -> int:
+        stats = json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)
+        return stats["commands"]["applied"]
+
+    # every command is applied before the node stops (a loaded machine takes longer than 0.3 s)
+    assert wait_until(lambda: applied() == sent, 30.0, period=0.2)
     assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
 
     with Reader(bag) as reader:
