@@ -318,9 +318,9 @@ def test_defaults() -> None:
     assert w.ground is None
     assert w.joints == ()
     s = w.solver
-    assert (s.iterations, s.tolerance, s.restitution_threshold, s.envelope, s.baumgarte,
-            s.slop, s.d_max, s.max_passes, s.warm_start) == (
-        30, 1e-7, 0.2, 0.005, 0.2, 0.001, 1e-6, 100, True)
+    assert (s.iterations, s.tolerance, s.velocity_tolerance, s.restitution_threshold,
+            s.envelope, s.baumgarte, s.slop, s.d_max, s.max_passes, s.warm_start) == (
+        30, 1e-6, 1e-4, 0.2, 0.005, 0.2, 0.001, 1e-6, 100, True)
     assert w.solver == SolverSettings()
     r = w.robot
     np.testing.assert_allclose(r.xyz, 0.0)

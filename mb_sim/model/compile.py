@@ -172,6 +172,7 @@ Options, OptionsRecord = record("Options", """Step size, integrator and solver s
     Field("gravity", REAL, (3,), "gravity, m/s^2, world axes"),
     Field("iterations", int, (), "most sequential-impulse sweeps"),
     Field("tolerance", float, (), "sweeps stop when no impulse changes more, N s"),
+    Field("velocity_tolerance", float, (), "nor a row's velocity through its impulse, m/s or rad/s"),
     Field("restitution_threshold", float, (), "slower approaches do not bounce, m/s"),
     Field("envelope", float, (), "contacts are kept this far apart, m"),
     Field("baumgarte", float, (), "fraction of a penetration pushed out per step"),
@@ -263,6 +264,7 @@ def options(world: Any, dt: float, integrator: str, gravity: Any) -> Options:
     return Options(
         dt=float(dt), integrator=INTEGRATORS.index(integrator),
         gravity=frozen(gravity), iterations=int(s.iterations), tolerance=float(s.tolerance),
+        velocity_tolerance=float(s.velocity_tolerance),
         restitution_threshold=float(s.restitution_threshold), envelope=float(s.envelope),
         baumgarte=float(s.baumgarte), slop=float(s.slop), warm_start=bool(s.warm_start),
         d_max=float(s.d_max), max_passes=max(int(s.max_passes), 1), predictive=True,

@@ -138,6 +138,7 @@ SOLVER_RANGES: dict[str, tuple[float, float]] = {
     "iterations": (1, 10000),
     "max_passes": (1, 10000),
     "tolerance": (0.0, 1.0),  # N s
+    "velocity_tolerance": (0.0, 10.0),  # m/s or rad/s
     "restitution_threshold": (0.0, 100.0),  # m/s
     "envelope": (0.0, 0.1),  # m
     "baumgarte": (0.0, 1.0),
@@ -300,9 +301,10 @@ class WorldJoint:
 class SolverSettings:
     """Contact and constraint solver settings.
 
-    iterations: sequential-impulse sweeps per step (Mikhailyuk & Strashnov 2016). tolerance:
-    stop sweeping when no impulse changes by more than this (N s). restitution_threshold:
-    approach speeds below it
+    iterations: sequential-impulse sweeps per step (Mikhailyuk & Strashnov 2016). tolerance and
+    velocity_tolerance: stop sweeping when no impulse changes by more than `tolerance` (N s) and
+    no row's own velocity by more than `velocity_tolerance` through its impulse change (m/s or
+    rad/s). restitution_threshold: approach speeds below it
     (m/s) give inelastic contacts. envelope: contacts are gathered when surfaces are closer than
     this (m; the envelope of Holck 2005). baumgarte: fraction of the penetration corrected per step
     (position correction, Valášek 2011). slop: penetration left uncorrected (m). warm_start: start
@@ -312,7 +314,8 @@ class SolverSettings:
     (`RobotPlacement.self_collision`)."""
 
     iterations: int = 30
-    tolerance: float = 1e-7
+    tolerance: float = 1e-6
+    velocity_tolerance: float = 1e-4
     restitution_threshold: float = 0.2
     envelope: float = 0.005
     baumgarte: float = 0.2

@@ -209,7 +209,8 @@ def solve(m: Any, d: Any, s: Any) -> None:
     pgs.warm_start(rows, work.qd_new, work.body_vel)
     pgs.restitution_pass(rows, work.qd_new, work.body_vel, opt.dt, opt.restitution_threshold,
                          max(4 * n, 10))
-    work.info[SWEEPS] = pgs.solve(rows, work.qd_new, work.body_vel, opt.iterations, opt.tolerance)
+    work.info[SWEEPS] = pgs.solve(rows, work.qd_new, work.body_vel, opt.iterations, opt.tolerance,
+                                  opt.velocity_tolerance)
     warm.save(rows, con, work, groups, s)
 
 
@@ -244,7 +245,8 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     if k == 0:
         return
     pgs.effective_mass(push)
-    pgs.solve(push, work.dq_push, work.body_push, opt.iterations, opt.tolerance)
+    pgs.solve(push, work.dq_push, work.body_push, opt.iterations, opt.tolerance,
+              opt.velocity_tolerance)
 
 
 @inline

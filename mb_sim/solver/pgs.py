@@ -26,7 +26,6 @@ from mb_sim._jit import helper, inline, njit
 from mb_sim.records import INDEX, REAL, Field, view
 from mb_sim.solver.rows import BALL, NORMAL, SCALAR, TANGENT
 
-
 Table = view("Table", """The row arrays a sweep reads (`Rows`' fields, bound once per solve so
 that the hot helpers read them without reference counting).""", (
     Field("J_r", REAL, ("r", "nv"), "Rows.J_r"),
@@ -137,23 +136,35 @@ def warm_start(rows: Any, qd: np.ndarray, vb: np.ndarray) -> None:
 
 
 @inline
+def _change(d: float, k_inv: float) -> tuple:
+    """(|d_lambda|, |d_lambda| K_rr): how much a row's impulse changed and how much that
+    changed its own velocity (K_rr = 1 / k_inv, the row's diagonal)."""
+    return abs(d), (abs(d) / k_inv if k_inv > 0.0 else 0.0)
+
+
+@inline
+def _most(a: tuple, b: tuple) -> tuple:
+    return max(a[0], b[0]), max(a[1], b[1])
+
+
+@inline
 def _scalar_row(rows: Any, r: int, low: float, high: float, qd: np.ndarray,
                 vb: np.ndarray) -> float:
     """One row: lambda = clamp(lambda + K^-1 (target - J u), low, high), u += W d_lambda.
-    Returns |d_lambda|."""
+    Returns its change (`_change`)."""
     J_r, W_r, body, J_b, W_b, lam = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.lam
     err = rows.target[r] - velocity(J_r, body, J_b, r, qd, vb)
     new = min(max(lam[r] + rows.Kinv[r, 0, 0] * err, low), high)
     d = new - lam[r]
     lam[r] = new
     apply(W_r, body, W_b, r, d, qd, vb)
-    return abs(d)
+    return _change(d, rows.Kinv[r, 0, 0])
 
 
 @inline
 def _friction_pair(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray) -> float:
     """A TANGENT pair: both rows by the diagonal of their K, then the disc
-    |lambda_t| <= mu (lambda_n + bounce_n) of its normal row. Returns the larger |d_lambda|."""
+    |lambda_t| <= mu (lambda_n + bounce_n) of its normal row. Returns the larger changes."""
     J_r, W_r, body, J_b, W_b, lam = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.lam
     Kinv, target = rows.Kinv, rows.target
     e0 = target[r] - velocity(J_r, body, J_b, r, qd, vb)
@@ -173,14 +184,14 @@ def _friction_pair(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray) -> float:
     d1 = n1 - lam[r + 1]
     lam[r + 1] = n1
     apply(W_r, body, W_b, r + 1, d1, qd, vb)
-    return max(abs(d0), abs(d1))
+    return _most(_change(d0, Kinv[r, 0, 0]), _change(d1, Kinv[r, 1, 1]))
 
 
 @inline
 def _ball(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray, err: np.ndarray,
           new: np.ndarray) -> float:
     """A BALL group of three rows by its K^+, then the ball |lambda| <= hi. Returns the
-    largest |d_lambda|."""
+    largest changes."""
     J_r, W_r, body, J_b, W_b, lam = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.lam
     Kinv = rows.Kinv
     for a in range(3):
@@ -198,20 +209,24 @@ def _ball(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray, err: np.ndarray,
         f = bound / norm if norm > 0.0 else 0.0
         for a in range(3):
             new[a] *= f
-    largest = 0.0
+    change = (0.0, 0.0)
     for a in range(3):
         d = new[a] - lam[r + a]
-        largest = max(largest, abs(d))
+        change = _most(change, _change(d, Kinv[r, a, a]))
         lam[r + a] = new[a]
         apply(W_r, body, W_b, r + a, d, qd, vb)
-    return largest
+    return change
 
 
 @njit
-def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance: float) -> int:
-    """Run up to `iterations` sweeps; stop early when no impulse changes by more than
-    `tolerance`. Velocities qd, vb and impulses lam are updated in place; a friction pair's
-    disc also counts its normal's restitution impulse `bounce`. Returns sweeps run."""
+def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance: float,
+          velocity_tolerance: float) -> int:
+    """Run up to `iterations` sweeps; stop after a sweep in which no impulse changed by more
+    than `tolerance` (N s) and no row's own velocity by more than `velocity_tolerance` (the
+    impulse change times the row's diagonal K_rr, m/s or rad/s). The second test scales with
+    the problem: a light link's rows (large K_rr) are held to the same velocity as a heavy
+    box's. Velocities qd, vb and impulses lam are updated in place; a friction pair's disc also
+    counts its normal's restitution impulse `bounce`. Returns sweeps run."""
     n = rows.count[0]
     kind, lo, hi = rows.kind, rows.lo, rows.hi
     t = Table(rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.target, rows.mu, hi,
@@ -220,25 +235,25 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
     new = np.zeros(3)
     sweep = 0
     for sweep in range(1, iterations + 1):
-        largest = 0.0
+        change = (0.0, 0.0)
         r = 0
         while r < n:
             k = kind[r]
             if k == NORMAL:
-                largest = max(largest, _scalar_row(t, r, 0.0, np.inf, qd, vb))
+                change = _most(change, _scalar_row(t, r, 0.0, np.inf, qd, vb))
                 r += 1
             elif k == SCALAR:
-                largest = max(largest, _scalar_row(t, r, lo[r], hi[r], qd, vb))
+                change = _most(change, _scalar_row(t, r, lo[r], hi[r], qd, vb))
                 r += 1
             elif k == TANGENT:
-                largest = max(largest, _friction_pair(t, r, qd, vb))
+                change = _most(change, _friction_pair(t, r, qd, vb))
                 r += 2
             elif k == BALL:
-                largest = max(largest, _ball(t, r, qd, vb, err, new))
+                change = _most(change, _ball(t, r, qd, vb, err, new))
                 r += 3
             else:
                 r += 1
-        if largest <= tolerance:
+        if change[0] <= tolerance and change[1] <= velocity_tolerance:
             break
     return sweep
 
