@@ -136,20 +136,21 @@ def warm_start(rows: Any, qd: np.ndarray, vb: np.ndarray) -> None:
 
 
 @inline
-def _change(d: float, k_inv: float) -> tuple:
-    """(|d_lambda|, |d_lambda| K_rr): how much a row's impulse changed and how much that
-    changed its own velocity (K_rr = 1 / k_inv, the row's diagonal)."""
+def _change(d: float, k_inv: float) -> tuple[float, float]:
+    """(|d_lambda|, |d_lambda| / k_inv): how much a row's impulse changed and how much that
+    changed its own velocity (1 / k_inv = K_rr for a single row or a friction pair; for a
+    ball group's row, 1 / (K^+)_rr <= K_rr)."""
     return abs(d), (abs(d) / k_inv if k_inv > 0.0 else 0.0)
 
 
 @inline
-def _most(a: tuple, b: tuple) -> tuple:
+def _most(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
     return max(a[0], b[0]), max(a[1], b[1])
 
 
 @inline
 def _scalar_row(rows: Any, r: int, low: float, high: float, qd: np.ndarray,
-                vb: np.ndarray) -> float:
+                vb: np.ndarray) -> tuple[float, float]:
     """One row: lambda = clamp(lambda + K^-1 (target - J u), low, high), u += W d_lambda.
     Returns its change (`_change`)."""
     J_r, W_r, body, J_b, W_b, lam = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.lam
@@ -162,7 +163,7 @@ def _scalar_row(rows: Any, r: int, low: float, high: float, qd: np.ndarray,
 
 
 @inline
-def _friction_pair(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray) -> float:
+def _friction_pair(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray) -> tuple[float, float]:
     """A TANGENT pair: both rows by the diagonal of their K, then the disc
     |lambda_t| <= mu (lambda_n + bounce_n) of its normal row. Returns the larger changes."""
     J_r, W_r, body, J_b, W_b, lam = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.lam
@@ -189,7 +190,7 @@ def _friction_pair(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray) -> float:
 
 @inline
 def _ball(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray, err: np.ndarray,
-          new: np.ndarray) -> float:
+          new: np.ndarray) -> tuple[float, float]:
     """A BALL group of three rows by its K^+, then the ball |lambda| <= hi. Returns the
     largest changes."""
     J_r, W_r, body, J_b, W_b, lam = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.lam
