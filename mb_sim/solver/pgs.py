@@ -23,24 +23,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline, njit
-from mb_sim.records import INDEX, REAL, Field, view
-from mb_sim.solver.rows import BALL, NORMAL, SCALAR, TANGENT
-
-Table = view("Table", """The row arrays a sweep reads (`Rows`' fields, bound once per solve so
-that the hot helpers read them without reference counting).""", (
-    Field("J_r", REAL, ("r", "nv"), "Rows.J_r"),
-    Field("W_r", REAL, ("r", "nv"), "Rows.W_r"),
-    Field("body", INDEX, ("r", 2), "Rows.body"),
-    Field("J_b", REAL, ("r", 2, 6), "Rows.J_b"),
-    Field("W_b", REAL, ("r", 2, 6), "Rows.W_b"),
-    Field("target", REAL, ("r",), "Rows.target"),
-    Field("mu", REAL, ("r",), "Rows.mu"),
-    Field("hi", REAL, ("r",), "Rows.hi"),
-    Field("link", INDEX, ("r",), "Rows.link"),
-    Field("lam", REAL, ("r",), "Rows.lam"),
-    Field("bounce", REAL, ("r",), "Rows.bounce"),
-    Field("Kinv", REAL, ("r", 3, 3), "Rows.Kinv"),
-), {"r": "row capacity", "nv": "robot velocities"})
+from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, TANGENT
 
 
 @inline
@@ -135,126 +118,64 @@ def warm_start(rows: Any, qd: np.ndarray, vb: np.ndarray) -> None:
         apply(W_r, body, W_b, r, lam[r], qd, vb)
 
 
-@inline
-def _change(d: float, k_inv: float) -> tuple[float, float]:
-    """(|d_lambda|, |d_lambda| / k_inv): how much a row's impulse changed and how much that
-    changed its own velocity (1 / k_inv = K_rr for a single row or a friction pair; for a
-    ball group's row, 1 / (K^+)_rr <= K_rr)."""
-    return abs(d), (abs(d) / k_inv if k_inv > 0.0 else 0.0)
-
-
-@inline
-def _most(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
-    return max(a[0], b[0]), max(a[1], b[1])
-
-
-@inline
-def _scalar_row(rows: Any, r: int, low: float, high: float, qd: np.ndarray,
-                vb: np.ndarray) -> tuple[float, float]:
-    """One row: lambda = clamp(lambda + K^-1 (target - J u), low, high), u += W d_lambda.
-    Returns its change (`_change`)."""
-    J_r, W_r, body, J_b, W_b, lam = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.lam
-    err = rows.target[r] - velocity(J_r, body, J_b, r, qd, vb)
-    new = min(max(lam[r] + rows.Kinv[r, 0, 0] * err, low), high)
-    d = new - lam[r]
-    lam[r] = new
-    apply(W_r, body, W_b, r, d, qd, vb)
-    return _change(d, rows.Kinv[r, 0, 0])
-
-
-@inline
-def _friction_pair(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray) -> tuple[float, float]:
-    """A TANGENT pair: both rows by the diagonal of their K, then the disc
-    |lambda_t| <= mu (lambda_n + bounce_n) of its normal row. Returns the larger changes."""
-    J_r, W_r, body, J_b, W_b, lam = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.lam
-    Kinv, target = rows.Kinv, rows.target
-    e0 = target[r] - velocity(J_r, body, J_b, r, qd, vb)
-    e1 = target[r + 1] - velocity(J_r, body, J_b, r + 1, qd, vb)
-    n0 = lam[r] + Kinv[r, 0, 0] * e0 + Kinv[r, 0, 1] * e1
-    n1 = lam[r + 1] + Kinv[r, 1, 0] * e0 + Kinv[r, 1, 1] * e1
-    normal = rows.link[r]
-    bound = rows.mu[r] * (lam[normal] + rows.bounce[normal])
-    norm = np.sqrt(n0 * n0 + n1 * n1)
-    if norm > bound:
-        f = bound / norm if norm > 0.0 else 0.0
-        n0 *= f
-        n1 *= f
-    d0 = n0 - lam[r]
-    lam[r] = n0
-    apply(W_r, body, W_b, r, d0, qd, vb)
-    d1 = n1 - lam[r + 1]
-    lam[r + 1] = n1
-    apply(W_r, body, W_b, r + 1, d1, qd, vb)
-    return _most(_change(d0, Kinv[r, 0, 0]), _change(d1, Kinv[r, 1, 1]))
-
-
-@inline
-def _ball(rows: Any, r: int, qd: np.ndarray, vb: np.ndarray, err: np.ndarray,
-          new: np.ndarray) -> tuple[float, float]:
-    """A BALL group of three rows by its K^+, then the ball |lambda| <= hi. Returns the
-    largest changes."""
-    J_r, W_r, body, J_b, W_b, lam = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.lam
-    Kinv = rows.Kinv
-    for a in range(3):
-        err[a] = rows.target[r + a] - velocity(J_r, body, J_b, r + a, qd, vb)
-    norm = 0.0
-    for a in range(3):
-        s = lam[r + a]
-        for c in range(3):
-            s += Kinv[r, a, c] * err[c]
-        new[a] = s
-        norm += s * s
-    norm = np.sqrt(norm)
-    bound = rows.hi[r]
-    if norm > bound:
-        f = bound / norm if norm > 0.0 else 0.0
-        for a in range(3):
-            new[a] *= f
-    change = (0.0, 0.0)
-    for a in range(3):
-        d = new[a] - lam[r + a]
-        change = _most(change, _change(d, Kinv[r, a, a]))
-        lam[r + a] = new[a]
-        apply(W_r, body, W_b, r + a, d, qd, vb)
-    return change
-
-
 @njit
 def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance: float,
           velocity_tolerance: float) -> int:
     """Run up to `iterations` sweeps; stop after a sweep in which no impulse changed by more
-    than `tolerance` (N s) and no row's own velocity by more than `velocity_tolerance` (the
-    impulse change times the row's diagonal K_rr, m/s or rad/s). The second test scales with
-    the problem: a light link's rows (large K_rr) are held to the same velocity as a heavy
-    box's. Velocities qd, vb and impulses lam are updated in place; a friction pair's disc also
-    counts its normal's restitution impulse `bounce`. Returns sweeps run."""
+    than `tolerance` (N s) and no row's own velocity by more than `velocity_tolerance` through
+    it (|d_lambda| K_rr, m/s or rad/s; K_rr = 1 / Kinv_rr, for a ball group's row
+    1 / (K^+)_rr <= K_rr). The second test scales with the problem: a light link's rows (large
+    K_rr) are held to the same velocity as a heavy box's. Velocities qd, vb and impulses lam
+    are updated in place; a friction pair's disc also counts its normal's restitution impulse
+    `bounce`. Returns sweeps run."""
     n = rows.count[0]
-    kind, lo, hi = rows.kind, rows.lo, rows.hi
-    t = Table(rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b, rows.target, rows.mu, hi,
-              rows.link, rows.lam, rows.bounce, rows.Kinv)
+    kind, target, lo, hi, mu, link = rows.kind, rows.target, rows.lo, rows.hi, rows.mu, rows.link
+    lam, bounce, Kinv = rows.lam, rows.bounce, rows.Kinv
+    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
     err = np.zeros(3)
     new = np.zeros(3)
     sweep = 0
     for sweep in range(1, iterations + 1):
-        change = (0.0, 0.0)
+        converged = True
         r = 0
         while r < n:
             k = kind[r]
-            if k == NORMAL:
-                change = _most(change, _scalar_row(t, r, 0.0, np.inf, qd, vb))
+            if k == FOLLOWER:
                 r += 1
-            elif k == SCALAR:
-                change = _most(change, _scalar_row(t, r, lo[r], hi[r], qd, vb))
-                r += 1
-            elif k == TANGENT:
-                change = _most(change, _friction_pair(t, r, qd, vb))
-                r += 2
-            elif k == BALL:
-                change = _most(change, _ball(t, r, qd, vb, err, new))
-                r += 3
+                continue
+            size = group_size(k)
+            for a in range(size):
+                err[a] = target[r + a] - velocity(J_r, body, J_b, r + a, qd, vb)
+            for a in range(size):
+                s = lam[r + a]
+                for c in range(size):
+                    s += Kinv[r, a, c] * err[c]
+                new[a] = s
+            if size == 1:
+                low, high = lo[r], hi[r]
+                if k == NORMAL:
+                    low, high = 0.0, np.inf
+                new[0] = min(max(new[0], low), high)
             else:
-                r += 1
-        if change[0] <= tolerance and change[1] <= velocity_tolerance:
+                bound = mu[r] * (lam[link[r]] + bounce[link[r]]) if k == TANGENT else hi[r]
+                norm = 0.0
+                for a in range(size):
+                    norm += new[a] * new[a]
+                norm = np.sqrt(norm)
+                if norm > bound:
+                    f = bound / norm if norm > 0.0 else 0.0
+                    for a in range(size):
+                        new[a] *= f
+            for a in range(size):
+                d = new[a] - lam[r + a]
+                k_inv = Kinv[r, a, a]
+                if abs(d) > (min(tolerance, velocity_tolerance * k_inv) if k_inv > 0.0
+                             else tolerance):
+                    converged = False
+                lam[r + a] = new[a]
+                apply(W_r, body, W_b, r + a, d, qd, vb)
+            r += size
+        if converged:
             break
     return sweep
 
