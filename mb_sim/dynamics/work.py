@@ -36,13 +36,18 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("qdd", REAL, ("nv",), "joint accelerations of the last ABA in the step"),
     Field("f_ext", REAL, ("n+1", 6), "external force on each body, body coordinates (ABA "
           "input)"),
-    Field("rot", REAL, ("n+1", 3, 3), "world rotation of each body (slot n: the base)"),
-    Field("pos", REAL, ("n+1", 3), "world position of each body's origin, m"),
+    Field("rot", REAL, ("n+1", 3, 3), "world rotation of each body (slot n: the base; CRBA "
+          "leaves the rotations relative to the base here)"),
+    Field("pos", REAL, ("n+1", 3), "world position of each body's origin, m (CRBA: relative "
+          "to the base)"),
+    Field("composite", REAL, ("n+1", 10), "composite rigid-body inertia of each subtree about "
+          "the base origin in base axes, (m, h = m c, I_xx, I_yy, I_zz, I_xy, I_xz, I_yz) (CRBA)"),
     Field("response", REAL, ("n", "nv"), "H^-1 e_i: joint i's response to a unit impulse of "
           "its own actuator (Holck 2005, ch. 3)"),
     Field("response_ready", FLAG, ("n",), "response[i] holds the current q's"),
     Field("base_cholesky", REAL, (6, 6), "lower Cholesky factor of a floating base's I^A_0"),
-    Field("base_a0", REAL, (6,), "a floating base's a_0 = [0; -R^T g], base axes"),
+    Field("base_a0", REAL, (6,), "the base's a_0 = [0; -R^T g], base axes (ABA: tree.a0 for a "
+          "fixed base)"),
     "impulse response (Holck 2005, ch. 3, eqs. 3.43-3.48)",
     Field("YA", REAL, ("n+1", 6), "articulated impulse Y^A_i"),
     Field("dv", REAL, ("n+1", 6), "velocity change dv_i"),
@@ -53,6 +58,10 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("rk4_qdd", REAL, (4, "nv"), "stage accelerations"),
     Field("rk4_dq", REAL, (4, "nv"), "stage rates of the position increment"),
     Field("rk4_q", REAL, ("nq",), "stage positions"),
+    "the arguments of a public call (mb_sim.dynamics.TreeDynamics), contiguous",
+    Field("q_arg", REAL, ("nq",), "positions"),
+    Field("v_arg", REAL, ("nv",), "velocities"),
+    Field("x_arg", REAL, ("nv",), "efforts or accelerations"),
     "scratch",
     Field("vec6", REAL, (6,), "a motion or force vector"),
     Field("vec6b", REAL, (6,), "a second one"),
