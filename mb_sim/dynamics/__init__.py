@@ -82,15 +82,19 @@ def _aba(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd: np.ndarr
     on it."""
     tree, w = dyn.tree, dyn.work
     n = tree.parent.shape[0]
-    w.q_arg[:] = q
-    w.v_arg[:] = qd
-    w.x_arg[:] = tau
+    q_arg, v_arg, x_arg, out = w.q_arg, w.v_arg, w.x_arg, w.qdd
+    for k in range(q.shape[0]):
+        q_arg[k] = q[k]
+    for k in range(qd.shape[0]):
+        v_arg[k] = qd[k]
+        x_arg[k] = tau[k]
     for k in range(tau.shape[0] - n):
         w.f_ext[n, k] = tau[n + k]
-    articulated_accelerations(tree, w, w.q_arg, w.v_arg, w.x_arg, w.qdd)
+    articulated_accelerations(tree, w, q_arg, v_arg, x_arg, out)
     for k in range(tau.shape[0] - n):
         w.f_ext[n, k] = 0.0
-    qdd[:] = w.qdd
+    for k in range(qdd.shape[0]):
+        qdd[k] = out[k]
 
 
 @njit
@@ -184,13 +188,17 @@ class TreeDynamics:
         elif not (_is_array(out) and out.dtype is _FLOAT and out.shape == h
                   and out.flags.writeable):
             raise _bad_out(out, h)
-        if not self._floating:
-            if not (_is_array(q) and q.dtype is _FLOAT and q.shape == self._v):
-                q = _kernel_q(self.sizes, q)
-            self._crba(self.record, q, out)
-            return out
+        try:
+            if not self._floating and q.dtype is _FLOAT and q.shape == self._v:
+                self._crba(self.record, q, out)
+                return out
+        except (AttributeError, TypeError):
+            pass
         H = np.empty(h)
         self._crba(self.record, _kernel_q(self.sizes, q), H)
+        if not self._floating:
+            out[:, :] = H
+            return out
         order = _user_v(self.sizes, np.arange(self.sizes.nv))
         out[:, :] = H[np.ix_(order, order)]
         return out
@@ -256,7 +264,8 @@ def aba(model: Model, q: object, qd: object, tau: object,
     Floating base: Pinocchio's free-flyer layout (q: nq = nv + 1; qd, tau, the result: nv,
     the base first as [linear; angular] in base axes; tau's base part is a wrench on it).
     `out`: a float64 array of shape (nv,) to write the result into (`TreeDynamics`)."""
-    return tree_dynamics(model, gravity).aba(q, qd, tau, out)
+    dyn = _default.get(id(model)) if gravity is DEFAULT_GRAVITY else None
+    return (dyn or tree_dynamics(model, gravity)).aba(q, qd, tau, out)
 
 
 def rnea(model: Model, q: object, qd: object, qdd: object,
@@ -264,13 +273,14 @@ def rnea(model: Model, q: object, qd: object, qdd: object,
          ) -> np.ndarray:
     """Inverse dynamics tau = H qdd + C(q, qd) + g(q) + damping qd by RNEA, O(n) (layout and
     `out` as `aba`; a floating base's part of tau is the wrench it needs)."""
-    return tree_dynamics(model, gravity).rnea(q, qd, qdd, out)
+    dyn = _default.get(id(model)) if gravity is DEFAULT_GRAVITY else None
+    return (dyn or tree_dynamics(model, gravity)).rnea(q, qd, qdd, out)
 
 
 def crba(model: Model, q: object, out: np.ndarray | None = None) -> np.ndarray:
     """Mass matrix H(q) (nv x nv) by the composite-rigid-body algorithm (layout as `aba`;
     `out`: a float64 (nv, nv) array to write it into)."""
-    return tree_dynamics(model).crba(q, out)
+    return (_default.get(id(model)) or tree_dynamics(model)).crba(q, out)
 
 
 @njit

@@ -64,7 +64,7 @@ def mass_matrix(tree: Any, w: Any, q: np.ndarray, H: np.ndarray) -> None:
         else:
             S[i, 0], S[i, 1], S[i, 2] = 0.0, 0.0, 0.0
             S[i, 3], S[i, 4], S[i, 5] = a0, a1, a2
-        _body_inertia(inertia[i], rot[i], pos[i], comp[i])
+        _body_inertia(inertia, rot, pos, i, comp)
     if floating:
         B = tree.base_inertia[0]
         comp[n, 0] = B[3, 3]
@@ -115,37 +115,39 @@ def mass_matrix(tree: Any, w: Any, q: np.ndarray, H: np.ndarray) -> None:
 
 
 @inline
-def _body_inertia(I6: np.ndarray, R: np.ndarray, p: np.ndarray, out: np.ndarray) -> None:
-    """The ten numbers of a body's spatial inertia I6 (about its origin, body axes) about the
-    base origin in base axes, for the body posed at (R, p) (module docstring)."""
-    m = I6[3, 3]
-    b0, b1, b2 = I6[2, 4], I6[0, 5], I6[1, 3]  # h in body axes: I6[0:3, 3:6] = h~
-    g0 = R[0, 0] * b0 + R[0, 1] * b1 + R[0, 2] * b2
-    g1 = R[1, 0] * b0 + R[1, 1] * b1 + R[1, 2] * b2
-    g2 = R[2, 0] * b0 + R[2, 1] * b1 + R[2, 2] * b2
+def _body_inertia(I6: np.ndarray, R: np.ndarray, p: np.ndarray, i: int, out: np.ndarray
+                  ) -> None:
+    """out[i] = the ten numbers of body i's spatial inertia I6[i] (about its origin, body
+    axes) about the base origin in base axes, for the body posed at (R[i], p[i]) (module
+    docstring; arrays and an index rather than row views, which numba reference-counts)."""
+    m = I6[i, 3, 3]
+    b0, b1, b2 = I6[i, 2, 4], I6[i, 0, 5], I6[i, 1, 3]  # h in body axes: I6[i, 0:3, 3:6] = h~
+    g0 = R[i, 0, 0] * b0 + R[i, 0, 1] * b1 + R[i, 0, 2] * b2
+    g1 = R[i, 1, 0] * b0 + R[i, 1, 1] * b1 + R[i, 1, 2] * b2
+    g2 = R[i, 2, 0] * b0 + R[i, 2, 1] * b1 + R[i, 2, 2] * b2
     # R I_b R^T: T = R I_b, then its products with the rows of R
-    t00 = R[0, 0] * I6[0, 0] + R[0, 1] * I6[1, 0] + R[0, 2] * I6[2, 0]
-    t01 = R[0, 0] * I6[0, 1] + R[0, 1] * I6[1, 1] + R[0, 2] * I6[2, 1]
-    t02 = R[0, 0] * I6[0, 2] + R[0, 1] * I6[1, 2] + R[0, 2] * I6[2, 2]
-    t10 = R[1, 0] * I6[0, 0] + R[1, 1] * I6[1, 0] + R[1, 2] * I6[2, 0]
-    t11 = R[1, 0] * I6[0, 1] + R[1, 1] * I6[1, 1] + R[1, 2] * I6[2, 1]
-    t12 = R[1, 0] * I6[0, 2] + R[1, 1] * I6[1, 2] + R[1, 2] * I6[2, 2]
-    t20 = R[2, 0] * I6[0, 0] + R[2, 1] * I6[1, 0] + R[2, 2] * I6[2, 0]
-    t21 = R[2, 0] * I6[0, 1] + R[2, 1] * I6[1, 1] + R[2, 2] * I6[2, 1]
-    t22 = R[2, 0] * I6[0, 2] + R[2, 1] * I6[1, 2] + R[2, 2] * I6[2, 2]
-    xx = t00 * R[0, 0] + t01 * R[0, 1] + t02 * R[0, 2]
-    yy = t10 * R[1, 0] + t11 * R[1, 1] + t12 * R[1, 2]
-    zz = t20 * R[2, 0] + t21 * R[2, 1] + t22 * R[2, 2]
-    xy = t00 * R[1, 0] + t01 * R[1, 1] + t02 * R[1, 2]
-    xz = t00 * R[2, 0] + t01 * R[2, 1] + t02 * R[2, 2]
-    yz = t10 * R[2, 0] + t11 * R[2, 1] + t12 * R[2, 2]
-    p0, p1, p2 = p[0], p[1], p[2]
+    t00 = R[i, 0, 0] * I6[i, 0, 0] + R[i, 0, 1] * I6[i, 1, 0] + R[i, 0, 2] * I6[i, 2, 0]
+    t01 = R[i, 0, 0] * I6[i, 0, 1] + R[i, 0, 1] * I6[i, 1, 1] + R[i, 0, 2] * I6[i, 2, 1]
+    t02 = R[i, 0, 0] * I6[i, 0, 2] + R[i, 0, 1] * I6[i, 1, 2] + R[i, 0, 2] * I6[i, 2, 2]
+    t10 = R[i, 1, 0] * I6[i, 0, 0] + R[i, 1, 1] * I6[i, 1, 0] + R[i, 1, 2] * I6[i, 2, 0]
+    t11 = R[i, 1, 0] * I6[i, 0, 1] + R[i, 1, 1] * I6[i, 1, 1] + R[i, 1, 2] * I6[i, 2, 1]
+    t12 = R[i, 1, 0] * I6[i, 0, 2] + R[i, 1, 1] * I6[i, 1, 2] + R[i, 1, 2] * I6[i, 2, 2]
+    t20 = R[i, 2, 0] * I6[i, 0, 0] + R[i, 2, 1] * I6[i, 1, 0] + R[i, 2, 2] * I6[i, 2, 0]
+    t21 = R[i, 2, 0] * I6[i, 0, 1] + R[i, 2, 1] * I6[i, 1, 1] + R[i, 2, 2] * I6[i, 2, 1]
+    t22 = R[i, 2, 0] * I6[i, 0, 2] + R[i, 2, 1] * I6[i, 1, 2] + R[i, 2, 2] * I6[i, 2, 2]
+    xx = t00 * R[i, 0, 0] + t01 * R[i, 0, 1] + t02 * R[i, 0, 2]
+    yy = t10 * R[i, 1, 0] + t11 * R[i, 1, 1] + t12 * R[i, 1, 2]
+    zz = t20 * R[i, 2, 0] + t21 * R[i, 2, 1] + t22 * R[i, 2, 2]
+    xy = t00 * R[i, 1, 0] + t01 * R[i, 1, 1] + t02 * R[i, 1, 2]
+    xz = t00 * R[i, 2, 0] + t01 * R[i, 2, 1] + t02 * R[i, 2, 2]
+    yz = t10 * R[i, 2, 0] + t11 * R[i, 2, 1] + t12 * R[i, 2, 2]
+    p0, p1, p2 = p[i, 0], p[i, 1], p[i, 2]
     d = 2.0 * (g0 * p0 + g1 * p1 + g2 * p2) + m * (p0 * p0 + p1 * p1 + p2 * p2)
-    out[0] = m
-    out[1], out[2], out[3] = g0 + m * p0, g1 + m * p1, g2 + m * p2
-    out[4] = xx + d - 2.0 * p0 * g0 - m * p0 * p0
-    out[5] = yy + d - 2.0 * p1 * g1 - m * p1 * p1
-    out[6] = zz + d - 2.0 * p2 * g2 - m * p2 * p2
-    out[7] = xy - (p0 * g1 + g0 * p1) - m * p0 * p1
-    out[8] = xz - (p0 * g2 + g0 * p2) - m * p0 * p2
-    out[9] = yz - (p1 * g2 + g1 * p2) - m * p1 * p2
+    out[i, 0] = m
+    out[i, 1], out[i, 2], out[i, 3] = g0 + m * p0, g1 + m * p1, g2 + m * p2
+    out[i, 4] = xx + d - 2.0 * p0 * g0 - m * p0 * p0
+    out[i, 5] = yy + d - 2.0 * p1 * g1 - m * p1 * p1
+    out[i, 6] = zz + d - 2.0 * p2 * g2 - m * p2 * p2
+    out[i, 7] = xy - (p0 * g1 + g0 * p1) - m * p0 * p1
+    out[i, 8] = xz - (p0 * g2 + g0 * p2) - m * p0 * p2
+    out[i, 9] = yz - (p1 * g2 + g1 * p2) - m * p1 * p2

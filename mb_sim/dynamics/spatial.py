@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline
+from mb_sim._jit import helper, inline
 
 
 @inline
@@ -49,7 +49,7 @@ def joint_pose(joint_type: np.ndarray, axis: np.ndarray, tree_rot: np.ndarray,
             p[r] = tree_pos[i, r] + q * (a0 * x + a1 * y + a2 * z)
 
 
-@inline
+@helper
 def joint_transform(tree: Any, w: Any, i: int, qi: float) -> None:
     """Body i's Plücker transform from its parent, X_i = X_J(q_i) X_T (Holck 2005 eq. 3.16),
     into w.X[i], and its motion subspace S_i (S = [axis; 0] for a revolute joint, [0; axis]
@@ -103,24 +103,14 @@ def transform_force_add(X: np.ndarray, i: int, f: np.ndarray, out: np.ndarray, k
 
 
 @inline
-def _row(M: np.ndarray, b: int, r: int, x0: float, x1: float, x2: float, x3: float, x4: float,
-         x5: float) -> float:
-    """Row r of the 6x6 matrix M[b] times x."""
-    return (M[b, r, 0] * x0 + M[b, r, 1] * x1 + M[b, r, 2] * x2 + M[b, r, 3] * x3
-            + M[b, r, 4] * x4 + M[b, r, 5] * x5)
-
-
-@inline
 def velocity_force(inertia: np.ndarray, b: int, v: np.ndarray, k: int, f: np.ndarray) -> None:
     """f[k] = v x* I v, the velocity-product force of a body of spatial inertia inertia[b]
-    moving with v[k]."""
+    moving with v[k] (I v is kept in f[k] on the way)."""
     w0, w1, w2, u0, u1, u2 = v[k, 0], v[k, 1], v[k, 2], v[k, 3], v[k, 4], v[k, 5]
-    h0 = _row(inertia, b, 0, w0, w1, w2, u0, u1, u2)
-    h1 = _row(inertia, b, 1, w0, w1, w2, u0, u1, u2)
-    h2 = _row(inertia, b, 2, w0, w1, w2, u0, u1, u2)
-    h3 = _row(inertia, b, 3, w0, w1, w2, u0, u1, u2)
-    h4 = _row(inertia, b, 4, w0, w1, w2, u0, u1, u2)
-    h5 = _row(inertia, b, 5, w0, w1, w2, u0, u1, u2)
+    for r in range(6):
+        f[k, r] = (inertia[b, r, 0] * w0 + inertia[b, r, 1] * w1 + inertia[b, r, 2] * w2
+                   + inertia[b, r, 3] * u0 + inertia[b, r, 4] * u1 + inertia[b, r, 5] * u2)
+    h0, h1, h2, h3, h4, h5 = f[k, 0], f[k, 1], f[k, 2], f[k, 3], f[k, 4], f[k, 5]
     f[k, 0] = w1 * h2 - w2 * h1 + u1 * h5 - u2 * h4
     f[k, 1] = w2 * h0 - w0 * h2 + u2 * h3 - u0 * h5
     f[k, 2] = w0 * h1 - w1 * h0 + u0 * h4 - u1 * h3
@@ -137,7 +127,8 @@ def body_force(inertia: np.ndarray, b: int, v: np.ndarray, a: np.ndarray, f: np.
     velocity_force(inertia, b, v, k, f)
     m0, m1, m2, m3, m4, m5 = a[k, 0], a[k, 1], a[k, 2], a[k, 3], a[k, 4], a[k, 5]
     for r in range(6):
-        f[k, r] += _row(inertia, b, r, m0, m1, m2, m3, m4, m5)
+        f[k, r] += (inertia[b, r, 0] * m0 + inertia[b, r, 1] * m1 + inertia[b, r, 2] * m2
+                    + inertia[b, r, 3] * m3 + inertia[b, r, 4] * m4 + inertia[b, r, 5] * m5)
 
 
 @inline
@@ -150,7 +141,7 @@ def mtv6_add(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
         out[j] += s
 
 
-@inline
+@helper
 def congruence_add(X: np.ndarray, i: int, I: np.ndarray, out: np.ndarray, j: int,
                    tmp: np.ndarray) -> None:
     """out[j] += X_i^T I X_i for a symmetric I and a Plücker transform X[i] = [[E, 0],
