@@ -21,13 +21,12 @@ q they were given (ABA, RNEA, CRBA, hybrid dynamics, kinematics) and the impulse
 scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holck 2005, ch. 3).""", (
     Field("X", REAL, ("n+1", 6, 6), "Plücker transform X_i from the parent's frame "
           "(Holck 2005 eq. 3.16)"),
-    Field("S", REAL, ("n+1", 6), "motion subspace S_i of joint i"),
+    Field("S", REAL, ("n+1", 6), "motion subspace S_i of joint i (CRBA: in base coordinates)"),
     Field("U", REAL, ("n+1", 6), "U_i = I^A_i S_i (Holck 2005, ch. 3)"),
     Field("D", REAL, ("n",), "D_i = S_i^T U_i + armature_i", fill=1.0),
     Field("armature", REAL, ("n",), "joint-space inertia added to D_i: a servo's implicit "
           "h Kd + h^2 Kp in the step (mb_sim.sim.servo); 0 elsewhere"),
-    Field("IA", REAL, ("n+1", 6, 6), "articulated inertia I^A_i (composite inertia I^C_i in "
-          "CRBA)"),
+    Field("IA", REAL, ("n+1", 6, 6), "articulated inertia I^A_i"),
     Field("v", REAL, ("n+1", 6), "body velocity v_i"),
     Field("c", REAL, ("n+1", 6), "velocity-product acceleration c_i = v_i x S_i qd_i"),
     Field("pA", REAL, ("n+1", 6), "articulated bias force p^A_i (body force f_i in RNEA)"),
