@@ -148,37 +148,30 @@ class TreeDynamics:
 
     def aba(self, q: Any, qd: Any, tau: Any, out: Any = None) -> np.ndarray:
         """Forward dynamics (`mb_sim.dynamics.aba`)."""
-        v = self._v
-        try:
-            if not self._floating and (
-                    q.dtype is _FLOAT and qd.dtype is _FLOAT and tau.dtype is _FLOAT
-                    and q.shape == v and qd.shape == v and tau.shape == v):
-                if out is None:
-                    out = np.empty(v)
-                elif not (out.dtype is _FLOAT and out.shape == v and out.flags.writeable):
-                    raise _bad_out(out, v)
-                self._aba(self.record, q, qd, tau, out)
-                return out
-        except (AttributeError, TypeError):  # not arrays: converted below
-            pass
-        return self._converted(self._aba, q, qd, tau, "qd", "tau", out)
+        return self._vectors(self._aba, q, qd, tau, out, "qd", "tau")
 
     def rnea(self, q: Any, qd: Any, qdd: Any, out: Any = None) -> np.ndarray:
         """Inverse dynamics (`mb_sim.dynamics.rnea`)."""
+        return self._vectors(self._rnea, q, qd, qdd, out, "qd", "qdd")
+
+    def _vectors(self, kernel: Any, q: Any, a: Any, b: Any, out: Any, a_name: str,
+                 b_name: str) -> np.ndarray:
+        """kernel(record, q, a, b, out) for vectors of nv: float64 arrays of a fixed base as
+        they are, anything else through `_converted`."""
         v = self._v
         try:
             if not self._floating and (
-                    q.dtype is _FLOAT and qd.dtype is _FLOAT and qdd.dtype is _FLOAT
-                    and q.shape == v and qd.shape == v and qdd.shape == v):
+                    q.dtype is _FLOAT and a.dtype is _FLOAT and b.dtype is _FLOAT
+                    and q.shape == v and a.shape == v and b.shape == v):
                 if out is None:
                     out = np.empty(v)
                 elif not (out.dtype is _FLOAT and out.shape == v and out.flags.writeable):
                     raise _bad_out(out, v)
-                self._rnea(self.record, q, qd, qdd, out)
-                return out
-        except (AttributeError, TypeError):
+                kernel(self.record, q, a, b, out)
+                return out  # type: ignore[no-any-return]
+        except (AttributeError, TypeError):  # not arrays: converted below
             pass
-        return self._converted(self._rnea, q, qd, qdd, "qd", "qdd", out)
+        return self._converted(kernel, q, a, b, a_name, b_name, out)
 
     def crba(self, q: Any, out: Any = None) -> np.ndarray:
         """Mass matrix (`mb_sim.dynamics.crba`)."""
