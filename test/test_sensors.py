@@ -207,3 +207,56 @@ def test_world_file_keys(tmp_path: Path) -> None:
     path.write_text(f"robot: {{gains: {{{j}: {{p: 1}}}}}}\n")
     with pytest.raises(WorldError, match=rf"robot.gains.{j}.i: required"):
         mb_sim.load_world(str(path))
+
+
+def test_standing_quadruped_feet_carry_its_weight() -> None:
+    """solo12 (example-robot-data) standing on position servos: its four feet's mean contact
+    forces sum to its weight plus its rate of momentum (Pinocchio's centroidal momentum: the
+    robot still rocks a little), and the F/T sensor at a knee reads what holds the lower leg
+    against its foot's contact and its weight (quasi-static Newton-Euler of the lower leg)."""
+    import pinocchio as pin
+    from robot_data import robots_dir
+    from robot_walk import LEGGED_URDFS, lowest_point, package_dirs, srdf_for, standing_pose
+
+    from mb_sim.rotations import quat_to_matrix
+
+    rel = LEGGED_URDFS["solo12"]
+    model = mb_sim.load_urdf(str(robots_dir() / rel), package_dirs(), floating_base=True)
+    q_stand = standing_pose(srdf_for(rel), model)
+    feet = ["FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"]
+    world = mb_sim.load_world({"ground": {"height": 0.0}, "robot": {
+        "floating": True, "initial_positions": dict(zip(model.joint_names, q_stand.tolist())),
+        "contact_sensors": feet, "ft_sensors": ["FL_KFE"]}})
+    sim = mb_sim.Simulation(model, world)
+    sim.set_base_pose([0.0, 0.0, 0.01 - lowest_point(sim)], [0.0, 0.0, 0.0, 1.0])
+    sim.set_interfaces(dict.fromkeys(model.joint_names, "position"))
+    sim.set_position_target(q_stand)
+    reference = pin.buildModelFromUrdf(str(robots_dir() / rel), pin.JointModelFreeFlyer())
+    data = reference.createData()
+
+    def momentum() -> np.ndarray:
+        pin.computeCentroidalMomentum(reference, data, sim.q, sim.qd)
+        return data.hg.linear.copy()
+
+    sim.step(1500)
+    sim.read_contact_sensors()
+    sim.read_ft_sensors()
+    before = momentum()
+    sim.step(500)
+    contact, ft = sim.read_contact_sensors(), sim.read_ft_sensors()["FL_KFE"]
+    weight = (float(np.sum(model.mass)) + model.base_mass) * G
+    total = sum(w.force for w in contact.values())
+    rate = (momentum() - before) / 0.5
+    np.testing.assert_allclose(total, rate + [0.0, 0.0, weight], atol=1e-5 * weight)
+    assert total[2] == pytest.approx(weight, rel=5e-3)
+    assert all(w.force[2] > 0.1 * weight for w in contact.values())
+    i = model.joint_names.index("FL_KFE")
+    p, R = sim.link_pose("FL_LOWER_LEG")[0], quat_to_matrix(sim.link_pose("FL_LOWER_LEG")[1])
+    foot = contact["FL_FOOT"]
+    gravity = model.mass[i] * np.array([0.0, 0.0, -G])
+    arm_foot = sim.link_pose("FL_FOOT")[0] - p
+    arm_com = R @ model.com[i]
+    force = R.T @ -(foot.force + gravity)
+    torque = R.T @ -(foot.torque + np.cross(arm_foot, foot.force) + np.cross(arm_com, gravity))
+    np.testing.assert_allclose(ft.force, force, atol=0.01 * np.linalg.norm(force))
+    np.testing.assert_allclose(ft.torque, torque, atol=0.01 * np.linalg.norm(torque))
