@@ -43,8 +43,8 @@ from mb_sim.sim.data import (
     allocate_data,
     data_record,
 )
-from mb_sim.sim.state import State, new_state
 from mb_sim.sim.sensors import allocate_sensors, sensors_record
+from mb_sim.sim.state import State, new_state
 from mb_sim.sim.step import new_sim, step
 
 if JIT:

@@ -1076,23 +1076,18 @@ def load_body(data: Any, label: str, base_dir: str | os.PathLike[str], path: str
     return _body(_Reader(label, str(base_dir)), path, data, set(), name_required=False)
 
 
-def check_robot_names(world: World, model: Any) -> None:
-    """Check the joints and links the world's `robot.gains`, `robot.ft_sensors` and
-    `robot.contact_sensors` name against the robot: movable joints (F/T sensors, gains) and
-    links (contact sensors). Raises WorldError naming the file, the key and the value."""
-    joints, links = tuple(model.joint_names), tuple(model.link_names)
-    checks = [(f"robot.gains.{name[:60]}", name, joints, "movable joint")
-              for name in world.robot.gains]
-    checks += [(f"robot.ft_sensors[{i}]", name, joints, "movable joint")
-               for i, name in enumerate(world.robot.ft_sensors)]
-    checks += [(f"robot.contact_sensors[{i}]", name, links, "link")
-               for i, name in enumerate(world.robot.contact_sensors)]
-    for path, name, known, what in checks:
-        if name not in known:
-            close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+def check_gains(world: World, model: Any) -> None:
+    """Check that the world's `robot.gains` name movable joints of `model`; WorldError naming
+    the file, the key and the value. (The sensors' names are checked when they are set:
+    `Simulation.set_ft_sensors`, `set_contact_sensors`.)"""
+    joints = tuple(model.joint_names)
+    for name in world.robot.gains:
+        if name not in joints:
+            close = difflib.get_close_matches(name, joints, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise WorldError(f"{world.source}: {path}: no {what} of robot {model.name!r} is "
-                             f"named {_show(name)}{hint}; {what}s: {_names(known) or 'none'}")
+            raise WorldError(f"{world.source}: robot.gains.{name[:60]}: no movable joint of "
+                             f"robot {model.name!r} has this name{hint}; joints: "
+                             f"{_names(joints) or 'none'}")
 
 
 def check_initial_positions(world: World, model: Any, tolerance: float = 1e-9) -> None:

@@ -34,7 +34,7 @@ import numpy as np
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.overlaps import overlapping_pairs
 from mb_sim.dynamics.floating import to_pinocchio
-from mb_sim.errors import SimulationError
+from mb_sim.errors import SimulationError, WorldError
 from mb_sim.model.collision_filter import reference_positions
 from mb_sim.model.compile import INTEGRATORS, CompiledScene, compile_scene, scene_record
 from mb_sim.model.model import Model
@@ -44,8 +44,8 @@ from mb_sim.model.world import (
     RobotPlacement,
     SolverSettings,
     World,
+    check_gains,
     check_initial_positions,
-    check_robot_names,
 )
 from mb_sim.rotations import quat_from_matrix
 from mb_sim.sim.arguments import (
@@ -113,7 +113,7 @@ def _robot_of(model: Model | None, world: World | None) -> Model | None:
                          "mb_sim.load_urdf(..., floating_base=True)")
     if model is not None and world is not None:
         check_initial_positions(world, model)
-        check_robot_names(world, model)
+        check_gains(world, model)
     return model
 
 
@@ -228,18 +228,26 @@ class Simulation:
         robot = world.robot if world is not None else None
         if robot is not None and robot.gains and model is not None:
             self.set_gains(robot.gains)
-        source = f"{world.source}: robot." if world is not None else ""
         if ft_sensors is not None:
-            self.set_ft_sensors(ft_sensors)
+            self._sensors.set_ft(ft_sensors)
         elif robot is not None and robot.ft_sensors:
-            self._sensors.set_ft(robot.ft_sensors, source + "ft_sensors")
+            self._world_sensors(self._sensors.set_ft, robot.ft_sensors, "ft_sensors")
         if contact_sensors is not None:
-            self.set_contact_sensors(contact_sensors)
+            self._sensors.set_contact(contact_sensors)
         elif robot is not None and robot.contact_sensors:
-            self._sensors.set_contact(robot.contact_sensors, source + "contact_sensors")
+            self._world_sensors(self._sensors.set_contact, robot.contact_sensors,
+                                "contact_sensors")
         self._bind_sensors()
 
     # --- construction ------------------------------------------------------------------------
+    def _world_sensors(self, setter: Any, names: Sequence[str], key: str) -> None:
+        """The world file's robot.ft_sensors or robot.contact_sensors; a bad name is a
+        WorldError naming the file, the key and the name."""
+        try:
+            setter(names, f"{self.world.source}: robot.{key}")  # type: ignore[union-attr]
+        except ValueError as e:
+            raise WorldError(str(e)) from None
+
     def _bind(self) -> None:
         """(Re)build the records compiled code takes, over the current arrays."""
         self._d = data_record(self._data)
