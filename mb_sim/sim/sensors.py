@@ -59,6 +59,7 @@ links, what they summed since the last read, and the work arrays of the backward
     Field("contact_sum", REAL, ("c", 6), "sum of the contact impulses since the last read: "
           "[moment about the link origin; force], world axes, N m s and N s"),
     Field("contact_time", REAL, (1,), "time summed, s"),
+    Field("vec3", REAL, (4, 3), "scratch: an impulse, lever arms, an origin"),
 ), {"f": "F/T sensors", "c": "contact sensors", "g": "geometries",
     "n": "movable joints", "nv": "robot velocities"})
 
@@ -67,9 +68,9 @@ links, what they summed since the last read, and the work arrays of the backward
 def new_sensors(work: Any, ft_body: np.ndarray, ft_sum: np.ndarray, ft_time: np.ndarray,
                 qdd: np.ndarray, tau: np.ndarray, external: np.ndarray,
                 geom_sensor: np.ndarray, contact_body: np.ndarray, contact_offset: np.ndarray,
-                contact_sum: np.ndarray, contact_time: np.ndarray) -> Any:
+                contact_sum: np.ndarray, contact_time: np.ndarray, vec3: np.ndarray) -> Any:
     return SensorsRecord(work, ft_body, ft_sum, ft_time, qdd, tau, external, geom_sensor,
-                         contact_body, contact_offset, contact_sum, contact_time)
+                         contact_body, contact_offset, contact_sum, contact_time, vec3)
 
 
 def allocate_sensors(n: int, floating: bool, n_geoms: int, ft: int = 0,
@@ -84,7 +85,7 @@ def allocate_sensors(n: int, floating: bool, n_geoms: int, ft: int = 0,
         qdd=np.zeros(nv), tau=np.zeros(nv), external=np.zeros((n + 1, 6)),
         geom_sensor=np.full(n_geoms, -1, dtype=np.int64),
         contact_body=np.zeros(contact, dtype=np.int64), contact_offset=np.zeros((contact, 3)),
-        contact_sum=np.zeros((contact, 6)), contact_time=np.zeros(1))
+        contact_sum=np.zeros((contact, 6)), contact_time=np.zeros(1), vec3=np.zeros((4, 3)))
 
 
 def sensors_record(s: Sensors) -> Any:
@@ -125,7 +126,7 @@ def _contact_forces(m: Any, d: Any, sensors: Any, h: float) -> bool:
     con, g, w = d.contacts, m.geoms, d.tree
     ext = sensors.external
     ext[:, :] = 0.0
-    P, arm, Pb, armb = np.empty(3), np.empty(3), np.empty(3), np.empty(3)
+    P, arm, Pb, armb = sensors.vec3[0], sensors.vec3[1], sensors.vec3[2], sensors.vec3[3]
     any_robot = False
     for c in range(con.count[0]):
         contact_impulse(d.rows, con, c, P)
@@ -174,7 +175,7 @@ def contact_wrenches(m: Any, d: Any, sensors: Any) -> None:
     """sensors.contact_sum += each sensed link's contact impulses of the step (world axes,
     moments about the link origin at the start-of-step pose)."""
     con, w, slot_of = d.contacts, d.tree, sensors.geom_sensor
-    P, origin, arm = np.empty(3), np.empty(3), np.empty(3)
+    P, origin, arm = sensors.vec3[0], sensors.vec3[1], sensors.vec3[2]
     for c in range(con.count[0]):
         ka, kb = slot_of[con.geom_a[c]], slot_of[con.geom_b[c]]
         if ka < 0 and kb < 0:
