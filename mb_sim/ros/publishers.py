@@ -13,10 +13,11 @@ the same simulated time (`recorder.Recording`).
 QoS: ~/contacts reliable depth 10; joint_states (`joint_states_topic`) reliable depth 100,
 or with `joint_states_qos: sensor_data` the sensor-data profile (what ros2_control's topic
 hardware interface subscribes with); /tf reliable depth 100
-(as tf2's broadcaster); odom reliable depth 10; imu the sensor-data profile (best effort,
-depth 5), so are the sensors' wrenches; /tf_static, robot_description and ~/world reliable, transient local, depth 1; /clock
-reliable depth 1 (a reliable publisher serves both the best-effort subscription of
-use_sim_time nodes and reliable subscribers; only the newest value matters).
+(as tf2's broadcaster); odom reliable depth 10; imu and the sensors' wrenches the
+sensor-data profile (best effort, depth 5); /tf_static, robot_description and ~/world
+reliable, transient local, depth 1; /clock reliable depth 1 (a reliable publisher serves
+both the best-effort subscription of use_sim_time nodes and reliable subscribers; only the
+newest value matters).
 
 While the simulation is paused nothing is published, except to a subscriber of joint_states
 or /tf that joins then: it gets the current state once (`new_subscriber`), so a controller

@@ -50,3 +50,22 @@ def test_lift_pad_wrenches(start_sim: Any, probe: Any) -> None:
     assert "parameter 'ft_sensors': unknown joint 'no_such_joint'" in out
     assert "parameter 'contact_sensors': unknown link 'no_such_link'" in out
     assert sim.proc.poll() is None
+
+
+def test_world_gains_and_parameters_over_them(start_sim: Any, probe: Any, tmp_path: Any) -> None:
+    """The world file's robot.gains set a servo's gains; a gains.<joint>.* parameter wins."""
+    from rcl_interfaces.srv import GetParameters
+
+    world = tmp_path / "lift_gains.yaml"
+    world.write_text((DATA / "lift_table.yaml").read_text().replace(
+        "robot: {xyz: [0, 0, 0]}", "robot: {xyz: [0, 0, 0], "
+        "gains: {lift: {p: 500.0, i: 50.0, d: 20.0}}}"))
+    sim = start_sim({"urdf_file": str(DATA / "lift.urdf"), "world_file": str(world),
+                     "status_period": 0.0, "command_interfaces.lift": "position",
+                     "gains.lift.d": 7.0})
+    js = probe.collect(JointState, "joint_states")
+    assert wait_until(lambda: bool(js), STARTUP_TIMEOUT), sim.output
+    names = ["gains.lift.p", "gains.lift.i", "gains.lift.d"]
+    got = probe.call(GetParameters, "/sim_node/get_parameters",
+                     GetParameters.Request(names=names)).values
+    assert [v.double_value for v in got] == [500.0, 50.0, 7.0], sim.output
