@@ -131,6 +131,16 @@ def body_force(inertia: np.ndarray, b: int, v: np.ndarray, a: np.ndarray, f: np.
                     + inertia[b, r, 3] * m3 + inertia[b, r, 4] * m4 + inertia[b, r, 5] * m5)
 
 
+@inline
+def mtv6_add(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
+    """out += A^T x."""
+    for j in range(6):
+        s = 0.0
+        for i in range(6):
+            s += A[i, j] * x[i]
+        out[j] += s
+
+
 @helper
 def congruence_add(X: np.ndarray, i: int, I: np.ndarray, out: np.ndarray, j: int,
                    tmp: np.ndarray) -> None:
