@@ -99,7 +99,18 @@ def _aba(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd: np.ndarr
 
 @njit
 def _rnea(dyn: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> None:
-    inverse_dynamics(dyn.tree, dyn.work, q, qd, qdd, tau)
+    """RNEA on contiguous copies of the arguments, as `_aba` (the wrench sensors of the step
+    call inverse_dynamics too)."""
+    w = dyn.work
+    q_arg, v_arg, x_arg, out = w.q_arg, w.v_arg, w.x_arg, w.qdd
+    for k in range(q.shape[0]):
+        q_arg[k] = q[k]
+    for k in range(qd.shape[0]):
+        v_arg[k] = qd[k]
+        x_arg[k] = qdd[k]
+    inverse_dynamics(dyn.tree, w, q_arg, v_arg, x_arg, out)
+    for k in range(tau.shape[0]):
+        tau[k] = out[k]
 
 
 @njit
