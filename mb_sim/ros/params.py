@@ -146,7 +146,7 @@ SPECS: tuple[Spec, ...] = (
     Spec("imu_enabled", True, "Publish sensor_msgs/Imu on imu for imu_link at publish_rate."),
     Spec("imu_link", "", "Link whose frame is the IMU frame; '' = the root link.",
          check=lambda v: None if v == v.strip() else "must not have surrounding spaces"),
-    Spec("command_topic", "/effort_controller/commands",
+    Spec("command_topic", "effort_controller/commands",
          "Float64MultiArray effort commands, one value per command_joints entry.", check=_topic),
     Spec("command_joints", [],
          "Joint order of command_topic; unset or [''] = all movable joints in URDF order."),
