@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 import mb_sim
+from mb_sim.bags import custom_data
 from mb_sim.ros.entities import apply_event
 from mb_sim.ros.latch import CommandError, CommandLatch
 from mb_sim.ros.params import ParamError, command_joint_list
@@ -112,11 +112,9 @@ def replay_bag(path: str | Path, tolerance: float = 0.0) -> ReplayResult:
 
 
 def _custom_data(bag: Path) -> dict[str, str]:
-    meta_file = bag / "metadata.yaml"
-    if not meta_file.is_file():
-        raise ReplayError(f"{bag}: no metadata.yaml (not a rosbag2 bag, or not closed)")
-    info = yaml.safe_load(meta_file.read_text()).get("rosbag2_bagfile_information", {})
-    custom = info.get("custom_data") or {}
+    custom = custom_data(bag)
+    if custom is None:
+        raise ReplayError(f"{bag}: no readable metadata.yaml (not a rosbag2 bag, or not closed)")
     if "mb_sim/urdf" not in custom:
         raise ReplayError(f"{bag}: not recorded by sim_node (no mb_sim/urdf in custom_data)")
     return custom

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from mb_sim.bags import custom_data
 from mb_sim.viewer import messages as msgs
 from mb_sim.viewer.history import JointHistory
 from mb_sim.viewer.scene import Pose, Scene, Snapshot, Visual, robot_visuals, world_visuals
@@ -161,7 +162,7 @@ def read_bag(path: str | Path) -> Recording:
     complete = not bag.is_dir() or (bag / "metadata.yaml").is_file()
     rec = Recording(complete=complete)
     if complete and bag.is_dir():
-        rec.world_text = _custom_data(bag).get("mb_sim/world", "")
+        rec.world_text = (custom_data(bag) or {}).get("mb_sim/world", "")
     typestore = get_typestore(Stores.ROS2_JAZZY)
     wanted = ("sensor_msgs/msg/JointState", "tf2_msgs/msg/TFMessage",
               "visualization_msgs/msg/MarkerArray", "std_msgs/msg/String")
@@ -203,16 +204,6 @@ def _take(rec: Recording, topic: str, msgtype: str, t: float, msg: Any) -> None:
         rec.world = msgs.world_visuals(msg)
     elif msgtype == "sensor_msgs/msg/JointState" and topic.endswith("joint_states"):
         rec.joints.add(t, msgs.joint_positions(msg))
-
-
-def _custom_data(bag: Path) -> dict[str, str]:
-    import yaml
-
-    try:
-        info = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
-    except (OSError, KeyError, TypeError, yaml.YAMLError):
-        return {}
-    return dict(info.get("custom_data") or {})
 
 
 class BagView:
