@@ -6,7 +6,7 @@ then as fast as it can, then effort commands at 100, 500 and 1000 Hz.
 
 Starts `sim_node` with the default arm, config/arm.yaml and the table world (the same as
 `make run`) in its own ROS domain on loopback, and measures from outside:
-1. with `demo_controller` running, over `--seconds`: the node's CPU time from /proc (percent of
+1. with `demo_controller` running (from when it has started the simulation), over `--seconds`: the node's CPU time from /proc (percent of
    one core), the achieved real-time factor (/clock against the wall clock) and the
    joint_states rate;
 2. the same with `real_time_factor: 0` (as fast as it can);
