@@ -34,9 +34,9 @@ from mb_sim.ros.pacing import Pacer, RateMeter
 ROUND_STEPS = 10
 """Most physics steps between two looks at the clock, the services and the parameters."""
 PACE_PERIOD = 0.002
-"""Least wall time the thread sleeps between two rounds when on time, s: it wakes when this
-much simulated time x real-time factor is due (2 steps at 1 kHz and RTF 1), not for every
-step. A wake-up costs about 35 us of CPU (kernel timer and switch) and leaves the step's data
+"""Least wall time the thread sleeps between two rounds when on time, s: it wakes when the
+steps of this much wall time (PACE_PERIOD x real-time factor of simulated time) are due, 2 at
+1 kHz and RTF 1, not for every step. A wake-up costs about 35 us of CPU (kernel timer and switch) and leaves the step's data
 cold in the cache (a step after a sleep took twice as long as one after another step)."""
 FAST_CHUNK = 10
 """Steps per round when real_time_factor is 0 (as fast as possible)."""
