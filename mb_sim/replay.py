@@ -175,7 +175,8 @@ def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]
     floating = bool(params.get("floating_base", False)) or bool(world and world.robot.floating)
     model = mb_sim.load_urdf(custom["mb_sim/urdf"], floating_base=floating)
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],
-                            integrator=params["integrator"])
+                            integrator=params["integrator"], ft_sensors=[],
+                            contact_sensors=[])  # sensors change no motion
     q0 = np.array(json.loads(custom["mb_sim/initial_positions"]))  # the joints only
     if model.floating_base:  # the base starts where the world puts it; the recorded state follows
         names = model.joint_names
