@@ -154,7 +154,7 @@ SPECS: tuple[Spec, ...] = (
          "~/contact/<link> at publish_rate, the mean contact wrench on the link since the last "
          "message (world_frame axes, torque about the link origin; zero: no contact); unset "
          "or [''] = the world file's robot.contact_sensors."),
-    Spec("command_topic", "/effort_controller/commands",
+    Spec("command_topic", "effort_controller/commands",
          "Float64MultiArray effort commands, one value per command_joints entry.", check=_topic),
     Spec("command_joints", [],
          "Joint order of command_topic; unset or [''] = all movable joints in URDF order."),

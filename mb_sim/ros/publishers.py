@@ -121,6 +121,8 @@ class Publishers:
 
         js_qos = QOS_IMU if p.joint_states_qos == "sensor_data" else QOS_JOINT_STATES
         self._js = output(JointState, p.joint_states_topic, js_qos, tell=True)
+        self.joint_states_topic = self._js.topic
+        """joint_states_topic resolved in the node's namespace."""
         self._tf = output(TFMessage, "/tf", QOS_TF, tell=True)
         self._tf_static = output(TFMessage, "/tf_static", QOS_LATCHED)
         self._description = output(String, "robot_description", QOS_LATCHED)
