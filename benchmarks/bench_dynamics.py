@@ -3,13 +3,16 @@
     .venv/bin/python benchmarks/bench_dynamics.py [--quick]
 
 Table 1: ABA, RNEA and CRBA on Panda (example-robot-data, 9 dof) for mb_sim and Pinocchio in
-the same process, microseconds per call from Python, and the ratio mb_sim / Pinocchio.
+the same process, microseconds per call from Python, and the ratio mb_sim / Pinocchio; each
+once returning a new array, once writing into an array given (`out=`; Pinocchio writes into
+its Data either way).
 Table 2: ABA on serial chains of 10 ... 320 revolute links (URDF strings built here), in
 microseconds per call and per link; ABA is O(n) (Holck 2005, ch. 3), so the per-link cost should be
 about constant once the call overhead is amortised. Pinocchio's ABA is listed alongside.
 
 Every function is called once first (numba compiles, or loads its cache), then timed with
-time.perf_counter over many calls; the best of several repeats is printed. Numbers only.
+time.perf_counter over many calls, mb_sim and Pinocchio in turns; the best of several repeats
+is printed. Numbers only.
 """
 
 from __future__ import annotations
@@ -51,15 +54,20 @@ def chain_urdf(n: int) -> str:
     return "".join(parts)
 
 
-def per_call_us(fn: Callable[[], object], calls: int, repeats: int) -> float:
-    fn()
-    best = np.inf
+def paired_us(fns: tuple[Callable[[], object], ...], calls: int, repeats: int
+              ) -> list[float]:
+    """Best microseconds per call of each function, timed in turns (a burst of load on the
+    shared machine then hits all of them, not one)."""
+    for fn in fns:
+        fn()
+    best = [np.inf] * len(fns)
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / calls)
-    return best * 1e6
+        for k, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - t0) / calls)
+    return [b * 1e6 for b in best]
 
 
 class Pair:
@@ -89,19 +97,24 @@ class Pair:
 def panda_table(calls: int, repeats: int) -> None:
     p = Pair(str(panda_urdf()), from_string=False)
     m = p.model
+    v, H = np.empty(m.nv), np.empty((m.nv, m.nv))
     rows = [
         ("ABA", lambda: mb_sim.aba(m, p.q, p.qd, p.tau),
          lambda: pin.aba(p.pin, p.data, p.pq, p.pv, p.ptau)),
         ("RNEA", lambda: mb_sim.rnea(m, p.q, p.qd, p.qdd),
          lambda: pin.rnea(p.pin, p.data, p.pq, p.pv, p.pa)),
         ("CRBA", lambda: mb_sim.crba(m, p.q), lambda: pin.crba(p.pin, p.data, p.pq)),
+        ("ABA out=", lambda: mb_sim.aba(m, p.q, p.qd, p.tau, out=v),
+         lambda: pin.aba(p.pin, p.data, p.pq, p.pv, p.ptau)),
+        ("RNEA out=", lambda: mb_sim.rnea(m, p.q, p.qd, p.qdd, out=v),
+         lambda: pin.rnea(p.pin, p.data, p.pq, p.pv, p.pa)),
+        ("CRBA out=", lambda: mb_sim.crba(m, p.q, out=H), lambda: pin.crba(p.pin, p.data, p.pq)),
     ]  # fmt: skip
     print(f"Panda ({m.nv} dof), microseconds per call")
     print(f"{'algorithm':<10}{'mb_sim':>10}{'pinocchio':>12}{'ratio':>9}")
     for name, ours, theirs in rows:
-        a = per_call_us(ours, calls, repeats)
-        b = per_call_us(theirs, calls, repeats)
-        print(f"{name:<10}{a:>10.2f}{b:>12.2f}{a / b:>9.1f}")
+        a, b = paired_us((ours, theirs), calls, repeats)
+        print(f"{name:<10}{a:>10.2f}{b:>12.2f}{a / b:>9.2f}")
 
 
 def chain_table(calls: int, repeats: int) -> None:
@@ -110,8 +123,8 @@ def chain_table(calls: int, repeats: int) -> None:
     for n in CHAIN_LENGTHS:
         p = Pair(chain_urdf(n), from_string=True, seed=n)
         k = max(20, calls * 10 // n)
-        a = per_call_us(lambda p=p: mb_sim.aba(p.model, p.q, p.qd, p.tau), k, repeats)
-        b = per_call_us(lambda p=p: pin.aba(p.pin, p.data, p.pq, p.pv, p.ptau), k, repeats)
+        a, b = paired_us((lambda p=p: mb_sim.aba(p.model, p.q, p.qd, p.tau),
+                          lambda p=p: pin.aba(p.pin, p.data, p.pq, p.pv, p.ptau)), k, repeats)
         print(f"{n:>6}{a:>10.2f}{a / n:>10.3f}{b:>12.2f}{b / n:>10.3f}")
 
 
@@ -119,7 +132,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer calls (a smoke run)")
     args = parser.parse_args()
-    calls, repeats = (200, 2) if args.quick else (5000, 5)
+    calls, repeats = (200, 2) if args.quick else (2000, 15)
     panda_table(calls, repeats)
     chain_table(calls, repeats)
 

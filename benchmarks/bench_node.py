@@ -6,7 +6,7 @@ then as fast as it can, then effort commands at 100, 500 and 1000 Hz.
 
 Starts `sim_node` with the default arm, config/arm.yaml and the table world (the same as
 `make run`) in its own ROS domain on loopback, and measures from outside:
-1. with `demo_controller` running, over `--seconds`: the node's CPU time from /proc (percent of
+1. with `demo_controller` running (from when it has started the simulation), over `--seconds`: the node's CPU time from /proc (percent of
    one core), the achieved real-time factor (/clock against the wall clock) and the
    joint_states rate;
 2. the same with `real_time_factor: 0` (as fast as it can);
@@ -185,6 +185,14 @@ def wait_running(obs: Observer, timeout: float = 120.0) -> None:
     raise TimeoutError("sim_node published no joint_states")
 
 
+def wait_unpaused(obs: Observer, timeout: float = 120.0) -> None:
+    end = time.monotonic() + timeout
+    while obs.stats()["paused"]:
+        if time.monotonic() > end:
+            raise TimeoutError("the demo controller did not start the simulation")
+        time.sleep(0.2)
+
+
 def per_call(fn: object, seconds: float = 1.0) -> float:
     """Median over rounds of the mean wall time of one call, microseconds."""
     fn()
@@ -285,6 +293,7 @@ def main() -> int:
             start_new_session=True)
         try:
             wait_running(obs)
+            wait_unpaused(obs)  # the controller unpauses once it has the robot
             time.sleep(2.0)
             print(f"\n{'phase':<34}{'node CPU %':>12}{'RTF':>8}{'joint_states Hz':>18}")
             for label, rtf in (("real_time_factor 1 + controller", 1.0),

@@ -1,7 +1,7 @@
 """Step time of the default scene in mb_sim next to MuJoCo's mj_step, and where mb_sim's goes.
 
     .venv/bin/python benchmarks/bench_step.py [--seconds 3] [--warmup 0.5] [--repeats 3]
-        [--mujoco-solver Newton|CG|PGS] [--no-mujoco] [--servo]
+        [--mujoco-solver Newton|CG|PGS] [--no-mujoco] [--servo] [--sensors]
 
 Scene: urdf/arm.urdf in config/worlds/table.yaml (table, three boxes and a ball resting on it),
 dt = 1 ms. Controller (the same function drives both simulators, efforts from q and qd):
@@ -13,7 +13,9 @@ starts 1 cm above the table in the hand-down pose. Gains per joint from the join
 H(q_ref): Kp = H_ii w^2, Kd = 2 w H_ii (critically damped at w = 20 rad/s). Nothing is random.
 With `--servo`, mb_sim's arm runs on its own position servos inside the step (the reference as
 targets, g(q) as the effort feed-forward, default gains: mb_sim.sim.servo), so the step's
-cost includes the servos'; MuJoCo keeps the effort PD.
+cost includes the servos'; MuJoCo keeps the effort PD. With `--sensors`, mb_sim measures a
+force-torque sensor at every arm joint and a contact sensor on the hand (mb_sim.sim.sensors),
+so the step's cost includes the sensors' (reading them is a Python call outside the step).
 
 Each simulator first runs `--warmup` seconds (numba compiles or loads its cache, the hand comes
 down), then one pass over `--seconds` of simulated time collects the statistics (contact count,
@@ -78,6 +80,8 @@ class Setup:
 
     servo: bool = False
     """mb_sim's arm on its own position servos (`--servo`)."""
+    sensors: bool = False
+    """F/T sensors at every arm joint, a contact sensor on the hand (`--sensors`)."""
 
     def reference(self, t: float) -> np.ndarray:
         q_ref = self.q_press.copy()
@@ -202,6 +206,9 @@ def make_mb_sim(setup: Setup) -> mb_sim.Simulation:
     sim.set_state(q=setup.q_start, qd=np.zeros(setup.model.nv))
     if setup.servo:
         sim.set_interfaces(dict.fromkeys(sim.joint_names, "position"))
+    if setup.sensors:
+        sim.set_ft_sensors(sim.joint_names)
+        sim.set_contact_sensors([TOOL_LINK])
     return sim
 
 
@@ -481,10 +488,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--servo", action="store_true",
                     help="mb_sim's arm on its position servos (default gains; the reference "
                          "as targets, g(q) as feed-forward); MuJoCo keeps the effort PD")
+    ap.add_argument("--sensors", action="store_true",
+                    help="mb_sim measures F/T at every arm joint and contacts on the hand")
     args = ap.parse_args(argv)
 
     setup = build_setup()
     setup.servo = args.servo
+    setup.sensors = args.sensors
     print(f"scene: {URDF.relative_to(ROOT)} in {WORLD.relative_to(ROOT)}, dt = {DT * 1e3:g} ms, "
           f"warm-up {args.warmup:g} s, timed {args.seconds:g} s of simulated time")
     print("q_start =", np.array2string(setup.q_start, precision=3),

@@ -102,7 +102,7 @@ def replay_bag(path: str | Path, tolerance: float = 0.0) -> ReplayResult:
     try:
         sim, params, start = _build(custom)
         timeline = _timeline(bag)
-        replay = _Replay(sim, params, start, tolerance)
+        replay = _Replay(sim, params, start, tolerance, _joint_states_topic(custom, params))
     except (OSError, ValueError, KeyError, mb_sim.ModelError, mb_sim.WorldError) as e:
         raise ReplayError(f"{bag}: {e}") from e
     try:
@@ -152,6 +152,16 @@ def _decode(typestore: Any, data: bytes, msgtype: str) -> Any:
     return msg
 
 
+def _joint_states_topic(custom: dict[str, str], params: dict[str, Any]) -> str:
+    """The joint_states topic as the node resolved it (in its namespace); bags written before
+    the node recorded it: joint_states_topic in the root namespace."""
+    topics = json.loads(custom.get("mb_sim/topics") or "{}")
+    if "joint_states" in topics:
+        return str(topics["joint_states"])
+    topic = str(params.get("joint_states_topic", "joint_states"))
+    return topic if topic.startswith("/") else "/" + topic
+
+
 def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """The simulation of the recording, in the state it started in."""
     params = json.loads(custom["mb_sim/parameters"])
@@ -165,7 +175,8 @@ def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]
     floating = bool(params.get("floating_base", False)) or bool(world and world.robot.floating)
     model = mb_sim.load_urdf(custom["mb_sim/urdf"], floating_base=floating)
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],
-                            integrator=params["integrator"])
+                            integrator=params["integrator"], ft_sensors=[],
+                            contact_sensors=[])  # sensors change no motion
     q0 = np.array(json.loads(custom["mb_sim/initial_positions"]))  # the joints only
     if model.floating_base:  # the base starts where the world puts it; the recorded state follows
         names = model.joint_names
@@ -181,7 +192,7 @@ class _Replay:
     """The recorded run done again, step by step, against its joint_states."""
 
     def __init__(self, sim: Any, params: dict[str, Any], start: dict[str, Any],
-                 tolerance: float) -> None:
+                 tolerance: float, js_topic: str) -> None:
         self.sim = sim
         self.tolerance = tolerance
         names = tuple(sim.joint_names)
@@ -199,8 +210,7 @@ class _Replay:
         self.latch.restore(start)
         self.timeout = float(params["command_timeout"])
         self.compared = self.steps = self.commands = 0
-        topic = str(params.get("joint_states_topic", "joint_states"))
-        self.js_topic = topic if topic.startswith("/") else "/" + topic
+        self.js_topic = js_topic
 
     def ns(self) -> int:
         return round(self.sim.time * 1e9)

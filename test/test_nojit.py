@@ -17,7 +17,7 @@ SCRIPT = """
 import json, numpy as np, mb_sim
 model = mb_sim.load_urdf("urdf/arm.urdf")
 world = mb_sim.load_world("config/worlds/table.yaml")
-sim = mb_sim.Simulation(model, world=world, dt=0.001)
+sim = mb_sim.Simulation(model, world=world, dt=0.001, ft_sensors=model.joint_names)
 sim.set_initial_state(q=[-0.9, 0.4, 0.0, 1.9, 0.0, 0.0, 0.0])
 sim.set_effort([20.0, 0, 0, 0, 0, 0, 0])
 sim.step(60)
@@ -25,10 +25,13 @@ rng = np.random.default_rng(3)
 q, qd, tau = rng.uniform(-1, 1, (3, 7))
 box = mb_sim.load_urdf("test/assets/floating_box.urdf", floating_base=True)
 drop = mb_sim.Simulation(box, mb_sim.load_world({"ground": {}, "robot": {"floating": True,
-                         "xyz": [0, 0, 0.12], "rpy": [0.3, 0.2, 0.1]}}), integrator="rk4")
+                         "xyz": [0, 0, 0.12], "rpy": [0.3, 0.2, 0.1]}}), integrator="rk4",
+                      contact_sensors=["base"])
 drop.step(60)
 print(json.dumps({
     "q": sim.q.tolist(), "bodies": sim.state.body_pos.tolist(), "contacts": len(sim.contacts),
+    "sensors": [[*w.force, *w.torque] for w in (*sim.read_ft_sensors().values(),
+                                                 *drop.read_contact_sensors().values())],
     "floating": drop.q.tolist(), "floating_contacts": len(drop.contacts),
     "aba": mb_sim.aba(model, q, qd, tau).tolist(), "rnea": mb_sim.rnea(model, q, qd, tau).tolist(),
     "crba": mb_sim.crba(model, q).tolist(),
@@ -50,5 +53,6 @@ def test_kernels_run_and_agree_without_numba():
     assert compiled["floating_contacts"] == interpreted["floating_contacts"] > 0
     for key in ("aba", "rnea", "crba"):
         np.testing.assert_allclose(interpreted[key], compiled[key], rtol=1e-12, atol=1e-12)
-    for key in ("q", "bodies", "floating"):
+    assert all(any(abs(x) > 0 for x in w) for w in compiled["sensors"])  # the box landed
+    for key in ("q", "bodies", "floating", "sensors"):
         np.testing.assert_allclose(interpreted[key], compiled[key], rtol=1e-9, atol=1e-9)

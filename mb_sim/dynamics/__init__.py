@@ -1,15 +1,21 @@
 """Reduced-coordinate tree algorithms on the model arrays: ABA, RNEA, CRBA, hybrid dynamics,
-kinematics and the articulated impulse response."""
+kinematics and the articulated impulse response.
+
+The public `aba`, `rnea`, `crba` go through one `TreeDynamics` per model and gravity: the
+model's records are made once, and the compiled kernels are called through their entry points
+(`mb_sim._jit.entry_point`), the arrays checked here instead of typed by numba on every call.
+"""
 
 from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import ANY_MATRIX, ANY_VECTOR, entry_point, njit
 from mb_sim.dynamics.aba import articulated_accelerations
 from mb_sim.dynamics.crba import mass_matrix
 from mb_sim.dynamics.floating import from_pinocchio, to_pinocchio
@@ -20,20 +26,30 @@ from mb_sim.model.compile import compile_tree, new_tree
 from mb_sim.model.model import Model
 from mb_sim.model.world import DEFAULT_GRAVITY
 
-__all__ = ["DEFAULT_GRAVITY", "aba", "crba", "hybrid", "rnea"]
+__all__ = ["DEFAULT_GRAVITY", "TreeDynamics", "aba", "crba", "hybrid", "rnea", "tree_dynamics"]
 
 
-def _vector(model: Model, value: object, name: str, size: int | None = None) -> np.ndarray:
+@dataclass(frozen=True)
+class _Sizes:
+    """What the argument checks need of a model (not the model: a cache of TreeDynamics must
+    not keep its model alive)."""
+
+    name: str
+    n_joints: int
+    nq: int
+    nv: int
+    floating_base: bool
+
+
+def _vector(model: Any, value: object, name: str, size: int | None = None) -> np.ndarray:
     size = model.nv if size is None else size
-    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (size,):
-        return value
     arr = np.ascontiguousarray(value, dtype=float)
     if arr.shape != (size,):
         raise ValueError(f"{name} must have shape ({size},) for {model.name!r}, got {arr.shape}")
     return arr
 
 
-def _kernel_q(model: Model, q: object) -> np.ndarray:
+def _kernel_q(model: Any, q: object) -> np.ndarray:
     """q in the kernels' layout (a floating base's 7 coordinates after the joints)."""
     q = _vector(model, q, "q", model.nq)
     if not model.floating_base:
@@ -46,60 +62,229 @@ def _kernel_q(model: Model, q: object) -> np.ndarray:
     return kq
 
 
-def _kernel_v(model: Model, v: object, name: str) -> np.ndarray:
+def _kernel_v(model: Any, v: object, name: str) -> np.ndarray:
     """A velocity-sized vector in the kernels' layout (the base's twist [omega; v] last)."""
     v = _vector(model, v, name)
     return from_pinocchio(None, v, model.n_joints)[1] if model.floating_base else v
 
 
-def _user_v(model: Model, v: np.ndarray) -> np.ndarray:
+def _user_v(model: Any, v: np.ndarray) -> np.ndarray:
     return to_pinocchio(None, v, model.n_joints)[1] if model.floating_base else v
 
 
-_records: weakref.WeakKeyDictionary[Model, dict[Any, Any]] = weakref.WeakKeyDictionary()
-
-
-def _dynamics_record(model: Model, gravity: Sequence[float]) -> Any:
-    """The tree record of a model under a gravity with a work record, made once."""
-    per_gravity = _records.get(model)
-    if per_gravity is None:
-        per_gravity = _records[model] = {}
-    key = gravity if isinstance(gravity, tuple) else tuple(float(g) for g in gravity)
-    record = per_gravity.get(key)
-    if record is None:
-        tree = compile_tree(model, None, np.array(key, dtype=float))
-        work = allocate_tree_work(model.n_joints, model.floating_base)
-        record = new_dynamics(new_tree(tree), new_tree_work(work))
-        per_gravity[key] = record
-    return record
+_FLOAT = np.dtype(np.float64)
 
 
 @njit
-def _aba(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray) -> np.ndarray:
-    """The base's part of tau (a wrench in base axes) acts as an external force on it."""
-    n = dyn.tree.parent.shape[0]
-    f_ext = dyn.work.f_ext
+def _aba(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd: np.ndarray) -> None:
+    """ABA on contiguous copies of the arguments (any strides; the step's kernels stay one
+    specialisation). The base's part of tau (a wrench in base axes) acts as an external force
+    on it."""
+    tree, w = dyn.tree, dyn.work
+    n = tree.parent.shape[0]
+    q_arg, v_arg, x_arg, out = w.q_arg, w.v_arg, w.x_arg, w.qdd
+    for k in range(q.shape[0]):
+        q_arg[k] = q[k]
+    for k in range(qd.shape[0]):
+        v_arg[k] = qd[k]
+        x_arg[k] = tau[k]
     for k in range(tau.shape[0] - n):
-        f_ext[n, k] = tau[n + k]
-    qdd = np.empty(qd.shape[0])
-    articulated_accelerations(dyn.tree, dyn.work, q, qd, tau, qdd)
-    f_ext[n, :] = 0.0
-    return qdd
+        w.f_ext[n, k] = tau[n + k]
+    articulated_accelerations(tree, w, q_arg, v_arg, x_arg, out)
+    for k in range(tau.shape[0] - n):
+        w.f_ext[n, k] = 0.0
+    for k in range(qdd.shape[0]):
+        qdd[k] = out[k]
 
 
 @njit
-def _rnea(dyn: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray) -> np.ndarray:
-    tau = np.empty(qd.shape[0])
-    inverse_dynamics(dyn.tree, dyn.work, q, qd, qdd, tau)
-    return tau
+def _rnea(dyn: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndarray) -> None:
+    """RNEA on contiguous copies of the arguments, as `_aba` (the wrench sensors of the step
+    call inverse_dynamics too)."""
+    w = dyn.work
+    q_arg, v_arg, x_arg, out = w.q_arg, w.v_arg, w.x_arg, w.qdd
+    for k in range(q.shape[0]):
+        q_arg[k] = q[k]
+    for k in range(qd.shape[0]):
+        v_arg[k] = qd[k]
+        x_arg[k] = qdd[k]
+    inverse_dynamics(dyn.tree, w, q_arg, v_arg, x_arg, out)
+    for k in range(tau.shape[0]):
+        tau[k] = out[k]
 
 
 @njit
-def _crba(dyn: Any, q: np.ndarray) -> np.ndarray:
-    n = dyn.work.qdd.shape[0]
-    H = np.empty((n, n))
+def _crba(dyn: Any, q: np.ndarray, H: np.ndarray) -> None:
     mass_matrix(dyn.tree, dyn.work, q, H)
-    return H
+
+
+class TreeDynamics:
+    """ABA, RNEA and CRBA of one model under one gravity, with little cost per call. `out`
+    (optional) is an array the result is written into and returned (float64, of the result's
+    shape, writeable); else a new array is returned. Layouts as `aba` (a floating base in
+    Pinocchio's free-flyer layout, converted on each call).
+
+        dyn = TreeDynamics(model)
+        qdd = np.empty(model.nv)
+        dyn.aba(q, qd, tau, out=qdd)
+
+    Arrays of float64 of the right shape go to compiled code as they are (any strides);
+    anything else (lists, other dtypes) is converted first, and a wrong shape is ValueError.
+    The module functions `aba`, `rnea`, `crba` use the one of each model and gravity
+    (`tree_dynamics`)."""
+
+    __slots__ = (
+        "__weakref__",
+        "_aba",
+        "_crba",
+        "_floating",
+        "_h",
+        "_rnea",
+        "_v",
+        "record",
+        "sizes",
+    )
+
+    def __init__(self, model: Model, gravity: Sequence[float] = DEFAULT_GRAVITY) -> None:
+        tree = compile_tree(model, None, np.array(gravity, dtype=float))
+        work = allocate_tree_work(model.n_joints, model.floating_base)
+        self.record = new_dynamics(new_tree(tree), new_tree_work(work))
+        self.sizes = _Sizes(model.name, model.n_joints, model.nq, model.nv, model.floating_base)
+        self._floating = model.floating_base
+        self._v, self._h = (model.nv,), (model.nv, model.nv)
+        vec = ANY_VECTOR
+        self._aba = entry_point(_aba, self.record, vec, vec, vec, vec)
+        self._rnea = entry_point(_rnea, self.record, vec, vec, vec, vec)
+        self._crba = entry_point(_crba, self.record, vec, ANY_MATRIX)
+
+    def aba(self, q: Any, qd: Any, tau: Any, out: Any = None) -> np.ndarray:
+        """Forward dynamics (`mb_sim.dynamics.aba`)."""
+        return self._vectors(self._aba, q, qd, tau, out, "qd", "tau")
+
+    def rnea(self, q: Any, qd: Any, qdd: Any, out: Any = None) -> np.ndarray:
+        """Inverse dynamics (`mb_sim.dynamics.rnea`)."""
+        return self._vectors(self._rnea, q, qd, qdd, out, "qd", "qdd")
+
+    def _vectors(self, kernel: Any, q: Any, a: Any, b: Any, out: Any, a_name: str,
+                 b_name: str) -> np.ndarray:
+        """kernel(record, q, a, b, out) for vectors of nv: float64 arrays of a fixed base as
+        they are, anything else through `_converted`."""
+        v = self._v
+        try:
+            if not self._floating and (
+                    q.dtype is _FLOAT and a.dtype is _FLOAT and b.dtype is _FLOAT
+                    and q.shape == v and a.shape == v and b.shape == v):
+                if out is None:
+                    out = np.empty(v)
+                elif not (out.dtype is _FLOAT and out.shape == v and out.flags.writeable):
+                    raise _bad_out(out, v)
+                kernel(self.record, q, a, b, out)
+                return out  # type: ignore[no-any-return]
+        except (AttributeError, TypeError):  # not arrays: converted below
+            pass
+        return self._converted(kernel, q, a, b, a_name, b_name, out)
+
+    def crba(self, q: Any, out: Any = None) -> np.ndarray:
+        """Mass matrix (`mb_sim.dynamics.crba`)."""
+        h = self._h
+        if out is None:
+            out = np.empty(h)
+        elif not (_is_array(out) and out.dtype is _FLOAT and out.shape == h
+                  and out.flags.writeable):
+            raise _bad_out(out, h)
+        try:
+            if not self._floating and q.dtype is _FLOAT and q.shape == self._v:
+                self._crba(self.record, q, out)
+                return out
+        except (AttributeError, TypeError):
+            pass
+        H = np.empty(h)
+        self._crba(self.record, _kernel_q(self.sizes, q), H)
+        if not self._floating:
+            out[:, :] = H
+            return out
+        order = _user_v(self.sizes, np.arange(self.sizes.nv))
+        out[:, :] = H[np.ix_(order, order)]
+        return out
+
+    def _converted(self, kernel: Any, q: object, a: object, b: object, a_name: str,
+                   b_name: str, out: Any) -> np.ndarray:
+        """The call with checked, converted arguments (a floating base's layout)."""
+        m, v = self.sizes, self._v
+        if out is not None and not (_is_array(out) and out.dtype is _FLOAT and out.shape == v
+                                    and out.flags.writeable):
+            raise _bad_out(out, v)
+        result = np.empty(v)
+        kernel(self.record, _kernel_q(m, q), _kernel_v(m, a, a_name), _kernel_v(m, b, b_name),
+               result)
+        if out is None:
+            return _user_v(m, result)
+        out[:] = _user_v(m, result)
+        return out  # type: ignore[no-any-return]
+
+
+def _is_array(a: object) -> bool:
+    return isinstance(a, np.ndarray)
+
+
+def _bad_out(out: object, shape: tuple[int, ...]) -> ValueError:
+    what = (type(out).__name__ if not isinstance(out, np.ndarray) else
+            f"a {out.dtype} array of shape {out.shape}"
+            f"{'' if out.flags.writeable else ', read-only'}")
+    return ValueError(f"out must be a writeable float64 array of shape {shape}, got {what}")
+
+
+_per_model: weakref.WeakKeyDictionary[Model, dict[Any, TreeDynamics]] = (
+    weakref.WeakKeyDictionary())
+_default: dict[int, TreeDynamics] = {}
+"""The default gravity's TreeDynamics by id(model), while the model lives (a dict lookup is
+cheaper than the weak dictionary's)."""
+
+
+def tree_dynamics(model: Model, gravity: Sequence[float] = DEFAULT_GRAVITY) -> TreeDynamics:
+    """The `TreeDynamics` of a model under a gravity, made once."""
+    if gravity is DEFAULT_GRAVITY:
+        dyn = _default.get(id(model))
+        if dyn is not None:
+            return dyn
+    per_gravity = _per_model.get(model)
+    if per_gravity is None:
+        per_gravity = _per_model[model] = {}
+    key = gravity if isinstance(gravity, tuple) else tuple(float(g) for g in gravity)
+    dyn = per_gravity.get(key)
+    if dyn is None:
+        dyn = per_gravity[key] = TreeDynamics(model, key)
+        if key == DEFAULT_GRAVITY:
+            _default[id(model)] = dyn
+            weakref.finalize(model, _default.pop, id(model), None)
+    return dyn
+
+
+def aba(model: Model, q: object, qd: object, tau: object,
+        gravity: Sequence[float] = DEFAULT_GRAVITY, out: np.ndarray | None = None
+        ) -> np.ndarray:
+    """Forward dynamics qdd = H^-1 (tau - damping qd - C(q, qd) - g(q)) by ABA, O(n).
+
+    Floating base: Pinocchio's free-flyer layout (q: nq = nv + 1; qd, tau, the result: nv,
+    the base first as [linear; angular] in base axes; tau's base part is a wrench on it).
+    `out`: a float64 array of shape (nv,) to write the result into (`TreeDynamics`)."""
+    dyn = _default.get(id(model)) if gravity is DEFAULT_GRAVITY else None
+    return (dyn or tree_dynamics(model, gravity)).aba(q, qd, tau, out)
+
+
+def rnea(model: Model, q: object, qd: object, qdd: object,
+         gravity: Sequence[float] = DEFAULT_GRAVITY, out: np.ndarray | None = None
+         ) -> np.ndarray:
+    """Inverse dynamics tau = H qdd + C(q, qd) + g(q) + damping qd by RNEA, O(n) (layout and
+    `out` as `aba`; a floating base's part of tau is the wrench it needs)."""
+    dyn = _default.get(id(model)) if gravity is DEFAULT_GRAVITY else None
+    return (dyn or tree_dynamics(model, gravity)).rnea(q, qd, qdd, out)
+
+
+def crba(model: Model, q: object, out: np.ndarray | None = None) -> np.ndarray:
+    """Mass matrix H(q) (nv x nv) by the composite-rigid-body algorithm (layout as `aba`;
+    `out`: a float64 (nv, nv) array to write it into)."""
+    return (_default.get(id(model)) or tree_dynamics(model)).crba(q, out)
 
 
 @njit
@@ -109,43 +294,6 @@ def _hybrid(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd_prescr
     qdd, tau_out = np.empty(n), np.empty(n)
     hybrid_dynamics(dyn.tree, dyn.work, q, qd, tau, qdd_prescribed, prescribed, qdd, tau_out)
     return qdd, tau_out
-
-
-def aba(
-    model: Model, q: object, qd: object, tau: object, gravity: Sequence[float] = DEFAULT_GRAVITY
-) -> np.ndarray:
-    """Forward dynamics qdd = H^-1 (tau - damping qd - C(q, qd) - g(q)) by ABA, O(n).
-
-    Floating base: Pinocchio's free-flyer layout (q: nq = nv + 1; qd, tau, the result: nv,
-    the base first as [linear; angular] in base axes; tau's base part is a wrench on it)."""
-    record = _dynamics_record(model, gravity)
-    if not model.floating_base:
-        return _aba(record, _vector(model, q, "q"), _vector(model, qd, "qd"),
-                    _vector(model, tau, "tau"))
-    return _user_v(model, _aba(record, _kernel_q(model, q), _kernel_v(model, qd, "qd"),
-                               _kernel_v(model, tau, "tau")))
-
-
-def rnea(
-    model: Model, q: object, qd: object, qdd: object, gravity: Sequence[float] = DEFAULT_GRAVITY
-) -> np.ndarray:
-    """Inverse dynamics tau = H qdd + C(q, qd) + g(q) + damping qd by RNEA, O(n) (layout as
-    `aba`; a floating base's part of tau is the wrench it needs)."""
-    record = _dynamics_record(model, gravity)
-    if not model.floating_base:
-        return _rnea(record, _vector(model, q, "q"), _vector(model, qd, "qd"),
-                     _vector(model, qdd, "qdd"))
-    return _user_v(model, _rnea(record, _kernel_q(model, q), _kernel_v(model, qd, "qd"),
-                                _kernel_v(model, qdd, "qdd")))
-
-
-def crba(model: Model, q: object) -> np.ndarray:
-    """Mass matrix H(q) (nv x nv) by the composite-rigid-body algorithm (layout as `aba`)."""
-    H = _crba(_dynamics_record(model, DEFAULT_GRAVITY), _kernel_q(model, q))
-    if model.floating_base:
-        order = _user_v(model, np.arange(model.nv))
-        H = H[np.ix_(order, order)]
-    return H
 
 
 def hybrid(
@@ -168,6 +316,6 @@ def hybrid(
     mask = np.ascontiguousarray(prescribed_mask, dtype=np.bool_)
     if mask.shape != (model.nv,):
         raise ValueError(f"prescribed_mask must have shape ({model.nv},), got {mask.shape}")
-    return _hybrid(_dynamics_record(model, gravity), _vector(model, q, "q"),
+    return _hybrid(tree_dynamics(model, gravity).record, _vector(model, q, "q"),
                    _vector(model, qd, "qd"), _vector(model, tau, "tau"),
                    _vector(model, qdd_prescribed, "qdd_prescribed"), mask)

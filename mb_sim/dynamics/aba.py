@@ -31,12 +31,10 @@ from mb_sim.dynamics.floating import (
 )
 from mb_sim.dynamics.spatial import (
     congruence_add,
-    cross_force,
-    cross_motion,
-    dot6,
     joint_transform,
-    mtv6_add,
-    mv6,
+    transform_force_add,
+    transform_motion,
+    velocity_force,
 )
 
 
@@ -44,36 +42,42 @@ from mb_sim.dynamics.spatial import (
 def _outward(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, floating: bool) -> None:
     """Pass 1, base -> tips: X_i, S_i, v_i, c_i, I^A_i = I_i and p^A_i = v_i x* I_i v_i -
     f_ext,i (a floating base first, from its own twist)."""
-    parent, inertia = tree.parent, tree.inertia
+    parent, inertia, joint_type = tree.parent, tree.inertia, tree.joint_type
     X, S, IA, v, c, pA, f_ext = w.X, w.S, w.IA, w.v, w.c, w.pA, w.f_ext
-    t6 = w.vec6
     n = parent.shape[0]
     if floating:
         for k in range(6):
             v[n, k] = qd[n + k]
         IA[n] = tree.base_inertia[0]
-        mv6(IA[n], v[n], t6)
-        cross_force(v[n], t6, pA[n])
+        velocity_force(tree.base_inertia, 0, v, n, pA)
         for k in range(6):
             pA[n, k] -= f_ext[n, k]
     for i in range(n):
-        joint_transform(tree, w, i, q[i], X[i], S[i])
+        joint_transform(tree, w, i, q[i])
         j = parent_slot(parent, i, floating)
-        if j >= 0:
-            mv6(X[i], v[j], v[i])
-        else:
-            v[i, :] = 0.0
+        o = 0 if joint_type[i] == 0 else 3  # S_i's nonzero half: [axis; 0] or [0; axis]
+        s0, s1, s2 = S[i, o] * qd[i], S[i, o + 1] * qd[i], S[i, o + 2] * qd[i]
         for k in range(6):
-            v[i, k] += S[i, k] * qd[i]
+            c[i, k] = 0.0
         if j >= 0:
-            cross_motion(v[i], S[i], c[i])
-            for k in range(6):
-                c[i, k] *= qd[i]
+            transform_motion(X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)
+            # c_i = v_i x S_i qd_i (v_i's own S_i qd_i drops out of the product)
+            w0, w1, w2, u0, u1, u2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
+            if o == 0:
+                c[i, 0], c[i, 1], c[i, 2] = w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0
+                c[i, 3], c[i, 4], c[i, 5] = u1 * s2 - u2 * s1, u2 * s0 - u0 * s2, u0 * s1 - u1 * s0
+            else:
+                c[i, 3], c[i, 4], c[i, 5] = w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0
         else:
-            c[i, :] = 0.0
-        IA[i] = inertia[i]
-        mv6(inertia[i], v[i], t6)
-        cross_force(v[i], t6, pA[i])
+            for k in range(6):
+                v[i, k] = 0.0
+        v[i, o] += s0
+        v[i, o + 1] += s1
+        v[i, o + 2] += s2
+        for r in range(6):
+            for k in range(6):
+                IA[i, r, k] = inertia[i, r, k]
+        velocity_force(inertia, i, v, i, pA)
         for k in range(6):
             pA[i, k] -= f_ext[i, k]
 
@@ -82,49 +86,65 @@ def _outward(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, floating: bool) -
 def _inward(tree: Any, w: Any, qd: np.ndarray, tau: np.ndarray, floating: bool) -> None:
     """Pass 2, tips -> base: U_i, D_i, u_i, and each body's I^a_i and bias passed to its
     parent (eqs. 3.33, 3.34)."""
-    parent, damping = tree.parent, tree.damping
+    parent, damping, joint_type = tree.parent, tree.damping, tree.joint_type
     X, S, U, D, IA, c, pA, u = w.X, w.S, w.U, w.D, w.IA, w.c, w.pA, w.u
     t6, Ia, tmp = w.vec6, w.passed_inertia, w.mat6
     for i in range(parent.shape[0] - 1, -1, -1):
-        mv6(IA[i], S[i], U[i])
-        D[i] = dot6(S[i], U[i]) + w.armature[i]
-        u[i] = tau[i] - damping[i] * qd[i] - dot6(S[i], pA[i])
+        o = 0 if joint_type[i] == 0 else 3  # S_i's nonzero half: [axis; 0] or [0; axis]
+        s0, s1, s2 = S[i, o], S[i, o + 1], S[i, o + 2]
+        for r in range(6):
+            U[i, r] = IA[i, r, o] * s0 + IA[i, r, o + 1] * s1 + IA[i, r, o + 2] * s2
+        D[i] = s0 * U[i, o] + s1 * U[i, o + 1] + s2 * U[i, o + 2] + w.armature[i]
+        u[i] = tau[i] - damping[i] * qd[i] - (s0 * pA[i, o] + s1 * pA[i, o + 1]
+                                              + s2 * pA[i, o + 2])
         j = parent_slot(parent, i, floating)
         if j >= 0:
+            d = 1.0 / D[i]
+            ud = u[i] * d
+            c0, c1, c2, c3, c4, c5 = c[i, 0], c[i, 1], c[i, 2], c[i, 3], c[i, 4], c[i, 5]
             for r in range(6):
+                g = U[i, r] * d
                 for k in range(6):
-                    Ia[r, k] = IA[i, r, k] - U[i, r] * U[i, k] / D[i]
-            mv6(Ia, c[i], t6)
-            for k in range(6):
-                t6[k] += pA[i, k] + U[i, k] * (u[i] / D[i])
-            congruence_add(X[i], Ia, IA[j], tmp)
-            mtv6_add(X[i], t6, pA[j])
+                    Ia[r, k] = IA[i, r, k] - g * U[i, k]
+            for r in range(6):
+                t6[r] = (Ia[r, 0] * c0 + Ia[r, 1] * c1 + Ia[r, 2] * c2 + Ia[r, 3] * c3
+                         + Ia[r, 4] * c4 + Ia[r, 5] * c5 + pA[i, r] + U[i, r] * ud)
+            congruence_add(X, i, Ia, IA, j, tmp)
+            transform_force_add(X, i, t6, pA, j)
 
 
 @helper
 def _accelerations(tree: Any, w: Any, q: np.ndarray, qdd: np.ndarray, floating: bool) -> None:
     """A floating base's acceleration from its articulated inertia, then pass 3, base ->
     tips: a'_i = X_i a_p + c_i, qdd_i = (u_i - U_i^T a'_i) / D_i, a_i = a'_i + S_i qdd_i."""
-    parent = tree.parent
+    parent, joint_type = tree.parent, tree.joint_type
     X, S, U, D, IA, c, pA, u, a = w.X, w.S, w.U, w.D, w.IA, w.c, w.pA, w.u, w.a
-    t6 = w.vec6
     n = parent.shape[0]
-    a0 = tree.a0
+    g = w.base_a0
     if floating:
         cholesky6(IA[n], w.base_cholesky)
         cholesky_solve6(w.base_cholesky, pA[n], a[n])
-        a0 = w.base_a0
-        base_gravity(tree, q, w.joint_rot, a0)
+        base_gravity(tree, q, w.joint_rot, g)
         for k in range(6):
-            qdd[n + k] = a[n, k] - a0[k]
+            qdd[n + k] = a[n, k] - g[k]
+    else:
+        for k in range(6):
+            g[k] = tree.a0[k]
     for i in range(n):
         j = parent_slot(parent, i, floating)
-        mv6(X[i], a0 if j < 0 else a[j], t6)
+        if j < 0:
+            transform_motion(X, i, g[0], g[1], g[2], g[3], g[4], g[5], a, i)
+        else:
+            transform_motion(X, i, a[j, 0], a[j, 1], a[j, 2], a[j, 3], a[j, 4], a[j, 5], a, i)
+        s = 0.0
         for k in range(6):
-            t6[k] += c[i, k]
-        qdd[i] = (u[i] - dot6(U[i], t6)) / D[i]
-        for k in range(6):
-            a[i, k] = t6[k] + S[i, k] * qdd[i]
+            a[i, k] += c[i, k]
+            s += U[i, k] * a[i, k]
+        qdd[i] = (u[i] - s) / D[i]
+        o = 0 if joint_type[i] == 0 else 3
+        a[i, o] += S[i, o] * qdd[i]
+        a[i, o + 1] += S[i, o + 1] * qdd[i]
+        a[i, o + 2] += S[i, o + 2] * qdd[i]
 
 
 @njit

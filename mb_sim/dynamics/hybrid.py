@@ -20,8 +20,9 @@ from mb_sim.dynamics.spatial import (
     cross_motion,
     dot6,
     joint_transform,
-    mtv6_add,
     mv6,
+    transform_force_add,
+    transform_motion,
 )
 
 
@@ -37,10 +38,10 @@ def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.nd
     n = parent.shape[0]
     Ia, tmp = w.passed_inertia, w.mat6
     for i in range(n):
-        joint_transform(tree, w, i, q[i], X[i], S[i])
+        joint_transform(tree, w, i, q[i])
         j = parent[i]
         if j >= 0:
-            mv6(X[i], v[j], v[i])
+            transform_motion(X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)
         else:
             v[i, :] = 0.0
         for k in range(6):
@@ -73,12 +74,15 @@ def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.nd
             for k in range(6):
                 t6[k] += pA[i, k] + U[i, k] * (u[i] / D[i])
         if j >= 0:
-            congruence_add(X[i], Ia, IA[j], tmp)
-            mtv6_add(X[i], t6, pA[j])
+            congruence_add(X, i, Ia, IA, j, tmp)
+            transform_force_add(X, i, t6, pA, j)
     tau_out[:] = tau
     for i in range(n):
         j = parent[i]
-        mv6(X[i], tree.a0 if j < 0 else a[j], t6)
+        g = tree.a0 if j < 0 else a[j]
+        for r in range(6):  # X_i g (its zero block included)
+            t6[r] = (X[i, r, 0] * g[0] + X[i, r, 1] * g[1] + X[i, r, 2] * g[2] + X[i, r, 3] * g[3]
+                     + X[i, r, 4] * g[4] + X[i, r, 5] * g[5])
         for k in range(6):
             t6[k] += c[i, k]
         if prescribed[i]:

@@ -12,7 +12,7 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.dynamics.floating import is_floating, parent_slot
-from mb_sim.dynamics.spatial import joint_pose, joint_transform, mv6
+from mb_sim.dynamics.spatial import joint_pose, joint_transform, transform_motion
 
 
 @njit
@@ -31,7 +31,7 @@ def body_poses(
     """World pose (rot[i], pos[i]) of every body, given the base pose."""
     R, p = np.empty((3, 3)), np.empty(3)
     for i in range(parent.shape[0]):
-        joint_pose(joint_type[i], axis[i], tree_rot[i], tree_pos[i], q[i], R, p)
+        joint_pose(joint_type, axis, tree_rot, tree_pos, i, q[i], R, p)
         j = parent[i]
         Rp = base_rot if j < 0 else rot[j]
         pp = base_pos if j < 0 else pos[j]
@@ -103,10 +103,10 @@ def body_velocities(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, v: np.ndar
         for k in range(6):
             v[n, k] = qd[n + k]
     for i in range(n):
-        joint_transform(tree, w, i, q[i], w.X[i], w.S[i])
+        joint_transform(tree, w, i, q[i])
         j = parent_slot(parent, i, floating)
         if j >= 0:
-            mv6(w.X[i], v[j], v[i])
+            transform_motion(w.X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)
         else:
             v[i, :] = 0.0
         for k in range(6):

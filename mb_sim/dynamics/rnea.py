@@ -12,15 +12,13 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper, inline
+from mb_sim._jit import helper
 from mb_sim.dynamics.floating import base_gravity, is_floating, parent_slot
 from mb_sim.dynamics.spatial import (
-    cross_force,
-    cross_motion,
-    dot6,
+    body_force,
     joint_transform,
-    mtv6_add,
-    mv6,
+    transform_force_add,
+    transform_motion,
 )
 
 
@@ -30,8 +28,8 @@ def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.n
     """tau of the tree record (gravity tree.a0) into `tau`; w is its work record. A floating
     base (body n) moves with v_0 = qd[n:], a_0 = qdd[n:] + [0; -R^T g]; tau[n:] is the
     wrench [moment; force] (base axes) it needs, f_0 with every subtree's force added."""
-    parent, inertia, damping = tree.parent, tree.inertia, tree.damping
-    X, S, v, a, f, t6, u6 = w.X, w.S, w.v, w.a, w.pA, w.vec6, w.vec6b
+    parent, inertia, damping, joint_type = tree.parent, tree.inertia, tree.damping, tree.joint_type
+    X, S, v, a, f, a0 = w.X, w.S, w.v, w.a, w.pA, tree.a0
     n = parent.shape[0]
     floating = is_floating(tree)
     if floating:
@@ -39,40 +37,47 @@ def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.n
         for k in range(6):
             v[n, k] = qd[n + k]
             a[n, k] = qdd[n + k] + w.base_a0[k]
-        _body_force(tree.base_inertia[0], v[n], a[n], f[n], t6, u6)
+        body_force(tree.base_inertia, 0, v, a, f, n)
     for i in range(n):
-        joint_transform(tree, w, i, q[i], X[i], S[i])
+        joint_transform(tree, w, i, q[i])
         j = parent_slot(parent, i, floating)
+        qdi, qddi = qd[i], qdd[i]
+        o = 0 if joint_type[i] == 0 else 3  # S_i's nonzero half
         if j < 0:
-            mv6(X[i], tree.a0, a[i])
-            v[i, :] = 0.0
-        else:
-            mv6(X[i], v[j], v[i])
-            mv6(X[i], a[j], a[i])
-        for k in range(6):
-            v[i, k] += S[i, k] * qd[i]
-            a[i, k] += S[i, k] * qdd[i]
-        if j >= 0:
-            cross_motion(v[i], S[i], t6)
+            transform_motion(X, i, a0[0], a0[1], a0[2], a0[3], a0[4], a0[5], a, i)
             for k in range(6):
-                a[i, k] += t6[k] * qd[i]
-        _body_force(inertia[i], v[i], a[i], f[i], t6, u6)
+                v[i, k] = 0.0
+        else:
+            transform_motion(X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)
+            transform_motion(X, i, a[j, 0], a[j, 1], a[j, 2], a[j, 3], a[j, 4], a[j, 5], a, i)
+        s0, s1, s2 = S[i, o] * qdi, S[i, o + 1] * qdi, S[i, o + 2] * qdi
+        if j >= 0:  # a_i += v_i x (S_i qd_i), before v_i has S_i qd_i (its own part is 0)
+            w0, w1, w2, u0, u1, u2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
+            if o == 0:
+                a[i, 0] += w1 * s2 - w2 * s1
+                a[i, 1] += w2 * s0 - w0 * s2
+                a[i, 2] += w0 * s1 - w1 * s0
+                a[i, 3] += u1 * s2 - u2 * s1
+                a[i, 4] += u2 * s0 - u0 * s2
+                a[i, 5] += u0 * s1 - u1 * s0
+            else:
+                a[i, 3] += w1 * s2 - w2 * s1
+                a[i, 4] += w2 * s0 - w0 * s2
+                a[i, 5] += w0 * s1 - w1 * s0
+        v[i, o] += s0
+        v[i, o + 1] += s1
+        v[i, o + 2] += s2
+        a[i, o] += S[i, o] * qddi
+        a[i, o + 1] += S[i, o + 1] * qddi
+        a[i, o + 2] += S[i, o + 2] * qddi
+        body_force(inertia, i, v, a, f, i)
     for i in range(n - 1, -1, -1):
-        tau[i] = dot6(S[i], f[i]) + damping[i] * qd[i]
+        o = 0 if joint_type[i] == 0 else 3
+        tau[i] = (S[i, o] * f[i, o] + S[i, o + 1] * f[i, o + 1] + S[i, o + 2] * f[i, o + 2]
+                  + damping[i] * qd[i])
         j = parent_slot(parent, i, floating)
         if j >= 0:
-            mtv6_add(X[i], f[i], f[j])
+            transform_force_add(X, i, f[i], f, j)
     if floating:
         for k in range(6):
             tau[n + k] = f[n, k]
-
-
-@inline
-def _body_force(inertia: np.ndarray, v: np.ndarray, a: np.ndarray, f: np.ndarray,
-                t6: np.ndarray, u6: np.ndarray) -> None:
-    """f = I a + v x* I v (Newton-Euler of one body)."""
-    mv6(inertia, a, f)
-    mv6(inertia, v, t6)
-    cross_force(v, t6, u6)
-    for k in range(6):
-        f[k] += u6[k]

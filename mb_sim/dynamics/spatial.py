@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline
+from mb_sim._jit import helper, inline
 
 
 @inline
@@ -24,72 +24,52 @@ def dot6(a: np.ndarray, b: np.ndarray) -> float:
 
 
 @inline
-def joint_pose(
-    joint_type: int,
-    axis: np.ndarray,
-    tree_rot: np.ndarray,
-    tree_pos: np.ndarray,
-    q: float,
-    R: np.ndarray,
-    p: np.ndarray,
-) -> None:
-    """Pose (R, p) of a body in its parent's frame, written into R, p: the tree offset, then
-    the joint's motion, a rotation about the axis (Rodrigues:
+def joint_pose(joint_type: np.ndarray, axis: np.ndarray, tree_rot: np.ndarray,
+               tree_pos: np.ndarray, i: int, q: float, R: np.ndarray, p: np.ndarray) -> None:
+    """Pose (R, p) of body i in its parent's frame, written into R, p, from the tree arrays:
+    the tree offset, then the joint's motion, a rotation about the axis (Rodrigues:
     R_J = cos q 1 + (1 - cos q) u u^T + sin q u~) or a translation along it."""
-    if joint_type == 0:
+    x, y, z = axis[i, 0], axis[i, 1], axis[i, 2]
+    if joint_type[i] == 0:
         c, s = np.cos(q), np.sin(q)
-        x, y, z = axis[0], axis[1], axis[2]
         t = 1.0 - c
         j00, j01, j02 = c + t * x * x, t * x * y - s * z, t * x * z + s * y
         j10, j11, j12 = t * x * y + s * z, c + t * y * y, t * y * z - s * x
         j20, j21, j22 = t * x * z - s * y, t * y * z + s * x, c + t * z * z
-        for i in range(3):
-            a0, a1, a2 = tree_rot[i, 0], tree_rot[i, 1], tree_rot[i, 2]
-            R[i, 0] = a0 * j00 + a1 * j10 + a2 * j20
-            R[i, 1] = a0 * j01 + a1 * j11 + a2 * j21
-            R[i, 2] = a0 * j02 + a1 * j12 + a2 * j22
-            p[i] = tree_pos[i]
+        for r in range(3):
+            a0, a1, a2 = tree_rot[i, r, 0], tree_rot[i, r, 1], tree_rot[i, r, 2]
+            R[r, 0] = a0 * j00 + a1 * j10 + a2 * j20
+            R[r, 1] = a0 * j01 + a1 * j11 + a2 * j21
+            R[r, 2] = a0 * j02 + a1 * j12 + a2 * j22
+            p[r] = tree_pos[i, r]
     else:
-        for i in range(3):
-            R[i, 0], R[i, 1], R[i, 2] = tree_rot[i, 0], tree_rot[i, 1], tree_rot[i, 2]
-            p[i] = tree_pos[i] + q * (
-                tree_rot[i, 0] * axis[0] + tree_rot[i, 1] * axis[1] + tree_rot[i, 2] * axis[2]
-            )
+        for r in range(3):
+            a0, a1, a2 = tree_rot[i, r, 0], tree_rot[i, r, 1], tree_rot[i, r, 2]
+            R[r, 0], R[r, 1], R[r, 2] = a0, a1, a2
+            p[r] = tree_pos[i, r] + q * (a0 * x + a1 * y + a2 * z)
 
 
-@inline
-def joint_transform(tree: Any, w: Any, i: int, qi: float, X: np.ndarray, S: np.ndarray) -> None:
-    """Body i's Plücker transform from its parent, X_i = X_J(q_i) X_T (Holck 2005 eq. 3.16), and
-    its motion subspace S_i, for the tree record `tree` (mb_sim.model.compile.Tree) with the
-    scratch of its work record w: the one joint step of ABA, RNEA, CRBA and hybrid dynamics."""
-    R, p = w.joint_rot, w.joint_pos
-    joint_pose(tree.joint_type[i], tree.axis[i], tree.tree_rot[i], tree.tree_pos[i], qi, R, p)
-    plucker(R, p, X)
-    motion_subspace(tree.joint_type[i], tree.axis[i], S)
-
-
-@inline
-def motion_subspace(joint_type: int, axis: np.ndarray, S: np.ndarray) -> None:
-    """S = [axis; 0] for a revolute joint, [0; axis] for a prismatic one."""
-    for k in range(6):
-        S[k] = 0.0
-    o = 0 if joint_type == 0 else 3
+@helper
+def joint_transform(tree: Any, w: Any, i: int, qi: float) -> None:
+    """Body i's Plücker transform from its parent, X_i = X_J(q_i) X_T (Holck 2005 eq. 3.16),
+    into w.X[i], and its motion subspace S_i (S = [axis; 0] for a revolute joint, [0; axis]
+    for a prismatic one) into w.S[i], for the tree record `tree` (mb_sim.model.compile.Tree)
+    and its work record w: the one joint step of ABA, RNEA and hybrid dynamics. X_i is
+    [[E, 0], [-E r~, E]] with E = R^T for the body posed at (R, r) in its parent."""
+    R, p, X, S, axis = w.joint_rot, w.joint_pos, w.X, w.S, tree.axis
+    joint_pose(tree.joint_type, axis, tree.tree_rot, tree.tree_pos, i, qi, R, p)
+    for r in range(3):
+        e0, e1, e2 = R[0, r], R[1, r], R[2, r]
+        X[i, r, 0], X[i, r, 1], X[i, r, 2] = e0, e1, e2
+        X[i, r, 3], X[i, r, 4], X[i, r, 5] = 0.0, 0.0, 0.0
+        X[i, r + 3, 3], X[i, r + 3, 4], X[i, r + 3, 5] = e0, e1, e2
+        X[i, r + 3, 0] = e2 * p[1] - e1 * p[2]
+        X[i, r + 3, 1] = e0 * p[2] - e2 * p[0]
+        X[i, r + 3, 2] = e1 * p[0] - e0 * p[1]
+    o = 0 if tree.joint_type[i] == 0 else 3
     for k in range(3):
-        S[o + k] = axis[k]
-
-
-@inline
-def plucker(R: np.ndarray, p: np.ndarray, X: np.ndarray) -> None:
-    """child_X_parent for a child posed at (R, p) in the parent, written into X: E = R^T
-    (eq. 3.16)."""
-    for i in range(3):
-        e0, e1, e2 = R[0, i], R[1, i], R[2, i]
-        X[i, 0], X[i, 1], X[i, 2] = e0, e1, e2
-        X[i, 3], X[i, 4], X[i, 5] = 0.0, 0.0, 0.0
-        X[i + 3, 3], X[i + 3, 4], X[i + 3, 5] = e0, e1, e2
-        X[i + 3, 0] = -(e1 * p[2] - e2 * p[1])
-        X[i + 3, 1] = -(e2 * p[0] - e0 * p[2])
-        X[i + 3, 2] = -(e0 * p[1] - e1 * p[0])
+        S[i, 3 - o + k] = 0.0
+        S[i, o + k] = axis[i, k]
 
 
 @inline
@@ -102,6 +82,56 @@ def mv6(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
 
 
 @inline
+def transform_motion(X: np.ndarray, i: int, w0: float, w1: float, w2: float, u0: float,
+                     u1: float, u2: float, out: np.ndarray, k: int) -> None:
+    """out[k] = X_i [w; u] for the Plücker transform X[i] = [[E, 0], [M, E]] (its zero block
+    skipped; arrays and indices rather than row views, which numba reference-counts)."""
+    for r in range(3):
+        out[k, r] = X[i, r, 0] * w0 + X[i, r, 1] * w1 + X[i, r, 2] * w2
+        out[k, 3 + r] = (X[i, 3 + r, 0] * w0 + X[i, 3 + r, 1] * w1 + X[i, 3 + r, 2] * w2
+                         + X[i, 3 + r, 3] * u0 + X[i, 3 + r, 4] * u1 + X[i, 3 + r, 5] * u2)
+
+
+@inline
+def transform_force_add(X: np.ndarray, i: int, f: np.ndarray, out: np.ndarray, k: int) -> None:
+    """out[k] += X_i^T f for the Plücker transform X[i] = [[E, 0], [M, E]] and a force f (6)."""
+    n0, n1, n2, f0, f1, f2 = f[0], f[1], f[2], f[3], f[4], f[5]
+    for c in range(3):
+        out[k, c] += (X[i, 0, c] * n0 + X[i, 1, c] * n1 + X[i, 2, c] * n2
+                      + X[i, 3, c] * f0 + X[i, 4, c] * f1 + X[i, 5, c] * f2)
+        out[k, 3 + c] += X[i, 3, 3 + c] * f0 + X[i, 4, 3 + c] * f1 + X[i, 5, 3 + c] * f2
+
+
+@inline
+def velocity_force(inertia: np.ndarray, b: int, v: np.ndarray, k: int, f: np.ndarray) -> None:
+    """f[k] = v x* I v, the velocity-product force of a body of spatial inertia inertia[b]
+    moving with v[k] (I v is kept in f[k] on the way)."""
+    w0, w1, w2, u0, u1, u2 = v[k, 0], v[k, 1], v[k, 2], v[k, 3], v[k, 4], v[k, 5]
+    for r in range(6):
+        f[k, r] = (inertia[b, r, 0] * w0 + inertia[b, r, 1] * w1 + inertia[b, r, 2] * w2
+                   + inertia[b, r, 3] * u0 + inertia[b, r, 4] * u1 + inertia[b, r, 5] * u2)
+    h0, h1, h2, h3, h4, h5 = f[k, 0], f[k, 1], f[k, 2], f[k, 3], f[k, 4], f[k, 5]
+    f[k, 0] = w1 * h2 - w2 * h1 + u1 * h5 - u2 * h4
+    f[k, 1] = w2 * h0 - w0 * h2 + u2 * h3 - u0 * h5
+    f[k, 2] = w0 * h1 - w1 * h0 + u0 * h4 - u1 * h3
+    f[k, 3] = w1 * h5 - w2 * h4
+    f[k, 4] = w2 * h3 - w0 * h5
+    f[k, 5] = w0 * h4 - w1 * h3
+
+
+@inline
+def body_force(inertia: np.ndarray, b: int, v: np.ndarray, a: np.ndarray, f: np.ndarray,
+               k: int) -> None:
+    """f[k] = I a + v x* I v, the Newton-Euler force of a body of spatial inertia inertia[b]
+    moving with v[k], accelerating with a[k]."""
+    velocity_force(inertia, b, v, k, f)
+    m0, m1, m2, m3, m4, m5 = a[k, 0], a[k, 1], a[k, 2], a[k, 3], a[k, 4], a[k, 5]
+    for r in range(6):
+        f[k, r] += (inertia[b, r, 0] * m0 + inertia[b, r, 1] * m1 + inertia[b, r, 2] * m2
+                    + inertia[b, r, 3] * m3 + inertia[b, r, 4] * m4 + inertia[b, r, 5] * m5)
+
+
+@inline
 def mtv6_add(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
     """out += A^T x."""
     for j in range(6):
@@ -111,21 +141,58 @@ def mtv6_add(A: np.ndarray, x: np.ndarray, out: np.ndarray) -> None:
         out[j] += s
 
 
-@inline
-def congruence_add(X: np.ndarray, I: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> None:
-    """out += X^T I X, using the 6x6 scratch `tmp`."""
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for k in range(6):
-                s += I[i, k] * X[k, j]
-            tmp[i, j] = s
-    for i in range(6):
-        for j in range(6):
-            s = 0.0
-            for k in range(6):
-                s += X[k, i] * tmp[k, j]
-            out[i, j] += s
+@helper
+def congruence_add(X: np.ndarray, i: int, I: np.ndarray, out: np.ndarray, j: int,
+                   tmp: np.ndarray) -> None:
+    """out[j] += X_i^T I X_i for a symmetric I and a Plücker transform X[i] = [[E, 0],
+    [-E r~, E]], in blocks (rotate, then translate; half the products of two 6x6 matrix
+    products; arrays and indices rather than row views, which numba reference-counts): with
+    I = [[A, B], [B^T, C]] rotated to A' = E^T A E, B' = E^T B E, C' = E^T C E, and
+    V = r~ C', W = B' r~,
+
+        X^T I X = [[A' - W - W^T - V r~, B' + V], [(B' + V)^T, C']].
+
+    `tmp` is 6x6 scratch: A', B', C' in their blocks, then V in the lower-left, W in the
+    lower-right one."""
+    for blk in range(3):  # A, B, C: G = Blk E in tmp's lower-left block, then E^T G
+        ro, co = (0, 0) if blk == 0 else ((0, 3) if blk == 1 else (3, 3))
+        for r in range(3):
+            for c in range(3):
+                tmp[3 + r, c] = (I[ro + r, co] * X[i, 0, c] + I[ro + r, co + 1] * X[i, 1, c]
+                                 + I[ro + r, co + 2] * X[i, 2, c])
+        for r in range(3):
+            for c in range(3):
+                tmp[ro + r, co + c] = (X[i, 0, r] * tmp[3, c] + X[i, 1, r] * tmp[4, c]
+                                       + X[i, 2, r] * tmp[5, c])
+    # r from r~ = -E^T M, with M = X[i, 3:6, 0:3] = -E r~
+    r0 = -(X[i, 0, 2] * X[i, 3, 1] + X[i, 1, 2] * X[i, 4, 1] + X[i, 2, 2] * X[i, 5, 1])
+    r1 = -(X[i, 0, 0] * X[i, 3, 2] + X[i, 1, 0] * X[i, 4, 2] + X[i, 2, 0] * X[i, 5, 2])
+    r2 = -(X[i, 0, 1] * X[i, 3, 0] + X[i, 1, 1] * X[i, 4, 0] + X[i, 2, 1] * X[i, 5, 0])
+    for c in range(3):  # column c of V = r x C'[:, c]; the off-diagonal blocks B' + V
+        y0, y1, y2 = tmp[3, 3 + c], tmp[4, 3 + c], tmp[5, 3 + c]
+        v0, v1, v2 = r1 * y2 - r2 * y1, r2 * y0 - r0 * y2, r0 * y1 - r1 * y0
+        tmp[3, c], tmp[4, c], tmp[5, c] = v0, v1, v2
+        b0, b1, b2 = tmp[0, 3 + c] + v0, tmp[1, 3 + c] + v1, tmp[2, 3 + c] + v2
+        out[j, 0, 3 + c] += b0
+        out[j, 1, 3 + c] += b1
+        out[j, 2, 3 + c] += b2
+        out[j, 3 + c, 0] += b0
+        out[j, 3 + c, 1] += b1
+        out[j, 3 + c, 2] += b2
+    for r in range(3):
+        for c in range(3):
+            out[j, 3 + r, 3 + c] += tmp[3 + r, 3 + c]
+    for r in range(3):  # row r of W = B'[r, :] r~ = -(r x B'[r, :])
+        b0, b1, b2 = tmp[r, 3], tmp[r, 4], tmp[r, 5]
+        tmp[3 + r, 3] = r2 * b1 - r1 * b2
+        tmp[3 + r, 4] = r0 * b2 - r2 * b0
+        tmp[3 + r, 5] = r1 * b0 - r0 * b1
+    for r in range(3):  # row r of V r~ = -(r x V[r, :]); A'' = A' - W - W^T - V r~
+        y0, y1, y2 = tmp[3 + r, 0], tmp[3 + r, 1], tmp[3 + r, 2]
+        z0, z1, z2 = r2 * y1 - r1 * y2, r0 * y2 - r2 * y0, r1 * y0 - r0 * y1
+        out[j, r, 0] += tmp[r, 0] - tmp[3 + r, 3] - tmp[3, 3 + r] - z0
+        out[j, r, 1] += tmp[r, 1] - tmp[3 + r, 4] - tmp[4, 3 + r] - z1
+        out[j, r, 2] += tmp[r, 2] - tmp[3 + r, 5] - tmp[5, 3 + r] - z2
 
 
 @inline

@@ -21,13 +21,12 @@ q they were given (ABA, RNEA, CRBA, hybrid dynamics, kinematics) and the impulse
 scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holck 2005, ch. 3).""", (
     Field("X", REAL, ("n+1", 6, 6), "Plücker transform X_i from the parent's frame "
           "(Holck 2005 eq. 3.16)"),
-    Field("S", REAL, ("n+1", 6), "motion subspace S_i of joint i"),
+    Field("S", REAL, ("n+1", 6), "motion subspace S_i of joint i (CRBA: in base coordinates)"),
     Field("U", REAL, ("n+1", 6), "U_i = I^A_i S_i (Holck 2005, ch. 3)"),
     Field("D", REAL, ("n",), "D_i = S_i^T U_i + armature_i", fill=1.0),
     Field("armature", REAL, ("n",), "joint-space inertia added to D_i: a servo's implicit "
           "h Kd + h^2 Kp in the step (mb_sim.sim.servo); 0 elsewhere"),
-    Field("IA", REAL, ("n+1", 6, 6), "articulated inertia I^A_i (composite inertia I^C_i in "
-          "CRBA)"),
+    Field("IA", REAL, ("n+1", 6, 6), "articulated inertia I^A_i"),
     Field("v", REAL, ("n+1", 6), "body velocity v_i"),
     Field("c", REAL, ("n+1", 6), "velocity-product acceleration c_i = v_i x S_i qd_i"),
     Field("pA", REAL, ("n+1", 6), "articulated bias force p^A_i (body force f_i in RNEA)"),
@@ -36,13 +35,18 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("qdd", REAL, ("nv",), "joint accelerations of the last ABA in the step"),
     Field("f_ext", REAL, ("n+1", 6), "external force on each body, body coordinates (ABA "
           "input)"),
-    Field("rot", REAL, ("n+1", 3, 3), "world rotation of each body (slot n: the base)"),
-    Field("pos", REAL, ("n+1", 3), "world position of each body's origin, m"),
+    Field("rot", REAL, ("n+1", 3, 3), "world rotation of each body (slot n: the base; CRBA "
+          "leaves the rotations relative to the base here)"),
+    Field("pos", REAL, ("n+1", 3), "world position of each body's origin, m (CRBA: relative "
+          "to the base)"),
+    Field("composite", REAL, ("n+1", 10), "composite rigid-body inertia of each subtree about "
+          "the base origin in base axes, (m, h = m c, I_xx, I_yy, I_zz, I_xy, I_xz, I_yz) (CRBA)"),
     Field("response", REAL, ("n", "nv"), "H^-1 e_i: joint i's response to a unit impulse of "
           "its own actuator (Holck 2005, ch. 3)"),
     Field("response_ready", FLAG, ("n",), "response[i] holds the current q's"),
     Field("base_cholesky", REAL, (6, 6), "lower Cholesky factor of a floating base's I^A_0"),
-    Field("base_a0", REAL, (6,), "a floating base's a_0 = [0; -R^T g], base axes"),
+    Field("base_a0", REAL, (6,), "the base's a_0 = [0; -R^T g], base axes (ABA: tree.a0 for a "
+          "fixed base)"),
     "impulse response (Holck 2005, ch. 3, eqs. 3.43-3.48)",
     Field("YA", REAL, ("n+1", 6), "articulated impulse Y^A_i"),
     Field("dv", REAL, ("n+1", 6), "velocity change dv_i"),
@@ -53,6 +57,10 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("rk4_qdd", REAL, (4, "nv"), "stage accelerations"),
     Field("rk4_dq", REAL, (4, "nv"), "stage rates of the position increment"),
     Field("rk4_q", REAL, ("nq",), "stage positions"),
+    "the arguments of a public call (mb_sim.dynamics.TreeDynamics), contiguous",
+    Field("q_arg", REAL, ("nq",), "positions"),
+    Field("v_arg", REAL, ("nv",), "velocities"),
+    Field("x_arg", REAL, ("nv",), "efforts or accelerations"),
     "scratch",
     Field("vec6", REAL, (6,), "a motion or force vector"),
     Field("vec6b", REAL, (6,), "a second one"),

@@ -43,6 +43,7 @@ from mb_sim.sim.data import (
     allocate_data,
     data_record,
 )
+from mb_sim.sim.sensors import allocate_sensors, sensors_record
 from mb_sim.sim.state import State, new_state
 from mb_sim.sim.step import new_sim, step
 
@@ -116,6 +117,7 @@ class SimBatch:
         self.state = stack_state(template.save_state(), n)
         self._data = [allocate_data(self._scene) for _ in range(n)]
         self._status = np.zeros(n, dtype=np.int64)
+        self._sensors = sensors_record(allocate_sensors(0, False, 0))  # none
         self._done = np.zeros(n, dtype=np.int64)
         self._bind()
 
@@ -124,7 +126,7 @@ class SimBatch:
         sims = List()
         for i in range(self.n):
             sims.append(new_sim(self._model, data_record(self._data[i]),
-                                new_state(row(self.state, i).arrays())))
+                                new_state(row(self.state, i).arrays()), self._sensors))
         self._sims = sims
 
     def state_of(self, i: int) -> State:

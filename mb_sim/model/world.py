@@ -20,6 +20,10 @@ Format (every key is optional unless marked required; units SI, angles in radian
                                     # mb_sim.model.collision_filter for the pairs that never do)
       srdf: robot.srdf              # its <disable_collisions> pairs never collide
       exclude_pairs: [[link_a, link_b]]   # more link pairs that never collide
+      gains: {joint1: {p: 300.0, i: 100.0, d: 10.0}}   # servo gains of a joint (all three;
+                                    # sim_node's gains.<joint>.* parameters override them)
+      ft_sensors: [joint6]          # force-torque sensors at movable joints
+      contact_sensors: [foot_link]  # contact sensors on links
     bodies:
       - name: box1                  # required, unique, not "world"
         shape: box                  # required: box | sphere | cylinder | capsule | mesh
@@ -133,6 +137,7 @@ GRAVITY = 1e3  # m/s^2: |gravity| components (about 100 g)
 ANGLE = 1e3  # rad: |rpy| components
 FRICTION = 100.0  # Coulomb coefficients of surfaces
 JOINT_FRICTION = 1e6  # N m or N
+GAIN = 1e9  # servo gains p, i, d (N m/rad, N m/(rad s), N m s/rad or per m)
 QUAT = 10.0  # |quat_xyzw| components before normalisation
 SOLVER_RANGES: dict[str, tuple[float, float]] = {
     "iterations": (1, 10000),
@@ -169,6 +174,7 @@ def limits_markdown() -> str:
         ("`friction` (surfaces)", (f"0 to {_g(FRICTION)}; `restitution`, "
                                    "`joint_limit_restitution`: 0 to 1")),
         ("joint `friction`", f"0 to {_g(JOINT_FRICTION)} N m or N"),
+        ("`robot.gains` p, i, d", f"0 to {_g(GAIN)}"),
         ("`solver`", solver + " (`d_max` above 0)"),
         ("the file", f"at most {MAX_WORLD_BYTES // 1024} KiB, no YAML aliases"),
     ]
@@ -227,6 +233,13 @@ class RobotPlacement:
     exclude_pairs: tuple[tuple[str, str], ...] = ()
     """Link pairs the world file says never collide (checked against the robot: unknown
     links are an error)."""
+    gains: Mapping[str, tuple[float, float, float]] = field(
+        default_factory=lambda: MappingProxyType({}))
+    """Servo gains (p, i, d) by joint name (`Simulation.set_gains`)."""
+    ft_sensors: tuple[str, ...] = ()
+    """Movable joints with a force-torque sensor (`Simulation.set_ft_sensors`)."""
+    contact_sensors: tuple[str, ...] = ()
+    """Links with a contact sensor (`Simulation.set_contact_sensors`)."""
 
     @property
     def rotation(self) -> np.ndarray:
@@ -370,7 +383,10 @@ class World:
                         "joint_limit_restitution": r.joint_limit_restitution,
                         "initial_positions": dict(r.initial_positions),
                         "floating": r.floating, "self_collision": r.self_collision,
-                        "exclude_pairs": [list(p) for p in r.exclude_pairs]}
+                        "exclude_pairs": [list(p) for p in r.exclude_pairs],
+                        "gains": {k: dict(zip("pid", v)) for k, v in r.gains.items()},
+                        "ft_sensors": list(r.ft_sensors),
+                        "contact_sensors": list(r.contact_sensors)}
         if r.urdf is not None:
             out["robot"]["urdf"] = r.urdf
         if r.srdf is not None:
@@ -674,7 +690,7 @@ _TOP_KEYS = ("gravity", "ground", "robot", "bodies", "joints", "solver", "descri
 _GROUND_KEYS = ("height", "friction", "restitution")
 _ROBOT_KEYS = ("xyz", "rpy", "quat_xyzw", "friction", "restitution", "joint_limit_restitution",
                "initial_positions", "urdf", "floating", "self_collision", "srdf",
-               "exclude_pairs")
+               "exclude_pairs", "gains", "ft_sensors", "contact_sensors")
 _BODY_KEYS = ("name", "shape", "size", "mesh", "scale", "mass", "density", "inertia", "com",
               "xyz", "rpy", "quat_xyzw", "linear_velocity", "angular_velocity", "static",
               "friction", "restitution", "color")
@@ -723,7 +739,35 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
                           r.boolean("robot.floating", d.get("floating", False)),
                           r.boolean("robot.self_collision",
                                     d.get("self_collision", DEFAULT_SELF_COLLISION)),
-                          srdf, srdf_pairs, _link_pairs(r, d.get("exclude_pairs")))
+                          srdf, srdf_pairs, _link_pairs(r, d.get("exclude_pairs")),
+                          _gains(r, d.get("gains")), _name_list(r, "robot.ft_sensors",
+                                                                d.get("ft_sensors")),
+                          _name_list(r, "robot.contact_sensors", d.get("contact_sensors")))
+
+
+def _gains(r: _Reader, value: Any) -> Mapping[str, tuple[float, float, float]]:
+    """robot.gains: {joint: {p, i, d}}, each a number from 0 to GAIN."""
+    if value is None:
+        return MappingProxyType({})
+    if not isinstance(value, Mapping):
+        r.fail("robot.gains", "must be a mapping of joint names to {p, i, d}", value)
+    out: dict[str, tuple[float, float, float]] = {}
+    for joint, pid in value.items():
+        path = _key("robot.gains", joint)
+        name = r.name(path, joint)
+        d = r.mapping(path, pid, ("p", "i", "d"), required=("p", "i", "d"))
+        p, i, dd = (r.number(_key(path, k), d[k], 0.0, GAIN) for k in "pid")
+        out[name] = (p, i, dd)
+    return MappingProxyType(out)
+
+
+def _name_list(r: _Reader, path: str, value: Any) -> tuple[str, ...]:
+    """A list of distinct names (joints or links, checked against the robot later)."""
+    names = tuple(r.name(f"{path}[{i}]", v) for i, v in enumerate(r.seq(path, value)))
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            r.fail(f"{path}[{i}]", "is named twice", name)
+    return names
 
 
 def _robot_file(r: _Reader, d: dict[str, Any], key: str) -> str | None:
@@ -1033,6 +1077,20 @@ def load_body(data: Any, label: str, base_dir: str | os.PathLike[str], path: str
     (under `path`, the entry's place in its file) and the value.
     """
     return _body(_Reader(label, str(base_dir)), path, data, set(), name_required=False)
+
+
+def check_gains(world: World, model: Any) -> None:
+    """Check that the world's `robot.gains` name movable joints of `model`; WorldError naming
+    the file, the key and the value. (The sensors' names are checked when they are set:
+    `Simulation.set_ft_sensors`, `set_contact_sensors`.)"""
+    joints = tuple(model.joint_names)
+    for name in world.robot.gains:
+        if name not in joints:
+            close = difflib.get_close_matches(name, joints, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise WorldError(f"{world.source}: robot.gains.{name[:60]}: no movable joint of "
+                             f"robot {model.name!r} has this name{hint}; joints: "
+                             f"{_names(joints) or 'none'}")
 
 
 def check_initial_positions(world: World, model: Any, tolerance: float = 1e-9) -> None:

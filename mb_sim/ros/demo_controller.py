@@ -129,7 +129,7 @@ class DemoController(Node):
         super().__init__("demo_controller")
         self.declare_parameter("target_frame", "box_red")
         self.declare_parameter("world_frame", "world")
-        self.declare_parameter("command_topic", "/effort_controller/commands")
+        self.declare_parameter("command_topic", "effort_controller/commands")
         self.declare_parameter("bandwidth", 1.5)  # Hz, closed-loop natural frequency
         self.declare_parameter("segment_time", 2.0)  # simulated s per waypoint move
         self.declare_parameter("hold_time", 1.0)  # simulated s at each waypoint

@@ -53,7 +53,7 @@ LATCHED = QoSProfile(
 class DiffDriveController(Node):
     def __init__(self) -> None:
         super().__init__("diff_drive_controller")
-        self.declare_parameter("command_topic", "/effort_controller/commands")
+        self.declare_parameter("command_topic", "effort_controller/commands")
         self.declare_parameter("left_wheel_joint", "left_wheel_joint")
         self.declare_parameter("right_wheel_joint", "right_wheel_joint")
         self.declare_parameter("linear_speed", 0.25)  # m/s

@@ -77,6 +77,7 @@ def load_inputs(node: Node) -> tuple[SimParams, Inputs]:
     else:
         sim.set_initial_state(q=q0, qd=np.zeros_like(q0))
     _start_servos(node, sim, interfaces)
+    _start_sensors(node, p, sim, world)
     return p, Inputs(model, world, model.urdf_xml, sim, q0, command_joints, interfaces)
 
 
@@ -187,7 +188,7 @@ def _make_simulation(node: Node, p: SimParams, model: Any, world: Any) -> Any:
     ensure_compiled(node.get_logger().info)
     try:
         return mb_sim.Simulation(model, world=world, dt=1.0 / p.physics_rate,
-                                 integrator=p.integrator)
+                                 integrator=p.integrator, ft_sensors=[], contact_sensors=[])
     except Exception as e:  # noqa: BLE001 - bad numbers in the world or robot: one FATAL line
         source = f" (world_file {p.world_file!r})" if p.world_file else ""
         raise StartupError(f"cannot build the simulation{source}: {error_text(e)}") from None
@@ -236,6 +237,31 @@ def _check_initial_position(key: str, value: Any, lo: float, hi: float) -> None:
     if not lo <= value <= hi:
         raise StartupError(f"parameter {key!r}: {value!r} is outside the joint limits "
                            f"[{lo}, {hi}]")
+
+
+# --- sensors --------------------------------------------------------------------------------
+
+
+def _start_sensors(node: Node, p: SimParams, sim: Any, world: Any) -> None:
+    """The force-torque and contact sensors of the parameters `ft_sensors`,
+    `contact_sensors`, else of the world file's robot.ft_sensors, robot.contact_sensors. A
+    name that is not a movable joint (or link) is an error naming the parameter or the world
+    file's key and the name; the node runs without that sensor."""
+    robot = world.robot if world is not None else None
+    for key, setter in (("ft_sensors", sim.set_ft_sensors),
+                        ("contact_sensors", sim.set_contact_sensors)):
+        names, source = [n for n in getattr(p, key) or [] if n], f"parameter {key!r}"
+        if not names and robot is not None:
+            names, source = list(getattr(robot, key)), f"world_file {p.world_file!r}: robot.{key}"
+        accepted: list[str] = []
+        for name in names:
+            try:
+                setter([*accepted, name])
+            except (TypeError, ValueError) as e:
+                reason = str(e).removeprefix(f"{key}: ")
+                node.get_logger().error(f"{source}: {reason}; no sensor for {name!r}")
+                continue
+            accepted.append(name)
 
 
 # --- command interfaces and servo gains -------------------------------------------------------

@@ -170,6 +170,8 @@ class CommandLatch:
         """The latest position and velocity targets."""
         self.pending = {f: np.zeros(n, dtype=bool) for f in FIELDS[:2]}
         """Targets latched but not yet handed to the simulation."""
+        self._targets_changed = False
+        """Whether `pending` may hold a target (saves two array scans a step)."""
         self._changed = True
         self._recheck = -math.inf
         self._timeout = math.nan
@@ -228,6 +230,7 @@ class CommandLatch:
             else:
                 self.target[field][idx] = values
                 self.pending[field][idx] = True
+                self._targets_changed = True
 
     def set(self, idx: np.ndarray, values: np.ndarray, t: float) -> None:
         """Efforts `values` for joints `idx` from simulated time `t` on."""
@@ -243,6 +246,9 @@ class CommandLatch:
         effort = self.changed_efforts(sim.time, sim.dt, timeout)
         if effort is not None:
             sim.set_effort(effort)
+        if not self._targets_changed:
+            return
+        self._targets_changed = False
         pos, vel = self.pending["position"], self.pending["velocity"]
         if not (pos.any() or vel.any()):
             return
@@ -325,3 +331,4 @@ class CommandLatch:
             self.target[f][:] = snapshot.get("target", {}).get(f, 0.0)
             self.pending[f][:] = snapshot.get("pending", {}).get(f, False)
         self._changed = True
+        self._targets_changed = True

@@ -5,9 +5,11 @@ legged.launch.py, mobile.launch.py each describe one `RobotLaunch`).
 Arguments of every launch file: `world` (a file name in share/mb_sim/config/worlds, with or
 without .yaml, a path to a world YAML, or "none"), `use_sim_time` (default true), `rviz`
 (default false; without rviz2 installed a warning, and the simulation runs alone) and `viewer`
-(default false: the browser view on http://127.0.0.1:8080, `mb_sim.viewer`); with a demo
-controller also `controller` (default true: it starts the paused simulation once it has the
-robot). When sim_node exits (it could not start, or it was stopped) the whole launch ends.
+(default false: the browser view on http://127.0.0.1:8080, `mb_sim.viewer`) and `namespace`
+(default none: every node of the launch in that ROS namespace, e.g. robot1; a launch included
+under PushRosNamespace gets the pushed one in front); with a demo controller also `controller`
+(default true: it starts the paused simulation once it has the robot). When sim_node exits (it
+could not start, or it was stopped) the whole launch ends.
 The launch packages are imported when a description is made, not with this module.
 """
 
@@ -20,6 +22,8 @@ from typing import Any
 PACKAGE = "mb_sim"
 WORLDS = os.path.join("config", "worlds")
 RVIZ = os.path.join("config", "arm.rviz")
+RVIZ_TOPICS = ("robot_description", "sim_node/contacts")
+"""The node's topics that config/arm.rviz displays (by absolute name)."""
 
 
 def _true(text: str) -> bool:
@@ -67,11 +71,12 @@ class RobotLaunch:
         config = context.launch_configurations
         use_sim_time = _true(config.get("use_sim_time", "true"))
         world = resolve_world(share, config.get("world", self.default_world))
+        namespace = config.get("namespace", "").strip().strip("/")
         if world and not os.path.isfile(world):
             raise RuntimeError(f"world {config.get('world')!r}: no such file {world}")
         actions: list[object] = [Node(
-            package=PACKAGE, executable="sim_node", name="sim_node", output="screen",
-            parameters=[os.path.join(share, self.params),
+            package=PACKAGE, executable="sim_node", name="sim_node", namespace=namespace,
+            output="screen", parameters=[os.path.join(share, self.params),
                         {"urdf_file": os.path.join(share, self.urdf), "world_file": world,
                          "use_sim_time": use_sim_time}],
             on_exit=Shutdown(reason="sim_node exited"),
@@ -79,8 +84,8 @@ class RobotLaunch:
         if self.controller and _true(config.get("controller", "true")):
             actions.append(Node(
                 package=PACKAGE, executable=self.controller, name=self.controller,
-                output="screen",
-                parameters=[{"use_sim_time": use_sim_time, "unpause": "/sim_node/pause"}],
+                namespace=namespace, output="screen",
+                parameters=[{"use_sim_time": use_sim_time, "unpause": "sim_node/pause"}],
             ))
         if _true(config.get("rviz", "false")) and not rviz_available():
             actions.append(LogInfo(msg="rviz:=true but rviz2 is not installed (on a ROS "
@@ -89,12 +94,14 @@ class RobotLaunch:
         elif _true(config.get("rviz", "false")):
             actions.append(Node(
                 package="rviz2", executable="rviz2", name="rviz2", output="screen",
-                arguments=["-d", os.path.join(share, RVIZ)],
+                arguments=["-d", os.path.join(share, RVIZ)], namespace=namespace,
+                # the display topics of config/arm.rviz are absolute
+                remappings=[(f"/{topic}", topic) for topic in RVIZ_TOPICS] if namespace else [],
                 parameters=[{"use_sim_time": use_sim_time}],
             ))
         if _true(config.get("viewer", "false")):
             actions.append(Node(package=PACKAGE, executable="viewer", name="viewer",
-                                output="screen"))
+                                namespace=namespace, output="screen"))
         return actions
 
     def description(self) -> Any:
@@ -115,6 +122,10 @@ class RobotLaunch:
             DeclareLaunchArgument(
                 "viewer", default_value="false",
                 description="Serve the browser view on http://127.0.0.1:8080 (needs viser)"),
+            DeclareLaunchArgument(
+                "namespace", default_value="",
+                description="ROS namespace of the nodes (e.g. robot1); /tf, /tf_static and "
+                            "/clock stay global"),
         ]
         if self.controller:
             arguments.append(DeclareLaunchArgument(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from geometry_msgs.msg import WrenchStamped
 from rosgraph_msgs.msg import Clock
 from tf2_msgs.msg import TFMessage
 
@@ -90,6 +91,13 @@ def odometry_message(frame: str, child_frame: str) -> Refill:
     msg = conv.odometry_msg(frame, child_frame, conv.IDENTITY, (zero, zero), conv.time_msg(0.0))
     return Refill(msg, [_fields("pose.pose.position", XYZ), _fields("pose.pose.orientation", XYZW),
                         _fields("twist.twist.linear", XYZ), _fields("twist.twist.angular", XYZ)])
+
+
+def wrench_message(frame: str) -> Refill:
+    """geometry_msgs/WrenchStamped in `frame`: fill(t, force, torque)."""
+    msg = WrenchStamped()
+    msg.header.frame_id = frame
+    return Refill(msg, [_fields("wrench.force", XYZ), _fields("wrench.torque", XYZ)])
 
 
 def clock_message() -> Refill:

@@ -146,7 +146,15 @@ SPECS: tuple[Spec, ...] = (
     Spec("imu_enabled", True, "Publish sensor_msgs/Imu on imu for imu_link at publish_rate."),
     Spec("imu_link", "", "Link whose frame is the IMU frame; '' = the root link.",
          check=lambda v: None if v == v.strip() else "must not have surrounding spaces"),
-    Spec("command_topic", "/effort_controller/commands",
+    Spec("ft_sensors", [], "Movable joints with a force-torque sensor: "
+         "geometry_msgs/WrenchStamped on ~/ft/<joint> at publish_rate, the mean wrench the "
+         "parent link exerted on the child link since the last message (child link frame, "
+         "torque about its origin); unset or [''] = the world file's robot.ft_sensors."),
+    Spec("contact_sensors", [], "Links with a contact sensor: geometry_msgs/WrenchStamped on "
+         "~/contact/<link> at publish_rate, the mean contact wrench on the link since the last "
+         "message (world_frame axes, torque about the link origin; zero: no contact); unset "
+         "or [''] = the world file's robot.contact_sensors."),
+    Spec("command_topic", "effort_controller/commands",
          "Float64MultiArray effort commands, one value per command_joints entry.", check=_topic),
     Spec("command_joints", [],
          "Joint order of command_topic; unset or [''] = all movable joints in URDF order."),

@@ -1,6 +1,8 @@
 """Everything `sim_node` publishes, when, and its copy in the bag being recorded.
 
-Out: joint_states and imu (sensor_msgs/Imu of `imu_link`) at publish_rate, /tf, odom
+Out: joint_states, imu (sensor_msgs/Imu of `imu_link`) and the force-torque and contact
+sensors (geometry_msgs/WrenchStamped on ~/ft/<joint>, ~/contact/<link>: the mean wrench since
+the last message, mb_sim.sim.sensors) at publish_rate, /tf, odom
 (nav_msgs/Odometry, ground truth, for a floating robot) and ~/contacts (MarkerArray) at
 tf_rate, all in simulated time and stamped with it; /clock at most every CLOCK_PERIOD of wall
 time (the physics loop asks); /tf_static, robot_description and ~/world (the bodies' shapes,
@@ -11,10 +13,11 @@ the same simulated time (`recorder.Recording`).
 QoS: ~/contacts reliable depth 10; joint_states (`joint_states_topic`) reliable depth 100,
 or with `joint_states_qos: sensor_data` the sensor-data profile (what ros2_control's topic
 hardware interface subscribes with); /tf reliable depth 100
-(as tf2's broadcaster); odom reliable depth 10; imu the sensor-data profile (best effort,
-depth 5); /tf_static, robot_description and ~/world reliable, transient local, depth 1; /clock
-reliable depth 1 (a reliable publisher serves both the best-effort subscription of
-use_sim_time nodes and reliable subscribers; only the newest value matters).
+(as tf2's broadcaster); odom reliable depth 10; imu and the sensors' wrenches the
+sensor-data profile (best effort, depth 5); /tf_static, robot_description and ~/world
+reliable, transient local, depth 1; /clock reliable depth 1 (a reliable publisher serves
+both the best-effort subscription of use_sim_time nodes and reliable subscribers; only the
+newest value matters).
 
 While the simulation is paused nothing is published, except to a subscriber of joint_states
 or /tf that joins then: it gets the current state once (`new_subscriber`), so a controller
@@ -45,6 +48,7 @@ from mb_sim.ros import messages
 from mb_sim.ros.frames import FrameTree
 from mb_sim.ros.params import SimParams
 from mb_sim.ros.recorder import Recording, msgtype_of
+from mb_sim.ros.sensors import WrenchOutputs
 from mb_sim.ros.world_description import world_markers
 from mb_sim.sim.link_frames import LinkFrames
 
@@ -117,6 +121,8 @@ class Publishers:
 
         js_qos = QOS_IMU if p.joint_states_qos == "sensor_data" else QOS_JOINT_STATES
         self._js = output(JointState, p.joint_states_topic, js_qos, tell=True)
+        self.joint_states_topic = self._js.topic
+        """joint_states_topic resolved in the node's namespace."""
         self._tf = output(TFMessage, "/tf", QOS_TF, tell=True)
         self._tf_static = output(TFMessage, "/tf_static", QOS_LATCHED)
         self._description = output(String, "robot_description", QOS_LATCHED)
@@ -125,6 +131,7 @@ class Publishers:
         self._odom = output(Odometry, "odom", QOS_ODOM) if frames.floating else None
         self._imu = output(Imu, "imu", QOS_IMU) if frames.imu_link is not None else None
         self._markers = output(MarkerArray, "~/contacts", QOS_MARKERS)
+        self._wrenches = WrenchOutputs(node, sim, frames, output, QOS_IMU)
 
         self._js_msg = messages.joint_state_message(sim.joint_names)
         pairs = frames.moving()
@@ -214,6 +221,7 @@ class Publishers:
                                         sim.applied_effort), t)
         if self._imu is not None:
             self._publish_imu()
+        self._wrenches.publish()
 
     def _publish_imu(self) -> None:
         """The IMU on imu_link (REP 145): its orientation in the world, its angular velocity and

@@ -52,7 +52,7 @@ LATCHED = QoSProfile(
 class QuadrupedController(Node):
     def __init__(self) -> None:
         super().__init__("quadruped_controller")
-        self.declare_parameter("command_topic", "/effort_controller/commands")
+        self.declare_parameter("command_topic", "effort_controller/commands")
         self.declare_parameter("kp", 80.0)  # N m / rad
         self.declare_parameter("kd", 1.0)  # N m s / rad
         self.declare_parameter("stand_hip_pitch", STAND_HIP_PITCH)  # rad

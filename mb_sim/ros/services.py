@@ -139,6 +139,7 @@ class Services:
             "mb_sim/parameters": json.dumps(
                 {k: v for k, v in self.p.values.items() if k != "robot_description"}),
             "mb_sim/initial_positions": json.dumps([float(v) for v in inputs.q0]),
+            "mb_sim/topics": json.dumps({"joint_states": self.publishers.joint_states_topic}),
             "mb_sim/start": json.dumps({"time": sim.time, **self.cycle.latch.snapshot(),
                                         "state": state_to_json(sim.save_state())}),
         }

@@ -22,7 +22,8 @@ simulation_interfaces) go in `services` or a module beside it, using `Services.i
 
 Threads: the physics thread owns the simulation. Before every physics step it takes the
 commands that arrived from their subscriptions, in order of arrival, so no message waits
-longer than one step and none is lost however far behind real time the physics falls. The
+longer than one step (or, while the thread sleeps between rounds, `physics_loop.PACE_PERIOD`)
+and none is lost however far behind real time the physics falls. The
 executor (main thread) serves the services and parameter changes, whose work runs on the
 physics thread between two steps.
 Messages carry simulated time stamps; /clock follows the simulation for use_sim_time nodes.

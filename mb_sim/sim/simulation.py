@@ -16,7 +16,9 @@ of the compiled `mb_sim.sim.step.step`, whose named stages are:
    that move positions but are never added to the velocities, so correcting drift adds no
    energy (in place of Baumgarte's bias terms, Valášek 2011, ch. 6);
 7. positions advance with the new velocities;
-8. check: a non-finite state raises `SimulationError` and leaves the state of the step before.
+8. check: a non-finite state raises `SimulationError` and leaves the state of the step before;
+9. sensors: force-torque sensors at joints and contact sensors on links sum the step's
+   wrench impulses (`mb_sim.sim.sensors`; read as means since the last read).
 Same inputs give the same bits: no randomness, fixed iteration order.
 """
 
@@ -32,7 +34,7 @@ import numpy as np
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.overlaps import overlapping_pairs
 from mb_sim.dynamics.floating import to_pinocchio
-from mb_sim.errors import SimulationError
+from mb_sim.errors import SimulationError, WorldError
 from mb_sim.model.collision_filter import reference_positions
 from mb_sim.model.compile import INTEGRATORS, CompiledScene, compile_scene, scene_record
 from mb_sim.model.model import Model
@@ -42,6 +44,7 @@ from mb_sim.model.world import (
     RobotPlacement,
     SolverSettings,
     World,
+    check_gains,
     check_initial_positions,
 )
 from mb_sim.rotations import quat_from_matrix
@@ -72,6 +75,7 @@ from mb_sim.sim.data import (
 )
 from mb_sim.sim.queries import Pose, Queries
 from mb_sim.sim.rebuild import RememberedOverlaps, carry_state, geom_identities, index_map
+from mb_sim.sim.sensor_set import SensorSet, Wrench
 from mb_sim.sim.servo import INTERFACES, POSITION, VELOCITY
 from mb_sim.sim.servo_arguments import ServoArguments
 from mb_sim.sim.state import State, new_state
@@ -109,6 +113,7 @@ def _robot_of(model: Model | None, world: World | None) -> Model | None:
                          "mb_sim.load_urdf(..., floating_base=True)")
     if model is not None and world is not None:
         check_initial_positions(world, model)
+        check_gains(world, model)
     return model
 
 
@@ -171,7 +176,11 @@ class Simulation:
     A robot with a floating base (`load_urdf(..., floating_base=True)`, or the world's
     `robot: {floating: true}`) uses Pinocchio's free-flyer layout in `q` (nq = n_joints + 7:
     base position, quaternion x, y, z, w, then the joints) and `qd` (nv = n_joints + 6: base
-    linear and angular velocity in base axes, then the joints); efforts are the joints'."""
+    linear and angular velocity in base axes, then the joints); efforts are the joints'.
+
+    ft_sensors (movable joint names) and contact_sensors (link names) default to the world's
+    `robot.ft_sensors` and `robot.contact_sensors`; the world's `robot.gains` are set as by
+    `set_gains`."""
 
     def __init__(
         self,
@@ -180,6 +189,8 @@ class Simulation:
         dt: float = 0.001,
         integrator: str = "semi_implicit_euler",
         gravity: Sequence[float] | None = None,
+        ft_sensors: Sequence[str] | None = None,
+        contact_sensors: Sequence[str] | None = None,
     ):
         dt = check_dt(dt)
         check_integrator(integrator)
@@ -207,19 +218,44 @@ class Simulation:
         self._contacts: Contacts | None = Contacts.empty()
         self._data: Data = allocate_data(self.scene.arrays)
         self._servos = ServoArguments(model, self.dt, self._args, self._reference_q)
+        self._sensors = SensorSet(model, self.scene.geom_names)
         self._initial = self._make_initial_state()
         self.state = self._initial.copy()
         self._m = scene_record(self.scene.arrays)
         self._bind()
         self.world_joints = WorldJointsView(self)
         self._stepped = False  # the step before the state is the last step taken
+        robot = world.robot if world is not None else None
+        if robot is not None and robot.gains and model is not None:
+            self.set_gains(robot.gains)
+        if ft_sensors is not None:
+            self._sensors.set_ft(ft_sensors)
+        elif robot is not None and robot.ft_sensors:
+            self._world_sensors(self._sensors.set_ft, robot.ft_sensors, "ft_sensors")
+        if contact_sensors is not None:
+            self._sensors.set_contact(contact_sensors)
+        elif robot is not None and robot.contact_sensors:
+            self._world_sensors(self._sensors.set_contact, robot.contact_sensors,
+                                "contact_sensors")
+        self._bind_sensors()
 
     # --- construction ------------------------------------------------------------------------
+    def _world_sensors(self, setter: Any, names: Sequence[str], key: str) -> None:
+        """The world file's robot.ft_sensors or robot.contact_sensors; a bad name is a
+        WorldError naming the file, the key and the name."""
+        try:
+            setter(names, f"{self.world.source}: robot.{key}")  # type: ignore[union-attr]
+        except ValueError as e:
+            raise WorldError(str(e)) from None
+
     def _bind(self) -> None:
         """(Re)build the records compiled code takes, over the current arrays."""
         self._d = data_record(self._data)
         self._s = new_state(self.state.arrays())
-        self._sim = new_sim(self._m, self._d, self._s)
+        self._sim = new_sim(self._m, self._d, self._s, self._sensors.record)
+
+    def _bind_sensors(self) -> None:
+        self._sim = new_sim(self._m, self._d, self._s, self._sensors.record)
 
     def _make_initial_state(self) -> State:
         state = State.allocate(n=self.n_joints, nq=self.nq, nv=self.nv,
@@ -270,7 +306,7 @@ class Simulation:
         arrays = self.scene.arrays._replace(options=self.options._replace(**changes))
         object.__setattr__(self.scene, "arrays", arrays)
         self._m = scene_record(arrays)
-        self._sim = new_sim(self._m, self._d, self._s)
+        self._bind_sensors()
 
     @property
     def dt(self) -> float:
@@ -406,6 +442,7 @@ class Simulation:
         mine.warm_value[:k], mine.warm_value[k:] = state.warm_value[:k], 0.0
         self._contacts = None
         self._stepped = False
+        self._sensors.clear()
 
     def set_effort(self, effort: object) -> None:
         """Joint efforts (N m or N) held until changed: an array in q order or {joint: value}
@@ -487,6 +524,45 @@ class Simulation:
         """The efforts the joints got in the last step (commanded, or the servo's with its
         feed-forward), N m or N, joint order (part of the state; 0 before the first step)."""
         return self.state.applied.copy()
+
+    # --- force-torque and contact sensors (mb_sim.sim.sensors) ---------------------------------
+    @property
+    def ft_sensors(self) -> tuple[str, ...]:
+        """The joints with a force-torque sensor."""
+        return self._sensors.ft_joints
+
+    def set_ft_sensors(self, joints: Sequence[str]) -> None:
+        """Force-torque sensors at these movable joints (replacing the earlier ones; [] for
+        none). An unknown or fixed joint is refused (ValueError naming it) and nothing
+        changes. The other sensors' sums carry on; these start empty."""
+        self._sensors.set_ft(joints)
+        self._bind_sensors()
+
+    def read_ft_sensors(self) -> dict[str, Wrench]:
+        """{joint: (force N, torque N m)}: the wrench the parent link exerted on the child
+        link through the joint, child link axes, torque about the child link origin, averaged
+        over the steps since the last read (impulses of contacts and joint limits included;
+        zero when no step was taken). Reading starts the next interval."""
+        return self._sensors.read_ft()
+
+    @property
+    def contact_sensors(self) -> tuple[str, ...]:
+        """The links with a contact sensor."""
+        return self._sensors.contact_links
+
+    def set_contact_sensors(self, links: Sequence[str]) -> None:
+        """Contact sensors on these links of the robot (replacing the earlier ones; [] for
+        none). An unknown link is refused (ValueError naming it) and nothing changes."""
+        self._sensors.set_contact(links)
+        self._bind_sensors()
+
+    def read_contact_sensors(self) -> dict[str, Wrench]:
+        """{link: (force N, torque N m)}: the total contact wrench on the link (its collision
+        geometries), world axes, torque about the link origin, averaged over the steps since
+        the last read (an impact's impulse / that time; zero: no contact). Reading starts the
+        next interval."""
+        return self._sensors.read_contact()
+
     # --- bodies added, removed, moved between steps (mb_sim.sim.rebuild) ------------------------
     def entity_names(self) -> tuple[str, ...]:
         """Names a new body may not take: the bodies', the robot's and its links'."""
@@ -583,6 +659,7 @@ class Simulation:
         self._args = StateArguments(self.model, scene.body_names)
         self._queries = Queries(self.model, scene)
         self._contacts = Contacts.empty()
+        self._sensors.rescene(scene.geom_names)
         self._m = scene_record(arrays)
         self._bind()
 
@@ -709,4 +786,4 @@ class Simulation:
         return out
 
 
-__all__ = ["LIMIT_TOLERANCE", "Simulation", "WorldJointsView"]
+__all__ = ["LIMIT_TOLERANCE", "Simulation", "WorldJointsView", "Wrench"]

@@ -19,7 +19,9 @@ and, at the end, the state `s` (mb_sim.sim.state):
    energy (in place of Baumgarte's bias terms, Valášek 2011, ch. 6);
 7. integrate: positions advance with the new velocities (a floating base on SE(3));
 8. servos: the efforts the joints got, the servos' integrals (mb_sim.sim.servo);
-9. check: a non-finite value stops the run and restores the state of the step before.
+9. check: a non-finite value stops the run and restores the state of the step before;
+10. measure: the force-torque and contact sensors' share of the step (mb_sim.sim.sensors;
+    nothing when none is set).
 
 A step that finds more contacts than d can hold stops before changing the state and says so
 in d.work.info; `Simulation` grows d and calls again. Same inputs give the same bits.
@@ -55,6 +57,7 @@ from mb_sim.sim.data import (
 )
 from mb_sim.sim.rigid import advance_poses
 from mb_sim.sim.rigid import free_motion as free_body_motion
+from mb_sim.sim.sensors import Sensors, measure
 from mb_sim.sim.servo import drive, make_explicit, servo_update
 from mb_sim.sim.state import StateArrays
 from mb_sim.solver import pgs, warm
@@ -63,17 +66,18 @@ from mb_sim.solver.robot_joints import robot_joint_rows
 from mb_sim.solver.rows import NORMAL, SCALAR
 from mb_sim.solver.world_joints import blocks, frames, keep_world_joints, world_joint_rows
 
-Sim, SimRecord = record("Sim", """What `step` takes: the model, the workspace and the
-state.""", (
+Sim, SimRecord = record("Sim", """What `step` takes: the model, the workspace, the
+state and the sensors.""", (
     Field("model", SceneModel, (), "the read-only scene model (mb_sim.model.compile)"),
     Field("data", Data, (), "the workspace (mb_sim.sim.data)"),
     Field("state", StateArrays, (), "the state (mb_sim.sim.state)"),
+    Field("sensors", Sensors, (), "the force-torque and contact sensors (mb_sim.sim.sensors)"),
 ))
 
 
 @njit
-def new_sim(model: Any, data: Any, state: Any) -> Any:
-    return SimRecord(model, data, state)
+def new_sim(model: Any, data: Any, state: Any, sensors: Any) -> Any:
+    return SimRecord(model, data, state, sensors)
 
 
 @inline
@@ -351,9 +355,10 @@ def check(d: Any, s: Any) -> bool:
 @njit
 def step(sim: Any, n: int) -> None:
     """n steps; d.work.info tells how many were done and why the run stopped early."""
-    m, d, s = sim.model, sim.data, sim.state
+    m, d, s, sensors = sim.model, sim.data, sim.state, sim.sensors
     info = d.work.info
     info[:] = 0
+    sensing = sensors.ft_body.shape[0] + sensors.contact_body.shape[0] > 0
     for _ in range(n):
         remember(d, s)
         free_motion(m, d, s)
@@ -370,6 +375,8 @@ def step(sim: Any, n: int) -> None:
             restore(d, s)
             info[STATUS] = NOT_FINITE
             return
+        if sensing:
+            measure(m, d, s, sensors)
         info[STEPS_DONE] += 1
 
 

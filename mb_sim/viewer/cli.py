@@ -1,6 +1,6 @@
 """`viewer` (also `python -m mb_sim.viewer`, `ros2 run mb_sim viewer`): the browser view.
 
-    viewer [BAG] [--host 127.0.0.1] [--port 8080] [--node /sim_node] [ROS arguments]
+    viewer [BAG] [--host 127.0.0.1] [--port 8080] [--node sim_node] [ROS arguments]
 
 Without BAG: the running sim_node (needs rclpy). With BAG: a bag sim_node recorded (needs
 only rosbags). Serves until Ctrl-C or SIGTERM, then exits 0 without a traceback. Exit status 1
@@ -31,8 +31,9 @@ def _arguments(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
                         help="address to serve on (default 127.0.0.1: this machine only; "
                              "0.0.0.0 shares the page with the network)")
     parser.add_argument("--port", type=int, default=8080, help="port (default 8080)")
-    parser.add_argument("--node", default="/sim_node",
-                        help="the simulator node whose topics and services to use")
+    parser.add_argument("--node", default="sim_node",
+                        help="the simulator node whose topics and services to use (a "
+                             "relative name is in the viewer's namespace)")
     if "--ros-args" in argv:  # `ros2 run` and launch files add these; rclpy reads them
         i = argv.index("--ros-args")
         return parser.parse_args(argv[:i]), argv[i:]

@@ -48,10 +48,11 @@ QOS_TF_STATIC = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
 class NodeView(Node):
     """The viewer's ROS node; `run()` serves the page until `stop` is set."""
 
-    def __init__(self, sim_node: str = "/sim_node", host: str = "127.0.0.1",
+    def __init__(self, sim_node: str = "sim_node", host: str = "127.0.0.1",
                  port: int = 8080) -> None:
         super().__init__("mb_sim_viewer")
-        self.sim_node = sim_node.rstrip("/") or "/sim_node"
+        # a relative name is in the viewer's namespace (`-r __ns:=/robot1`: /robot1/sim_node)
+        self.sim_node = self.resolve_topic_name(sim_node.rstrip("/") or "sim_node")
         self._lock = threading.Lock()
         self._urdf: str | None = None
         self._world: tuple[Any, float | None] | None = None

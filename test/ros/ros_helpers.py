@@ -41,9 +41,10 @@ class SimProcess:
 
     def __init__(self, params: dict[str, Any], tmp: Path, args: list[str] | None = None,
                  node: str = "sim_node") -> None:
-        """`node`: another name for the node (remapped, and the params file keyed by it)."""
+        """`node`: another name for the node (remapped, and the params file keyed by it, in
+        any namespace)."""
         self.params_file = tmp / f"params_{id(self)}.yaml"
-        self.params_file.write_text(yaml.safe_dump({node: {"ros__parameters": params}}))
+        self.params_file.write_text(yaml.safe_dump({f"/**/{node}": {"ros__parameters": params}}))
         rename = [] if node == "sim_node" else ["-r", f"__node:={node}"]
         cmd = [sys.executable, "-m", "mb_sim.ros.sim_node", "--ros-args",
                "--params-file", str(self.params_file), *rename, *(args or [])]
@@ -96,13 +97,15 @@ class SimProcess:
 class Probe:
     """A test-side rclpy node spun on a background thread, with helpers to wait for data."""
 
-    def __init__(self) -> None:
+    def __init__(self, context: Any = None) -> None:
+        """`context`: an rclpy context of its own (another ROS domain); None: the default."""
         import rclpy
         from rclpy.executors import SingleThreadedExecutor
 
         self.rclpy = rclpy
-        self.node = rclpy.create_node(f"probe_{os.getpid()}_{random.randint(0, 1 << 30)}")
-        self.executor = SingleThreadedExecutor()
+        self.node = rclpy.create_node(f"probe_{os.getpid()}_{random.randint(0, 1 << 30)}",
+                                      context=context)
+        self.executor = SingleThreadedExecutor(context=context)
         self.executor.add_node(self.node)
         self._clients: dict[tuple[Any, str], Any] = {}
         self._stop = False

@@ -66,6 +66,16 @@ COMMANDS = {
     "record_stop": "ros2 service call /sim_node/record/stop std_srvs/srv/Trigger",
     "record_start": "ros2 service call /sim_node/record/start std_srvs/srv/Trigger",
     "replay": "ros2 run mb_sim replay my_run",
+    "run_ns": "ros2 run mb_sim sim_node --ros-args -r __ns:=/robot1 "
+              "--params-file $(ros2 pkg prefix mb_sim)/share/mb_sim/config/arm.yaml "
+              "-p urdf_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/urdf/arm.urdf",
+    "record_ns": "ros2 run mb_sim sim_node --ros-args -r __ns:=/robot1 "
+                 "--params-file $(ros2 pkg prefix mb_sim)/share/mb_sim/config/arm.yaml "
+                 "-p urdf_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/urdf/arm.urdf "
+                 "-p frame_prefix:=robot1/ -p record:=ns_run",
+    "launch_ns": "ros2 launch mb_sim mobile.launch.py namespace:=robot1",
+    "echo_ns": "ros2 topic echo /robot1/joint_states --once",
+    "stats_ns": "ros2 service call /robot1/sim_node/stats std_srvs/srv/Trigger",
 }
 
 

@@ -200,7 +200,7 @@ def test_launch_file_names_existing_things(launch_module: types.ModuleType,
     assert files and all(Path(f).is_file() for f in files)
     for f in files:
         data = yaml.safe_load(Path(f).read_text())
-        assert "ros__parameters" in data["sim_node"]
+        assert "ros__parameters" in data["/**/sim_node"]
     assert Path(overrides["urdf_file"]).is_file()
     assert Path(overrides["world_file"]).name == "table.yaml"
     assert Path(overrides["world_file"]).is_file()
@@ -273,17 +273,20 @@ def test_robot_launch_files(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch, la
         assert (install / "lib" / "mb_sim" / node.kwargs["executable"]).is_file()
     file, overrides = nodes[0].kwargs["parameters"]
     assert Path(file).name == params
-    sim_params = yaml.safe_load(Path(file).read_text())["sim_node"]["ros__parameters"]
+    sim_params = yaml.safe_load(Path(file).read_text())["/**/sim_node"]["ros__parameters"]
     assert sim_params["start_paused"] is True
     assert Path(overrides["urdf_file"]).name == urdf and Path(overrides["urdf_file"]).is_file()
     assert Path(overrides["world_file"]).name == world and Path(overrides["world_file"]).is_file()
     ctl = nodes[1].kwargs["parameters"][0]
-    assert ctl == {"use_sim_time": True, "unpause": "/sim_node/pause"}
+    assert ctl == {"use_sim_time": True, "unpause": "sim_node/pause"}  # in the namespace
     assert "on_exit" in nodes[0].kwargs
 
     _, nodes = _evaluate(module, controller="false", use_sim_time="false")
     assert [n.kwargs["executable"] for n in nodes] == ["sim_node"]
     assert nodes[0].kwargs["parameters"][1]["use_sim_time"] is False
+
+    _, nodes = _evaluate(module, namespace="/robot1/", viewer="true")
+    assert [n.kwargs["namespace"] for n in nodes] == ["robot1"] * 3  # sim, controller, viewer
 
 
 def test_launch_for_real_when_launch_ros_is_installed(colcon_ws: Path) -> None:

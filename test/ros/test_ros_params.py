@@ -101,7 +101,7 @@ def test_floating_and_imu_parameters_are_declared_with_types() -> None:
 
 def test_shipped_params_file_is_valid() -> None:
     data = yaml.safe_load((REPO / "config" / "arm.yaml").read_text())
-    params = data["sim_node"]["ros__parameters"]
+    params = data["/**/sim_node"]["ros__parameters"]
     for name, value in params.items():
         if name == INITIAL_POSITIONS:
             assert all(isinstance(v, float) for v in value.values())

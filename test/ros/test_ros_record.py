@@ -76,6 +76,13 @@ def stats(probe: Any) -> dict:
     return json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)
 
 
+def wait_applied(probe: Any, count: int, timeout: float = 30.0) -> None:
+    """Until the node's ~/stats says `count` commands were applied since it started (on a
+    loaded machine the last ones may take longer than a fixed wait)."""
+    assert wait_until(lambda: stats(probe)["commands"]["applied"] >= count, timeout,
+                      period=0.2), stats(probe)
+
+
 @pytest.mark.parametrize(("sig", "storage"), [(signal.SIGINT, "mcap"), (signal.SIGTERM, "mcap"),
                                               (signal.SIGINT, "sqlite3")])
 def test_record_until_killed_reads_back_whole_and_replays(
@@ -86,7 +93,7 @@ def test_record_until_killed_reads_back_whole_and_replays(
                                               / "table.yaml")))
     assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
     sent = drive(probe, 2.0)
-    time.sleep(0.5)
+    wait_applied(probe, sent)
     s = stats(probe)
     assert s["commands"]["applied"] == sent == s["commands"]["received"], (s, read_bag(bag) if False else "")
     rc = sim.stop(sig)
@@ -114,8 +121,7 @@ def test_replay_names_first_divergence(start_sim: Any, probe: Any, tmp_path: Pat
     bag = tmp_path / "run"
     sim = start_sim(arm_params(record=str(bag), command_timeout=0.0))
     assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
-    drive(probe, 1.0)
-    time.sleep(0.3)
+    wait_applied(probe, drive(probe, 1.0))
     assert sim.stop(signal.SIGINT) == 0, sim.output
     changed = tmp_path / "changed"
     shutil.copytree(bag, changed)
@@ -153,13 +159,13 @@ def test_record_start_stop_services_mid_run(start_sim: Any, probe: Any, tmp_path
     assert stop.success and str(bag) in stop.message
     first = read_bag(bag)
     assert first["/joint_states"] >= 1
-    drive(probe, 0.5)  # the state moves on while nothing is recorded
+    early = drive(probe, 0.5)  # the state moves on while nothing is recorded
     start = probe.call(Trigger, "/sim_node/record/start", Trigger.Request())
     assert start.success and "recording to" in start.message, start.message
     second = Path(start.message.split("recording to ")[1].split(" (")[0])
     assert second != bag
     sent = drive(probe, 1.0)
-    time.sleep(0.3)
+    wait_applied(probe, early + sent)
     stop = probe.call(Trigger, "/sim_node/record/stop", Trigger.Request())
     assert stop.success
     assert not probe.call(Trigger, "/sim_node/record/stop", Trigger.Request()).success
@@ -227,6 +233,7 @@ def test_replay_runs_without_ros(start_sim: Any, probe: Any, tmp_path: Path) -> 
     sim = start_sim(arm_params(record=str(bag), command_timeout=0.1))
     assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
     sent = drive(probe, 1.0)
+    wait_applied(probe, sent)
     time.sleep(0.3)  # the watchdog runs out on the way: zero efforts replayed too
     assert sim.stop(signal.SIGINT) == 0, sim.output
     here = replay(bag)

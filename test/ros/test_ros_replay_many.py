@@ -8,14 +8,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import yaml
 from ros_helpers import STARTUP_TIMEOUT
 from test_ros_node import arm_params
-from test_ros_record import drive
+from test_ros_record import drive, wait_applied
 
 
 def test_a_folder_of_bags_replays_serially_and_on_workers(start_sim: Any, probe: Any,
@@ -25,8 +24,7 @@ def test_a_folder_of_bags_replays_serially_and_on_workers(start_sim: Any, probe:
     bag = suite / "run_a"
     sim = start_sim(arm_params(record=str(bag), command_timeout=0.0))
     assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
-    drive(probe, 0.6)
-    time.sleep(0.3)
+    wait_applied(probe, drive(probe, 0.6))
     assert sim.stop(signal.SIGINT) == 0, sim.output
     shutil.copytree(bag, suite / "nested" / "run_b")
     changed = suite / "run_c"

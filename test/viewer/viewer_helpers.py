@@ -47,7 +47,7 @@ _CAMERA = re.compile(r"camera at \(([^)]*)\) looking at \(([^)]*)\), vertical fi
 
 def arm_params(**overrides: Any) -> dict[str, Any]:
     """sim_node's parameters for the arm (config/arm.yaml) on the table, starting at RESTING."""
-    params = yaml.safe_load((REPO / "config" / "arm.yaml").read_text())["sim_node"][
+    params = yaml.safe_load((REPO / "config" / "arm.yaml").read_text())["/**/sim_node"][
         "ros__parameters"]
     params.update(urdf_file=str(ARM_URDF), world_file=str(TABLE), status_period=0.0,
                   initial_positions=RESTING)

@@ -1,0 +1,59 @@
+"""The force-torque and contact sensors' topics: geometry_msgs/WrenchStamped on ~/ft/<joint>
+(child link frame, with the TF frame prefix) and ~/contact/<link> (world_frame), each the mean
+wrench since the last message (`Simulation.read_ft_sensors`, `read_contact_sensors`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from geometry_msgs.msg import WrenchStamped
+from rclpy.exceptions import InvalidTopicNameException
+from rclpy.node import Node
+
+from mb_sim.ros import messages
+from mb_sim.ros.frames import FrameTree
+
+
+class WrenchOutputs:
+    """One WrenchStamped topic per sensor of `sim`; `output(type, topic, qos)` makes a
+    publisher that also records (`publishers.Output`)."""
+
+    def __init__(self, node: Node, sim: Any, frames: FrameTree,
+                 output: Callable[..., Any], qos: Any) -> None:
+        self.sim = sim
+        child = {joint: link for link, joint in sim.model.link_joint.items()
+                 if joint is not None}
+        self._ft = self._outputs(node, output, qos, "ft", "ft_sensors",
+                                 {j: frames.link_frame(child[j]) for j in sim.ft_sensors})
+        self._contact = self._outputs(node, output, qos, "contact", "contact_sensors",
+                                      dict.fromkeys(sim.contact_sensors, frames.world))
+        self._last: float | None = None  # the time of the last reading
+
+    @staticmethod
+    def _outputs(node: Node, output: Callable[..., Any], qos: Any, prefix: str, key: str,
+                 frames: dict[str, str]) -> dict[str, tuple[Any, messages.Refill]]:
+        out = {}
+        for name, frame in frames.items():
+            try:
+                out[name] = (output(WrenchStamped, f"~/{prefix}/{name}", qos),
+                             messages.wrench_message(frame))
+            except InvalidTopicNameException:
+                node.get_logger().error(f"parameter {key!r}: {name!r} cannot be part of a "
+                                        f"topic name (~/{prefix}/{name}); not published")
+        return out
+
+    def publish(self) -> None:
+        """Each sensor's mean wrench since the last reading (nothing when no step was taken
+        since: there is no mean to give)."""
+        if not (self._ft or self._contact):
+            return
+        t = self.sim.time
+        previous, self._last = self._last, t
+        if previous is not None and t <= previous:  # no step since, or a reset
+            return
+        for readings, outputs in ((self.sim.read_ft_sensors(), self._ft),
+                                  (self.sim.read_contact_sensors(), self._contact)):
+            for name, (out, msg) in outputs.items():
+                wrench = readings[name]
+                out.send(msg.fill(t, wrench.force, wrench.torque), t)
