@@ -76,18 +76,25 @@ _FLOAT = np.dtype(np.float64)
 
 
 @njit
+def _load_arguments(w: Any, q: np.ndarray, qd: np.ndarray, x: np.ndarray) -> None:
+    """q, qd and x (tau or qdd; any strides) into the work record's contiguous vectors
+    q_arg, v_arg and x_arg."""
+    for k in range(q.shape[0]):
+        w.q_arg[k] = q[k]
+    for k in range(qd.shape[0]):
+        w.v_arg[k] = qd[k]
+        w.x_arg[k] = x[k]
+
+
+@njit
 def _aba(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd: np.ndarray) -> None:
     """ABA on contiguous copies of the arguments (any strides; the step's kernels stay one
     specialisation). The base's part of tau (a wrench in base axes) acts as an external force
     on it."""
     tree, w = dyn.tree, dyn.work
     n = tree.parent.shape[0]
+    _load_arguments(w, q, qd, tau)
     q_arg, v_arg, x_arg, out = w.q_arg, w.v_arg, w.x_arg, w.qdd
-    for k in range(q.shape[0]):
-        q_arg[k] = q[k]
-    for k in range(qd.shape[0]):
-        v_arg[k] = qd[k]
-        x_arg[k] = tau[k]
     for k in range(tau.shape[0] - n):
         w.f_ext[n, k] = tau[n + k]
     articulated_accelerations(tree, w, q_arg, v_arg, x_arg, out)
@@ -102,12 +109,8 @@ def _rnea(dyn: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndar
     """RNEA on contiguous copies of the arguments, as `_aba` (the wrench sensors of the step
     call inverse_dynamics too)."""
     w = dyn.work
+    _load_arguments(w, q, qd, qdd)
     q_arg, v_arg, x_arg, out = w.q_arg, w.v_arg, w.x_arg, w.qdd
-    for k in range(q.shape[0]):
-        q_arg[k] = q[k]
-    for k in range(qd.shape[0]):
-        v_arg[k] = qd[k]
-        x_arg[k] = qdd[k]
     inverse_dynamics(dyn.tree, w, q_arg, v_arg, x_arg, out)
     for k in range(tau.shape[0]):
         tau[k] = out[k]
