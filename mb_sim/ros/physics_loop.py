@@ -36,8 +36,9 @@ ROUND_STEPS = 10
 PACE_PERIOD = 0.002
 """Least wall time the thread sleeps between two rounds when on time, s: it wakes when the
 steps of this much wall time (PACE_PERIOD x real-time factor of simulated time) are due, 2 at
-1 kHz and RTF 1, not for every step. A wake-up costs about 35 us of CPU (kernel timer and switch) and leaves the step's data
-cold in the cache (a step after a sleep took twice as long as one after another step)."""
+1 kHz and RTF 1, not for every step. A wake-up costs about 35 us of CPU (kernel timer and
+switch) and leaves the step's data cold in the cache (a step after a sleep took twice as long
+as one after another step)."""
 FAST_CHUNK = 10
 """Steps per round when real_time_factor is 0 (as fast as possible)."""
 STEP_SLICE = 100
