@@ -17,6 +17,9 @@ from mb_sim.sim.sensors import Sensors, allocate_sensors, sensors_record
 
 log = logging.getLogger("mb_sim")
 
+SUMS = ("ft_sum", "ft_time", "contact_sum", "contact_time")
+"""The `Sensors` arrays that sum over a read interval."""
+
 
 class Wrench(NamedTuple):
     """A force (N) and a torque (N m), 3 numbers each."""
@@ -117,13 +120,13 @@ class SensorSet:
         old = self.arrays
         self._geom_names = geom_names
         self._allocate()
-        for name in ("ft_sum", "ft_time", "contact_sum", "contact_time"):
+        for name in SUMS:
             np.copyto(getattr(self.arrays, name), getattr(old, name))
 
     # --- readings -----------------------------------------------------------------------------
     def clear(self) -> None:
         """Start a new interval with nothing summed."""
-        for name in ("ft_sum", "ft_time", "contact_sum", "contact_time"):
+        for name in SUMS:
             getattr(self.arrays, name)[...] = 0.0
 
     def read_ft(self) -> dict[str, Wrench]:

@@ -237,7 +237,7 @@ class Simulation:
         elif robot is not None and robot.contact_sensors:
             self._world_sensors(self._sensors.set_contact, robot.contact_sensors,
                                 "contact_sensors")
-        self._bind_sensors()
+        self._bind_sim()
 
     # --- construction ------------------------------------------------------------------------
     def _world_sensors(self, setter: Any, names: Sequence[str], key: str) -> None:
@@ -252,9 +252,10 @@ class Simulation:
         """(Re)build the records compiled code takes, over the current arrays."""
         self._d = data_record(self._data)
         self._s = new_state(self.state.arrays())
-        self._sim = new_sim(self._m, self._d, self._s, self._sensors.record)
+        self._bind_sim()
 
-    def _bind_sensors(self) -> None:
+    def _bind_sim(self) -> None:
+        """The record `step` takes, over the current model, data, state and sensors."""
         self._sim = new_sim(self._m, self._d, self._s, self._sensors.record)
 
     def _make_initial_state(self) -> State:
@@ -306,7 +307,7 @@ class Simulation:
         arrays = self.scene.arrays._replace(options=self.options._replace(**changes))
         object.__setattr__(self.scene, "arrays", arrays)
         self._m = scene_record(arrays)
-        self._bind_sensors()
+        self._bind_sim()
 
     @property
     def dt(self) -> float:
@@ -536,7 +537,7 @@ class Simulation:
         none). An unknown or fixed joint is refused (ValueError naming it) and nothing
         changes. The other sensors' sums carry on; these start empty."""
         self._sensors.set_ft(joints)
-        self._bind_sensors()
+        self._bind_sim()
 
     def read_ft_sensors(self) -> dict[str, Wrench]:
         """{joint: (force N, torque N m)}: the wrench the parent link exerted on the child
@@ -554,7 +555,7 @@ class Simulation:
         """Contact sensors on these links of the robot (replacing the earlier ones; [] for
         none). An unknown link is refused (ValueError naming it) and nothing changes."""
         self._sensors.set_contact(links)
-        self._bind_sensors()
+        self._bind_sim()
 
     def read_contact_sensors(self) -> dict[str, Wrench]:
         """{link: (force N, torque N m)}: the total contact wrench on the link (its collision
