@@ -45,9 +45,9 @@ def velocity(J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int, qd: np.
 @inline
 def apply(W_r: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int, amount: float,
           qd: np.ndarray, vb: np.ndarray) -> None:
-    """u += W_r amount, from the row table's columns."""
-    if amount == 0.0:
-        return
+    """u += W_r amount, from the row table's columns. No early return for a zero amount:
+    a branch around an inlined helper's body keeps numba from pruning the reference counts of
+    its array arguments, which then cost more than the loops they would skip."""
     for k in range(qd.shape[0]):
         qd[k] += W_r[r, k] * amount
     for slot in range(2):
