@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper
+from mb_sim._jit import helper, inline
 from mb_sim.model.compile import BODY, ROBOT
 from mb_sim.solver.pgs import velocity
 from mb_sim.solver.response import add_robot_point, body_point
@@ -24,7 +24,7 @@ from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, clear_row
 from mb_sim.vec3 import frame_around
 
 
-@helper
+@inline
 def tangent_basis(n: np.ndarray, dirs: np.ndarray) -> None:
     """dirs = [n, t1, t2], a right-handed orthonormal frame around the normal n."""
     t1, t2 = frame_around((n[0], n[1], n[2]))
@@ -34,7 +34,7 @@ def tangent_basis(n: np.ndarray, dirs: np.ndarray) -> None:
         dirs[2, k] = t2[k]
 
 
-@helper
+@inline
 def _turn(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
     """Rotate rows r and r + 1 of a 2-D array by the angle (ca, sa) = (cos, sin)."""
     for k in range(arr.shape[1]):
@@ -43,35 +43,53 @@ def _turn(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
         arr[r + 1, k] = -sa * a1 + ca * a2
 
 
-@helper
-def _point_rows(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int,
+@inline
+def _turn_bodies(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
+    """`_turn` for the (rows, 2, 6) body columns."""
+    for slot in range(2):
+        for k in range(6):
+            a1, a2 = arr[r, slot, k], arr[r + 1, slot, k]
+            arr[r, slot, k] = ca * a1 + sa * a2
+            arr[r + 1, slot, k] = -sa * a1 + ca * a2
+
+
+@inline
+def _body_sides(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int,
                 directions: np.ndarray) -> None:
     """Rows r .. r + n_dirs - 1 of contact c along its directions (normal, t1, t2), cleared,
-    with J and W = M^-1 J^T of the point on both sides: +direction on a, -direction on b
-    (robot links by the articulated response, free bodies by Holck 2005 eq. 2.16)."""
+    with J and W = M^-1 J^T of the point on the sides that are free bodies: +direction on a,
+    -direction on b (Holck 2005 eq. 2.16)."""
     rows, con, g = d.rows, d.contacts, m.geoms
-    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
-    what, index = g.what, g.index
-    body_pos, inv_mass, Iw = s.body_pos, m.bodies.inv_mass, d.frames.inv_inertia
-    tree, w = m.tree, d.tree
-    ga, gb = con.geom_a[c], con.geom_b[c]
-    point = con.point[c]
     for k in range(n_dirs):
-        rk = r + k
-        clear_row(rows, rk, SCALAR, 0.0, -np.inf, np.inf)
-        for slot in range(2):
-            geom = ga if slot == 0 else gb
-            sign = 1.0 if slot == 0 else -1.0
-            i = index[geom]
-            if what[geom] == ROBOT:
-                add_robot_point(tree, w, J_r, W_r, rk, i, sign, point, directions[k])
-            elif what[geom] == BODY:
-                body[rk, slot] = i
-                body_point(J_b[rk, slot], W_b[rk, slot], sign, point, directions[k],
-                           body_pos[i], inv_mass[i], Iw[i])
+        clear_row(rows, r + k, SCALAR, 0.0, -np.inf, np.inf)
+    body, J_b, W_b = rows.body, rows.J_b, rows.W_b
+    body_pos, inv_mass, Iw, point = s.body_pos, m.bodies.inv_mass, d.frames.inv_inertia, con.point
+    for slot in range(2):
+        geom = con.geom_a[c] if slot == 0 else con.geom_b[c]
+        if g.what[geom] != BODY:
+            continue
+        i = g.index[geom]
+        sign = 1.0 if slot == 0 else -1.0
+        for k in range(n_dirs):
+            body[r + k, slot] = i
+            body_point(J_b, W_b, r + k, slot, sign, point, c, directions, k, body_pos, inv_mass,
+                       Iw, i)
 
 
 @helper
+def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.ndarray) -> None:
+    """Add J and W of contact c's point on the sides that are robot links to rows r .. r +
+    n_dirs - 1 (the articulated response, Holck 2005 ch. 3)."""
+    rows, con, g, tree, w = d.rows, d.contacts, m.geoms, m.tree, d.tree
+    for k in range(n_dirs):
+        for slot in range(2):
+            geom = con.geom_a[c] if slot == 0 else con.geom_b[c]
+            if g.what[geom] == ROBOT:
+                add_robot_point(tree, w, rows.J_r, rows.W_r, r + k, g.index[geom],
+                                1.0 if slot == 0 else -1.0, con.point[c], directions[k])
+
+
+@inline
 def _normal_row(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float) -> None:
     """Row r as contact c's NORMAL row: speculative target -gap / h while apart, and what
     the restitution pass needs (e, the gap, the smooth acceleration of its velocity)."""
@@ -92,7 +110,7 @@ def _normal_row(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float) -
         rows.reflect[r + k] = 0.0
 
 
-@helper
+@inline
 def _friction_pair(d: Any, r: int, friction: float, directions: np.ndarray) -> None:
     """Rows r + 1, r + 2 as the TANGENT pair of the NORMAL row r, turned so that t1 lies
     along the slip velocity after the free motion when there is one."""
@@ -105,13 +123,40 @@ def _friction_pair(d: Any, r: int, friction: float, directions: np.ndarray) -> N
         ca, sa = ut1 / slip, ut2 / slip
         _turn(J_r, r + 1, ca, sa)
         _turn(W_r, r + 1, ca, sa)
-        _turn(J_b.reshape(J_b.shape[0], 12), r + 1, ca, sa)
-        _turn(W_b.reshape(W_b.shape[0], 12), r + 1, ca, sa)
+        _turn_bodies(J_b, r + 1, ca, sa)
+        _turn_bodies(W_b, r + 1, ca, sa)
         _turn(directions, 1, ca, sa)
     rows.kind[r + 1] = TANGENT
     rows.kind[r + 2] = FOLLOWER
     rows.mu[r + 1] = friction
     rows.link[r + 1] = r
+
+
+@inline
+def _finish(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float, friction: float,
+            directions: np.ndarray) -> None:
+    _normal_row(m, d, s, c, r, n_dirs, e)
+    if n_dirs == 3:
+        _friction_pair(d, r, friction, directions)
+
+
+@helper
+def _body_contact(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float,
+                  friction: float, directions: np.ndarray) -> None:
+    """The rows of a contact between free (or fixed) bodies. It calls no other compiled
+    function: a call in a loop keeps numba from pruning the reference counts of the arrays
+    around it, which would cost several times the arithmetic."""
+    _body_sides(m, d, s, c, r, n_dirs, directions)
+    _finish(m, d, s, c, r, n_dirs, e, friction, directions)
+
+
+@helper
+def _robot_contact(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float,
+                   friction: float, directions: np.ndarray) -> None:
+    """The rows of a contact with a robot link on one side or both."""
+    _body_sides(m, d, s, c, r, n_dirs, directions)
+    _robot_sides(m, d, c, r, n_dirs, directions)
+    _finish(m, d, s, c, r, n_dirs, e, friction, directions)
 
 
 @helper
@@ -130,11 +175,11 @@ def contact_rows(m: Any, d: Any, s: Any) -> None:
         e = max(g.restitution[ga], g.restitution[gb])  # combine_friction, combine_restitution
         tangent_basis(con.normal[c], directions)
         n_dirs = 3 if friction > 0.0 else 1
-        _point_rows(m, d, s, c, r, n_dirs, directions)
-        _normal_row(m, d, s, c, r, n_dirs, e)
+        if g.what[ga] == ROBOT or g.what[gb] == ROBOT:
+            _robot_contact(m, d, s, c, r, n_dirs, e, friction, directions)
+        else:
+            _body_contact(m, d, s, c, r, n_dirs, e, friction, directions)
         con.normal_row[c] = r
-        if n_dirs == 3:
-            _friction_pair(d, r, friction, directions)
         for k in range(3):
             con.tangent1[c, k] = directions[1, k]
             con.tangent2[c, k] = directions[2, k]

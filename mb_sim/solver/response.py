@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper
+from mb_sim._jit import helper, inline
 from mb_sim.dynamics.impulse import impulse_response, point_impulse
 from mb_sim.dynamics.kinematics import point_jacobian_row
 
@@ -35,18 +35,23 @@ def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int,
         W_r[r, k] += sign * scratch[k]
 
 
-@helper
-def body_point(J: np.ndarray, W: np.ndarray, sign: float, point: np.ndarray,
-               direction: np.ndarray, com: np.ndarray, inv_mass: float,
-               inv_inertia: np.ndarray) -> None:
-    """J = sign [d, r x d] and W = sign [d / m, I_w^-1 (r x d)] of a point of a free body
-    (Holck 2005 eq. 2.16), r from its centre of mass `com`, into the 6-vectors J and W."""
-    rx, ry, rz = point[0] - com[0], point[1] - com[1], point[2] - com[2]
-    d0, d1, d2 = direction[0], direction[1], direction[2]
+@inline
+def body_point(J: np.ndarray, W: np.ndarray, r: int, slot: int, sign: float,
+               points: np.ndarray, c: int, directions: np.ndarray, k: int, com: np.ndarray,
+               inv_mass: np.ndarray, inv_inertia: np.ndarray, i: int) -> None:
+    """J[r, slot] = sign [d, r x d] and W[r, slot] = sign [d / m, I_w^-1 (r x d)] for the
+    point points[c] of free body i along directions[k] (Holck 2005 eq. 2.16), r from the
+    body's centre of mass com[i]. Indexes the arrays it is given (a view would cost a
+    reference count in the caller's loop)."""
+    rx, ry, rz = points[c, 0] - com[i, 0], points[c, 1] - com[i, 1], points[c, 2] - com[i, 2]
+    d0, d1, d2 = directions[k, 0], directions[k, 1], directions[k, 2]
     a0, a1, a2 = ry * d2 - rz * d1, rz * d0 - rx * d2, rx * d1 - ry * d0
-    Ii = inv_inertia
-    J[0], J[1], J[2] = sign * d0, sign * d1, sign * d2
-    J[3], J[4], J[5] = sign * a0, sign * a1, sign * a2
-    W[0], W[1], W[2] = sign * d0 * inv_mass, sign * d1 * inv_mass, sign * d2 * inv_mass
-    for k in range(3):
-        W[3 + k] = sign * (Ii[k, 0] * a0 + Ii[k, 1] * a1 + Ii[k, 2] * a2)
+    m_inv = inv_mass[i]
+    J[r, slot, 0], J[r, slot, 1], J[r, slot, 2] = sign * d0, sign * d1, sign * d2
+    J[r, slot, 3], J[r, slot, 4], J[r, slot, 5] = sign * a0, sign * a1, sign * a2
+    W[r, slot, 0] = sign * d0 * m_inv
+    W[r, slot, 1] = sign * d1 * m_inv
+    W[r, slot, 2] = sign * d2 * m_inv
+    for j in range(3):
+        W[r, slot, 3 + j] = sign * (inv_inertia[i, j, 0] * a0 + inv_inertia[i, j, 1] * a1
+                                    + inv_inertia[i, j, 2] * a2)

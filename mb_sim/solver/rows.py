@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mb_sim._jit import helper, njit
+from mb_sim._jit import inline, njit
 from mb_sim.records import INDEX, REAL, Field, allocate, record
 
 SCALAR = 0
@@ -72,16 +72,20 @@ def allocate_rows(capacity: int, nv: int) -> Rows:
     return allocate(Rows, r=capacity, nv=nv)
 
 
-@helper
+@inline
 def clear_row(rows: Any, r: int, kind: int, target: float, lo: float, hi: float) -> None:
     """Row r with no Jacobian, no bodies, no impulse yet."""
     rows.kind[r] = kind
-    rows.J_r[r, :] = 0.0
-    rows.W_r[r, :] = 0.0
+    J_r, W_r, J_b, W_b = rows.J_r, rows.W_r, rows.J_b, rows.W_b
+    for k in range(J_r.shape[1]):
+        J_r[r, k] = 0.0
+        W_r[r, k] = 0.0
     rows.body[r, 0] = -1
     rows.body[r, 1] = -1
-    rows.J_b[r] = 0.0
-    rows.W_b[r] = 0.0
+    for slot in range(2):
+        for k in range(6):
+            J_b[r, slot, k] = 0.0
+            W_b[r, slot, k] = 0.0
     rows.target[r] = target
     rows.lo[r] = lo
     rows.hi[r] = hi
