@@ -44,6 +44,25 @@ def joint_impulse_response(tree: Any, w: Any, joint: int, dqd: np.ndarray) -> No
 
 
 @helper
+def unit_response(tree: Any, w: Any, i: int) -> None:
+    """w.response[i] = H^-1 e_i, computed once per q (w.response_ready[i]; the step clears the
+    flags when the articulated inertias change). H is symmetric, so these are also the rows of
+    H^-1: a row J gets its response H^-1 J^T = sum_i J_i w.response[i] from the columns its
+    nonzero entries name, each column shared by every row that needs it."""
+    if w.response_ready[i]:
+        return
+    n = tree.parent.shape[0]
+    if i < n:
+        joint_impulse_response(tree, w, i, w.response[i])
+    else:  # a base twist component: the unit spatial impulse on the base, base axes
+        unit = w.vec6b
+        for k in range(6):
+            unit[k] = 1.0 if k == i - n else 0.0
+        impulse_response(tree, w, n, unit, w.response[i])
+    w.response_ready[i] = True
+
+
+@helper
 def _sweeps(tree: Any, w: Any, start: int, joint: int, dqd: np.ndarray) -> None:
     """Up the path from `start` accumulating Y^A (eq. 3.45), then down the whole tree
     (eqs. 3.46-3.48). u[joint] is given (a joint impulse); every other u comes from Y^A.

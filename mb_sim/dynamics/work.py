@@ -41,9 +41,10 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
           "to the base)"),
     Field("composite", REAL, ("n+1", 10), "composite rigid-body inertia of each subtree about "
           "the base origin in base axes, (m, h = m c, I_xx, I_yy, I_zz, I_xy, I_xz, I_yz) (CRBA)"),
-    Field("response", REAL, ("n", "nv"), "H^-1 e_i: joint i's response to a unit impulse of "
-          "its own actuator (Holck 2005, ch. 3)"),
-    Field("response_ready", FLAG, ("n",), "response[i] holds the current q's"),
+    Field("response", REAL, ("nv", "nv"), "H^-1 e_i: the velocities' response to a unit "
+          "impulse of coordinate i (joint i's actuator; i >= n: the floating base's twist "
+          "component i - n), Holck 2005, ch. 3"),
+    Field("response_ready", FLAG, ("nv",), "response[i] holds the current q's"),
     Field("base_cholesky", REAL, (6, 6), "lower Cholesky factor of a floating base's I^A_0"),
     Field("base_a0", REAL, (6,), "the base's a_0 = [0; -R^T g], base axes (ABA: tree.a0 for a "
           "fixed base)"),
@@ -51,7 +52,7 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("YA", REAL, ("n+1", 6), "articulated impulse Y^A_i"),
     Field("dv", REAL, ("n+1", 6), "velocity change dv_i"),
     Field("u_impulse", REAL, ("n",), "u_i = -S_i^T Y^A_i"),
-    Field("row", REAL, ("nv",), "one point Jacobian row, then its impulse response"),
+    Field("row", REAL, ("nv",), "one point Jacobian row"),
     "RK4 (Holck 2005 eq. 2.33; a floating base on SE(3))",
     Field("rk4_qd", REAL, (4, "nv"), "stage velocities"),
     Field("rk4_qdd", REAL, (4, "nv"), "stage accelerations"),

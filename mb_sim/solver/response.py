@@ -1,7 +1,8 @@
 """How a unit impulse on a point changes the system velocity: one row's J and W = M^-1 J^T.
 
-- Robot link (Holck 2005, ch. 3, Table 3.4): J is the point Jacobian row along the direction, W the
-  articulated impulse response of a unit impulse at the point (O(n), no mass matrix).
+- Robot link (Holck 2005, ch. 3, Table 3.4): J is the point Jacobian row along the direction, W
+  the articulated impulse response of a unit impulse at the point, summed from the responses
+  to unit joint impulses (columns of H^-1, each O(n) and no mass matrix, kept for the step).
 - Free rigid body (Holck 2005 eq. 2.16): J = [d, r x d], W = [d / m, I_w^-1 (r x d)] for
   u = [v; w] with r from the centre of mass to the point.
 The row of a contact between A and B is J_A - J_B: the impulse acts +d on A and -d on B.
@@ -14,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline
-from mb_sim.dynamics.impulse import impulse_response, point_impulse
+from mb_sim.dynamics.impulse import unit_response
 from mb_sim.dynamics.kinematics import point_jacobian_row
 
 
@@ -23,16 +24,23 @@ def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int,
                     sign: float, point: np.ndarray, direction: np.ndarray) -> None:
     """Add sign x (J and W along `direction` of the world point fixed to robot body `body`)
     to row r of the robot columns J_r, W_r; w (`mb_sim.dynamics.work.TreeWork`) must hold the
-    poses and articulated inertias of q."""
+    poses and articulated inertias of q. W = H^-1 J^T = sum_j J_j H^-1 e_j over the joints
+    on the body's path (`unit_response`): the columns are shared by the contact's three rows,
+    its other points and the joint rows, where one impulse response per row would repeat
+    the sweeps."""
     scratch = w.row
     point_jacobian_row(tree.parent, tree.joint_type, w.rot, w.pos, tree.axis, body, point,
                        direction, scratch)
-    for k in range(scratch.shape[0]):
-        J_r[r, k] += sign * scratch[k]
-    point_impulse(w.rot[body], w.pos[body], point, direction, w.vec6b)
-    impulse_response(tree, w, body, w.vec6b, scratch)
-    for k in range(scratch.shape[0]):
-        W_r[r, k] += sign * scratch[k]
+    nv = scratch.shape[0]
+    response = w.response
+    for j in range(nv):
+        a = sign * scratch[j]
+        if a == 0.0:
+            continue
+        J_r[r, j] += a
+        unit_response(tree, w, j)
+        for k in range(nv):
+            W_r[r, k] += a * response[j, k]
 
 
 @inline

@@ -21,22 +21,16 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper
-from mb_sim.dynamics.impulse import joint_impulse_response
+from mb_sim.dynamics.impulse import unit_response
 from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
-
-
-@helper
-def _joint_response(m: Any, w: Any, i: int) -> None:
-    if not w.response_ready[i]:
-        joint_impulse_response(m.tree, w, i, w.response[i])
-        w.response_ready[i] = True
 
 
 @helper
 def robot_joint_rows(m: Any, d: Any, s: Any) -> None:
     """Append limit, friction and mimic rows to d.rows; d.work.joint_tag[r] receives
     3 i + (0 lower, 1 upper, 2 friction), or 3 n + k for mimic pair k. Velocities after the
-    free motion: d.work.qd_free; at the start of the step: s.qd."""
+    free motion: d.work.qd_free; at the start of the step: s.qd. The columns of H^-1 in
+    d.tree.response (`unit_response`) must have been cleared since the last ABA."""
     tree, opt, rows, w = m.tree, m.options, d.rows, d.tree
     q, qd, qd0 = s.q, d.work.qd_free, s.qd
     tag = d.work.joint_tag
@@ -44,7 +38,6 @@ def robot_joint_rows(m: Any, d: Any, s: Any) -> None:
     h = opt.dt
     n = tree.parent.shape[0]
     nv = qd.shape[0]
-    w.response_ready[:] = False
     r = rows.count[0]
     for i in range(n):
         for side in range(3):
@@ -62,7 +55,7 @@ def robot_joint_rows(m: Any, d: Any, s: Any) -> None:
                     continue
             elif friction[i] <= 0.0:
                 continue
-            _joint_response(m, w, i)
+            unit_response(tree, w, i)
             if side < 2:
                 clear_row(rows, r, NORMAL, -gap / h if gap > 0.0 else 0.0, 0.0, np.inf)
                 rows.restitution[r] = tree.limit_restitution[i]
@@ -79,8 +72,8 @@ def robot_joint_rows(m: Any, d: Any, s: Any) -> None:
     for k in range(mimic.shape[0]):
         i, j = int(mimic[k, 0]), int(mimic[k, 1])
         mult, offset = mimic[k, 2], mimic[k, 3]
-        _joint_response(m, w, i)
-        _joint_response(m, w, j)
+        unit_response(tree, w, i)
+        unit_response(tree, w, j)
         clear_row(rows, r, SCALAR, -opt.mimic_gain * (q[i] - mult * q[j] - offset) / h,
                   -np.inf, np.inf)
         rows.J_r[r, i] = 1.0
