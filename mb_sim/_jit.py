@@ -138,6 +138,8 @@ def entry_point(kernel: Callable[..., Any], *args: Any) -> Callable[..., Any]:
 ANY_VECTOR: Any = _types.Array(_types.float64, 1, "A") if JIT else None
 """The numba type of any float64 vector (strided or not): `entry_point` arguments."""
 ANY_MATRIX: Any = _types.Array(_types.float64, 2, "A") if JIT else None
+ANY_INT: Any = _types.int64 if JIT else None
+"""The numba type of a Python int: `entry_point` arguments."""
 
 
 def _unliteral_fields(self: Any, fields: Any) -> tuple:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from mb_sim._jit import ANY_INT, entry_point
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.overlaps import overlapping_pairs
 from mb_sim.dynamics.floating import to_pinocchio
@@ -255,8 +256,10 @@ class Simulation:
         self._bind_sim()
 
     def _bind_sim(self) -> None:
-        """The record `step` takes, over the current model, data, state and sensors."""
+        """The record `step` takes, over the current model, data, state and sensors, and the
+        compiled step for its type, called without numba typing the record on every call."""
         self._sim = new_sim(self._m, self._d, self._s, self._sensors.record)
+        self._step = entry_point(step, self._sim, ANY_INT)
 
     def _make_initial_state(self) -> State:
         state = State.allocate(n=self.n_joints, nq=self.nq, nv=self.nv,
@@ -732,7 +735,7 @@ class Simulation:
         info = self._data.work.info
         while left > 0:
             try:
-                step(self._sim, left)
+                self._step(self._sim, left)
             except ArithmeticError as exc:  # interpreted kernels; compiled ones give NaN
                 restore(self._d, self._s)
                 self._stepped = self._stepped or info[STEPS_DONE] > 0
