@@ -6,13 +6,15 @@ first simulation after an install or an upgrade would otherwise spend a minute o
 compiling before its first step. This steps a small scene that reaches every kernel (a robot
 with revolute, prismatic and mimic joints touching free bodies of every shape, a ball joint,
 both integrators), so later processes start at once; a stamp in the cache folder says the
-kernels of this version are ready, and a second run returns at once.
+kernels of this version are ready, and a second run returns at once. With two cores or more, a
+second process compiles the public calls (dynamics, queries) while the first compiles the step.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -20,7 +22,7 @@ from collections.abc import Callable
 import numpy as np
 
 import mb_sim
-from mb_sim._jit import kernel_cache_dir
+from mb_sim._jit import JIT, kernel_cache_dir
 from mb_sim.sim.link_frames import LinkFrames
 
 ROBOT = """<robot name="warmup">
@@ -82,20 +84,32 @@ WORLD = {
 }
 
 
-def warm_up(steps: int = 40) -> float:
-    """Step the warm-up scene with both integrators; returns the seconds it took."""
+def warm_up(steps: int = 40, parallel: bool = True) -> float:
+    """Step the warm-up scene with both integrators and call every public kernel; returns the
+    seconds it took. With `parallel` and more than one core, the public calls are compiled by a
+    second process while this one compiles the step (numba compiles on one thread; the
+    kernels meet in the shared cache)."""
     start = time.perf_counter()
     log = logging.getLogger("mb_sim")
     level = log.level
     log.setLevel(logging.ERROR)  # the scene's mimic joint and clamped efforts are on purpose
     try:
-        _step_scene(steps)
+        side = None
+        if parallel and JIT and (os.cpu_count() or 1) > 1:
+            side = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup", "--part", "calls"])
+        else:
+            _calls()
+        _steps(steps)
+        if side is not None and side.wait() != 0:
+            _calls()  # the second process failed: say why here, in this one
     finally:
         log.setLevel(level)
     return time.perf_counter() - start
 
 
-def _step_scene(steps: int) -> None:
+def _calls() -> None:
+    """The public dynamics and the queries of a simulation (link poses and motion, contacts,
+    energy, the node's link frames), each compiled for the record types the step uses."""
     model = mb_sim.load_urdf(ROBOT)
     world = mb_sim.load_world(WORLD)
     q = np.zeros(model.nv)
@@ -103,16 +117,28 @@ def _step_scene(steps: int) -> None:
     mb_sim.rnea(model, q, q, q)
     mb_sim.crba(model, q)
     mb_sim.hybrid(model, q, q, q, q, np.zeros(model.nv, dtype=bool))
+    sim = mb_sim.Simulation(model, world=world, dt=0.002)
+    _ = sim.contacts, sim.energy(), sim.link_poses()
+    _ = sim.link_velocity(model.base_link), sim.link_acceleration(model.base_link)
+    floating = mb_sim.load_urdf(ROBOT, floating_base=True, inertia_from_geometry=500.0)
+    sim = mb_sim.Simulation(floating, world=world, dt=0.002, integrator="rk4")
+    frames = LinkFrames(sim, ["arm", "finger"], [None, "arm"])  # what sim_node publishes
+    _ = frames.poses(), frames.motion("finger"), frames.motion("base", acceleration=False)
+
+
+def _steps(steps: int) -> None:
+    """The step, on a fixed and a floating robot with both integrators."""
+    model = mb_sim.load_urdf(ROBOT)
+    world = mb_sim.load_world(WORLD)
     for integrator in ("semi_implicit_euler", "rk4"):
         sim = mb_sim.Simulation(model, world=world, dt=0.002, integrator=integrator)
         sim.set_effort(np.full(model.nv, 2.0))
         sim.step(steps)
         _ = sim.contacts, sim.energy(), sim.link_poses()
-        _ = sim.link_velocity(model.base_link), sim.link_acceleration(model.base_link)
     floating = mb_sim.load_urdf(ROBOT, floating_base=True, inertia_from_geometry=500.0)
     sim = mb_sim.Simulation(floating, world=world, dt=0.002, integrator="rk4")
     sim.step(steps)
-    frames = LinkFrames(sim, ["arm", "finger"], [None, "arm"])  # what sim_node publishes
+    frames = LinkFrames(sim, ["arm", "finger"], [None, "arm"])
     _ = frames.poses(), frames.motion("finger"), frames.motion("base", acceleration=False)
 
 
@@ -138,7 +164,12 @@ def ensure_compiled(say: Callable[[str], None] = print) -> None:
     say(f"mb_sim: kernels ready in {seconds:.1f} s")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args == ["--part", "calls"]:  # the second process of a parallel warm-up
+        logging.getLogger("mb_sim").setLevel(logging.ERROR)
+        _calls()
+        return 0
     ensure_compiled(lambda text: print(text, flush=True))
     return 0
 
