@@ -158,7 +158,7 @@ def test_an_arithmetic_error_raised_in_the_step_leaves_the_state_before(monkeypa
     reference = arm_on_table()
     reference.step(3)
     sim = arm_on_table()
-    monkeypatch.setattr(sim, "_step", faulty)  # the compiled step Simulation.step calls
+    monkeypatch.setattr(sim, "_compiled_step", lambda: faulty)  # what Simulation.step calls
     with pytest.raises(SimulationError, match=r"ZeroDivisionError.*t = 0\.003000.*fastest: "):
         sim.step(10)
     assert_same_bits(snapshot(reference), snapshot(sim))

@@ -256,10 +256,16 @@ class Simulation:
         self._bind_sim()
 
     def _bind_sim(self) -> None:
-        """The record `step` takes, over the current model, data, state and sensors, and the
-        compiled step for its type, called without numba typing the record on every call."""
+        """The record `step` takes, over the current model, data, state and sensors."""
         self._sim = new_sim(self._m, self._d, self._s, self._sensors.record)
-        self._step = entry_point(step, self._sim, ANY_INT)
+        self._step: Any = None
+
+    def _compiled_step(self) -> Any:
+        """The compiled step for the record's type, called without numba typing the record on
+        every call (compiled, or loaded from the cache, at the first step)."""
+        if self._step is None:
+            self._step = entry_point(step, self._sim, ANY_INT)
+        return self._step
 
     def _make_initial_state(self) -> State:
         state = State.allocate(n=self.n_joints, nq=self.nq, nv=self.nv,
@@ -735,7 +741,7 @@ class Simulation:
         info = self._data.work.info
         while left > 0:
             try:
-                self._step(self._sim, left)
+                self._compiled_step()(self._sim, left)
             except ArithmeticError as exc:  # interpreted kernels; compiled ones give NaN
                 restore(self._d, self._s)
                 self._stepped = self._stepped or info[STEPS_DONE] > 0
