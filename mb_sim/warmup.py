@@ -7,7 +7,7 @@ compiling before its first step. This steps a small scene that reaches every ker
 with revolute, prismatic and mimic joints touching free bodies of every shape, a ball joint,
 both integrators), so later processes start at once; a stamp in the cache folder says the
 kernels of this version are ready, and a second run returns at once. With two cores or more, a
-second process compiles the public calls (dynamics, queries) while the first compiles the step.
+second process compiles the step's collision and solver kernels and the queries meanwhile.
 """
 
 from __future__ import annotations
@@ -86,9 +86,10 @@ WORLD = {
 
 def warm_up(steps: int = 40, parallel: bool = True) -> float:
     """Step the warm-up scene with both integrators and call every public kernel; returns the
-    seconds it took. With `parallel` and more than one core, the public calls are compiled by a
-    second process while this one compiles the step (numba compiles on one thread; the
-    kernels meet in the shared cache)."""
+    seconds it took. With `parallel` and more than one core, a second process compiles the
+    step's collision and solver kernels (`_step_parts`), then the queries, while this one
+    compiles the public dynamics, then the step, which finds those parts in the shared cache
+    (numba compiles on one thread)."""
     start = time.perf_counter()
     log = logging.getLogger("mb_sim")
     level = log.level
@@ -96,27 +97,64 @@ def warm_up(steps: int = 40, parallel: bool = True) -> float:
     try:
         side = None
         if parallel and JIT and (os.cpu_count() or 1) > 1:
-            side = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup", "--part", "calls"])
-        else:
-            _calls()
+            side = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup", "--part", "side"])
+        _dynamics()
         _steps(steps)
-        if side is not None and side.wait() != 0:
-            _calls()  # the second process failed: say why here, in this one
+        if side is None or side.wait() != 0:
+            _queries()  # (or loaded from the cache, where the second process left them)
     finally:
         log.setLevel(level)
     return time.perf_counter() - start
 
 
-def _calls() -> None:
-    """The public dynamics and the queries of a simulation (link poses and motion, contacts,
-    energy, the node's link frames), each compiled for the record types the step uses."""
+def _step_parts() -> None:
+    """The step's collision and solver kernels, compiled for the types of the step's records
+    in the order opposite to the step's own (which starts with the dynamics), so that two
+    processes seldom compile the same kernel."""
+    from numba import typeof, types
+
+    from mb_sim.collision.narrowphase import detect_into
+    from mb_sim.solver import pgs, warm
+    from mb_sim.solver.contact import contact_rows
+    from mb_sim.solver.robot_joints import robot_joint_rows
+    from mb_sim.solver.world_joints import keep_world_joints, world_joint_rows
+
+    sim = mb_sim.Simulation(mb_sim.load_urdf(ROBOT), world=mb_sim.load_world(WORLD), dt=0.002)
+    m, d, s = typeof(sim._m), typeof(sim._d), typeof(sim._s)
+    field = d.field_dict
+    rows, work, con = field["rows"], field["work"].field_dict, field["contacts"]
+    qd, vb = work["qd_new"], work["body_vel"]
+    real, count = types.float64, types.int64
+    for kernel, signature in (
+        (detect_into, (m.field_dict["geoms"], field["collision"], con, real)),
+        (contact_rows, (m, d, s)), (robot_joint_rows, (m, d, s)),
+        (world_joint_rows, (m, d, s, vb)),
+        (warm.row_groups, (con, field["work"], count, count, count)),
+        (warm.load, (rows, con, field["work"], count, s)),
+        (pgs.effective_mass, (rows,)), (pgs.warm_start, (rows, qd, vb)),
+        (pgs.restitution_pass, (rows, qd, vb, real, real, count)),
+        (pgs.solve, (rows, qd, vb, count, real, real)),
+        (warm.save, (rows, con, field["work"], count, s)),
+        (keep_world_joints, (m, d, vb)),
+    ):
+        kernel.compile(signature)
+
+
+def _dynamics() -> None:
+    """The public dynamics."""
     model = mb_sim.load_urdf(ROBOT)
-    world = mb_sim.load_world(WORLD)
     q = np.zeros(model.nv)
     mb_sim.aba(model, q, q, q)
     mb_sim.rnea(model, q, q, q)
     mb_sim.crba(model, q)
     mb_sim.hybrid(model, q, q, q, q, np.zeros(model.nv, dtype=bool))
+
+
+def _queries() -> None:
+    """The queries of a simulation (contacts, energy, link poses and motion, the node's link
+    frames), compiled for the record types the step uses."""
+    model = mb_sim.load_urdf(ROBOT)
+    world = mb_sim.load_world(WORLD)
     sim = mb_sim.Simulation(model, world=world, dt=0.002)
     _ = sim.contacts, sim.energy(), sim.link_poses()
     _ = sim.link_velocity(model.base_link), sim.link_acceleration(model.base_link)
@@ -134,12 +172,8 @@ def _steps(steps: int) -> None:
         sim = mb_sim.Simulation(model, world=world, dt=0.002, integrator=integrator)
         sim.set_effort(np.full(model.nv, 2.0))
         sim.step(steps)
-        _ = sim.contacts, sim.energy(), sim.link_poses()
     floating = mb_sim.load_urdf(ROBOT, floating_base=True, inertia_from_geometry=500.0)
-    sim = mb_sim.Simulation(floating, world=world, dt=0.002, integrator="rk4")
-    sim.step(steps)
-    frames = LinkFrames(sim, ["arm", "finger"], [None, "arm"])
-    _ = frames.poses(), frames.motion("finger"), frames.motion("base", acceleration=False)
+    mb_sim.Simulation(floating, world=world, dt=0.002, integrator="rk4").step(steps)
 
 
 def _stamp() -> str:
@@ -166,9 +200,10 @@ def ensure_compiled(say: Callable[[str], None] = print) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args == ["--part", "calls"]:  # the second process of a parallel warm-up
+    if args == ["--part", "side"]:  # the second process of a parallel warm-up
         logging.getLogger("mb_sim").setLevel(logging.ERROR)
-        _calls()
+        _step_parts()
+        _queries()
         return 0
     ensure_compiled(lambda text: print(text, flush=True))
     return 0
