@@ -62,7 +62,7 @@ from mb_sim.sim.servo import drive, make_explicit, servo_update
 from mb_sim.sim.state import StateArrays
 from mb_sim.solver import pgs, warm
 from mb_sim.solver.contact import contact_rows
-from mb_sim.solver.robot_joints import robot_joint_rows
+from mb_sim.solver.robot_joints import joint_row_responses, robot_joint_rows
 from mb_sim.solver.rows import NORMAL, SCALAR
 from mb_sim.solver.world_joints import blocks, frames, keep_world_joints, world_joint_rows
 
@@ -189,6 +189,8 @@ def make_rows(m: Any, d: Any, s: Any) -> None:
     at this step's articulated inertias."""
     d.rows.count[0] = 0
     d.tree.response_ready[:] = False
+    if s.qd.shape[0] > 0:
+        joint_row_responses(m, d, s)
     contact_rows(m, d, s)
     d.work.info[ROW_START] = d.rows.count[0]
     if s.qd.shape[0] > 0:

@@ -84,9 +84,10 @@ def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.nda
     for k in range(n_dirs):
         for slot in range(2):
             geom = con.geom_a[c] if slot == 0 else con.geom_b[c]
-            if g.what[geom] == ROBOT:
-                add_robot_point(tree, w, rows.J_r, rows.W_r, r + k, g.index[geom],
-                                1.0 if slot == 0 else -1.0, con.point[c], directions[k])
+            if g.what[geom] == ROBOT:  # the columns of H^-1 pay when this contact's rows
+                add_robot_point(tree, w, rows.J_r, rows.W_r, r + k, g.index[geom],  # need
+                                1.0 if slot == 0 else -1.0, con.point[c], directions[k],
+                                n_dirs - k)  # no more sweeps than their own
 
 
 @inline

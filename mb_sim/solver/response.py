@@ -15,23 +15,37 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline
-from mb_sim.dynamics.impulse import unit_response
+from mb_sim.dynamics.impulse import impulse_response, point_impulse, unit_response
 from mb_sim.dynamics.kinematics import point_jacobian_row
 
 
 @helper
 def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int, body: int,
-                    sign: float, point: np.ndarray, direction: np.ndarray) -> None:
+                    sign: float, point: np.ndarray, direction: np.ndarray,
+                    max_new: int) -> None:
     """Add sign x (J and W along `direction` of the world point fixed to robot body `body`)
     to row r of the robot columns J_r, W_r; w (`mb_sim.dynamics.work.TreeWork`) must hold the
     poses and articulated inertias of q. W = H^-1 J^T = sum_j J_j H^-1 e_j over the joints
-    on the body's path (`unit_response`): the columns are shared by the contact's three rows,
-    its other points and the joint rows, where one impulse response per row would repeat
-    the sweeps."""
+    on the body's path (`unit_response`): the columns are shared by the contact's rows, its
+    other points and the joint rows. When more than `max_new` of them are still to be
+    computed (a deep link, no joint rows), W is this row's own impulse response instead (one
+    sweep)."""
     scratch = w.row
     point_jacobian_row(tree.parent, tree.joint_type, w.rot, w.pos, tree.axis, body, point,
                        direction, scratch)
     nv = scratch.shape[0]
+    missing = 0
+    for j in range(nv):
+        if scratch[j] != 0.0 and not w.response_ready[j]:
+            missing += 1
+    if missing > max_new:  # fewer sweeps for this row alone
+        for k in range(nv):
+            J_r[r, k] += sign * scratch[k]
+        point_impulse(w.rot[body], w.pos[body], point, direction, w.vec6b)
+        impulse_response(tree, w, body, w.vec6b, scratch)
+        for k in range(nv):
+            W_r[r, k] += sign * scratch[k]
+        return
     response = w.response
     for j in range(nv):
         a = sign * scratch[j]

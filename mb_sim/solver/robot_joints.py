@@ -20,9 +20,41 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper
+from mb_sim._jit import helper, inline
 from mb_sim.dynamics.impulse import unit_response
 from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
+
+
+@inline
+def _joint_row(m: Any, q: np.ndarray, qd: np.ndarray, i: int, side: int) -> tuple[bool, float,
+                                                                                  float]:
+    """Whether joint i has a row on `side` (0 lower limit, 1 upper limit, 2 friction) this
+    step, and the row's gap and sign: a limit within `limit_envelope` or that the joint would
+    pass this step, friction when the joint has some. qd: after the free motion."""
+    tree, opt = m.tree, m.options
+    if side == 2:
+        return tree.friction[i] > 0.0, 0.0, 1.0
+    gap = q[i] - tree.lower[i] if side == 0 else tree.upper[i] - q[i]
+    sign = 1.0 if side == 0 else -1.0
+    active = (np.isfinite(gap)
+              and gap - max(0.0, -sign * qd[i]) * opt.dt <= opt.limit_envelope)
+    return active, gap, sign
+
+
+@helper
+def joint_row_responses(m: Any, d: Any, s: Any) -> None:
+    """The columns of H^-1 (`unit_response`) that `robot_joint_rows` will use this step,
+    computed ahead of the contact rows so that those find them ready."""
+    tree, w, q, qd = m.tree, d.tree, s.q, d.work.qd_free
+    for i in range(tree.parent.shape[0]):
+        for side in range(3):
+            if _joint_row(m, q, qd, i, side)[0]:
+                unit_response(tree, w, i)
+                break
+    mimic = tree.mimic
+    for k in range(mimic.shape[0]):
+        unit_response(tree, w, int(mimic[k, 0]))
+        unit_response(tree, w, int(mimic[k, 1]))
 
 
 @helper
@@ -34,26 +66,15 @@ def robot_joint_rows(m: Any, d: Any, s: Any) -> None:
     tree, opt, rows, w = m.tree, m.options, d.rows, d.tree
     q, qd, qd0 = s.q, d.work.qd_free, s.qd
     tag = d.work.joint_tag
-    lower, upper, friction = tree.lower, tree.upper, tree.friction
+    friction = tree.friction
     h = opt.dt
     n = tree.parent.shape[0]
     nv = qd.shape[0]
     r = rows.count[0]
     for i in range(n):
         for side in range(3):
-            if side == 0:
-                gap = q[i] - lower[i]
-                sign = 1.0
-            elif side == 1:
-                gap = upper[i] - q[i]
-                sign = -1.0
-            else:
-                gap = 0.0
-                sign = 1.0
-            if side < 2:
-                if not np.isfinite(gap) or gap - max(0.0, -sign * qd[i]) * h > opt.limit_envelope:
-                    continue
-            elif friction[i] <= 0.0:
+            active, gap, sign = _joint_row(m, q, qd, i, side)
+            if not active:
                 continue
             unit_response(tree, w, i)
             if side < 2:
