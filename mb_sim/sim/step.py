@@ -185,8 +185,8 @@ def collide(m: Any, d: Any, s: Any) -> bool:
 @inline
 def make_rows(m: Any, d: Any, s: Any) -> None:
     """Stage 3: the rows of the contacts, the robot's joints and the world joints. The
-    robot rows share the columns of H^-1 (d.tree.response), computed as they are first needed
-    at this step's articulated inertias."""
+    robot rows share the columns of H^-1 (d.tree.response) at this step's articulated
+    inertias: the joint rows' first, so that the contact rows find them."""
     d.rows.count[0] = 0
     d.tree.response_ready[:] = False
     if s.qd.shape[0] > 0:

@@ -79,15 +79,16 @@ def _body_sides(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int,
 @helper
 def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.ndarray) -> None:
     """Add J and W of contact c's point on the sides that are robot links to rows r .. r +
-    n_dirs - 1 (the articulated response, Holck 2005 ch. 3)."""
+    n_dirs - 1 (the articulated response, Holck 2005 ch. 3). Row k takes the columns of H^-1
+    when no more than its contact's n_dirs - k rows still to build are missing."""
     rows, con, g, tree, w = d.rows, d.contacts, m.geoms, m.tree, d.tree
     for k in range(n_dirs):
         for slot in range(2):
             geom = con.geom_a[c] if slot == 0 else con.geom_b[c]
-            if g.what[geom] == ROBOT:  # the columns of H^-1 pay when this contact's rows
-                add_robot_point(tree, w, rows.J_r, rows.W_r, r + k, g.index[geom],  # need
+            if g.what[geom] == ROBOT:
+                add_robot_point(tree, w, rows.J_r, rows.W_r, r + k, g.index[geom],
                                 1.0 if slot == 0 else -1.0, con.point[c], directions[k],
-                                n_dirs - k)  # no more sweeps than their own
+                                n_dirs - k)
 
 
 @inline
@@ -136,6 +137,7 @@ def _friction_pair(d: Any, r: int, friction: float, directions: np.ndarray) -> N
 @inline
 def _finish(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float, friction: float,
             directions: np.ndarray) -> None:
+    """The contact's normal row and, with friction, its tangent pair."""
     _normal_row(m, d, s, c, r, n_dirs, e)
     if n_dirs == 3:
         _friction_pair(d, r, friction, directions)

@@ -1,8 +1,9 @@
 """How a unit impulse on a point changes the system velocity: one row's J and W = M^-1 J^T.
 
 - Robot link (Holck 2005, ch. 3, Table 3.4): J is the point Jacobian row along the direction, W
-  the articulated impulse response of a unit impulse at the point, summed from the responses
-  to unit joint impulses (columns of H^-1, each O(n) and no mass matrix, kept for the step).
+  the articulated impulse response of a unit impulse at the point (O(n), no mass matrix), or
+  the same summed from the responses to unit joint impulses (columns of H^-1, kept for the
+  step) when those are at hand.
 - Free rigid body (Holck 2005 eq. 2.16): J = [d, r x d], W = [d / m, I_w^-1 (r x d)] for
   u = [v; w] with r from the centre of mass to the point.
 The row of a contact between A and B is J_A - J_B: the impulse acts +d on A and -d on B.

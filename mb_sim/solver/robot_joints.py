@@ -26,8 +26,8 @@ from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
 
 
 @inline
-def _joint_row(m: Any, q: np.ndarray, qd: np.ndarray, i: int, side: int) -> tuple[bool, float,
-                                                                                  float]:
+def _joint_row(m: Any, q: np.ndarray, qd: np.ndarray, i: int,
+               side: int) -> tuple[bool, float, float]:
     """Whether joint i has a row on `side` (0 lower limit, 1 upper limit, 2 friction) this
     step, and the row's gap and sign: a limit within `limit_envelope` or that the joint would
     pass this step, friction when the joint has some. qd: after the free motion."""
