@@ -26,18 +26,22 @@ from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
 
 
 @inline
-def _joint_row(m: Any, q: np.ndarray, qd: np.ndarray, i: int,
-               side: int) -> tuple[bool, float, float]:
-    """Whether joint i has a row on `side` (0 lower limit, 1 upper limit, 2 friction) this
-    step, and the row's gap and sign: a limit within `limit_envelope` or that the joint would
-    pass this step, friction when the joint has some. qd: after the free motion."""
-    tree, opt = m.tree, m.options
+def _joint_row(lower: float, upper: float, friction: float, q: float, qd: float,
+               envelope: float, h: float, side: int) -> tuple[bool, float, float]:
+    """Whether a joint at q with velocity qd (after the free motion) has a row on `side` (0
+    lower limit, 1 upper limit, 2 friction) this step, and the row's gap and sign: a limit
+    within `envelope` or that the joint would pass this step, friction when the joint has
+    some. Numbers only: arrays passed in a loop that calls compiled code cost reference
+    counts."""
+    gap, sign = 0.0, 1.0
+    if side == 0:
+        gap = q - lower
+    elif side == 1:
+        gap, sign = upper - q, -1.0
     if side == 2:
-        return tree.friction[i] > 0.0, 0.0, 1.0
-    gap = q[i] - tree.lower[i] if side == 0 else tree.upper[i] - q[i]
-    sign = 1.0 if side == 0 else -1.0
-    active = (np.isfinite(gap)
-              and gap - max(0.0, -sign * qd[i]) * opt.dt <= opt.limit_envelope)
+        active = friction > 0.0
+    else:
+        active = np.isfinite(gap) and gap - max(0.0, -sign * qd) * h <= envelope
     return active, gap, sign
 
 
@@ -46,9 +50,11 @@ def joint_row_responses(m: Any, d: Any, s: Any) -> None:
     """The columns of H^-1 (`unit_response`) that `robot_joint_rows` will use this step,
     computed ahead of the contact rows so that those find them ready."""
     tree, w, q, qd = m.tree, d.tree, s.q, d.work.qd_free
+    lower, upper, friction = tree.lower, tree.upper, tree.friction
+    envelope, h = m.options.limit_envelope, m.options.dt
     for i in range(tree.parent.shape[0]):
         for side in range(3):
-            if _joint_row(m, q, qd, i, side)[0]:
+            if _joint_row(lower[i], upper[i], friction[i], q[i], qd[i], envelope, h, side)[0]:
                 unit_response(tree, w, i)
                 break
     mimic = tree.mimic
@@ -66,14 +72,15 @@ def robot_joint_rows(m: Any, d: Any, s: Any) -> None:
     tree, opt, rows, w = m.tree, m.options, d.rows, d.tree
     q, qd, qd0 = s.q, d.work.qd_free, s.qd
     tag = d.work.joint_tag
-    friction = tree.friction
-    h = opt.dt
+    lower, upper, friction = tree.lower, tree.upper, tree.friction
+    h, envelope = opt.dt, opt.limit_envelope
     n = tree.parent.shape[0]
     nv = qd.shape[0]
     r = rows.count[0]
     for i in range(n):
         for side in range(3):
-            active, gap, sign = _joint_row(m, q, qd, i, side)
+            active, gap, sign = _joint_row(lower[i], upper[i], friction[i], q[i], qd[i],
+                                           envelope, h, side)
             if not active:
                 continue
             unit_response(tree, w, i)
