@@ -94,16 +94,18 @@ def warm_up(steps: int = 40, parallel: bool = True) -> float:
     log = logging.getLogger("mb_sim")
     level = log.level
     log.setLevel(logging.ERROR)  # the scene's mimic joint and clamped efforts are on purpose
+    side = None
     try:
-        side = None
         if parallel and JIT and (os.cpu_count() or 1) > 1:
             side = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup", "--part", "side"])
         _dynamics()
         _steps(steps)
         if side is None or side.wait() != 0:
-            _queries()  # (or loaded from the cache, where the second process left them)
+            _queries()  # here when no second process compiled them
     finally:
         log.setLevel(level)
+        if side is not None and side.poll() is None:  # this one was interrupted
+            side.terminate()
     return time.perf_counter() - start
 
 
@@ -200,12 +202,15 @@ def ensure_compiled(say: Callable[[str], None] = print) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if args == ["--part", "side"]:  # the second process of a parallel warm-up
-        logging.getLogger("mb_sim").setLevel(logging.ERROR)
-        _step_parts()
-        _queries()
-        return 0
-    ensure_compiled(lambda text: print(text, flush=True))
+    try:
+        if args == ["--part", "side"]:  # the second process of a parallel warm-up
+            logging.getLogger("mb_sim").setLevel(logging.ERROR)
+            _step_parts()
+            _queries()
+        else:
+            ensure_compiled(lambda text: print(text, flush=True))
+    except KeyboardInterrupt:  # Ctrl-C: nothing is stamped ready, the next run compiles again
+        return 130
     return 0
 
 
