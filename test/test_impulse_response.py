@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 import mb_sim
 from mb_sim.dynamics.aba import articulated_accelerations
@@ -13,6 +14,7 @@ from mb_sim.dynamics.impulse import impulse_response, joint_impulse_response, po
 from mb_sim.dynamics.kinematics import body_poses, point_jacobian_row
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
 from mb_sim.model.compile import compile_tree, new_tree
+from mb_sim.solver.response import add_robot_point
 
 ARM = Path(__file__).resolve().parents[1] / "urdf" / "arm.urdf"
 
@@ -44,3 +46,40 @@ def test_point_and_joint_impulse_responses_match_the_mass_matrix():
         joint_impulse_response(tree, w, joint, dqd)
         np.testing.assert_allclose(dqd, np.linalg.solve(H, np.eye(n)[joint]), rtol=1e-9,
                                    atol=1e-12)
+
+
+def _both_ways(m: object, d: object, body: int, point: np.ndarray, direction: np.ndarray,
+               J_cols: np.ndarray, W_cols: np.ndarray, J_own: np.ndarray,
+               W_own: np.ndarray) -> None:
+    """Row 0 of (J_cols, W_cols) from the shared columns of H^-1, of (J_own, W_own) from the
+    row's own impulse sweep (`add_robot_point` with no column allowed to be new)."""
+    tree, w = m.tree, d.tree
+    w.response_ready[:] = False
+    add_robot_point(tree, w, J_cols, W_cols, 0, body, 1.0, point, direction, 1 << 30)
+    add_robot_point(tree, w, J_own, W_own, 0, body, 1.0, point, direction, -1)
+
+
+_both_ways = njit(_both_ways)
+
+
+def test_contact_rows_from_shared_columns_equal_their_own_impulse_response() -> None:
+    """A robot contact row's W summed from the columns H^-1 e_j (fixed and floating base,
+    the base body included) equals its own articulated impulse response (which the test
+    above ties to CRBA's H)."""
+    rng = np.random.default_rng(3)
+    for floating in (False, True):
+        model = mb_sim.load_urdf(ARM, floating_base=floating, inertia_from_geometry=500.0)
+        sim = mb_sim.Simulation(model, world=mb_sim.load_world({}))
+        sim.set_effort(rng.uniform(-2.0, 2.0, len(sim.effort)))
+        sim.step(20)  # the step leaves poses and articulated inertias of q in the workspace
+        nv, bodies = model.nv, sim._data.tree.rot.shape[0] - (0 if floating else 1)
+        for body in range(bodies):
+            point = sim._data.tree.pos[body] + rng.normal(size=3) * 0.1
+            direction = rng.normal(size=3)
+            direction /= np.linalg.norm(direction)
+            rows = [np.zeros((1, nv)) for _ in range(4)]
+            _both_ways(sim._m, sim._d, body, point, direction, *rows)
+            J_cols, W_cols, J_own, W_own = (r[0] for r in rows)
+            np.testing.assert_array_equal(J_cols, J_own)
+            np.testing.assert_allclose(W_cols, W_own, rtol=1e-12,
+                                       atol=1e-12 * np.abs(W_own).max())
