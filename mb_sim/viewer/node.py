@@ -259,19 +259,28 @@ def serve(sim_node: str, host: str, port: int, stop: threading.Event,
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     viewer = None
     executor = SingleThreadedExecutor()
+    spinning = threading.Event()
+    spinner = None
 
     def spin() -> None:
+        # spin_once in a loop, not executor.spin(): the executor's guard conditions must not be
+        # destroyed while a callback it dispatched is still running in this thread.
         with contextlib.suppress(ExternalShutdownException):
-            executor.spin()
+            while spinning.is_set():
+                executor.spin_once(timeout_sec=0.1)
 
     try:
         viewer = NodeView(sim_node, host, port)
         executor.add_node(viewer)
+        spinning.set()
         spinner = threading.Thread(target=spin, name="ros", daemon=True)
         spinner.start()
         viewer.get_logger().info(f"serving the view of {viewer.sim_node} on {viewer.url}")
         viewer.run(stop)
     finally:
+        spinning.clear()
+        if spinner is not None:
+            spinner.join(timeout=2.0)
         executor.shutdown(timeout_sec=1.0)
         if viewer is not None:
             viewer.close()
