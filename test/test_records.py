@@ -59,7 +59,7 @@ def test_arrays_match_their_declarations(floating: bool) -> None:
         + mismatches(sc) + mismatches(d)
         + mismatches(d.tree, n=n, nv=nv, nq=nq) + mismatches(d.frames, b=nb)
         + mismatches(d.collision, **work_sizes)
-        + mismatches(d.rows, r=rows, nv=nv) + mismatches(d.push, r=rows, nv=nv)
+        + mismatches(d.rows, r=rows, nv=nv, b=nb) + mismatches(d.push, r=rows, nv=nv, b=nb)
         + mismatches(d.joints, j=len(sim.scene.world_joint_names), b=nb)
         + mismatches(d.work, n=n, nv=nv, b=nb, r=rows)
         + mismatches(d.before, n=n, nq=nq, nv=nv, b=nb, w=rows)

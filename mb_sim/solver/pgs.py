@@ -118,66 +118,139 @@ def warm_start(rows: Any, qd: np.ndarray, vb: np.ndarray) -> None:
         apply(W_r, body, W_b, r, lam[r], qd, vb)
 
 
+@helper
+def islands(rows: Any) -> int:
+    """Group the rows into islands: rows that share no velocity, directly or through other
+    rows, do not affect each other (K_rs = J_r W_s = 0), so each island is swept until it
+    converges on its own, as Box2D and Bullet solve islands apart; a box resting on the table
+    is not swept again while the arm's rows still converge. The nodes are the free bodies
+    and the robot (the last node: every row with a non-zero robot Jacobian, and the rows
+    with no velocity at all); a row joins the nodes it acts on (union-find). Fills
+    rows.island, rows.order (the first rows of the groups, island by island, each island in
+    row order) and rows.island_end; returns the number of islands."""
+    n = rows.count[0]
+    kind, J_r, body = rows.kind, rows.J_r, rows.body
+    node, node_rows, island, order, island_end = (rows.node, rows.node_rows, rows.island,
+                                                  rows.order, rows.island_end)
+    robot = node.shape[0] - 1
+    for i in range(robot + 1):
+        node[i] = i
+        node_rows[i] = 0
+    for r in range(n):
+        if kind[r] == FOLLOWER:
+            island[r] = -1
+            continue
+        first = -1
+        for k in range(J_r.shape[1]):
+            if J_r[r, k] != 0.0:
+                first = robot
+                break
+        for slot in range(2):
+            b = body[r, slot]
+            if b < 0:
+                continue
+            if first < 0:
+                first = b
+                continue
+            while node[b] != b:  # union by the roots, with path halving
+                node[b] = node[node[b]]
+                b = node[b]
+            while node[first] != first:
+                node[first] = node[node[first]]
+                first = node[first]
+            if b != first:
+                node[max(b, first)] = min(b, first)
+                first = min(b, first)
+        island[r] = robot if first < 0 else first
+    for r in range(n):
+        a = island[r]
+        if a < 0:
+            continue
+        while node[a] != a:
+            node[a] = node[node[a]]
+            a = node[a]
+        island[r] = a
+        node_rows[a] += 1
+    count = 0
+    start = 0
+    for i in range(robot + 1):  # node_rows: groups per root -> where the root's island starts
+        size = node_rows[i]
+        node_rows[i] = start
+        if size > 0:
+            start += size
+            island_end[count] = start
+            count += 1
+    for r in range(n):
+        a = island[r]
+        if a >= 0:
+            order[node_rows[a]] = r
+            node_rows[a] += 1
+    return count
+
+
 @njit
 def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance: float,
           velocity_tolerance: float) -> int:
-    """Run up to `iterations` sweeps; stop after a sweep in which no impulse changed by more
-    than `tolerance` (N s) and no row's own velocity by more than `velocity_tolerance` through
-    it (|d_lambda| K_rr, m/s or rad/s; K_rr = 1 / Kinv_rr, for a ball group's row
-    1 / (K^+)_rr <= K_rr). The second test scales with the problem: a light link's rows (large
-    K_rr) are held to the same velocity as a heavy box's. Velocities qd, vb and impulses lam
-    are updated in place; a friction pair's disc also counts its normal's restitution impulse
-    `bounce`. Returns sweeps run."""
-    n = rows.count[0]
+    """Sweep each island (`islands`) up to `iterations` times; stop after a sweep in which no
+    impulse changed by more than `tolerance` (N s) and no row's own velocity by more than
+    `velocity_tolerance` through it (|d_lambda| K_rr, m/s or rad/s; K_rr = 1 / Kinv_rr, for a
+    ball group's row 1 / (K^+)_rr <= K_rr). The second test scales with the problem: a light
+    link's rows (large K_rr) are held to the same velocity as a heavy box's. Velocities qd,
+    vb and impulses lam are updated in place; a friction pair's disc also counts its normal's
+    restitution impulse `bounce`. Returns the most sweeps an island ran."""
     kind, target, lo, hi, mu, link = rows.kind, rows.target, rows.lo, rows.hi, rows.mu, rows.link
     lam, bounce, Kinv = rows.lam, rows.bounce, rows.Kinv
     J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
+    order, island_end = rows.order, rows.island_end
+    count = islands(rows)
     err = np.zeros(3)
     new = np.zeros(3)
-    sweep = 0
-    for sweep in range(1, iterations + 1):
-        converged = True
-        r = 0
-        while r < n:
-            k = kind[r]
-            if k == FOLLOWER:
-                r += 1
-                continue
-            size = group_size(k)
-            for a in range(size):
-                err[a] = target[r + a] - velocity(J_r, body, J_b, r + a, qd, vb)
-            for a in range(size):
-                s = lam[r + a]
-                for c in range(size):
-                    s += Kinv[r, a, c] * err[c]
-                new[a] = s
-            if size == 1:
-                low, high = lo[r], hi[r]
-                if k == NORMAL:
-                    low, high = 0.0, np.inf
-                new[0] = min(max(new[0], low), high)
-            else:
-                bound = mu[r] * (lam[link[r]] + bounce[link[r]]) if k == TANGENT else hi[r]
-                norm = 0.0
+    most = 0
+    begin = 0
+    for i in range(count):
+        end = island_end[i]
+        sweep = 0
+        for sweep in range(1, iterations + 1):
+            converged = True
+            for j in range(begin, end):
+                r = order[j]
+                k = kind[r]
+                size = group_size(k)
                 for a in range(size):
-                    norm += new[a] * new[a]
-                norm = np.sqrt(norm)
-                if norm > bound:
-                    f = bound / norm if norm > 0.0 else 0.0
+                    err[a] = target[r + a] - velocity(J_r, body, J_b, r + a, qd, vb)
+                for a in range(size):
+                    s = lam[r + a]
+                    for c in range(size):
+                        s += Kinv[r, a, c] * err[c]
+                    new[a] = s
+                if size == 1:
+                    low, high = lo[r], hi[r]
+                    if k == NORMAL:
+                        low, high = 0.0, np.inf
+                    new[0] = min(max(new[0], low), high)
+                else:
+                    bound = mu[r] * (lam[link[r]] + bounce[link[r]]) if k == TANGENT else hi[r]
+                    norm = 0.0
                     for a in range(size):
-                        new[a] *= f
-            for a in range(size):
-                d = new[a] - lam[r + a]
-                k_inv = Kinv[r, a, a]
-                if abs(d) > (min(tolerance, velocity_tolerance * k_inv) if k_inv > 0.0
-                             else tolerance):
-                    converged = False
-                lam[r + a] = new[a]
-                apply(W_r, body, W_b, r + a, d, qd, vb)
-            r += size
-        if converged:
-            break
-    return sweep
+                        norm += new[a] * new[a]
+                    norm = np.sqrt(norm)
+                    if norm > bound:
+                        f = bound / norm if norm > 0.0 else 0.0
+                        for a in range(size):
+                            new[a] *= f
+                for a in range(size):
+                    d = new[a] - lam[r + a]
+                    k_inv = Kinv[r, a, a]
+                    if abs(d) > (min(tolerance, velocity_tolerance * k_inv) if k_inv > 0.0
+                                 else tolerance):
+                        converged = False
+                    lam[r + a] = new[a]
+                    apply(W_r, body, W_b, r + a, d, qd, vb)
+            if converged:
+                break
+        most = max(most, sweep)
+        begin = end
+    return most
 
 
 @helper

@@ -59,7 +59,14 @@ docstring).""", (
     "solver",
     Field("Kinv", REAL, ("r", 3, 3), "K^+ of the row or group starting at r"),
     Field("count", INDEX, (1,), "rows in use"),
-), {"r": "row capacity", "nv": "robot velocities"})
+    "islands (rows that share no velocity are solved apart: mb_sim.solver.pgs.islands)",
+    Field("island", INDEX, ("r",), "the island of a row or group starting at r (-1: a "
+          "follower)"),
+    Field("order", INDEX, ("r",), "the first rows of the groups, island by island"),
+    Field("island_end", INDEX, ("r",), "where each island ends in `order`"),
+    Field("node", INDEX, ("b + 1",), "union-find over the free bodies and the robot (last)"),
+    Field("node_rows", INDEX, ("b + 1",), "groups per island root, then where they start"),
+), {"r": "row capacity", "nv": "robot velocities", "b": "free bodies"})
 
 
 @njit
@@ -67,9 +74,10 @@ def new_rows(values: Rows) -> Any:
     return RowsRecord(*values)
 
 
-def allocate_rows(capacity: int, nv: int) -> Rows:
-    """An empty row table for `capacity` rows on a robot of nv velocities."""
-    return allocate(Rows, r=capacity, nv=nv)
+def allocate_rows(capacity: int, nv: int, bodies: int) -> Rows:
+    """An empty row table for `capacity` rows on a robot of nv velocities and `bodies` free
+    bodies."""
+    return allocate(Rows, r=capacity, nv=nv, b=bodies)
 
 
 @inline
