@@ -295,20 +295,24 @@ def test_floating_robot_is_recorded_with_odom_and_imu_and_replays(
     sim = start_sim({"urdf_file": str(FLOATER), "world_file": str(FALL_WORLD),
                      "record": str(bag), "status_period": 0.0, "command_timeout": 0.1})
     assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
-    pub = probe.publisher(JointState, "joint_commands")
+    # The writer keeps every message (depth 100 > 40) and waits until the node's reader has
+    # matched it too: a reliable writer drops what its history no longer holds for a reader
+    # that matched late, as under load, and the node cannot apply what never arrived.
+    pub = probe.publisher(JointState, "joint_commands", 100)
     assert wait_until(lambda: pub.get_subscription_count() > 0, 30.0)
+    time.sleep(0.5)
     sent = 0
     for k in range(40):
         pub.publish(JointState(name=["hip"], effort=[0.5 if k < 20 else -0.3]))
         sent += 1
         time.sleep(0.02)
 
-    def applied() -> int:
-        stats = json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)
-        return stats["commands"]["applied"]
+    def stats() -> dict[str, Any]:
+        return json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)
 
     # every command is applied before the node stops (a loaded machine takes longer than 0.3 s)
-    assert wait_until(lambda: applied() == sent, 30.0, period=0.2)
+    assert wait_until(lambda: stats()["commands"]["applied"] == sent, 30.0, period=0.2), \
+        (stats(), sim.output)
     assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
 
     with Reader(bag) as reader:
