@@ -301,12 +301,16 @@ def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
             base_inertia=frozen(base_inertia),
         )
     e = float(getattr(placement, "joint_limit_restitution", 0.0))
+    # read-only copies whatever the Model holds (a model edited with dataclasses.replace has
+    # writable arrays): numba types read-only arrays apart, so another kind would compile
+    # the whole step again (a minute)
     return Tree(
-        parent=robot.parent, joint_type=robot.joint_type, axis=robot.axis,
-        tree_rot=robot.tree_rot, tree_pos=robot.tree_pos, inertia=robot.spatial_inertia,
-        mass=robot.mass, com=robot.com, damping=robot.damping, friction=robot.friction,
-        lower=robot.lower, upper=robot.upper, effort_limit=robot.effort_limit,
-        velocity_limit=robot.velocity_limit,
+        parent=frozen(robot.parent, np.int64), joint_type=frozen(robot.joint_type, np.int64),
+        axis=frozen(robot.axis), tree_rot=frozen(robot.tree_rot),
+        tree_pos=frozen(robot.tree_pos), inertia=frozen(robot.spatial_inertia),
+        mass=frozen(robot.mass), com=frozen(robot.com), damping=frozen(robot.damping),
+        friction=frozen(robot.friction), lower=frozen(robot.lower), upper=frozen(robot.upper),
+        effort_limit=frozen(robot.effort_limit), velocity_limit=frozen(robot.velocity_limit),
         limit_restitution=frozen(np.full(robot.n_joints, e)),
         mimic=frozen(np.array(robot.mimic, dtype=float).reshape(-1, 4)),
         base_rot=frozen(base_rot), base_pos=frozen(base_pos), a0=frozen(a0),
