@@ -40,9 +40,13 @@ def colcon_ws(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copytree(path, src / name, ignore=ignore)
         else:
             shutil.copy2(path, src / name)
+    # MB_SIM_SKIP_KERNELS: the build would compile all of the installed copy's kernels (about
+    # three minutes of the suite); the node started interpreted below needs none, and the
+    # launch test's first start compiles only what the node uses.
     proc = subprocess.run(
         [sys.executable, "-m", "colcon", "build", "--event-handlers", "console_direct-"],
         cwd=ws, capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "MB_SIM_SKIP_KERNELS": "1"},
     )
     assert proc.returncode == 0, f"colcon build failed:\n{proc.stdout}\n{proc.stderr}"
     return ws
