@@ -10,7 +10,12 @@ from numba import njit
 
 import mb_sim
 from mb_sim.dynamics.aba import articulated_accelerations
-from mb_sim.dynamics.impulse import impulse_response, joint_impulse_response, point_impulse
+from mb_sim.dynamics.impulse import (
+    impulse_response,
+    joint_columns,
+    joint_impulse_response,
+    point_impulse,
+)
 from mb_sim.dynamics.kinematics import body_poses, point_jacobian_row
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
 from mb_sim.model.compile import compile_tree, new_tree
@@ -83,3 +88,44 @@ def test_contact_rows_from_shared_columns_equal_their_own_impulse_response() -> 
             np.testing.assert_array_equal(J_cols, J_own)
             np.testing.assert_allclose(W_cols, W_own, rtol=1e-12,
                                        atol=1e-12 * np.abs(W_own).max())
+
+
+def _columns_both_ways(m: object, d: object, wanted: np.ndarray, together: np.ndarray,
+                       alone: np.ndarray) -> None:
+    """The wanted joints' columns of H^-1 from `joint_columns` (one pass) into `together`,
+    and each from `joint_impulse_response` (its own call) into `alone`."""
+    tree, w = m.tree, d.tree
+    w.response_ready[:] = False
+    for i in range(wanted.shape[0]):
+        w.response_wanted[i] = wanted[i]
+    joint_columns(tree, w)
+    for i in range(wanted.shape[0]):
+        if wanted[i]:
+            together[i] = w.response[i]
+            joint_impulse_response(tree, w, i, alone[i])
+
+
+_columns_both_ways = njit(_columns_both_ways)
+
+
+def test_joint_columns_in_one_pass_equal_one_sweep_each() -> None:
+    """`joint_columns` (a running impulse up the path, columns in one pass) gives the same
+    H^-1 e_i as `joint_impulse_response` for every joint asked for, fixed and floating base,
+    and leaves the others alone and no flag set."""
+    rng = np.random.default_rng(5)
+    for floating in (False, True):
+        model = mb_sim.load_urdf(ARM, floating_base=floating, inertia_from_geometry=500.0)
+        sim = mb_sim.Simulation(model, world=mb_sim.load_world({}))
+        sim.set_effort(rng.uniform(-2.0, 2.0, len(sim.effort)))
+        sim.step(20)
+        n, nv = model.n_joints, model.nv
+        wanted = np.zeros(nv, dtype=np.bool_)
+        wanted[:n] = rng.random(n) < 0.6
+        wanted[0] = wanted[n - 1] = True
+        together, alone = np.zeros((nv, nv)), np.zeros((nv, nv))
+        _columns_both_ways(sim._m, sim._d, wanted, together, alone)
+        np.testing.assert_allclose(together, alone, rtol=1e-12, atol=1e-12 * np.abs(alone).max())
+        assert np.abs(together[wanted]).max() > 0.0
+        w = sim._data.tree
+        assert not w.response_wanted.any()
+        np.testing.assert_array_equal(w.response_ready, wanted)

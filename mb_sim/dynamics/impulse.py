@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper, njit
+from mb_sim._jit import helper, inline, njit
 from mb_sim.dynamics.floating import cholesky_solve6, is_floating, parent_slot
 
 
@@ -91,6 +91,63 @@ def _sweeps(tree: Any, w: Any, start: int, joint: int, dqd: np.ndarray) -> None:
         i = j
     if floating:
         cholesky_solve6(w.base_cholesky, YA[n], dv[n])
+    _down(parent, X, S, U, D, u, dv, dqd, floating)
+
+
+@helper
+def joint_columns(tree: Any, w: Any) -> None:
+    """`unit_response` for every joint i flagged in w.response_wanted (the flags are
+    cleared), in one pass over arrays bound once: a call per column costs about as much again
+    as its arithmetic. A joint impulse's way up touches only the joint's path to the root, so
+    one running 6-vector c = Y^A of the link reached carries it (eq. 3.45:
+    Y^A_p = X_i^T (Y^A_i + U_i u_i / D_i), u_p = -S_p^T Y^A_p); the way down is `_down`."""
+    parent = tree.parent
+    X, S, U, D, u, dv, c, t = w.X, w.S, w.U, w.D, w.u_impulse, w.dv, w.vec6, w.vec6b
+    wanted, ready, response = w.response_wanted, w.response_ready, w.response
+    n = parent.shape[0]
+    floating = is_floating(tree)
+    for joint in range(n):
+        if not wanted[joint]:
+            continue
+        wanted[joint] = False
+        if ready[joint]:
+            continue
+        for k in range(n):
+            u[k] = 0.0
+        u[joint] = 1.0
+        for k in range(6):
+            c[k] = 0.0
+        i = joint
+        while 0 <= i < n:
+            if i != joint:
+                s = 0.0
+                for k in range(6):
+                    s += S[i, k] * c[k]
+                u[i] = -s
+            j = parent_slot(parent, i, floating)
+            if j >= 0:
+                ui = u[i] / D[i]
+                for k in range(6):
+                    t[k] = c[k] + U[i, k] * ui
+                for col in range(6):
+                    s = 0.0
+                    for r in range(6):
+                        s += X[i, r, col] * t[r]
+                    c[col] = s
+            i = j
+        if floating:  # c is Y^A of the base
+            cholesky_solve6(w.base_cholesky, c, dv[n])
+        _down(parent, X, S, U, D, u, dv, response[joint], floating)
+        ready[joint] = True
+
+
+@inline
+def _down(parent: np.ndarray, X: np.ndarray, S: np.ndarray, U: np.ndarray, D: np.ndarray,
+          u: np.ndarray, dv: np.ndarray, dqd: np.ndarray, floating: bool) -> None:
+    """Down the whole tree from the base's dv (eqs. 3.46-3.48):
+    dqd_i = (u_i - U_i^T X_i dv_p) / D_i,  dv_i = X_i dv_p + S_i dqd_i."""
+    n = parent.shape[0]
+    if floating:
         for k in range(6):
             dqd[n + k] = dv[n, k]
     for i in range(n):

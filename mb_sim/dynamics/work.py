@@ -45,6 +45,8 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
           "impulse of coordinate i (joint i's actuator; i >= n: the floating base's twist "
           "component i - n), Holck 2005, ch. 3"),
     Field("response_ready", FLAG, ("nv",), "response[i] holds the current q's"),
+    Field("response_wanted", FLAG, ("nv",), "the joints' columns `joint_columns` is to "
+          "compute"),
     Field("base_cholesky", REAL, (6, 6), "lower Cholesky factor of a floating base's I^A_0"),
     Field("base_a0", REAL, (6,), "the base's a_0 = [0; -R^T g], base axes (ABA: tree.a0 for a "
           "fixed base)"),

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline
-from mb_sim.dynamics.impulse import unit_response
+from mb_sim.dynamics.impulse import joint_columns, unit_response
 from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
 
 
@@ -52,11 +52,13 @@ def joint_row_responses(m: Any, d: Any, s: Any) -> None:
     tree, w, q, qd = m.tree, d.tree, s.q, d.work.qd_free
     lower, upper, friction = tree.lower, tree.upper, tree.friction
     envelope, h = m.options.limit_envelope, m.options.dt
+    wanted = w.response_wanted
     for i in range(tree.parent.shape[0]):
         for side in range(3):
             if _joint_row(lower[i], upper[i], friction[i], q[i], qd[i], envelope, h, side)[0]:
-                unit_response(tree, w, i)
+                wanted[i] = True
                 break
+    joint_columns(tree, w)
     mimic = tree.mimic
     for k in range(mimic.shape[0]):
         unit_response(tree, w, int(mimic[k, 0]))
