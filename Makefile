@@ -35,7 +35,9 @@ ros2-cli: env
 browser:
 	@bash tools/install_chromium.sh
 
-pytest: env kernels ros2-cli browser
+# The kernels compile while the ROS command line and the browser install (downloads mostly).
+pytest: env
+	@$(MAKE) --no-print-directory -j3 kernels ros2-cli browser
 	$(PY) -m pytest test/ $(PYTEST_ARGS)
 
 test: env
