@@ -124,8 +124,8 @@ def islands(rows: Any) -> int:
     rows, do not affect each other (K_rs = J_r W_s = 0), so each island is swept until it
     converges on its own, as Box2D and Bullet solve islands apart; a box resting on the table
     is not swept again while the arm's rows still converge. The nodes are the free bodies
-    and the robot (the last node: every row with a non-zero robot Jacobian, and the rows
-    with no velocity at all); a row joins the nodes it acts on (union-find). Fills
+    and the robot (the last node: every row or group with a non-zero robot Jacobian, and
+    the rows with no velocity at all); a row joins the nodes it acts on (union-find). Fills
     rows.island, rows.order (the first rows of the groups, island by island, each island in
     row order) and rows.island_end; returns the number of islands."""
     n = rows.count[0]
@@ -141,10 +141,12 @@ def islands(rows: Any) -> int:
             island[r] = -1
             continue
         first = -1
-        for k in range(J_r.shape[1]):
-            if J_r[r, k] != 0.0:
-                first = robot
-                break
+        size = 2 if kind[r] == TANGENT else (3 if kind[r] == BALL else 1)
+        for a in range(size):  # a group acts on the robot when any of its rows does
+            for k in range(J_r.shape[1]):
+                if J_r[r + a, k] != 0.0:
+                    first = robot
+                    break
         for slot in range(2):
             b = body[r, slot]
             if b < 0:

@@ -1,0 +1,93 @@
+"""The solver's islands (`mb_sim.solver.pgs.islands`): rows that share no velocity are grouped
+apart, and a group (a friction pair) belongs where any of its rows acts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from mb_sim.solver import pgs
+from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, allocate_rows, new_rows
+
+
+def _islands(rows: Any) -> int:
+    return pgs.islands(rows)
+
+
+_islands = njit(_islands)
+
+
+def _solve(rows: Any, qd: np.ndarray, vb: np.ndarray) -> int:
+    pgs.effective_mass(rows)
+    return pgs.solve(rows, qd, vb, 50, 1e-12, 1e-12)
+
+
+_solve = njit(_solve)
+
+
+def _table() -> Any:
+    """Rows on a 2-dof robot and four free bodies:
+    0 a joint row (robot); 1-3 a contact of body 0 with the world whose first tangent misses
+    the robot but whose second reaches it (J_r zero on row 2, not on row 3) -- so body 0
+    joins the robot; 4 a contact of body 1 alone; 5 a joint between bodies 2 and 3; 6 a
+    contact of body 3."""
+    R = allocate_rows(8, 2, 4)
+    kinds = [SCALAR, NORMAL, TANGENT, FOLLOWER, NORMAL, SCALAR, NORMAL]
+    R.kind[:7] = kinds
+    R.J_r[0, 0] = 1.0
+    R.J_r[3, 1] = 0.5
+    for r in (1, 2, 3):
+        R.body[r, 0] = 0
+        R.J_b[r, 0, r - 1] = 1.0
+    R.body[4, 0] = 1
+    R.J_b[4, 0, 2] = 1.0
+    R.body[5] = (2, 3)
+    R.J_b[5, 0, 0], R.J_b[5, 1, 0] = 1.0, -1.0
+    R.body[6, 1] = 3
+    R.J_b[6, 1, 2] = 1.0
+    R.count[0] = 7
+    return R
+
+
+def test_islands_follow_shared_bodies_and_the_robot() -> None:
+    R = _table()
+    count = _islands(new_rows(R))
+    assert count == 3
+    groups, begin = [], 0
+    for i in range(count):
+        end = int(R.island_end[i])
+        groups.append(sorted(int(r) for r in R.order[begin:end]))
+        begin = end
+    # group heads only (row 3 is solved with row 2), each island in row order
+    assert sorted(groups) == [[0, 1, 2], [4], [5, 6]]
+    assert R.island[3] == -1
+    assert R.island[0] == R.island[1] == R.island[2] != R.island[4]
+    assert R.island[5] == R.island[6]
+
+
+def test_solve_by_islands_reaches_every_target() -> None:
+    """Each island swept apart until it converges: every unbounded row reaches its target,
+    the contact pushes and its friction stays in the cone (the follower acting on the robot
+    is solved with its pair, in the robot's island)."""
+    R = _table()
+    n = int(R.count[0])
+    rng = np.random.default_rng(2)
+    for r in range(n):
+        for slot in range(2):
+            if R.body[r, slot] >= 0:
+                R.W_b[r, slot] = R.J_b[r, slot] * 0.5
+    R.W_r[:n] = R.J_r[:n] * 2.0
+    R.target[:n] = rng.uniform(0.1, 1.0, n)
+    R.lo[:n], R.hi[:n] = -np.inf, np.inf
+    R.mu[2], R.link[2] = 0.5, 1
+    qd, vb = np.zeros(2), np.zeros((4, 6))
+    sweeps = _solve(new_rows(R), qd, vb)
+    assert 1 <= sweeps < 50
+    for r in range(n):  # every row without a bound reached its target
+        if R.kind[r] == SCALAR:
+            u = R.J_r[r] @ qd + sum(R.J_b[r, s] @ vb[R.body[r, s]] for s in range(2)
+                                    if R.body[r, s] >= 0)
+            assert abs(u - R.target[r]) < 1e-9, r
+    assert R.lam[1] > 0.0 and np.hypot(R.lam[2], R.lam[3]) <= 0.5 * R.lam[1] + 1e-12
