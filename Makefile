@@ -35,9 +35,7 @@ ros2-cli: env
 browser:
 	@bash tools/install_chromium.sh
 
-# The kernels compile while the ROS command line and the browser install (downloads mostly).
-pytest: env
-	@$(MAKE) --no-print-directory -j3 kernels ros2-cli browser
+pytest: env kernels ros2-cli browser
 	$(PY) -m pytest test/ $(PYTEST_ARGS)
 
 test: env
