@@ -176,7 +176,7 @@ class LinkFrames:
         """(xyz, quat) of every link in its frame at the current state (the arrays `xyz` and
         `quat`, overwritten by the next call)."""
         sim = self._sim
-        _relative_poses(sim.scene.arrays.tree, self._work, sim.state.q, self._body,
+        _relative_poses(sim._queries.tree, self._work, sim.state.q, self._body,
                         self._offset, self._frame, self._rot, self._pos, self.xyz, self.quat)
         return self.xyz, self.quat
 
@@ -186,7 +186,7 @@ class LinkFrames:
         sim = self._sim
         state, before = sim.state, sim._data.before  # the state before the last step
         rot, v = self._scratch
-        _link_motion(sim.scene.arrays.tree, self._work, state.q, state.qd, before.q,
+        _link_motion(sim._queries.tree, self._work, state.q, state.qd, before.q,
                      before.qd, acceleration and bool(sim._stepped), float(sim.dt),
                      self._body_of(link), sim.model.link_offset[link], rot, v, self._motion)
         return self._link_motion

@@ -32,7 +32,8 @@ class Queries:
         self.scene = scene
         self.n = model.n_joints if model is not None else 0
         self.floating = model is not None and model.floating_base
-        self._tree = new_tree(scene.arrays.tree)
+        self.tree = new_tree(scene.arrays.tree)
+        """The robot's tree as the compiled kernels take it (also `LinkFrames`')."""
         self._arrays = allocate_tree_work(self.n, self.floating)
         self._work = new_tree_work(self._arrays)
         self._every_link: tuple[np.ndarray, np.ndarray] | None = None
@@ -42,7 +43,7 @@ class Queries:
         """Every body's world pose at q into the query arrays; slot n is the base."""
         m = self.model
         rot, pos, n = self._arrays.rot, self._arrays.pos, self.n
-        base_pose(self._tree, q, rot[n], pos[n])
+        base_pose(self.tree, q, rot[n], pos[n])
         body_poses(m.parent, m.joint_type, m.axis, m.tree_rot, m.tree_pos, q,  # type: ignore[union-attr]
                    rot[n], pos[n], rot, pos)
 
@@ -58,7 +59,7 @@ class Queries:
         """World pose of a URDF link at q: (xyz, quaternion x, y, z, w)."""
         b = self.link_body(name)
         rot, pos = np.empty((1, 3, 3)), np.empty((1, 3))
-        world_poses(self._tree, self._work, q, np.array([b]),
+        world_poses(self.tree, self._work, q, np.array([b]),
                     np.array([self.model.link_offset[name]]), rot, pos)  # type: ignore[union-attr]
         return pos[0], quat_from_matrix(rot[0])
 
@@ -71,7 +72,7 @@ class Queries:
             self._every_link = (np.array([self.link_body(k) for k in names], dtype=np.int64),
                                 np.array([self.model.link_offset[k] for k in names]))
         rot, pos = np.empty((len(names), 3, 3)), np.empty((len(names), 3))
-        world_poses(self._tree, self._work, q, *self._every_link, rot, pos)
+        world_poses(self.tree, self._work, q, *self._every_link, rot, pos)
         return {k: (pos[i], quat_from_matrix(rot[i])) for i, k in enumerate(names)}
 
     def _world_velocity(self, name: str, q: np.ndarray,
@@ -79,7 +80,7 @@ class Queries:
         """(linear velocity of the link origin, angular velocity, both world axes; the link's
         world rotation) at (q, qd)."""
         rot, v = np.empty((3, 3)), np.empty(6)
-        world_motion(self._tree, self._work, q, qd, self.link_body(name),
+        world_motion(self.tree, self._work, q, qd, self.link_body(name),
                      self.model.link_offset[name], rot, v)  # type: ignore[union-attr]
         return v[3:], v[:3], rot
 
