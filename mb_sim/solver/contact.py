@@ -134,15 +134,6 @@ def _friction_pair(d: Any, r: int, friction: float, directions: np.ndarray) -> N
     rows.link[r + 1] = r
 
 
-@inline
-def _finish(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float, friction: float,
-            directions: np.ndarray) -> None:
-    """The contact's normal row and, with friction, its tangent pair."""
-    _normal_row(m, d, s, c, r, n_dirs, e)
-    if n_dirs == 3:
-        _friction_pair(d, r, friction, directions)
-
-
 @helper
 def _body_contact(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float,
                   friction: float, directions: np.ndarray) -> None:
@@ -150,7 +141,9 @@ def _body_contact(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float,
     function: a call in a loop keeps numba from pruning the reference counts of the arrays
     around it, which would cost several times the arithmetic."""
     _body_sides(m, d, s, c, r, n_dirs, directions)
-    _finish(m, d, s, c, r, n_dirs, e, friction, directions)
+    _normal_row(m, d, s, c, r, n_dirs, e)
+    if n_dirs == 3:
+        _friction_pair(d, r, friction, directions)
 
 
 @helper
@@ -159,7 +152,9 @@ def _robot_contact(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float
     """The rows of a contact with a robot link on one side or both."""
     _body_sides(m, d, s, c, r, n_dirs, directions)
     _robot_sides(m, d, c, r, n_dirs, directions)
-    _finish(m, d, s, c, r, n_dirs, e, friction, directions)
+    _normal_row(m, d, s, c, r, n_dirs, e)
+    if n_dirs == 3:
+        _friction_pair(d, r, friction, directions)
 
 
 @helper
