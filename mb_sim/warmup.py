@@ -7,7 +7,7 @@ compiling before its first step. This steps a small scene that reaches every ker
 with revolute, prismatic and mimic joints touching free bodies of every shape, a ball joint,
 both integrators), so later processes start at once; a stamp in the cache folder says the
 kernels of this version are ready, and a second run returns at once. With two cores or more, a
-second process compiles the step's collision and solver kernels and the queries meanwhile.
+second process compiles half of the step's stages and the queries meanwhile.
 """
 
 from __future__ import annotations
@@ -87,9 +87,10 @@ WORLD = {
 def warm_up(steps: int = 40, parallel: bool = True) -> float:
     """Step the warm-up scene with both integrators and call every public kernel; returns the
     seconds it took. With `parallel` and more than one core, a second process compiles the
-    step's collision and solver kernels (`_step_parts`), then the queries, while this one
-    compiles the public dynamics, then the step, which finds those parts in the shared cache
-    (numba compiles on one thread)."""
+    step's collision and rows (`_step_parts("contacts")`), then the
+    queries, while this one compiles the public dynamics and the step's other stages; then
+    this one compiles the step, which finds its stages in the shared cache (numba compiles on
+    one thread; the halves take about as long)."""
     start = time.perf_counter()
     log = logging.getLogger("mb_sim")
     level = log.level
@@ -99,9 +100,11 @@ def warm_up(steps: int = 40, parallel: bool = True) -> float:
         if parallel and JIT and (os.cpu_count() or 1) > 1:
             side = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup", "--part", "side"])
         _dynamics()
-        _steps(steps)
+        if side is not None:
+            _step_parts("solver")
         if side is None or side.wait() != 0:
             _queries()  # here when no second process compiled them
+        _steps(steps)
     finally:
         log.setLevel(level)
         if side is not None and side.poll() is None:  # this one was interrupted
@@ -109,37 +112,27 @@ def warm_up(steps: int = 40, parallel: bool = True) -> float:
     return time.perf_counter() - start
 
 
-def _step_parts() -> None:
-    """The step's collision and solver kernels, compiled for the types of the step's records
-    in the order opposite to the step's own (which starts with the dynamics), so that two
-    processes seldom compile the same kernel."""
-    from numba import typeof, types
+def _step_parts(half: str) -> None:
+    """Half of the step's stages (`mb_sim.sim.step`), compiled for the types of the step's
+    records: "contacts" (collision, rows) or "solver" (the world's joint rows, the free motion,
+    the solve, the position correction, the integration, the check)."""
+    from numba import typeof
 
-    from mb_sim.collision.narrowphase import detect_into
-    from mb_sim.solver import pgs, warm
-    from mb_sim.solver.contact import contact_rows
-    from mb_sim.solver.robot_joints import robot_joint_rows
-    from mb_sim.solver.world_joints import keep_world_joints, world_joint_rows
+    from mb_sim.sim import step
+    from mb_sim.solver.world_joints import world_joint_rows
 
     sim = mb_sim.Simulation(mb_sim.load_urdf(ROBOT), world=mb_sim.load_world(WORLD), dt=0.002)
     m, d, s = typeof(sim._m), typeof(sim._d), typeof(sim._s)
-    field = d.field_dict
-    rows, work, con = field["rows"], field["work"].field_dict, field["contacts"]
-    qd, vb = work["qd_new"], work["body_vel"]
-    real, count = types.float64, types.int64
-    for kernel, signature in (
-        (detect_into, (m.field_dict["geoms"], field["collision"], con, real)),
-        (contact_rows, (m, d, s)), (robot_joint_rows, (m, d, s)),
-        (world_joint_rows, (m, d, s, vb)),
-        (warm.row_groups, (con, field["work"], count, count, count)),
-        (warm.load, (rows, con, field["work"], count, s)),
-        (pgs.effective_mass, (rows,)), (pgs.warm_start, (rows, qd, vb)),
-        (pgs.restitution_pass, (rows, qd, vb, real, real, count)),
-        (pgs.solve, (rows, qd, vb, count, real, real)),
-        (warm.save, (rows, con, field["work"], count, s)),
-        (keep_world_joints, (m, d, vb)),
-    ):
-        kernel.compile(signature)
+    body_vel = d.field_dict["work"].field_dict["body_vel"]
+    stages = {
+        "contacts": ((step.collide, (m, d, s)), (step.make_rows, (m, d, s))),
+        # the world's joint rows first: the other process's make_rows finds them compiled
+        "solver": ((world_joint_rows, (m, d, s, body_vel)), (step.free_motion, (m, d, s)),
+                   (step.solve, (m, d, s)), (step.correct_positions, (m, d, s)),
+                   (step.integrate, (m, d, s)), (step.check, (d, s))),
+    }
+    for stage, signature in stages[half]:
+        stage.compile(signature)
 
 
 def _dynamics() -> None:
@@ -205,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args == ["--part", "side"]:  # the second process of a parallel warm-up
             logging.getLogger("mb_sim").setLevel(logging.ERROR)
-            _step_parts()
+            _step_parts("contacts")
             _queries()
         else:
             ensure_compiled(lambda text: print(text, flush=True))
