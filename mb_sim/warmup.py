@@ -87,10 +87,10 @@ WORLD = {
 def warm_up(steps: int = 40, parallel: bool = True) -> float:
     """Step the warm-up scene with both integrators and call every public kernel; returns the
     seconds it took. With `parallel` and more than one core, a second process compiles the
-    step's collision and rows (`_step_parts("contacts")`), then the
-    queries, while this one compiles the public dynamics and the step's other stages; then
-    this one compiles the step, which finds its stages in the shared cache (numba compiles on
-    one thread; the halves take about as long)."""
+    step's collision and rows (`_step_parts("contacts")`), then the queries, while this one
+    compiles the public dynamics and the step's other stages; then this one compiles the
+    step, which finds its stages in the shared cache (numba compiles on one thread; the
+    halves take about as long)."""
     start = time.perf_counter()
     log = logging.getLogger("mb_sim")
     level = log.level

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper, inline, njit
+from mb_sim._jit import inline, njit
 from mb_sim.collision.narrowphase import detect_into
 from mb_sim.dynamics.aba import articulated_accelerations
 from mb_sim.dynamics.floating import advance, advance_base, base_pose, chart_rate, is_floating
@@ -113,7 +113,7 @@ def restore(d: Any, s: Any) -> None:
     copy_state(d.before, s)
 
 
-@helper
+@njit
 def free_motion(m: Any, d: Any, s: Any) -> None:
     """Stage 1: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.body_vel,
     the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q.
@@ -156,7 +156,7 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
                      opt.gravity, h, work.body_vel)
 
 
-@helper
+@njit
 def collide(m: Any, d: Any, s: Any) -> bool:
     """Stage 2: link poses (d.tree.rot, pos), body frames (d.frames), contacts
     (d.contacts). False when the contacts do not fit in d."""
@@ -182,7 +182,7 @@ def collide(m: Any, d: Any, s: Any) -> bool:
     return detect_into(m.geoms, c, d.contacts, m.options.envelope)
 
 
-@helper
+@njit
 def make_rows(m: Any, d: Any, s: Any) -> None:
     """Stage 3: the rows of the contacts, the robot's joints and the world joints. The
     robot rows share the columns of H^-1 (d.tree.response) at this step's articulated
@@ -200,7 +200,7 @@ def make_rows(m: Any, d: Any, s: Any) -> None:
     world_joint_rows(m, d, s, d.work.body_vel)
 
 
-@helper
+@njit
 def solve(m: Any, d: Any, s: Any) -> None:
     """Stage 4: warm start, restitution pass, sequential impulses; the velocities
     d.work.qd_new, d.work.body_vel end up constrained, the impulses are kept for the next step."""
@@ -224,7 +224,7 @@ def solve(m: Any, d: Any, s: Any) -> None:
     warm.save(rows, con, work, groups, s)
 
 
-@helper
+@njit
 def correct_positions(m: Any, d: Any, s: Any) -> None:
     """Stage 6: pseudo-velocities d.work.dq_push, vb_push that move positions this step and
     are then dropped, so they never change momentum or energy (split impulses):
@@ -285,7 +285,7 @@ def _push_row(rows: Any, push: Any, k: int, r: int, bias: float, h: float) -> in
     return k + 1
 
 
-@helper
+@njit
 def integrate(m: Any, d: Any, s: Any) -> None:
     """Stage 7: positions move with the new velocities plus this step's push."""
     opt, work, bodies, tree = m.options, d.work, m.bodies, m.tree
@@ -326,7 +326,7 @@ def integrate(m: Any, d: Any, s: Any) -> None:
     s.clock[0] += h
 
 
-@helper
+@njit
 def check(d: Any, s: Any) -> bool:
     """Stage 9: every number of the state finite; otherwise d.work.info names the joint
     whose effort (BAD_EFFORT) or motion (BAD_JOINT) is not, or the body (BAD_BODY)."""
