@@ -371,7 +371,7 @@ def _stages() -> tuple[list[tuple[str, Callable[[Any, Any, Any], Any]]], list[An
             ("1 free motion", st.free_motion), ("2 collide", st.collide),
             ("3 make rows", st.make_rows), ("4 solve", st.solve),
             ("5 keep world joints", keep), ("6 correct positions", st.correct_positions),
-            ("7 integrate", st.integrate), ("8 check", lambda m, d, s: st.check(d, s))], sim_vb
+            ("7 integrate", st.integrate), ("8 check", st.check)], sim_vb
 
 
 def _drive(sim: mb_sim.Simulation, setup: Setup, n: int) -> float:

@@ -129,7 +129,7 @@ def _step_parts(half: str) -> None:
         # the world's joint rows first: the other process's make_rows finds them compiled
         "solver": ((world_joint_rows, (m, d, s, body_vel)), (step.free_motion, (m, d, s)),
                    (step.solve, (m, d, s)), (step.correct_positions, (m, d, s)),
-                   (step.integrate, (m, d, s)), (step.check, (d, s))),
+                   (step.integrate, (m, d, s)), (step.check, (m, d, s))),
     }
     for stage, signature in stages[half]:
         stage.compile(signature)

@@ -18,39 +18,54 @@ from mb_sim.dynamics.impulse import (
 )
 from mb_sim.dynamics.kinematics import body_poses, point_jacobian_row
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
-from mb_sim.model.compile import compile_tree, new_tree
+from mb_sim.model.forest import compile_forest, new_tree
 from mb_sim.solver.response import add_robot_point
 
 ARM = Path(__file__).resolve().parents[1] / "urdf" / "arm.urdf"
 
 
 def test_point_and_joint_impulse_responses_match_the_mass_matrix():
-    model = mb_sim.load_urdf(ARM)
-    n = model.nv
+    """In a forest of two arms (the second floating), a unit impulse on a link of either
+    moves its own tree by H_k^-1 J^T (each tree's own mass matrix) and the other not at
+    all."""
+    fixed = mb_sim.load_urdf(ARM)
+    floating = mb_sim.load_urdf(ARM, floating_base=True, inertia_from_geometry=500.0)
+    place = type("Placement", (), {"xyz": (1.0, 0.0, 0.0), "quat_xyzw": (0, 0, 0, 1),
+                                   "joint_limit_restitution": 0.0})
+    arrays = compile_forest([(fixed, None), (floating, place)], np.zeros(3))
+    n, nv = arrays.parent.shape[0], int(arrays.tree_v[-1])
     rng = np.random.default_rng(7)
     for _ in range(10):
-        q = rng.uniform(-1.5, 1.5, n)
-        work = allocate_tree_work(n)
-        tree, w = new_tree(compile_tree(model, None, np.zeros(3))), new_tree_work(work)
-        articulated_accelerations(tree, w, q, np.zeros(n), np.zeros(n), np.zeros(n))
-        H = mb_sim.crba(model, q)
-        rot, pos = np.zeros((n, 3, 3)), np.zeros((n, 3))
-        body_poses(*model.kinematic_arrays, q, np.eye(3), np.zeros(3), rot, pos)
-        body = int(rng.integers(n))
-        point = pos[body] + rng.normal(size=3) * 0.1
-        direction = rng.normal(size=3)
-        direction /= np.linalg.norm(direction)
-        J = np.zeros(n)
-        point_jacobian_row(model.parent, model.joint_type, rot, pos, model.axis, body, point,
-                           direction, J)
-        impulse, dqd = np.zeros(6), np.zeros(n)
-        point_impulse(rot[body], pos[body], point, direction, impulse)
-        impulse_response(tree, w, body, impulse, dqd)
-        np.testing.assert_allclose(dqd, np.linalg.solve(H, J), rtol=1e-9, atol=1e-12)
-        joint = int(rng.integers(n))
-        joint_impulse_response(tree, w, joint, dqd)
-        np.testing.assert_allclose(dqd, np.linalg.solve(H, np.eye(n)[joint]), rtol=1e-9,
-                                   atol=1e-12)
+        q = np.zeros(int(arrays.tree_q[-1]))
+        q[arrays.qadr] = rng.uniform(-1.5, 1.5, n)
+        q[-7:-4], q[-4:] = rng.normal(size=3), [0.0, 0.0, np.sin(0.3), np.cos(0.3)]
+        tree, w = new_tree(arrays), new_tree_work(allocate_tree_work(arrays))
+        for k in range(2):
+            articulated_accelerations(tree, w, k, q, np.zeros(nv), np.zeros(n), np.zeros(nv))
+        rot, pos = np.zeros((n + 2, 3, 3)), np.zeros((n + 2, 3))
+        body_poses(tree, q, rot, pos)
+        for k, model in enumerate((fixed, floating)):
+            segment = q[arrays.tree_q[k]:arrays.tree_q[k + 1]]
+            pq = np.concatenate([segment[-7:], segment[:-7]]) if model.floating_base else segment
+            order = (np.r_[model.nv - 3:model.nv, model.nv - 6:model.nv - 3, 0:model.nv - 6]
+                     if model.floating_base else np.arange(model.nv))
+            H = np.empty((model.nv, model.nv))
+            H[np.ix_(order, order)] = mb_sim.crba(model, pq)
+            b0 = int(arrays.tree_body[k])
+            body = b0 + int(rng.integers(model.n_joints))
+            point = pos[body] + rng.normal(size=3) * 0.1
+            direction = rng.normal(size=3)
+            direction /= np.linalg.norm(direction)
+            J = np.zeros(model.nv)
+            assert point_jacobian_row(tree, rot, pos, body, point, direction, J) == model.nv
+            impulse, dqd = np.zeros(6), np.zeros(model.nv)
+            point_impulse(rot[body], pos[body], point, direction, impulse)
+            impulse_response(tree, w, body, impulse, dqd)
+            np.testing.assert_allclose(dqd, np.linalg.solve(H, J), rtol=1e-9, atol=1e-12)
+            joint = int(rng.integers(model.n_joints))
+            joint_impulse_response(tree, w, b0 + joint, dqd)
+            np.testing.assert_allclose(dqd, np.linalg.solve(H, np.eye(model.nv)[joint]),
+                                       rtol=1e-9, atol=1e-12)
 
 
 def _both_ways(m: object, d: object, body: int, point: np.ndarray, direction: np.ndarray,
@@ -60,8 +75,8 @@ def _both_ways(m: object, d: object, body: int, point: np.ndarray, direction: np
     row's own impulse sweep (`add_robot_point` with no column allowed to be new)."""
     tree, w = m.tree, d.tree
     w.response_ready[:] = False
-    add_robot_point(tree, w, J_cols, W_cols, 0, body, 1.0, point, direction, 1 << 30)
-    add_robot_point(tree, w, J_own, W_own, 0, body, 1.0, point, direction, -1)
+    add_robot_point(tree, w, J_cols, W_cols, 0, 0, body, 1.0, point, direction, 1 << 30)
+    add_robot_point(tree, w, J_own, W_own, 0, 0, body, 1.0, point, direction, -1)
 
 
 _both_ways = njit(_both_ways)
@@ -82,9 +97,9 @@ def test_contact_rows_from_shared_columns_equal_their_own_impulse_response() -> 
             point = sim._data.tree.pos[body] + rng.normal(size=3) * 0.1
             direction = rng.normal(size=3)
             direction /= np.linalg.norm(direction)
-            rows = [np.zeros((1, nv)) for _ in range(4)]
+            rows = [np.zeros((1, 2, nv)) for _ in range(4)]
             _both_ways(sim._m, sim._d, body, point, direction, *rows)
-            J_cols, W_cols, J_own, W_own = (r[0] for r in rows)
+            J_cols, W_cols, J_own, W_own = (r[0, 0] for r in rows)
             np.testing.assert_array_equal(J_cols, J_own)
             np.testing.assert_allclose(W_cols, W_own, rtol=1e-12,
                                        atol=1e-12 * np.abs(W_own).max())

@@ -53,13 +53,13 @@ def test_arrays_match_their_declarations(floating: bool) -> None:
                   "pf": EPA_MAX_FACES, "hv": g.max_verts, "hf": g.max_faces, "c": polygon,
                   "m": max(polygon + 2, g.max_verts + 2, 16)}
     problems = (
-        mismatches(sc.tree, n=n, m=sc.tree.mimic.shape[0], f=int(floating))
+        mismatches(sc.tree, n=n, m=sc.tree.mimic.shape[0], t=1)
         + mismatches(sc.bodies, b=nb) + mismatches(g, **geom_sizes)
         + mismatches(sc.joints, j=len(sim.scene.world_joint_names)) + mismatches(sc.options)
         + mismatches(sc) + mismatches(d)
-        + mismatches(d.tree, n=n, nv=nv, nq=nq) + mismatches(d.frames, b=nb)
+        + mismatches(d.tree, n=n, t=1, nv=nv, nq=nq, w=nv) + mismatches(d.frames, b=nb)
         + mismatches(d.collision, **work_sizes)
-        + mismatches(d.rows, r=rows, nv=nv, b=nb) + mismatches(d.push, r=rows, nv=nv, b=nb)
+        + mismatches(d.rows, r=rows, w=nv, b=nb, t=1) + mismatches(d.push, r=rows, w=nv, b=nb, t=1)
         + mismatches(d.joints, j=len(sim.scene.world_joint_names), b=nb)
         + mismatches(d.work, n=n, nv=nv, b=nb, r=rows)
         + mismatches(d.before, n=n, nq=nq, nv=nv, b=nb, w=rows)
@@ -73,7 +73,7 @@ def test_a_wrong_shape_or_type_is_reported() -> None:
     sim = _scene(False)
     tree = sim.scene.arrays.tree
     bad = tree._replace(axis=np.zeros((1, 3)), parent=tree.parent.astype(float))
-    problems = mismatches(bad, n=sim.n_joints, m=tree.mimic.shape[0], f=0)
+    problems = mismatches(bad, n=sim.n_joints, m=tree.mimic.shape[0], t=1)
     assert any("Tree.axis: shape (1, 3)" in p for p in problems), problems
     assert any("Tree.parent: dtype float64" in p for p in problems), problems
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import mb_sim
-from mb_sim.sim import simulation
+from mb_sim.sim import loading, simulation
 from mb_sim.sim.data import allocate_data
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -244,7 +244,7 @@ def test_a_long_step_is_accepted_with_a_warning(model, caplog) -> None:
 
 
 def test_a_world_without_a_robot_says_so_once(table, monkeypatch, caplog) -> None:
-    monkeypatch.setattr(simulation, "_robotless_reported", set())
+    monkeypatch.setattr(loading, "_robotless_reported", set())
     with caplog.at_level(logging.INFO, logger="mb_sim"):
         sim = mb_sim.Simulation(world=table)
         mb_sim.Simulation(world=table)
@@ -256,7 +256,7 @@ def test_a_world_without_a_robot_says_so_once(table, monkeypatch, caplog) -> Non
 
 
 def test_a_world_that_names_its_robot_loads_it_without_a_word(monkeypatch, caplog) -> None:
-    monkeypatch.setattr(simulation, "_robotless_reported", set())
+    monkeypatch.setattr(loading, "_robotless_reported", set())
     description = mb_sim.load_world(TABLE).to_dict()
     description["robot"]["urdf"] = str(ARM)
     with caplog.at_level(logging.INFO, logger="mb_sim"):

@@ -22,7 +22,7 @@ from mb_sim.dynamics.floating import from_pinocchio, to_pinocchio
 from mb_sim.dynamics.hybrid import hybrid_dynamics
 from mb_sim.dynamics.rnea import inverse_dynamics
 from mb_sim.dynamics.work import allocate_tree_work, new_dynamics, new_tree_work
-from mb_sim.model.compile import compile_tree, new_tree
+from mb_sim.model.forest import compile_forest, new_tree
 from mb_sim.model.model import Model
 from mb_sim.model.world import DEFAULT_GRAVITY
 
@@ -97,7 +97,7 @@ def _aba(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd: np.ndarr
     q_arg, v_arg, x_arg, out = w.q_arg, w.v_arg, w.x_arg, w.qdd
     for k in range(tau.shape[0] - n):
         w.f_ext[n, k] = tau[n + k]
-    articulated_accelerations(tree, w, q_arg, v_arg, x_arg, out)
+    articulated_accelerations(tree, w, 0, q_arg, v_arg, x_arg, out)
     for k in range(tau.shape[0] - n):
         w.f_ext[n, k] = 0.0
     for k in range(qdd.shape[0]):
@@ -111,14 +111,14 @@ def _rnea(dyn: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, tau: np.ndar
     w = dyn.work
     _load_arguments(w, q, qd, qdd)
     q_arg, v_arg, x_arg, out = w.q_arg, w.v_arg, w.x_arg, w.qdd
-    inverse_dynamics(dyn.tree, w, q_arg, v_arg, x_arg, out)
+    inverse_dynamics(dyn.tree, w, 0, q_arg, v_arg, x_arg, out)
     for k in range(tau.shape[0]):
         tau[k] = out[k]
 
 
 @njit
 def _crba(dyn: Any, q: np.ndarray, H: np.ndarray) -> None:
-    mass_matrix(dyn.tree, dyn.work, q, H)
+    mass_matrix(dyn.tree, dyn.work, 0, q, H)
 
 
 class TreeDynamics:
@@ -149,8 +149,8 @@ class TreeDynamics:
     )
 
     def __init__(self, model: Model, gravity: Sequence[float] = DEFAULT_GRAVITY) -> None:
-        tree = compile_tree(model, None, np.array(gravity, dtype=float))
-        work = allocate_tree_work(model.n_joints, model.floating_base)
+        tree = compile_forest([(model, None)], np.array(gravity, dtype=float))
+        work = allocate_tree_work(tree)
         self.record = new_dynamics(new_tree(tree), new_tree_work(work))
         self.sizes = _Sizes(model.name, model.n_joints, model.nq, model.nv, model.floating_base)
         self._floating = model.floating_base

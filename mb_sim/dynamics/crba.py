@@ -23,23 +23,22 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
-from mb_sim.dynamics.floating import is_floating
+from mb_sim._jit import helper, inline, njit
 from mb_sim.dynamics.spatial import joint_pose
 
 
-@njit
-def mass_matrix(tree: Any, w: Any, q: np.ndarray, H: np.ndarray) -> None:
-    """H(q) of the tree record into H (nv, nv); w is its work record (poses relative to the
-    base in rot, pos; motion subspaces in S; composite inertias in `composite`). A floating
-    base (body n, S = 1) adds H_00 = I^C_0 and H_0i = F_i."""
+@helper
+def _composite_inertias(tree: Any, w: Any, k: int, q: np.ndarray) -> None:
+    """Tree k's bodies posed relative to its base (w.rot, w.pos), their motion subspaces in
+    base coordinates (w.S) and composite inertias (w.composite; slot n + k: a floating
+    base's, with every subtree's)."""
     parent, joint_type, axis, inertia = tree.parent, tree.joint_type, tree.axis, tree.inertia
-    rot, pos, S, comp = w.rot, w.pos, w.S, w.composite
+    rot, pos, S, comp, qadr = w.rot, w.pos, w.S, w.composite, tree.qadr
     R, p = w.joint_rot, w.joint_pos
-    n = parent.shape[0]
-    floating = is_floating(tree)
-    for i in range(n):
-        joint_pose(joint_type, axis, tree.tree_rot, tree.tree_pos, i, q[i], R, p)
+    b0, b1 = tree.tree_body[k], tree.tree_body[k + 1]
+    base = parent.shape[0] + k
+    for i in range(b0, b1):
+        joint_pose(joint_type, axis, tree.tree_rot, tree.tree_pos, i, q[qadr[i]], R, p)
         j = parent[i]
         if j < 0:
             for r in range(3):
@@ -65,21 +64,33 @@ def mass_matrix(tree: Any, w: Any, q: np.ndarray, H: np.ndarray) -> None:
             S[i, 0], S[i, 1], S[i, 2] = 0.0, 0.0, 0.0
             S[i, 3], S[i, 4], S[i, 5] = a0, a1, a2
         _body_inertia(inertia, rot, pos, i, comp)
-    if floating:
-        B = tree.base_inertia[0]
-        comp[n, 0] = B[3, 3]
-        comp[n, 1], comp[n, 2], comp[n, 3] = B[2, 4], B[0, 5], B[1, 3]
-        comp[n, 4], comp[n, 5], comp[n, 6] = B[0, 0], B[1, 1], B[2, 2]
-        comp[n, 7], comp[n, 8], comp[n, 9] = B[0, 1], B[0, 2], B[1, 2]
-    for i in range(n - 1, -1, -1):
-        j = parent[i]
-        if j < 0 and floating:
-            j = n
+    if tree.floating[k]:
+        B = tree.base_inertia[k]
+        comp[base, 0] = B[3, 3]
+        comp[base, 1], comp[base, 2], comp[base, 3] = B[2, 4], B[0, 5], B[1, 3]
+        comp[base, 4], comp[base, 5], comp[base, 6] = B[0, 0], B[1, 1], B[2, 2]
+        comp[base, 7], comp[base, 8], comp[base, 9] = B[0, 1], B[0, 2], B[1, 2]
+    for i in range(b1 - 1, b0 - 1, -1):
+        j = tree.up[i]
         if j >= 0:
-            for k in range(10):
-                comp[j, k] += comp[i, k]
+            for c in range(10):
+                comp[j, c] += comp[i, c]
+
+
+@njit
+def mass_matrix(tree: Any, w: Any, k: int, q: np.ndarray, H: np.ndarray) -> None:
+    """H(q) of tree k of the forest into H (nv_k, nv_k; local: joint i at i - tree_body[k],
+    a floating base's twist last); w is the work record (poses relative to the base in rot,
+    pos; motion subspaces in S; composite inertias in `composite`). A floating base (slot
+    n + k, S = 1) adds H_00 = I^C_0 and H_0i = F_i."""
+    _composite_inertias(tree, w, k, q)
+    parent, S, comp = tree.parent, w.S, w.composite
+    b0, b1 = tree.tree_body[k], tree.tree_body[k + 1]
+    nj = b1 - b0
+    base = parent.shape[0] + k
+    floating = tree.floating[k]
     H[:, :] = 0.0
-    for i in range(n):
+    for i in range(b0, b1):
         m, h0, h1, h2 = comp[i, 0], comp[i, 1], comp[i, 2], comp[i, 3]
         ixx, iyy, izz, ixy, ixz, iyz = (comp[i, 4], comp[i, 5], comp[i, 6], comp[i, 7],
                                         comp[i, 8], comp[i, 9])
@@ -90,28 +101,30 @@ def mass_matrix(tree: Any, w: Any, q: np.ndarray, H: np.ndarray) -> None:
         f3 = m * v0 - (h1 * w2 - h2 * w1)
         f4 = m * v1 - (h2 * w0 - h0 * w2)
         f5 = m * v2 - (h0 * w1 - h1 * w0)
-        k = i
-        while k >= 0:
-            H[i, k] = (S[k, 0] * f0 + S[k, 1] * f1 + S[k, 2] * f2 + S[k, 3] * f3
-                       + S[k, 4] * f4 + S[k, 5] * f5)
-            H[k, i] = H[i, k]
-            k = parent[k]
+        c = i
+        while c >= 0:
+            H[i - b0, c - b0] = (S[c, 0] * f0 + S[c, 1] * f1 + S[c, 2] * f2 + S[c, 3] * f3
+                                 + S[c, 4] * f4 + S[c, 5] * f5)
+            H[c - b0, i - b0] = H[i - b0, c - b0]
+            c = parent[c]
         if floating:
-            H[i, n], H[i, n + 1], H[i, n + 2] = f0, f1, f2
-            H[i, n + 3], H[i, n + 4], H[i, n + 5] = f3, f4, f5
-            for r in range(6):
-                H[n + r, i] = H[i, n + r]
+            r = i - b0
+            H[r, nj], H[r, nj + 1], H[r, nj + 2] = f0, f1, f2
+            H[r, nj + 3], H[r, nj + 4], H[r, nj + 5] = f3, f4, f5
+            for c in range(6):
+                H[nj + c, r] = H[r, nj + c]
     if floating:
-        m, h0, h1, h2 = comp[n, 0], comp[n, 1], comp[n, 2], comp[n, 3]
-        top = ((comp[n, 4], comp[n, 7], comp[n, 8]), (comp[n, 7], comp[n, 5], comp[n, 9]),
-               (comp[n, 8], comp[n, 9], comp[n, 6]))
+        m, h0, h1, h2 = comp[base, 0], comp[base, 1], comp[base, 2], comp[base, 3]
+        top = ((comp[base, 4], comp[base, 7], comp[base, 8]),
+               (comp[base, 7], comp[base, 5], comp[base, 9]),
+               (comp[base, 8], comp[base, 9], comp[base, 6]))
         hx = ((0.0, -h2, h1), (h2, 0.0, -h0), (-h1, h0, 0.0))
         for r in range(3):
             for c in range(3):
-                H[n + r, n + c] = top[r][c]
-                H[n + r, n + 3 + c] = hx[r][c]
-                H[n + 3 + r, n + c] = -hx[r][c]
-                H[n + 3 + r, n + 3 + c] = m if r == c else 0.0
+                H[nj + r, nj + c] = top[r][c]
+                H[nj + r, nj + 3 + c] = hx[r][c]
+                H[nj + 3 + r, nj + c] = -hx[r][c]
+                H[nj + 3 + r, nj + 3 + c] = m if r == c else 0.0
 
 
 @inline

@@ -1,15 +1,16 @@
 """The free-flying base: its coordinates, its pose and motion on SE(3), its 6x6 solve.
 
 A floating base is a 6-dof joint between the world and the root body (Holck 2005, ch. 3, a floating
-base is the root of the articulated tree with S = 1). Inside the kernels the robot's vectors
-keep the joints first and the base last, so joint i is always entry i:
+base is the root of the articulated tree with S = 1). Inside the kernels each tree's segment of
+the state vectors keeps its joints first and its base last (mb_sim.model.forest):
 
-    q  = [joints (n), base position (3, world), base orientation (4, quaternion x, y, z, w)]
-    qd = [joints (n), base twist (6, [omega; v] in base axes, Featherstone's order)]
+    q  = [joints (n_k), base position (3, world), base orientation (4, quaternion x, y, z, w)]
+    qd = [joints (n_k), base twist (6, [omega; v] in base axes, Featherstone's order)]
 
-The base's slot in the body arrays of `mb_sim.dynamics.work.TreeWork` is n. `Simulation` and
-the public `aba`/`rnea`/`crba` show Pinocchio's free-flyer layout instead (q = [x, y, z, qx, qy,
-qz, qw, joints], v = [v; omega, joints]); `to_pinocchio`/`from_pinocchio` convert.
+Tree k's base has the slot n + k in the body arrays of `mb_sim.dynamics.work.TreeWork`.
+`Simulation` and the public `aba`/`rnea`/`crba` show Pinocchio's free-flyer layout of a robot
+instead (q = [x, y, z, qx, qy, qz, qw, joints], v = [v; omega, joints]); `to_pinocchio`/
+`from_pinocchio` convert one robot's segment.
 
 The base moves on SE(3): after h of a constant body twist xi = [omega; v], the pose is
 T exp(h xi^), with (R, p) -> (R exp(h omega~), p + R V(h omega) h v) and
@@ -29,43 +30,43 @@ from mb_sim.rotations import quat_advance, quat_rotation
 
 
 @inline
-def is_floating(tree: Any) -> bool:
-    """Whether the tree record (mb_sim.model.compile.Tree) has a free-flying base."""
-    return tree.base_inertia.shape[0] > 0
+def tree_count(tree: Any) -> int:
+    """The number of trees of the forest record (mb_sim.model.forest.Tree)."""
+    return tree.tree_body.shape[0] - 1
 
 
 @inline
-def parent_slot(parent: np.ndarray, i: int, floating: bool) -> int:
-    """Where body i hangs: its parent body, the floating base (slot n) for a root body of a
-    floating tree, or -1 (the fixed world)."""
-    j = parent[i]
-    if j < 0 and floating:
-        return parent.shape[0]
-    return j
+def slot_tree(tree: Any, slot: int) -> int:
+    """The tree of a work slot: a body's tree, or k for the base slot n + k."""
+    n = tree.parent.shape[0]
+    return tree.body_tree[slot] if slot < n else slot - n
 
 
 @njit
-def base_pose(tree: Any, q: np.ndarray, R: np.ndarray, p: np.ndarray) -> None:
-    """World pose (R, p) of the base: from q for a floating base, the placement otherwise."""
-    n = tree.parent.shape[0]
-    if is_floating(tree):
-        quat_rotation(q[n + 3:n + 7], R)
-        for k in range(3):
-            p[k] = q[n + k]
+def base_pose(tree: Any, k: int, q: np.ndarray, R: np.ndarray, p: np.ndarray) -> None:
+    """World pose (R, p) of tree k's base: from q for a floating base, the placement
+    otherwise."""
+    if tree.floating[k]:
+        b = tree.tree_q[k + 1] - 7
+        quat_rotation(q[b + 3:b + 7], R)
+        for c in range(3):
+            p[c] = q[b + c]
     else:
-        R[:, :] = tree.base_rot
-        p[:] = tree.base_pos
+        R[:, :] = tree.base_rot[k]
+        p[:] = tree.base_pos[k]
 
 
 @helper
-def base_gravity(tree: Any, q: np.ndarray, R: np.ndarray, a0: np.ndarray) -> None:
-    """The fictitious base acceleration a_0 = [0; -R^T g] in base axes (Holck 2005, ch. 3), with R
-    the base rotation (scratch, written) and tree.a0 = [0; -g] in world axes."""
-    n = tree.parent.shape[0]
-    quat_rotation(q[n + 3:n + 7], R)
-    for k in range(3):
-        a0[k] = 0.0
-        a0[3 + k] = R[0, k] * tree.a0[3] + R[1, k] * tree.a0[4] + R[2, k] * tree.a0[5]
+def base_gravity(tree: Any, k: int, q: np.ndarray, R: np.ndarray, a0: np.ndarray) -> None:
+    """The fictitious base acceleration a_0 = [0; -R^T g] in base axes (Holck 2005, ch. 3) of
+    tree k's floating base, with R its rotation (scratch, written) and tree.a0[k] = [0; -g]
+    in world axes."""
+    b = tree.tree_q[k + 1] - 7
+    quat_rotation(q[b + 3:b + 7], R)
+    g = tree.a0
+    for c in range(3):
+        a0[c] = 0.0
+        a0[3 + c] = R[0, c] * g[k, 3] + R[1, c] * g[k, 4] + R[2, c] * g[k, 5]
 
 
 @helper
@@ -102,14 +103,17 @@ def advance_base(qb: np.ndarray, twist: np.ndarray, h: float) -> None:
 
 @helper
 def advance(tree: Any, q: np.ndarray, dq: np.ndarray, h: float, out: np.ndarray) -> None:
-    """out = q (+) h dq: joints q + h dq, the base by `advance_base` (out may be q)."""
-    n = tree.parent.shape[0]
-    for i in range(n):
-        out[i] = q[i] + h * dq[i]
-    if is_floating(tree):
-        if out is not q:
-            out[n:n + 7] = q[n:n + 7]
-        advance_base(out[n:n + 7], dq[n:n + 6], h)
+    """out = q (+) h dq over every tree: joints q + h dq, floating bases by `advance_base`
+    (out may be q)."""
+    qadr, vadr = tree.qadr, tree.vadr
+    for i in range(qadr.shape[0]):
+        out[qadr[i]] = q[qadr[i]] + h * dq[vadr[i]]
+    for k in range(tree.floating.shape[0]):
+        if tree.floating[k]:
+            b, v = tree.tree_q[k + 1] - 7, tree.tree_v[k + 1] - 6
+            if out is not q:
+                out[b:b + 7] = q[b:b + 7]
+            advance_base(out[b:b + 7], dq[v:v + 6], h)
 
 
 @helper

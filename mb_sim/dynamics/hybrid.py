@@ -31,7 +31,7 @@ def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.nd
                     qdd_prescribed: np.ndarray, prescribed: np.ndarray, qdd: np.ndarray,
                     tau_out: np.ndarray) -> None:
     """qdd of every joint and tau_out (tau, with the prescribed joints' needed torques) of
-    the tree record (gravity tree.a0); w is its work record."""
+    a forest of one fixed-base tree (gravity tree.a0[0]); w is its work record."""
     parent, inertia, damping = tree.parent, tree.inertia, tree.damping
     X, S, v, c, IA, pA, U, D, u, a = w.X, w.S, w.v, w.c, w.IA, w.pA, w.U, w.D, w.u, w.a
     t6, u6 = w.vec6, w.vec6b
@@ -79,7 +79,7 @@ def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.nd
     tau_out[:] = tau
     for i in range(n):
         j = parent[i]
-        g = tree.a0 if j < 0 else a[j]
+        g = tree.a0[0] if j < 0 else a[j]
         for r in range(6):  # X_i g (its zero block included)
             t6[r] = (X[i, r, 0] * g[0] + X[i, r, 1] * g[1] + X[i, r, 2] * g[2] + X[i, r, 3] * g[3]
                      + X[i, r, 4] * g[4] + X[i, r, 5] * g[5])

@@ -11,58 +11,58 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.floating import is_floating, parent_slot
+from mb_sim.dynamics.floating import base_pose, slot_tree
 from mb_sim.dynamics.spatial import joint_pose, joint_transform, transform_motion
 
 
 @njit
-def body_poses(
-    parent: np.ndarray,
-    joint_type: np.ndarray,
-    axis: np.ndarray,
-    tree_rot: np.ndarray,
-    tree_pos: np.ndarray,
-    q: np.ndarray,
-    base_rot: np.ndarray,
-    base_pos: np.ndarray,
-    rot: np.ndarray,
-    pos: np.ndarray,
-) -> None:
-    """World pose (rot[i], pos[i]) of every body, given the base pose."""
+def tree_poses(tree: Any, k: int, q: np.ndarray, rot: np.ndarray, pos: np.ndarray) -> None:
+    """World pose (rot[i], pos[i]) of every body of tree k of the forest, and of its base
+    (slot n + k), at the forest's positions q."""
+    parent, joint_type, axis, tree_rot, tree_pos, qadr = (
+        tree.parent, tree.joint_type, tree.axis, tree.tree_rot, tree.tree_pos, tree.qadr)
+    base = parent.shape[0] + k
+    base_pose(tree, k, q, rot[base], pos[base])
     R, p = np.empty((3, 3)), np.empty(3)
-    for i in range(parent.shape[0]):
-        joint_pose(joint_type, axis, tree_rot, tree_pos, i, q[i], R, p)
+    for i in range(tree.tree_body[k], tree.tree_body[k + 1]):
+        joint_pose(joint_type, axis, tree_rot, tree_pos, i, q[qadr[i]], R, p)
         j = parent[i]
-        Rp = base_rot if j < 0 else rot[j]
-        pp = base_pos if j < 0 else pos[j]
+        if j < 0:
+            j = base
         for r in range(3):
-            a0, a1, a2 = Rp[r, 0], Rp[r, 1], Rp[r, 2]
-            pos[i, r] = pp[r] + a0 * p[0] + a1 * p[1] + a2 * p[2]
+            a0, a1, a2 = rot[j, r, 0], rot[j, r, 1], rot[j, r, 2]
+            pos[i, r] = pos[j, r] + a0 * p[0] + a1 * p[1] + a2 * p[2]
             for c in range(3):
                 rot[i, r, c] = a0 * R[0, c] + a1 * R[1, c] + a2 * R[2, c]
 
 
 @njit
-def point_jacobian_row(
-    parent: np.ndarray,
-    joint_type: np.ndarray,
-    rot: np.ndarray,
-    pos: np.ndarray,
-    axis: np.ndarray,
-    body: int,
-    point: np.ndarray,
-    direction: np.ndarray,
-    row: np.ndarray,
-) -> None:
-    """row . qd = direction . (velocity of the world point fixed to `body`).
+def body_poses(tree: Any, q: np.ndarray, rot: np.ndarray, pos: np.ndarray) -> None:
+    """World pose of every body and base of every tree (`tree_poses`, tree after tree)."""
+    for k in range(tree.tree_body.shape[0] - 1):
+        tree_poses(tree, k, q, rot, pos)
+
+
+@njit
+def point_jacobian_row(tree: Any, rot: np.ndarray, pos: np.ndarray, body: int,
+                       point: np.ndarray, direction: np.ndarray, row: np.ndarray) -> int:
+    """row . qd_k = direction . (velocity of the world point fixed to `body`), with qd_k the
+    velocities of body's tree k (local: entry i - tree_body[k] for joint i, its last six a
+    floating base's twist); body is a body or the base slot n + k. Returns nv_k, the entries
+    written (row may be longer).
 
     Revolute joint j on the path: d . (a_j x (x - o_j)); prismatic: d . a_j (world axes).
-    A row with six more entries than joints has a floating base (slot n of rot, pos; body n
-    is the base itself): its twist [omega; v] in base axes moves the point by
-    R (v + omega x r), so its entries are [r x d'; d'] with d' = R^T d, r = R^T (x - p).
+    A floating base (slot n + k of rot, pos) moves the point with its twist [omega; v] in base
+    axes by R (v + omega x r), so its entries are [r x d'; d'] with d' = R^T d,
+    r = R^T (x - p).
     """
+    parent, joint_type, axis = tree.parent, tree.joint_type, tree.axis
     n = parent.shape[0]
-    row[:] = 0.0
+    k = slot_tree(tree, body)
+    b0 = tree.tree_body[k]
+    nv = tree.tree_v[k + 1] - tree.tree_v[k]
+    for c in range(nv):
+        row[c] = 0.0
     d0, d1, d2 = direction[0], direction[1], direction[2]
     i = body if body < n else -1
     while i >= 0:
@@ -73,41 +73,45 @@ def point_jacobian_row(
         a2 = R[2, 0] * ax + R[2, 1] * ay + R[2, 2] * az
         if joint_type[i] == 0:
             r0, r1, r2 = point[0] - pos[i, 0], point[1] - pos[i, 1], point[2] - pos[i, 2]
-            row[i] = (d0 * (a1 * r2 - a2 * r1) + d1 * (a2 * r0 - a0 * r2)
-                      + d2 * (a0 * r1 - a1 * r0))
+            row[i - b0] = (d0 * (a1 * r2 - a2 * r1) + d1 * (a2 * r0 - a0 * r2)
+                           + d2 * (a0 * r1 - a1 * r0))
         else:
-            row[i] = d0 * a0 + d1 * a1 + d2 * a2
+            row[i - b0] = d0 * a0 + d1 * a1 + d2 * a2
         i = parent[i]
-    if row.shape[0] > n:
-        R = rot[n]
-        x0, x1, x2 = point[0] - pos[n, 0], point[1] - pos[n, 1], point[2] - pos[n, 2]
+    if tree.floating[k]:
+        base, f = n + k, nv - 6
+        R = rot[base]
+        x0, x1, x2 = point[0] - pos[base, 0], point[1] - pos[base, 1], point[2] - pos[base, 2]
         e0 = R[0, 0] * d0 + R[1, 0] * d1 + R[2, 0] * d2
         e1 = R[0, 1] * d0 + R[1, 1] * d1 + R[2, 1] * d2
         e2 = R[0, 2] * d0 + R[1, 2] * d1 + R[2, 2] * d2
         r0 = R[0, 0] * x0 + R[1, 0] * x1 + R[2, 0] * x2
         r1 = R[0, 1] * x0 + R[1, 1] * x1 + R[2, 1] * x2
         r2 = R[0, 2] * x0 + R[1, 2] * x1 + R[2, 2] * x2
-        row[n], row[n + 1], row[n + 2] = r1 * e2 - r2 * e1, r2 * e0 - r0 * e2, r0 * e1 - r1 * e0
-        row[n + 3], row[n + 4], row[n + 5] = e0, e1, e2
+        row[f], row[f + 1], row[f + 2] = r1 * e2 - r2 * e1, r2 * e0 - r0 * e2, r0 * e1 - r1 * e0
+        row[f + 3], row[f + 4], row[f + 5] = e0, e1, e2
+    return nv
 
 
 @njit
-def body_velocities(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, v: np.ndarray) -> None:
-    """Spatial velocity [omega; v] of every body (slot n: a floating base) at its origin, in
-    body axes: v_i = X_i v_parent + S_i qd_i (Valášek 2011 ch. 8 recursive kinematics)."""
-    parent = tree.parent
-    n = parent.shape[0]
-    floating = is_floating(tree)
-    v[n, :] = 0.0
-    if floating:
-        for k in range(6):
-            v[n, k] = qd[n + k]
-    for i in range(n):
-        joint_transform(tree, w, i, q[i])
-        j = parent_slot(parent, i, floating)
+def body_velocities(tree: Any, w: Any, k: int, q: np.ndarray, qd: np.ndarray,
+                    v: np.ndarray) -> None:
+    """Spatial velocity [omega; v] of every body of tree k (slot n + k: its base, zero when
+    fixed) at its origin, in body axes: v_i = X_i v_parent + S_i qd_i (Valášek 2011 ch. 8
+    recursive kinematics)."""
+    up, qadr, vadr = tree.up, tree.qadr, tree.vadr
+    base = up.shape[0] + k
+    v[base, :] = 0.0
+    if tree.floating[k]:
+        vb = tree.tree_v[k + 1] - 6
+        for c in range(6):
+            v[base, c] = qd[vb + c]
+    for i in range(tree.tree_body[k], tree.tree_body[k + 1]):
+        joint_transform(tree, w, i, q[qadr[i]])
+        j = up[i]
         if j >= 0:
             transform_motion(w.X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)
         else:
             v[i, :] = 0.0
-        for k in range(6):
-            v[i, k] += w.S[i, k] * qd[i]
+        for c in range(6):
+            v[i, c] += w.S[i, c] * qd[vadr[i]]

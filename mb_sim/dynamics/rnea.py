@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper
-from mb_sim.dynamics.floating import base_gravity, is_floating, parent_slot
+from mb_sim.dynamics.floating import base_gravity
 from mb_sim.dynamics.spatial import (
     body_force,
     joint_transform,
@@ -23,30 +23,38 @@ from mb_sim.dynamics.spatial import (
 
 
 @helper
-def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
-                     tau: np.ndarray) -> None:
-    """tau of the tree record (gravity tree.a0) into `tau`; w is its work record. A floating
-    base (body n) moves with v_0 = qd[n:], a_0 = qdd[n:] + [0; -R^T g]; tau[n:] is the
-    wrench [moment; force] (base axes) it needs, f_0 with every subtree's force added."""
-    parent, inertia, damping, joint_type = tree.parent, tree.inertia, tree.damping, tree.joint_type
-    X, S, v, a, f, a0 = w.X, w.S, w.v, w.a, w.pA, tree.a0
-    n = parent.shape[0]
-    floating = is_floating(tree)
+def inverse_dynamics(tree: Any, w: Any, k: int, q: np.ndarray, qd: np.ndarray,
+                     qdd: np.ndarray, tau: np.ndarray) -> None:
+    """tau of tree k of the forest (gravity tree.a0[k]) into `tau`, in qd's layout (the
+    forest's vectors; tree k's entries are read and written); w is its work record. A
+    floating base (slot n + k) moves with v_0 = its twist, a_0 = its qdd + [0; -R^T g]; its
+    entries of tau are the wrench [moment; force] (base axes) it needs, f_0 with every
+    subtree's force added."""
+    up, inertia, damping, joint_type, qadr, vadr = (tree.up, tree.inertia, tree.damping,
+                                                    tree.joint_type, tree.qadr, tree.vadr)
+    X, S, v, a, f = w.X, w.S, w.v, w.a, w.pA
+    a0 = tree.a0[k]
+    n = up.shape[0]
+    base = n + k
+    floating = tree.floating[k]
     if floating:
-        base_gravity(tree, q, w.joint_rot, w.base_a0)
-        for k in range(6):
-            v[n, k] = qd[n + k]
-            a[n, k] = qdd[n + k] + w.base_a0[k]
-        body_force(tree.base_inertia, 0, v, a, f, n)
-    for i in range(n):
-        joint_transform(tree, w, i, q[i])
-        j = parent_slot(parent, i, floating)
-        qdi, qddi = qd[i], qdd[i]
+        vb = tree.tree_v[k + 1] - 6
+        g = w.base_a0[k]
+        base_gravity(tree, k, q, w.joint_rot, g)
+        for c in range(6):
+            v[base, c] = qd[vb + c]
+            a[base, c] = qdd[vb + c] + g[c]
+        body_force(tree.base_inertia, k, v, a, f, base)
+    b0, b1 = tree.tree_body[k], tree.tree_body[k + 1]
+    for i in range(b0, b1):
+        joint_transform(tree, w, i, q[qadr[i]])
+        j = up[i]
+        qdi, qddi = qd[vadr[i]], qdd[vadr[i]]
         o = 0 if joint_type[i] == 0 else 3  # S_i's nonzero half
         if j < 0:
             transform_motion(X, i, a0[0], a0[1], a0[2], a0[3], a0[4], a0[5], a, i)
-            for k in range(6):
-                v[i, k] = 0.0
+            for c in range(6):
+                v[i, c] = 0.0
         else:
             transform_motion(X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)
             transform_motion(X, i, a[j, 0], a[j, 1], a[j, 2], a[j, 3], a[j, 4], a[j, 5], a, i)
@@ -71,13 +79,14 @@ def inverse_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, qdd: np.n
         a[i, o + 1] += S[i, o + 1] * qddi
         a[i, o + 2] += S[i, o + 2] * qddi
         body_force(inertia, i, v, a, f, i)
-    for i in range(n - 1, -1, -1):
+    for i in range(b1 - 1, b0 - 1, -1):
         o = 0 if joint_type[i] == 0 else 3
-        tau[i] = (S[i, o] * f[i, o] + S[i, o + 1] * f[i, o + 1] + S[i, o + 2] * f[i, o + 2]
-                  + damping[i] * qd[i])
-        j = parent_slot(parent, i, floating)
+        tau[vadr[i]] = (S[i, o] * f[i, o] + S[i, o + 1] * f[i, o + 1] + S[i, o + 2] * f[i, o + 2]
+                        + damping[i] * qd[vadr[i]])
+        j = up[i]
         if j >= 0:
             transform_force_add(X, i, f[i], f, j)
     if floating:
-        for k in range(6):
-            tau[n + k] = f[n, k]
+        vb = tree.tree_v[k + 1] - 6
+        for c in range(6):
+            tau[vb + c] = f[base, c]

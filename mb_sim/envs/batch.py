@@ -117,7 +117,7 @@ class SimBatch:
         self.state = stack_state(template.save_state(), n)
         self._data = [allocate_data(self._scene) for _ in range(n)]
         self._status = np.zeros(n, dtype=np.int64)
-        self._sensors = sensors_record(allocate_sensors(0, False, 0))  # none
+        self._sensors = sensors_record(allocate_sensors(self._scene.tree, 0))  # none
         self._done = np.zeros(n, dtype=np.int64)
         self._bind()
 

@@ -24,15 +24,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 import mb_sim
 from mb_sim._jit import njit
-from mb_sim.dynamics.kinematics import body_poses
+from mb_sim.dynamics.kinematics import tree_poses
+from mb_sim.model.forest import compile_forest, new_tree
 from mb_sim.ros.paths import data_file
-from mb_sim.rotations import quat_to_matrix
+from mb_sim.rotations import quat_from_matrix, quat_to_matrix
 from mb_sim.sim.state import State
 
 
@@ -237,15 +239,14 @@ start hanging +- 0.05."""
 
 @njit
 def _reach_evaluate(q: np.ndarray, qd: np.ndarray, action: np.ndarray, goal: np.ndarray,
-                    kinematics: Any, base_rot: np.ndarray, base_pos: np.ndarray, body: int,
-                    offset: np.ndarray, obs: np.ndarray, reward: np.ndarray) -> None:
-    """Observations [q, qd, tip, goal - tip]; reward -|goal - tip| - 0.01 |a|^2 / n_a."""
-    parent, joint_type, axis, tree_rot, tree_pos = kinematics
+                    tree: Any, body: int, offset: np.ndarray, obs: np.ndarray,
+                    reward: np.ndarray) -> None:
+    """Observations [q, qd, tip, goal - tip]; reward -|goal - tip| - 0.01 |a|^2 / n_a.
+    `tree`: the robot alone as a forest record (mb_sim.model.forest), its base placed."""
     n = q.shape[1]
-    rot, pos = np.empty((n, 3, 3)), np.empty((n, 3))
+    rot, pos = np.empty((n + 1, 3, 3)), np.empty((n + 1, 3))
     for e in range(q.shape[0]):
-        body_poses(parent, joint_type, axis, tree_rot, tree_pos, q[e], base_rot, base_pos, rot,
-                   pos)
+        tree_poses(tree, 0, q[e], rot, pos)
         obs[e, :n] = q[e]
         obs[e, n:2 * n] = qd[e]
         distance, effort = 0.0, 0.0
@@ -270,15 +271,18 @@ class Reach(Task):
     targets: tuple[tuple[float, ...], tuple[float, ...]] = ((0.0,) * 3, (0.0,) * 3)
 
     def prepare(self, sim: mb_sim.Simulation) -> tuple:
-        """The tree's arrays, the fixed base's world pose, the tip's body and offset."""
+        """The robot alone as a forest record with its fixed base where the simulation has
+        it, the tip's body and offset."""
         model = sim.model
         pos, quat = sim.link_pose(model.base_link)
         T_base = np.eye(4)
         T_base[:3, :3] = quat_to_matrix(quat)
         T_base[:3, 3] = pos
         T_base = T_base @ np.linalg.inv(model.link_offset[model.base_link])
-        return (model.kinematic_arrays, T_base[:3, :3].copy(), T_base[:3, 3].copy(),
-                model.link_body[self.tip], model.link_offset[self.tip][:3, 3].copy())
+        placement = SimpleNamespace(xyz=T_base[:3, 3].copy(),
+                                    quat_xyzw=quat_from_matrix(T_base[:3, :3]))
+        tree = new_tree(compile_forest([(model, placement)], np.zeros(3)))
+        return (tree, model.link_body[self.tip], model.link_offset[self.tip][:3, 3].copy())
 
     def start(self, state: State, rng: np.random.Generator) -> np.ndarray:
         n = state.q.shape[0]

@@ -36,6 +36,7 @@ from mb_sim.model.model import Model
 from mb_sim.model.shapes import CollisionScene
 from mb_sim.model.srdf import known_pairs
 from mb_sim.model.world import DEFAULT_SELF_COLLISION
+from mb_sim.rotations import quat_from_matrix
 
 log = logging.getLogger("mb_sim")
 
@@ -59,72 +60,113 @@ def reference_positions(robot: Model, placement: Any) -> np.ndarray:
     return q0
 
 
-def listed_link_pairs(robot: Model, world: Any) -> list[tuple[str, str]]:
-    """The link pairs that never collide by rule 3 (the model's SRDF, the world's SRDF and
-    exclude_pairs), checked against the robot's links."""
+def listed_link_pairs(robot: Model, placement: Any, source: str = "<world>",
+                      label: str = "robot") -> list[tuple[str, str]]:
+    """The link pairs that never collide by rule 3 (the model's SRDF, the world entry's SRDF
+    and exclude_pairs), checked against the robot's links; errors name the world file
+    (`source`) and the entry (`label`: robot, robots[1])."""
     pairs = list(robot.collision_exclusions)
-    placement = getattr(world, "robot", None)
     if placement is None:
         return pairs
-    if placement.srdf is not None:
+    if getattr(placement, "srdf", None) is not None:
         pairs += known_pairs(placement.srdf_pairs, robot.link_names, placement.srdf,
                              robot.name)
     links = set(robot.link_names)
-    for i, (a, b) in enumerate(placement.exclude_pairs):
+    for i, (a, b) in enumerate(getattr(placement, "exclude_pairs", ())):
         for k, link in enumerate((a, b)):
             if link not in links:
-                raise WorldError(f"{world.source}: robot.exclude_pairs[{i}][{k}]: robot "
+                raise WorldError(f"{source}: {label}.exclude_pairs[{i}][{k}]: robot "
                                  f"{robot.name!r} has no link {link!r} (got {[a, b]})")
         pairs.append((a, b))
     return pairs
 
 
-def excluded_robot_pairs(robot: Model, world: Any, geom_links: Sequence[str]
+def excluded_robot_pairs(robot: Model, placement: Any, geom_links: Sequence[str],
+                         source: str = "<world>", label: str = "robot"
                          ) -> list[tuple[int, int]]:
-    """Pairs (i, j) of robot geometries (indices into `geom_links`, the link of each) that
-    never collide by rules 2, 3 and 5 (`world` may be None)."""
+    """Pairs (i, j) of one robot's geometries (indices into `geom_links`, the link of each)
+    that never collide by rules 2, 3 and 5 (`placement` may be None)."""
     k = len(geom_links)
-    if not self_collision(getattr(world, "robot", None)):
+    if not self_collision(placement):
         return list(combinations(range(k), 2))
     body = [robot.link_body[link] for link in geom_links]
     joined = {frozenset((robot.link_body[link], robot.link_body[parent]))
               for link, parent in robot.link_parent.items() if parent is not None}
-    listed = {frozenset(p) for p in listed_link_pairs(robot, world)}
+    listed = {frozenset(p) for p in listed_link_pairs(robot, placement, source, label)}
     return [(i, j) for i, j in combinations(range(k), 2)
             if frozenset((body[i], body[j])) in joined
             or frozenset((geom_links[i], geom_links[j])) in listed]
 
 
 OverlapQuery = Callable[[CollisionScene, Any, np.ndarray, np.ndarray, float], np.ndarray]
-"""(scene, compiled tree, joint positions, geometry pairs (p, 2), tolerance) -> the pairs
-that overlap: `mb_sim.collision.overlaps.overlapping_pairs`, which the simulation passes in
-(the collision stage builds on this package, not the other way round)."""
+"""(scene, compiled forest, positions q of every tree, geometry pairs (p, 2), tolerance) ->
+the pairs that overlap: `mb_sim.collision.overlaps.overlapping_pairs`, which the simulation
+passes in (the collision stage builds on this package, not the other way round)."""
 
 
-def without_overlaps(cs: CollisionScene, robot: Model, placement: Any, tree: Any,
-                     geom_links: Sequence[str], overlapping: OverlapQuery) -> CollisionScene:
-    """The scene with rule 4 applied: the robot's link pairs whose shapes overlap at the
-    reference pose never collide. Robot geometries are the first len(geom_links) of cs."""
-    if not self_collision(placement):
+def reference_state(robots: Sequence[Any], tree: Any) -> np.ndarray:
+    """q of the forest at the robots' reference poses: each tree's initial positions, a
+    floating base at its start pose."""
+    q = np.zeros(int(tree.tree_q[-1]))
+    for k, placed in enumerate(robots):
+        q0 = int(tree.tree_q[k])
+        q[q0:q0 + placed.model.n_joints] = reference_positions(placed.model, placed.placement)
+        if placed.model.floating_base:
+            q[int(tree.tree_q[k + 1]) - 7:int(tree.tree_q[k + 1]) - 4] = tree.base_pos[k]
+            q[int(tree.tree_q[k + 1]) - 4:int(tree.tree_q[k + 1])] = quat_from_matrix(
+                tree.base_rot[k])
+    return q
+
+
+def without_overlaps(cs: CollisionScene, robots: Sequence[Any], tree: Any,
+                     ranges: Sequence[tuple[int, int]], links: Sequence[str],
+                     overlapping: OverlapQuery) -> CollisionScene:
+    """The scene with rule 4 applied: each robot's link pairs whose shapes overlap at the
+    reference pose never collide (one info line per robot). Robots whose shapes overlap each
+    other at the start keep colliding, with a warning naming the pairs (they will be pushed
+    apart). `ranges`: each robot's geometries (first, end) in cs; `links`: the link of each
+    geometry."""
+    candidates: list[tuple[int, int]] = []
+    for placed, (a, b) in zip(robots, ranges):
+        if self_collision(placed.placement):
+            candidates += [(i, j) for i, j in combinations(range(a, b), 2)
+                           if cs.pair_allowed[i, j]]
+    for (a0, b0), (a1, b1) in combinations(ranges, 2):
+        candidates += [(i, j) for i in range(a0, b0) for j in range(a1, b1)
+                       if cs.pair_allowed[i, j]]
+    if not candidates:
         return cs
-    k = len(geom_links)
-    pairs = np.array([(i, j) for i, j in combinations(range(k), 2) if cs.pair_allowed[i, j]],
-                     dtype=np.int64).reshape(-1, 2)
-    if len(pairs) == 0:
-        return cs
-    found = overlapping(cs, tree, reference_positions(robot, placement), pairs, OVERLAP)
-    overlapping_links: dict[frozenset[str], tuple[str, str]] = {}
-    for a, b in found:
-        link_a, link_b = geom_links[a], geom_links[b]
-        overlapping_links.setdefault(frozenset((link_a, link_b)), (link_a, link_b))
-    if not overlapping_links:
-        return cs
+    pairs = np.array(candidates, dtype=np.int64).reshape(-1, 2)
+    found = overlapping(cs, tree, reference_state(robots, tree), pairs, OVERLAP)
+    owner = np.zeros(cs.n_geoms, dtype=np.int64) - 1
+    for k, (a, b) in enumerate(ranges):
+        owner[a:b] = k
     allowed = cs.pair_allowed.copy()
-    for i, j in combinations(range(k), 2):
-        if frozenset((geom_links[i], geom_links[j])) in overlapping_links:
-            allowed[i, j] = allowed[j, i] = False
-    shown = list(overlapping_links.values())
-    more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
-    log.info("robot %r: %d link pairs overlap at the reference pose and never collide: %s%s",
-             robot.name, len(shown), ", ".join(f"({a}, {b})" for a, b in shown[:10]), more)
+    own: list[dict[frozenset[str], tuple[str, str]]] = [{} for _ in robots]
+    between: dict[tuple[str, str, str, str], None] = {}
+    for a, b in found:
+        ka, kb = int(owner[a]), int(owner[b])
+        la, lb = links[a], links[b]
+        if ka == kb:
+            own[ka].setdefault(frozenset((la, lb)), (la, lb))
+        else:
+            between[(robots[ka].name, la, robots[kb].name, lb)] = None
+    for k, (placed, (a, b)) in enumerate(zip(robots, ranges)):
+        pairs_k = own[k]
+        if not pairs_k:
+            continue
+        for i, j in combinations(range(a, b), 2):
+            if frozenset((links[i], links[j])) in pairs_k:
+                allowed[i, j] = allowed[j, i] = False
+        shown = list(pairs_k.values())
+        more = f" and {len(shown) - 10} more" if len(shown) > 10 else ""
+        log.info("robot %r: %d link pairs overlap at the reference pose and never collide: "
+                 "%s%s", placed.name, len(shown), ", ".join(f"({a}, {b})" for a, b in
+                                                            shown[:10]), more)
+    if between:
+        shown_between = list(between)
+        more = f" and {len(shown_between) - 10} more" if len(shown_between) > 10 else ""
+        log.warning("robots placed overlapping each other at the start (they will be pushed "
+                    "apart): %s%s", ", ".join(f"{ra}/{la} with {rb}/{lb}" for ra, la, rb, lb
+                                              in shown_between[:10]), more)
     return dataclasses.replace(cs, pair_allowed=allowed)

@@ -3,11 +3,9 @@
 `compile_scene` runs once per simulation. It turns everything the step reads and never
 changes into arrays grouped by what they describe:
 
-- `Tree`: the robot's kinematic tree, inertias and joint properties (Holck 2005, ch. 3), its base
-  pose in the world and the fictitious base acceleration a_0 = [0; -g] of gravity in base
-  axes (Holck 2005, ch. 3); a floating base has its spatial inertia in `base_inertia` (one entry;
-  none for a fixed base), its pose (the start pose in `base_rot`, `base_pos`) and velocity in
-  the state, and a_0 in world axes;
+- `Tree`: every articulated tree (robots, URDF objects) in one forest record
+  (`mb_sim.model.forest`): kinematic trees, inertias and joint properties (Holck 2005, ch. 3),
+  each base's pose in the world and gravity as its fictitious base acceleration;
 - `Bodies`: the free bodies' inverse masses and inertias (Bender et al. n.d., the step);
 - `Geoms`: every collision geometry (robot links, bodies, ground) with its owner, surface
   friction and restitution (`mb_sim.collision.scene.CollisionScene`, Holck 2005, fig. 2.4 and sec.
@@ -32,6 +30,7 @@ import numpy as np
 from mb_sim._jit import njit
 from mb_sim.errors import ModelError, WorldError
 from mb_sim.model.collision_filter import OverlapQuery, excluded_robot_pairs, without_overlaps
+from mb_sim.model.forest import Tree, compile_forest, new_tree
 from mb_sim.model.mesh import MeshError, convex_hull_vertices
 from mb_sim.model.model import Model
 from mb_sim.model.shapes import (
@@ -80,34 +79,6 @@ JOINT_CODES = {"ball": BALL_JOINT, "revolute": REVOLUTE_JOINT, "prismatic": PRIS
 # slots of WorldJoints.loc: anchors, axes and reference directions in each body's frame
 CHILD_ANCHOR, PARENT_ANCHOR, CHILD_AXIS, PARENT_AXIS, CHILD_REF, PARENT_REF = range(6)
 
-Tree, TreeRecord = record("Tree", """The robot's kinematic tree, inertias and joint properties
-(Holck 2005, ch. 3), body i moved by joint i; the base pose and gravity.""", (
-    Field("parent", INDEX, ("n",), "parent body of body i (-1: the base)"),
-    Field("joint_type", INDEX, ("n",), "REVOLUTE (0) or PRISMATIC (1)"),
-    Field("axis", REAL, ("n", 3), "unit joint axis in body coordinates"),
-    Field("tree_rot", REAL, ("n", 3, 3), "body frame at q = 0 in parent coordinates: rotation"),
-    Field("tree_pos", REAL, ("n", 3), "... and origin, m"),
-    Field("inertia", REAL, ("n", 6, 6), "spatial inertia about the body origin, body axes "
-          "(Holck 2005, ch. 3)"),
-    Field("mass", REAL, ("n",), "mass, kg"),
-    Field("com", REAL, ("n", 3), "centre of mass in body coordinates, m"),
-    Field("damping", REAL, ("n",), "viscous joint damping, N m s/rad or N s/m"),
-    Field("friction", REAL, ("n",), "Coulomb joint friction bound, N m or N (Mikhailyuk & Strashnov 2016)"),
-    Field("lower", REAL, ("n",), "lower joint limit, rad or m (-inf: none)"),
-    Field("upper", REAL, ("n",), "upper joint limit, rad or m (inf: none)"),
-    Field("effort_limit", REAL, ("n",), "URDF effort limit (inf: none)"),
-    Field("velocity_limit", REAL, ("n",), "URDF velocity limit (inf: none); servos keep to it"),
-    Field("limit_restitution", REAL, ("n",), "restitution of the joint limits"),
-    Field("mimic", REAL, ("m", 4), "(joint, leader, multiplier, offset): q_joint = "
-          "multiplier q_leader + offset"),
-    Field("base_rot", REAL, (3, 3), "world rotation of the base (a floating base's start)"),
-    Field("base_pos", REAL, (3,), "world position of the base (a floating base's start), m"),
-    Field("a0", REAL, (6,), "fictitious base acceleration [0; -g] of gravity (Holck 2005, ch. 3): "
-          "base axes for a fixed base, world axes for a floating one"),
-    Field("base_inertia", REAL, ("f", 6, 6), "spatial inertia of a floating base (none for a "
-          "fixed base)"),
-), {"n": "movable joints of the robot (= its bodies)", "m": "mimic joints",
-    "f": "1 for a floating base, else 0"})
 Bodies, BodiesRecord = record("Bodies", "The free bodies' mass properties (Bender et al. n.d., the step).", (
     Field("inv_mass", REAL, ("b",), "1 / mass (0: static)"),
     Field("inertia", REAL, ("b", 3, 3), "rotational inertia about the centre of mass, body axes"),
@@ -121,8 +92,8 @@ with its owner and surface.""", (
           "(mb_sim.model.shapes)"),
     Field("size", REAL, ("g", 3), "box half extents; sphere (r, 0, 0); capsule, cylinder "
           "(r, half length, 0) along local z"),
-    Field("owner", INDEX, ("g",), "owner frame: robot body, free body or floating base "
-          "(-1: the world)"),
+    Field("owner", INDEX, ("g",), "owner frame: a tree's body, a free body or a floating "
+          "base (-1: the world)"),
     Field("local_pos", REAL, ("g", 3), "pose in the owner's frame: position"),
     Field("local_rot", REAL, ("g", 3, 3), "... and rotation"),
     "polyhedra (boxes and convex hulls; counts 0 for the other kinds)",
@@ -148,7 +119,8 @@ with its owner and surface.""", (
     Field("max_verts", int, (), "most vertices of one polyhedron"),
     Field("max_faces", int, (), "most faces of one polyhedron"),
     Field("what", INDEX, ("g",), "what it moves with: ROBOT, BODY or STATIC"),
-    Field("index", INDEX, ("g",), "the robot body or free body it moves with (-1: static)"),
+    Field("index", INDEX, ("g",), "what it moves with: a tree's work slot (a body, or n + k "
+          "for tree k's floating base), a free body (-1: static)"),
     Field("friction", REAL, ("g",), "surface friction coefficient"),
     Field("restitution", REAL, ("g",), "surface restitution coefficient"),
 ), {"g": "geometries", "v": "polyhedron vertices", "h": "polyhedron faces",
@@ -186,17 +158,12 @@ Options, OptionsRecord = record("Options", """Step size, integrator and solver s
 ))
 SceneModel, SceneModelRecord = record("SceneModel", """The read-only model of one scene: what
 the step reads and never changes.""", (
-    Field("tree", Tree, (), "the robot"),
+    Field("tree", Tree, (), "the articulated trees (mb_sim.model.forest)"),
     Field("bodies", Bodies, (), "the free bodies"),
     Field("geoms", Geoms, (), "the collision geometries"),
     Field("joints", WorldJoints, (), "the world joints"),
     Field("options", Options, (), "the settings"),
 ))
-
-
-@njit
-def new_tree(values: Tree) -> Any:
-    return TreeRecord(*values)
 
 
 @njit
@@ -231,6 +198,18 @@ def scene_record(scene: SceneModel) -> Any:
                            new_options(scene.options))
 
 
+@dataclass(frozen=True)
+class Placed:
+    """A robot (or URDF object) of the scene: its compiled model, its name and its placement
+    (the world file's `RobotPlacement`, or None: at the origin, default surfaces)."""
+
+    model: Model
+    name: str
+    placement: Any = None
+    label: str = "robot"
+    """How errors name its entry of the world file (`robot`, `robots[1]`)."""
+
+
 @dataclass(frozen=True, eq=False)
 class CompiledScene:
     """The scene record's arrays and what Python needs to name their entries."""
@@ -242,13 +221,20 @@ class CompiledScene:
     initial_body_pos: np.ndarray
     initial_body_quat: np.ndarray
     initial_body_vel: np.ndarray
+    tree_names: tuple[str, ...] = ()
+    """The trees' (robots' and URDF objects') names, in tree order."""
+    geom_entity: tuple[str, ...] = ()
+    """What each geometry belongs to: a tree's or a body's name, or "ground"."""
+    geom_link: tuple[str, ...] = ()
+    """The URDF link of each tree geometry ("" for bodies and the ground)."""
+    tree_geoms: tuple[tuple[int, int], ...] = ()
+    """Each tree's geometries: the range (first, end) of geometry indices."""
 
     def body_index(self, name: str) -> int:
         try:
             return self.body_names.index(name)
         except ValueError:
             raise KeyError(f"unknown body {name!r}; bodies are {list(self.body_names)}") from None
-
 
 
 def _pose_matrix(xyz: Any, rpy: Any) -> np.ndarray:
@@ -269,52 +255,6 @@ def options(world: Any, dt: float, integrator: str, gravity: Any) -> Options:
         baumgarte=float(s.baumgarte), slop=float(s.slop), warm_start=bool(s.warm_start),
         d_max=float(s.d_max), max_passes=max(int(s.max_passes), 1), predictive=True,
         limit_envelope=LIMIT_ENVELOPE, mimic_gain=MIMIC_GAIN,
-    )
-
-
-def compile_tree(robot: Model | None, world: Any, gravity: np.ndarray) -> Tree:
-    placement = getattr(world, "robot", None)
-    base_pos = np.zeros(3)
-    base_rot = np.eye(3)
-    if placement is not None:
-        base_pos = np.asarray(placement.xyz, dtype=float)
-        base_rot = matrix_from_quat(np.asarray(placement.quat_xyzw, dtype=float))
-    floating = robot is not None and robot.floating_base
-    if floating:  # the start pose: the placement, then the floating joint's origin
-        T = robot.base_placement
-        base_rot, base_pos = base_rot @ T[:3, :3], base_rot @ T[:3, 3] + base_pos
-    a0 = np.zeros(6)
-    a0[3:] = -gravity if floating else -(base_rot.T @ gravity)
-    base_inertia = (robot.base_spatial_inertia.reshape(1, 6, 6) if floating
-                    else np.zeros((0, 6, 6)))
-    if robot is None:
-        z = np.zeros(0)
-        return Tree(
-            parent=frozen(z, np.int64), joint_type=frozen(z, np.int64),
-            axis=frozen(np.zeros((0, 3))), tree_rot=frozen(np.zeros((0, 3, 3))),
-            tree_pos=frozen(np.zeros((0, 3))), inertia=frozen(np.zeros((0, 6, 6))),
-            mass=frozen(z), com=frozen(np.zeros((0, 3))), damping=frozen(z),
-            friction=frozen(z), lower=frozen(z), upper=frozen(z), effort_limit=frozen(z),
-            velocity_limit=frozen(z),
-            limit_restitution=frozen(z), mimic=frozen(np.zeros((0, 4))),
-            base_rot=frozen(base_rot), base_pos=frozen(base_pos), a0=frozen(a0),
-            base_inertia=frozen(base_inertia),
-        )
-    e = float(getattr(placement, "joint_limit_restitution", 0.0))
-    # read-only copies whatever the Model holds (a model edited with dataclasses.replace has
-    # writable arrays): numba types read-only arrays apart, so another kind would compile
-    # the whole step again (a minute)
-    return Tree(
-        parent=frozen(robot.parent, np.int64), joint_type=frozen(robot.joint_type, np.int64),
-        axis=frozen(robot.axis), tree_rot=frozen(robot.tree_rot),
-        tree_pos=frozen(robot.tree_pos), inertia=frozen(robot.spatial_inertia),
-        mass=frozen(robot.mass), com=frozen(robot.com), damping=frozen(robot.damping),
-        friction=frozen(robot.friction), lower=frozen(robot.lower), upper=frozen(robot.upper),
-        effort_limit=frozen(robot.effort_limit), velocity_limit=frozen(robot.velocity_limit),
-        limit_restitution=frozen(np.full(robot.n_joints, e)),
-        mimic=frozen(np.array(robot.mimic, dtype=float).reshape(-1, 4)),
-        base_rot=frozen(base_rot), base_pos=frozen(base_pos), a0=frozen(a0),
-        base_inertia=frozen(base_inertia),
     )
 
 
@@ -366,63 +306,75 @@ class _GeomRows:
     what: list[tuple[int, int]] = field(default_factory=list)
     friction: list[float] = field(default_factory=list)
     restitution: list[float] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
 
-    def add(self, spec: GeomSpec, name: str, what: tuple[int, int], mu: float, e: float) -> None:
+    def add(self, spec: GeomSpec, name: str, what: tuple[int, int], mu: float, e: float,
+            entity: str, link: str) -> None:
         self.specs.append(spec)
         self.names.append(name)
         self.what.append(what)
         self.friction.append(mu)
         self.restitution.append(e)
+        self.entities.append(entity)
+        self.links.append(link)
 
 
-def compile_geoms(robot: Model | None, world: Any, tree: Tree, bodies: Bodies,
+def compile_geoms(robots: Sequence[Placed], world: Any, tree: Tree, bodies: Bodies,
                   body_pos: np.ndarray, body_quat: np.ndarray, overlapping: OverlapQuery
-                  ) -> tuple[Geoms, tuple[str, ...]]:
-    """Every collision geometry in one table; owners are robot bodies 0..nv-1, free bodies
-    nv..nv+nb-1, and the robot base nv+nb (static, or robot body nv when it floats); the world
-    frame is WORLD. Robot pairs are filtered by `mb_sim.model.collision_filter`, its overlap
-    test by `overlapping`."""
+                  ) -> tuple[Geoms, _GeomRows, list[tuple[int, int]]]:
+    """Every collision geometry in one table; owners are the trees' bodies 0..n-1, the free
+    bodies n..n+nb-1, and the trees' bases n+nb+k (a fixed base's shapes are static, placed
+    in the world; a floating base's move with it); the world frame is WORLD. Robot pairs are
+    filtered by `mb_sim.model.collision_filter`, its overlap test by `overlapping`. Also
+    returns the rows gathered and each tree's range of geometries."""
     rows = _GeomRows()
-    placement = getattr(world, "robot", None)
-    nv = 0 if robot is None else robot.n_joints
-    floating = robot is not None and robot.floating_base
+    n = tree.parent.shape[0]
     world_bodies = tuple(getattr(world, "bodies", ()) or ())
-    base_owner = nv + len(world_bodies)
-    if robot is not None:
-        _robot_geoms(rows, robot, placement, tree, base_owner)
-    robot_links = tuple(rows.names)  # the robot's geometries come first
-    _body_geoms(rows, world, world_bodies, bodies.dynamic, nv, body_pos, body_quat)
+    nb = len(world_bodies)
+    ranges: list[tuple[int, int]] = []
+    robot_pairs: list[tuple[int, int]] = []
+    for k, placed in enumerate(robots):
+        first = len(rows.names)
+        _robot_geoms(rows, placed, tree, k, n + nb + k)
+        links = rows.links[first:]
+        robot_pairs += [(first + a, first + b) for a, b in
+                        excluded_robot_pairs(placed.model, placed.placement, links,
+                                             getattr(world, "source", "<world>"), placed.label)]
+        ranges.append((first, len(rows.names)))
+    _body_geoms(rows, world, world_bodies, bodies.dynamic, n, body_pos, body_quat)
     ground = getattr(world, "ground", None)
     if ground is not None:
         rows.add(GeomSpec(WORLD, PLANE, (0.0, 0.0, 0.0), (0.0, 0.0, float(ground.height)),
                           np.eye(3)), "ground", (STATIC, -1), float(ground.friction),
-                 float(ground.restitution))
-    static_owners = [] if floating else [base_owner]
-    robot_pairs = [] if robot is None else excluded_robot_pairs(robot, world, robot_links)
-    cs = build_scene(rows.specs, _jointed_body_pairs(world, world_bodies, bodies.dynamic, nv),
-                     static_owners, n_owners=base_owner + 1, excluded_geom_pairs=robot_pairs)
-    if robot is not None:
-        cs = without_overlaps(cs, robot, placement, tree, robot_links, overlapping)
+                 float(ground.restitution), "ground", "")
+    static_owners = [n + nb + k for k, p in enumerate(robots) if not p.model.floating_base]
+    cs = build_scene(rows.specs, _jointed_body_pairs(world, world_bodies, bodies.dynamic, n),
+                     static_owners, n_owners=n + nb + len(robots),
+                     excluded_geom_pairs=robot_pairs)
+    cs = without_overlaps(cs, robots, tree, ranges, rows.links, overlapping)
     geoms = geoms_of(cs)._replace(
         what=frozen([w[0] for w in rows.what], np.int64).reshape(-1),
         index=frozen([w[1] for w in rows.what], np.int64).reshape(-1),
         friction=frozen(rows.friction).reshape(-1),
         restitution=frozen(rows.restitution).reshape(-1),
     )
-    return geoms, tuple(rows.names)
+    return geoms, rows, ranges
 
 
-def _robot_geoms(rows: _GeomRows, robot: Model, placement: Any, tree: Tree,
-                 base_owner: int) -> None:
-    """The robot's collision geometries in its bodies' frames (the base's placed in the world
-    when it does not float), with the surface of the world file's `robot`."""
+def _robot_geoms(rows: _GeomRows, placed: Placed, tree: Tree, k: int, base_owner: int) -> None:
+    """Tree k's collision geometries in its bodies' frames (the base's placed in the world
+    when it does not float), with the surface of its world-file entry."""
+    robot, placement = placed.model, placed.placement
     floating = robot.floating_base
-    nv = robot.n_joints
+    b0 = int(tree.tree_body[k])
+    n = tree.parent.shape[0]
     base_T = np.eye(4)
-    base_T[:3, :3] = tree.base_rot
-    base_T[:3, 3] = tree.base_pos
+    base_T[:3, :3] = tree.base_rot[k]
+    base_T[:3, 3] = tree.base_pos[k]
     mu = float(getattr(placement, "friction", DEFAULT_FRICTION))
     e = float(getattr(placement, "restitution", DEFAULT_RESTITUTION))
+    many = len(tree.tree_body) > 2
     for link in robot.link_names:
         b = robot.link_body[link]
         for geom in robot.collision_geometries[link]:
@@ -430,21 +382,22 @@ def _robot_geoms(rows: _GeomRows, robot: Model, placement: Any, tree: Tree,
             if b < 0 and not floating:
                 T = base_T @ T
             hull = _mesh_vertices(geom, f"{robot.source}: link {link!r}", ModelError)
-            spec = spec_from_geometry(geom, b if b >= 0 else base_owner, hull)
+            spec = spec_from_geometry(geom, b0 + b if b >= 0 else base_owner, hull)
             if b >= 0:
-                what = (ROBOT, b)
+                what = (ROBOT, b0 + b)
             else:
-                what = (ROBOT, nv) if floating else (STATIC, -1)
+                what = (ROBOT, n + k) if floating else (STATIC, -1)
             rows.add(GeomSpec(spec.owner, spec.kind, spec.size, tuple(T[:3, 3]),
-                              T[:3, :3].copy(), spec.verts), link, what, mu, e)
+                              T[:3, :3].copy(), spec.verts),
+                     f"{placed.name}/{link}" if many else link, what, mu, e, placed.name, link)
 
 
 def _body_geoms(rows: _GeomRows, world: Any, world_bodies: Sequence[Any], dynamic: np.ndarray,
-                nv: int, body_pos: np.ndarray, body_quat: np.ndarray) -> None:
+                n: int, body_pos: np.ndarray, body_quat: np.ndarray) -> None:
     """The world bodies' geometries: a moving body's in its frame, a static body's in the
     world."""
     for i, b in enumerate(world_bodies):
-        owner = nv + i if dynamic[i] else WORLD
+        owner = n + i if dynamic[i] else WORLD
         geom = b.geometry
         hull = _mesh_vertices(geom, f"{world.source}: body {b.name!r}", WorldError)
         spec = spec_from_geometry(geom, owner, hull)
@@ -456,11 +409,11 @@ def _body_geoms(rows: _GeomRows, world: Any, world_bodies: Sequence[Any], dynami
             T = Tb @ T
         rows.add(GeomSpec(owner, spec.kind, spec.size, tuple(T[:3, 3]), T[:3, :3].copy(),
                           spec.verts), b.name, (BODY, i) if dynamic[i] else (STATIC, -1),
-                 float(b.friction), float(b.restitution))
+                 float(b.friction), float(b.restitution), b.name, "")
 
 
 def _jointed_body_pairs(world: Any, world_bodies: Sequence[Any], dynamic: np.ndarray,
-                        nv: int) -> list[tuple[int, int]]:
+                        n: int) -> list[tuple[int, int]]:
     """Owner pairs of moving bodies joined by a world joint: they do not collide (unless the
     joint says `collide_connected`)."""
     lookup = {b.name: i for i, b in enumerate(world_bodies)}
@@ -468,7 +421,7 @@ def _jointed_body_pairs(world: Any, world_bodies: Sequence[Any], dynamic: np.nda
     for joint in getattr(world, "joints", ()) or ():
         if joint.collide_connected:
             continue
-        ends = [nv + lookup[x] for x in (joint.parent, joint.child)
+        ends = [n + lookup[x] for x in (joint.parent, joint.child)
                 if x is not None and dynamic[lookup[x]]]
         if len(ends) == 2:
             excluded.add((min(ends), max(ends)))
@@ -552,21 +505,23 @@ def compile_world_joints(world: Any, body_names: tuple[str, ...],
                        friction=frozen(friction))
 
 
-def compile_scene(robot: Model | None, world: Any, dt: float, integrator: str,
+def compile_scene(robots: Sequence[Placed], world: Any, dt: float, integrator: str,
                   gravity: Any, overlapping: OverlapQuery) -> CompiledScene:
-    """The read-only scene record of one robot (or none) in one world (or none);
-    `overlapping`: the collision query that finds the robot's links overlapping at the start
-    (`mb_sim.collision.overlaps.overlapping_pairs`)."""
+    """The read-only scene record of robots (and URDF objects; any number, each placed) in
+    one world (or none); `overlapping`: the collision query that finds the robots' links
+    overlapping at the start (`mb_sim.collision.overlaps.overlapping_pairs`)."""
     g = np.asarray(gravity, dtype=float)
-    tree = compile_tree(robot, world, g)
+    tree = compile_forest([(p.model, p.placement) for p in robots], g)
     bodies, pos, quat, vel = compile_bodies(world)
     body_names = tuple(b.name for b in (getattr(world, "bodies", ()) or ()))
-    geoms, geom_names = compile_geoms(robot, world, tree, bodies, pos, quat, overlapping)
+    geoms, rows, ranges = compile_geoms(robots, world, tree, bodies, pos, quat, overlapping)
     joints = compile_world_joints(world, body_names, quat)
     arrays = SceneModel(tree=tree, bodies=bodies, geoms=geoms, joints=joints,
                         options=options(world, dt, integrator, g))
     return CompiledScene(
-        arrays=arrays, body_names=body_names, geom_names=geom_names,
+        arrays=arrays, body_names=body_names, geom_names=tuple(rows.names),
         world_joint_names=tuple(j.name for j in (getattr(world, "joints", ()) or ())),
         initial_body_pos=pos, initial_body_quat=quat, initial_body_vel=vel,
+        tree_names=tuple(p.name for p in robots), geom_entity=tuple(rows.entities),
+        geom_link=tuple(rows.links), tree_geoms=tuple(ranges),
     )

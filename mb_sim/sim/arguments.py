@@ -10,7 +10,7 @@ import math
 import numbers
 import operator
 import reprlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -289,10 +289,12 @@ class StateArguments:
         raise ValueError(f"q outside the joint limits beyond {LIMIT_TOLERANCE:g} rad or m: "
                          f"{shown}{hint}; set_state(..., clamp=True) clamps with a warning")
 
-    def restorable(self, state: object, mine: Any) -> int:
+    def restorable(self, state: object, mine: Any,
+                   describe: Callable[[str, int], str] | None = None) -> int:
         """The number of warm-start entries of a State to restore into this simulation's
         state `mine`: TypeError or ValueError when it is no State of this simulation or holds
-        a non-finite value."""
+        a non-finite value (`describe(field, index)` names a joint or base entry of q, qd
+        or effort; default: this robot's)."""
         if not isinstance(state, State):
             raise TypeError(f"restore_state needs a State from save_state(), got "
                             f"{show(state)}")
@@ -301,8 +303,8 @@ class StateArguments:
             if theirs != ours:
                 raise ValueError(
                     f"restore_state: the state's {name} has shape {theirs}, this simulation's "
-                    f"{ours} ({self.n_joints} joints, {len(self.body_names)} bodies): a state of "
-                    "another simulation")
+                    f"{ours} ({mine.effort.shape[0]} joints, {len(self.body_names)} bodies): a "
+                    "state of another simulation")
         n = int(state.warm_count[0])
         w = np.shape(state.warm_key)
         if len(w) != 1 or np.shape(state.warm_value) != (w[0], 4) or not 0 <= n <= w[0]:
@@ -312,16 +314,17 @@ class StateArguments:
             bad = ~np.isfinite(np.asarray(getattr(state, name)))
             if bad.any():
                 raise ValueError(f"restore_state: the state's {name} holds a non-finite value "
-                                 f"({self._where(name, bad)}); nothing was restored")
+                                 f"({self._where(name, bad, describe)}); nothing was restored")
         if not np.all(np.isfinite(state.warm_value[:n])):
             raise ValueError("restore_state: the state's warm_value holds a non-finite value; "
                              "nothing was restored")
         return n
 
-    def _where(self, name: str, bad: np.ndarray) -> str:
+    def _where(self, name: str, bad: np.ndarray,
+               describe: Callable[[str, int], str] | None) -> str:
         i = int(np.flatnonzero(bad.reshape(bad.shape[0], -1).any(axis=1))[0])
         if name in ("q", "qd", "effort"):
-            return self.joint_or_base(i)
+            return describe(name, i) if describe is not None else self.joint_or_base(i)
         if name.startswith("body_"):
             return f"body {self.body_names[i]!r}"
         return "time"

@@ -21,7 +21,7 @@ from mb_sim.collision.work import (
     new_collision_work,
     new_contact_list,
 )
-from mb_sim.dynamics.work import TreeWork, allocate_tree_work, new_tree_work
+from mb_sim.dynamics.work import TreeWork, allocate_tree_work, forest_sizes, new_tree_work
 from mb_sim.records import FLAG, IDENTITY, INDEX, REAL, Field, allocate, record
 from mb_sim.sim.state import StateArrays, new_state
 from mb_sim.solver.rows import Rows, allocate_rows, new_rows
@@ -53,8 +53,8 @@ did.""", (
 ), {"j": "world joints", "b": "free bodies"})
 StepWork, StepWorkRecord = record("StepWork", """Velocities between the stages of the step,
 the row bookkeeping of warm starting and what the step reports.""", (
-    Field("tau", REAL, ("n",), "efforts of the free motion: commanded, plus a servo's "
-          "explicit part (mb_sim.sim.servo)"),
+    Field("tau", REAL, ("n",), "efforts of the free motion, by joint (body) of every tree: "
+          "commanded, plus a servo's explicit part (mb_sim.sim.servo)"),
     Field("servo_flag", INDEX, ("n",), "servo of the step: FREE, SATURATED (effort at its "
           "limit) or SPEED_LIMITED (mb_sim.sim.servo)"),
     Field("qd_free", REAL, ("nv",), "robot velocities after the free motion"),
@@ -66,14 +66,14 @@ the row bookkeeping of warm starting and what the step reports.""", (
     Field("body_push", REAL, ("b", 6), "free-body pseudo-velocities of the position "
           "correction"),
     Field("body_move", REAL, ("b", 6), "the velocities that move the free bodies this step"),
-    Field("joint_tag", INDEX, ("r",), "a robot joint row's tag: 3 joint + (0 lower, 1 upper, "
-          "2 friction), 3 n + k for mimic pair k"),
+    Field("joint_tag", INDEX, ("r",), "a tree joint row's tag: 3 joint + (0 lower, 1 upper, "
+          "2 friction), 3 n + k for mimic pair k (joints and pairs of every tree)"),
     Field("group_key", INDEX, ("r",), "warm-start key of each row group (mb_sim.solver.warm)"),
     Field("group_row", INDEX, ("r",), "first row of each row group"),
     "report",
     Field("info", INDEX, (8,), "what the last call of `step` reports: STATUS, STEPS_DONE, "
           "BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END"),
-), {"n": "movable joints", "nv": "robot velocities", "b": "free bodies",
+), {"n": "movable joints of every tree", "nv": "velocities of every tree", "b": "free bodies",
     "r": "row capacity"})
 Data, DataRecord = record("Data", """The workspace of one simulation: a record of
 records.""", (
@@ -94,7 +94,8 @@ records.""", (
 
 # StepWork.info: what the last call of `step` reports
 STATUS, STEPS_DONE, BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END = range(7)
-"""ROW_START, ROW_END: the robot joint rows of the last step."""
+"""ROW_START, ROW_END: the tree joint rows of the last step; BAD_INDEX: a joint (body) of
+the forest, n + k for tree k's floating base, or a free body."""
 OK = 0
 NEED_CAPACITY = 1
 NOT_FINITE = 2
@@ -140,9 +141,9 @@ KEPT = ("end_value", "end_id", "overlap_axes")
 
 
 def row_capacity(scene: Any, contact_capacity: int) -> int:
-    nv = scene.tree.parent.shape[0]
+    n = scene.tree.parent.shape[0]
     nj = scene.joints.jtype.shape[0]
-    return 3 * contact_capacity + 3 * nv + scene.tree.mimic.shape[0] + \
+    return 3 * contact_capacity + 3 * n + scene.tree.mimic.shape[0] + \
         ROWS_PER_WORLD_JOINT * nj + 1
 
 
@@ -150,26 +151,25 @@ def allocate_data(scene: Any, contact_capacity: int = 0,
                   old: Data | None = None) -> Data:
     """Workspace for `scene` (a `mb_sim.model.compile.SceneModel`). With `old`, the broad
     phase's sorted end points carry over (capacity growth between steps)."""
-    n = scene.tree.parent.shape[0]
-    floating = scene.tree.base_inertia.shape[0] > 0
-    nv, nq = (n + 6, n + 7) if floating else (n, n)
+    sizes = forest_sizes(scene.tree)
+    n, t, nv, nq = sizes["n"], sizes["t"], sizes["nv"], sizes["nq"]
     nb = scene.bodies.inv_mass.shape[0]
     nj = scene.joints.jtype.shape[0]
     ng = scene.geoms.kind.shape[0]
     if contact_capacity <= 0:
         contact_capacity = max(16, 4 * ng)
-    collision = allocate_collision_work(scene.geoms, n + nb + 1, max(ng * (ng - 1) // 2, 1))
+    collision = allocate_collision_work(scene.geoms, n + nb + t, max(ng * (ng - 1) // 2, 1))
     if old is not None:
         for name in KEPT:
             getattr(collision, name)[...] = getattr(old.collision, name)
     rows = row_capacity(scene, contact_capacity)
     return Data(
-        tree=allocate_tree_work(n, floating),
+        tree=allocate_tree_work(scene.tree),
         frames=allocate(BodyFrames, b=nb),
         collision=collision,
         contacts=allocate_contact_list(contact_capacity),
-        rows=allocate_rows(rows, nv, nb),
-        push=allocate_rows(rows, nv, nb),
+        rows=allocate_rows(rows, sizes["w"], nb, t),
+        push=allocate_rows(rows, sizes["w"], nb, t),
         joints=allocate(JointBlocks, j=nj, b=nb),
         work=allocate(StepWork, n=n, nv=nv, b=nb, r=rows),
         before=allocate(StateArrays, n=n, nq=nq, nv=nv, b=nb, w=rows),

@@ -23,8 +23,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.dynamics.floating import base_pose
-from mb_sim.dynamics.kinematics import body_poses, body_velocities
+from mb_sim.dynamics.kinematics import body_velocities, tree_poses
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
 from mb_sim.rotations import matrix_quat
 
@@ -48,14 +47,11 @@ class LinkMotion:
 
 
 @njit
-def world_poses(tree: Any, w: Any, q: np.ndarray, body: np.ndarray, offset: np.ndarray,
-                 rot: np.ndarray, pos: np.ndarray) -> None:
-    """World pose (rot[k], pos[k]) of link k: the pose of its body composed with the link's
-    fixed offset (4 x 4) from that body."""
-    n = tree.parent.shape[0]
-    base_pose(tree, q, w.rot[n], w.pos[n])
-    body_poses(tree.parent, tree.joint_type, tree.axis, tree.tree_rot, tree.tree_pos, q,
-               w.rot[n], w.pos[n], w.rot, w.pos)
+def world_poses(tree: Any, w: Any, t: int, q: np.ndarray, body: np.ndarray, offset: np.ndarray,
+                rot: np.ndarray, pos: np.ndarray) -> None:
+    """World pose (rot[k], pos[k]) of link k of tree t: the pose of its body (a work slot)
+    composed with the link's fixed offset (4 x 4) from that body."""
+    tree_poses(tree, t, q, w.rot, w.pos)
     for k in range(body.shape[0]):
         Rb, pb = w.rot[body[k]], w.pos[body[k]]
         for r in range(3):
@@ -67,12 +63,12 @@ def world_poses(tree: Any, w: Any, q: np.ndarray, body: np.ndarray, offset: np.n
 
 
 @njit
-def _relative_poses(tree: Any, w: Any, q: np.ndarray, body: np.ndarray, offset: np.ndarray,
-                    frame: np.ndarray, rot: np.ndarray, pos: np.ndarray, xyz: np.ndarray,
-                    quat: np.ndarray) -> None:
+def _relative_poses(tree: Any, w: Any, t: int, q: np.ndarray, body: np.ndarray,
+                    offset: np.ndarray, frame: np.ndarray, rot: np.ndarray, pos: np.ndarray,
+                    xyz: np.ndarray, quat: np.ndarray) -> None:
     """Pose (xyz[k], quat[k]) of link k in the frame of link frame[k] (WORLD: the world):
     R = R_f^T R_k, p = R_f^T (p_k - p_f)."""
-    world_poses(tree, w, q, body, offset, rot, pos)
+    world_poses(tree, w, t, q, body, offset, rot, pos)
     R = np.empty((3, 3))
     for k in range(xyz.shape[0]):
         f = frame[k]
@@ -90,15 +86,13 @@ def _relative_poses(tree: Any, w: Any, q: np.ndarray, body: np.ndarray, offset: 
 
 
 @njit
-def world_motion(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, body: int,
-                  offset: np.ndarray, rot: np.ndarray, v: np.ndarray) -> None:
-    """The link's world rotation (rot) and v = [angular velocity, velocity of its origin], world
-    axes: omega = R_b w_b, v = R_b (v_b + w_b x r) with r the link origin in body axes."""
-    body_velocities(tree, w, q, qd, w.v)
-    n = tree.parent.shape[0]
-    base_pose(tree, q, w.rot[n], w.pos[n])
-    body_poses(tree.parent, tree.joint_type, tree.axis, tree.tree_rot, tree.tree_pos, q,
-               w.rot[n], w.pos[n], w.rot, w.pos)
+def world_motion(tree: Any, w: Any, t: int, q: np.ndarray, qd: np.ndarray, body: int,
+                 offset: np.ndarray, rot: np.ndarray, v: np.ndarray) -> None:
+    """The world rotation (rot) of a link of tree t and v = [angular velocity, velocity of
+    its origin], world axes: omega = R_b w_b, v = R_b (v_b + w_b x r) with r the link origin
+    in body axes."""
+    body_velocities(tree, w, t, q, qd, w.v)
+    tree_poses(tree, t, q, w.rot, w.pos)
     Rb, t = w.rot[body], w.v[body]
     r0, r1, r2 = offset[0, 3], offset[1, 3], offset[2, 3]
     u = (t[3] + t[1] * r2 - t[2] * r1, t[4] + t[2] * r0 - t[0] * r2,
@@ -111,7 +105,7 @@ def world_motion(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, body: int,
 
 
 @njit
-def _link_motion(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, q0: np.ndarray,
+def _link_motion(tree: Any, w: Any, t: int, q: np.ndarray, qd: np.ndarray, q0: np.ndarray,
                  qd0: np.ndarray, stepped: bool, h: float, body: int, offset: np.ndarray,
                  rot: np.ndarray, v: np.ndarray, out: np.ndarray) -> None:
     """out = [quaternion (4), angular velocity, linear velocity, linear acceleration (3 each)]
@@ -119,9 +113,9 @@ def _link_motion(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, q0: np.ndarra
     velocity at the state before the last step (q0, qd0), when there was one."""
     v0 = np.zeros(3)
     if stepped:
-        world_motion(tree, w, q0, qd0, body, offset, rot, v)
+        world_motion(tree, w, t, q0, qd0, body, offset, rot, v)
         v0[:] = v[3:]
-    world_motion(tree, w, q, qd, body, offset, rot, v)
+    world_motion(tree, w, t, q, qd, body, offset, rot, v)
     matrix_quat(rot, out[0:4])
     a = np.zeros(3)
     if stepped:
@@ -135,24 +129,27 @@ def _link_motion(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, q0: np.ndarra
 
 class LinkFrames:
     """Poses of `links` in `frames` (one per link: a link name, or None for the world), and the
-    motion of any link, of a `Simulation` with a robot (see the module docstring)."""
+    motion of any link, of one robot of a `Simulation` (`robot`: its name; None: the
+    simulation's only robot; see the module docstring)."""
 
     def __init__(self, sim: Any, links: Sequence[str] = (),
-                 frames: Sequence[str | None] | None = None) -> None:
-        if sim.model is None:
+                 frames: Sequence[str | None] | None = None, robot: str | None = None) -> None:
+        view = sim.robot(robot) if robot is not None else sim._robot()
+        if view.model is None:
             raise ValueError("LinkFrames: the simulation has no robot")
         frames = [None] * len(links) if frames is None else list(frames)
         if len(frames) != len(links):
             raise ValueError(f"LinkFrames: {len(links)} links but {len(frames)} frames")
         self._sim = sim
+        self._robot = view
         self.links = tuple(links)
         every = list(dict.fromkeys([*links, *(f for f in frames if f is not None)]))
         self._body = np.array([self._body_of(name) for name in every], dtype=np.int64)
-        self._offset = np.array([sim.model.link_offset[name] for name in every]).reshape(-1, 4, 4)
+        self._offset = np.array([view.model.link_offset[name] for name in every]
+                                ).reshape(-1, 4, 4)
         self._frame = np.array([WORLD if f is None else every.index(f) for f in frames],
                                dtype=np.int64)
-        arrays = allocate_tree_work(sim.n_joints, sim.floating_base)
-        self._work = new_tree_work(arrays)
+        self._work = new_tree_work(allocate_tree_work(sim.scene.arrays.tree))
         self._rot = np.zeros((len(every), 3, 3))
         self._pos = np.zeros((len(every), 3))
         self.xyz = np.zeros((len(links), 3))
@@ -165,19 +162,16 @@ class LinkFrames:
         self._link_motion = LinkMotion(m[0:4], m[4:7], m[7:10], m[10:13])
 
     def _body_of(self, link: str) -> int:
-        """The body carrying a URDF link (slot n_joints: the base); KeyError naming it."""
-        model = self._sim.model
-        if link not in model.link_body:
-            raise KeyError(f"unknown link {link!r}")
-        b = model.link_body[link]
-        return self._sim.n_joints if b < 0 else b
+        """The work slot carrying a URDF link of the robot; KeyError naming it."""
+        return self._robot._queries.link_body(link)
 
     def poses(self) -> tuple[np.ndarray, np.ndarray]:
         """(xyz, quat) of every link in its frame at the current state (the arrays `xyz` and
         `quat`, overwritten by the next call)."""
         sim = self._sim
-        _relative_poses(sim._queries.tree, self._work, sim.state.q, self._body,
-                        self._offset, self._frame, self._rot, self._pos, self.xyz, self.quat)
+        _relative_poses(sim._queries.tree, self._work, self._robot.tree, sim.state.q,
+                        self._body, self._offset, self._frame, self._rot, self._pos, self.xyz,
+                        self.quat)
         return self.xyz, self.quat
 
     def motion(self, link: str, acceleration: bool = True) -> LinkMotion:
@@ -186,7 +180,8 @@ class LinkFrames:
         sim = self._sim
         state, before = sim.state, sim._data.before  # the state before the last step
         rot, v = self._scratch
-        _link_motion(sim._queries.tree, self._work, state.q, state.qd, before.q,
-                     before.qd, acceleration and bool(sim._stepped), float(sim.dt),
-                     self._body_of(link), sim.model.link_offset[link], rot, v, self._motion)
+        _link_motion(sim._queries.tree, self._work, self._robot.tree, state.q, state.qd,
+                     before.q, before.qd, acceleration and bool(sim._stepped), float(sim.dt),
+                     self._body_of(link), self._robot.model.link_offset[link], rot, v,
+                     self._motion)
         return self._link_motion

@@ -11,10 +11,10 @@ import numpy as np
 
 from mb_sim.collision.contacts import Contacts
 from mb_sim.dynamics import crba
-from mb_sim.dynamics.floating import base_pose, to_pinocchio
-from mb_sim.dynamics.kinematics import body_poses
-from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
-from mb_sim.model.compile import CompiledScene, new_tree
+from mb_sim.dynamics.floating import to_pinocchio
+from mb_sim.dynamics.kinematics import tree_poses
+from mb_sim.dynamics.work import new_tree_work
+from mb_sim.model.compile import CompiledScene
 from mb_sim.model.model import Model
 from mb_sim.rotations import quat_from_matrix, quat_to_matrix
 from mb_sim.sim.link_frames import world_motion, world_poses
@@ -24,47 +24,51 @@ Pose = tuple[np.ndarray, np.ndarray]
 
 
 class Queries:
-    """The queries of one simulation's robot (`model`, or None) and scene. Robot vectors are
-    in the kernels' layout (joints first, then a floating base: mb_sim.dynamics.floating)."""
+    """The queries of one tree (`k`) of a simulation's scene, robot vectors in the kernels'
+    layout (mb_sim.model.forest): its link poses and motion, its energy. `work` is the
+    workspace of the scene's forest, which the queries of every tree share (queries run one
+    at a time; the step's own workspace is never touched)."""
 
-    def __init__(self, model: Model | None, scene: CompiledScene) -> None:
+    def __init__(self, model: Model | None, scene: CompiledScene, k: int, tree: Any,
+                 work: Any) -> None:
         self.model = model
         self.scene = scene
+        self.k = k
         self.n = model.n_joints if model is not None else 0
         self.floating = model is not None and model.floating_base
-        self.tree = new_tree(scene.arrays.tree)
-        """The robot's tree as the compiled kernels take it (also `LinkFrames`')."""
-        self._arrays = allocate_tree_work(self.n, self.floating)
-        self._work = new_tree_work(self._arrays)
+        self.tree = tree
+        """The forest as the compiled kernels take it (also `LinkFrames`')."""
+        self._arrays = work
+        self._work = new_tree_work(work)
+        arrays = scene.arrays.tree
+        self._first = int(arrays.tree_body[k]) if k >= 0 else 0
+        self._base = int(arrays.parent.shape[0]) + k
+        self._q = (slice(int(arrays.tree_q[k]), int(arrays.tree_q[k + 1])) if k >= 0
+                   else slice(0, 0))
+        self._v = (slice(int(arrays.tree_v[k]), int(arrays.tree_v[k + 1])) if k >= 0
+                   else slice(0, 0))
         self._every_link: tuple[np.ndarray, np.ndarray] | None = None
 
     # --- robot links ---------------------------------------------------------------------------
-    def _poses(self, q: np.ndarray) -> None:
-        """Every body's world pose at q into the query arrays; slot n is the base."""
-        m = self.model
-        rot, pos, n = self._arrays.rot, self._arrays.pos, self.n
-        base_pose(self.tree, q, rot[n], pos[n])
-        body_poses(m.parent, m.joint_type, m.axis, m.tree_rot, m.tree_pos, q,  # type: ignore[union-attr]
-                   rot[n], pos[n], rot, pos)
-
     def link_body(self, name: str) -> int:
-        """The body (slot n: the base) that carries a URDF link; KeyError otherwise."""
+        """The work slot that carries a URDF link of this tree (its base: slot n + k);
+        KeyError otherwise."""
         model = self.model
         if model is None or name not in model.link_body:
             raise KeyError(f"unknown link {name!r}")
         b = model.link_body[name]
-        return self.n if b < 0 else b
+        return self._base if b < 0 else self._first + b
 
     def link_pose(self, name: str, q: np.ndarray) -> Pose:
-        """World pose of a URDF link at q: (xyz, quaternion x, y, z, w)."""
+        """World pose of a URDF link at the forest's q: (xyz, quaternion x, y, z, w)."""
         b = self.link_body(name)
         rot, pos = np.empty((1, 3, 3)), np.empty((1, 3))
-        world_poses(self.tree, self._work, q, np.array([b]),
+        world_poses(self.tree, self._work, self.k, q, np.array([b]),
                     np.array([self.model.link_offset[name]]), rot, pos)  # type: ignore[union-attr]
         return pos[0], quat_from_matrix(rot[0])
 
     def link_poses(self, q: np.ndarray) -> dict[str, Pose]:
-        """World poses of every URDF link at q."""
+        """World poses of every URDF link at the forest's q."""
         if self.model is None:
             return {}
         names = self.model.link_names
@@ -72,15 +76,15 @@ class Queries:
             self._every_link = (np.array([self.link_body(k) for k in names], dtype=np.int64),
                                 np.array([self.model.link_offset[k] for k in names]))
         rot, pos = np.empty((len(names), 3, 3)), np.empty((len(names), 3))
-        world_poses(self.tree, self._work, q, *self._every_link, rot, pos)
+        world_poses(self.tree, self._work, self.k, q, *self._every_link, rot, pos)
         return {k: (pos[i], quat_from_matrix(rot[i])) for i, k in enumerate(names)}
 
     def _world_velocity(self, name: str, q: np.ndarray,
                         qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(linear velocity of the link origin, angular velocity, both world axes; the link's
-        world rotation) at (q, qd)."""
+        world rotation) at the forest's (q, qd)."""
         rot, v = np.empty((3, 3)), np.empty(6)
-        world_motion(self.tree, self._work, q, qd, self.link_body(name),
+        world_motion(self.tree, self._work, self.k, q, qd, self.link_body(name),
                      self.model.link_offset[name], rot, v)  # type: ignore[union-attr]
         return v[3:], v[:3], rot
 
@@ -99,21 +103,29 @@ class Queries:
 
     # --- energy --------------------------------------------------------------------------------
     def energy(self, state: Any, gravity: np.ndarray) -> float:
-        """Kinetic plus gravitational potential energy of the robot and the free bodies (J)."""
-        e = 0.0
+        """Kinetic plus gravitational potential energy of this tree (J)."""
         m = self.model
-        if m is not None and m.nv:
-            q, qd = state.q, state.qd
-            if self.floating:
-                q, qd = to_pinocchio(q, qd, self.n)
-            H = crba(m, q)
-            e += 0.5 * float(qd @ H @ qd)
-            self._poses(state.q)
-            n = self.n
-            for b in range(n + 1 if self.floating else n):
-                mass, com = (m.mass[b], m.com[b]) if b < n else (m.base_mass, m.base_com)
-                c = self._arrays.pos[b] + self._arrays.rot[b] @ com
-                e -= float(mass * (gravity @ c))
+        if m is None or (m.nv == 0 and not self.floating):
+            return 0.0
+        q, qd = state.q[self._q], state.qd[self._v]
+        pq, pv = (to_pinocchio(q, qd, self.n) if self.floating else (q, qd))
+        H = crba(m, pq)
+        e = 0.5 * float(pv @ H @ pv)
+        rot, pos = self._arrays.rot, self._arrays.pos
+        tree_poses(self.tree, self.k, state.q, rot, pos)
+        for b in range(self.n + 1 if self.floating else self.n):
+            if b < self.n:
+                mass, com, slot = m.mass[b], m.com[b], self._first + b
+            else:
+                mass, com, slot = m.base_mass, m.base_com, self._base
+            c = pos[slot] + rot[slot] @ com
+            e -= float(mass * (gravity @ c))
+        return e
+
+    # --- free bodies and contacts --------------------------------------------------------------
+    def bodies_energy(self, state: Any, gravity: np.ndarray) -> float:
+        """Kinetic plus gravitational potential energy of the free bodies (J)."""
+        e = 0.0
         bodies = self.scene.arrays.bodies
         for b in range(len(self.scene.body_names)):
             if bodies.inv_mass[b] == 0.0:
@@ -125,7 +137,6 @@ class Queries:
             e -= mass * float(gravity @ state.body_pos[b])
         return e
 
-    # --- free bodies and contacts --------------------------------------------------------------
     def body_pose(self, name: str, state: Any) -> Pose:
         """World pose of an environment body (its frame sits at its centre of mass)."""
         b = self.scene.body_index(name)
@@ -151,4 +162,6 @@ class Queries:
             rf = r[friction]
             impulses[friction] += (rows.lam[rf + 1][:, None] * c.tangent1[:k][friction]
                                    + rows.lam[rf + 2][:, None] * c.tangent2[:k][friction])
-        return replace(Contacts.found(c, self.scene.geom_names), impulses=impulses)
+        sc = self.scene
+        return replace(Contacts.found(c, sc.geom_names, sc.geom_entity, sc.geom_link),
+                       impulses=impulses)

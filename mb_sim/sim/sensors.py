@@ -32,12 +32,11 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline, njit
-from mb_sim.dynamics.floating import is_floating, parent_slot
 from mb_sim.dynamics.rnea import inverse_dynamics
 from mb_sim.dynamics.spatial import mtv6_add
-from mb_sim.dynamics.work import TreeWork, allocate_tree_work, new_tree_work
+from mb_sim.dynamics.work import TreeWork, forest_sizes, new_tree_work
 from mb_sim.model.compile import ROBOT
-from mb_sim.records import INDEX, REAL, Field, record
+from mb_sim.records import FLAG, INDEX, REAL, Field, allocate, record
 from mb_sim.solver.rows import TANGENT
 
 Sensors, SensorsRecord = record("Sensors", """The sensors a step feeds: which joints and
@@ -45,47 +44,53 @@ links, what they summed since the last read, and the work arrays of the backward
     Field("work", TreeWork, (), "tree work arrays of the F/T pass (its own, never the step's)"),
     "force-torque sensors",
     Field("ft_body", INDEX, ("f",), "the body (movable joint) of each F/T sensor"),
+    Field("ft_tree", FLAG, ("t",), "the trees with an F/T sensor (the pass runs on them)"),
     Field("ft_sum", REAL, ("f", 6), "sum of h f_i since the last read: [moment; force], child "
           "body axes, about its origin, N m s and N s"),
-    Field("ft_time", REAL, (1,), "time summed, s"),
+    Field("ft_time", REAL, ("f",), "time summed by each, s"),
     Field("qdd", REAL, ("nv",), "the step's qdd = (qd+ - qd) / h"),
     Field("tau", REAL, ("nv",), "joint efforts of the pass (unused)"),
-    Field("external", REAL, ("n+1", 6), "contact forces on each body and its subtree, body "
-          "axes, about its origin (slot n: a floating base)"),
+    Field("external", REAL, ("n+t", 6), "contact forces on each body and its subtree, body "
+          "axes, about its origin (slot n + k: tree k's floating base)"),
     "contact sensors",
     Field("geom_sensor", INDEX, ("g",), "contact sensor of each collision geometry (-1: none)"),
-    Field("contact_body", INDEX, ("c",), "the body carrying each sensed link (n: the base)"),
+    Field("contact_body", INDEX, ("c",), "the work slot carrying each sensed link (a body, or "
+          "n + k: tree k's base)"),
     Field("contact_offset", REAL, ("c", 3), "the link's origin in that body's frame, m"),
     Field("contact_sum", REAL, ("c", 6), "sum of the contact impulses since the last read: "
           "[moment about the link origin; force], world axes, N m s and N s"),
-    Field("contact_time", REAL, (1,), "time summed, s"),
+    Field("contact_time", REAL, ("c",), "time summed by each, s"),
     Field("vec3", REAL, (4, 3), "scratch: an impulse, lever arms, an origin"),
 ), {"f": "F/T sensors", "c": "contact sensors", "g": "geometries",
-    "n": "movable joints", "nv": "robot velocities"})
+    "n": "bodies of the trees", "t": "trees", "nv": "velocities of the trees"})
 
 
 @njit
-def new_sensors(work: Any, ft_body: np.ndarray, ft_sum: np.ndarray, ft_time: np.ndarray,
-                qdd: np.ndarray, tau: np.ndarray, external: np.ndarray,
+def new_sensors(work: Any, ft_body: np.ndarray, ft_tree: np.ndarray, ft_sum: np.ndarray,
+                ft_time: np.ndarray, qdd: np.ndarray, tau: np.ndarray, external: np.ndarray,
                 geom_sensor: np.ndarray, contact_body: np.ndarray, contact_offset: np.ndarray,
                 contact_sum: np.ndarray, contact_time: np.ndarray, vec3: np.ndarray) -> Any:
-    return SensorsRecord(work, ft_body, ft_sum, ft_time, qdd, tau, external, geom_sensor,
-                         contact_body, contact_offset, contact_sum, contact_time, vec3)
+    return SensorsRecord(work, ft_body, ft_tree, ft_sum, ft_time, qdd, tau, external,
+                         geom_sensor, contact_body, contact_offset, contact_sum, contact_time,
+                         vec3)
 
 
-def allocate_sensors(n: int, floating: bool, n_geoms: int, ft: int = 0,
-                     contact: int = 0) -> Sensors:
-    """Zeroed sensor arrays for a robot of n joints, `ft` F/T and `contact` contact sensors."""
+def allocate_sensors(tree: Any, n_geoms: int, ft: int = 0, contact: int = 0) -> Sensors:
+    """Zeroed sensor arrays for the forest `tree` (the arrays of a
+    `mb_sim.model.forest.Tree`), `ft` F/T and `contact` contact sensors."""
+    sizes = forest_sizes(tree)
     if not ft:  # the F/T pass's arrays only when it runs
-        n, floating = 0, False
-    nv = n + 6 if floating else n
+        sizes = {"n": 0, "t": 0, "nv": 0, "nq": 0, "w": 0}
+    n, t, nv = sizes["n"], sizes["t"], sizes["nv"]
     return Sensors(
-        work=allocate_tree_work(n, floating),
-        ft_body=np.zeros(ft, dtype=np.int64), ft_sum=np.zeros((ft, 6)), ft_time=np.zeros(1),
-        qdd=np.zeros(nv), tau=np.zeros(nv), external=np.zeros((n + 1, 6)),
+        work=allocate(TreeWork, **sizes),
+        ft_body=np.zeros(ft, dtype=np.int64), ft_tree=np.zeros(t, dtype=np.bool_),
+        ft_sum=np.zeros((ft, 6)), ft_time=np.zeros(ft),
+        qdd=np.zeros(nv), tau=np.zeros(nv), external=np.zeros((n + t, 6)),
         geom_sensor=np.full(n_geoms, -1, dtype=np.int64),
         contact_body=np.zeros(contact, dtype=np.int64), contact_offset=np.zeros((contact, 3)),
-        contact_sum=np.zeros((contact, 6)), contact_time=np.zeros(1), vec3=np.zeros((4, 3)))
+        contact_sum=np.zeros((contact, 6)), contact_time=np.zeros(contact),
+        vec3=np.zeros((4, 3)))
 
 
 def sensors_record(s: Sensors) -> Any:
@@ -148,21 +153,21 @@ def _contact_forces(m: Any, d: Any, sensors: Any, h: float) -> bool:
 
 @helper
 def transmitted_wrenches(m: Any, d: Any, s: Any, sensors: Any) -> None:
-    """sensors.work.pA[i] = f_i of the module docstring for every body of the robot, from the
-    state before the step (d.before) and after it (s)."""
+    """sensors.work.pA[i] = f_i of the module docstring for every body of the trees with an
+    F/T sensor, from the state before the step (d.before) and after it (s)."""
     tree, before, w = m.tree, d.before, sensors.work
     h = m.options.dt
     qdd = sensors.qdd
     for i in range(qdd.shape[0]):
         qdd[i] = (s.qd[i] - before.qd[i]) / h
-    inverse_dynamics(tree, w, before.q, before.qd, qdd, sensors.tau)
+    for k in range(sensors.ft_tree.shape[0]):
+        if sensors.ft_tree[k]:
+            inverse_dynamics(tree, w, k, before.q, before.qd, qdd, sensors.tau)
     if not _contact_forces(m, d, sensors, h):
         return
-    ext, f, parent = sensors.external, w.pA, tree.parent
-    floating = is_floating(tree)
-    n = parent.shape[0]
-    for i in range(n - 1, -1, -1):  # the subtrees' contact forces, as f was summed
-        j = parent_slot(parent, i, floating)
+    ext, f, up = sensors.external, w.pA, tree.up
+    for i in range(up.shape[0] - 1, -1, -1):  # the subtrees' contact forces, as f was summed
+        j = up[i]
         if j >= 0:
             mtv6_add(w.X[i], ext[i], ext[j])
     for i in range(ext.shape[0]):
@@ -206,7 +211,8 @@ def measure(m: Any, d: Any, s: Any, sensors: Any) -> None:
             b = sensors.ft_body[k]
             for j in range(6):
                 sensors.ft_sum[k, j] += h * f[b, j]
-        sensors.ft_time[0] += h
+            sensors.ft_time[k] += h
     if sensors.contact_body.shape[0] > 0:
         contact_wrenches(m, d, sensors)
-        sensors.contact_time[0] += h
+        for k in range(sensors.contact_body.shape[0]):
+            sensors.contact_time[k] += h

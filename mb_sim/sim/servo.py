@@ -102,6 +102,7 @@ def servo_efforts(m: Any, d: Any, s: Any) -> bool:
     """d.work.tau (tau_0, clamped), d.tree.armature (a) and d.work.servo_flag of the step;
     True when some joint has a servo."""
     tree, work, armature = m.tree, d.work, d.tree.armature
+    qadr, vadr = tree.qadr, tree.vadr
     h = m.options.dt
     any_servo = False
     for i in range(s.mode.shape[0]):
@@ -110,9 +111,9 @@ def servo_efforts(m: Any, d: Any, s: Any) -> bool:
         if mode != EFFORT:
             any_servo = True
             kp, ki, kd = s.gains[i, 0], s.gains[i, 1], s.gains[i, 2]
-            q_r, v_r, qd = s.target[i, 0], s.target[i, 1], s.qd[i]
+            q_r, v_r, qd = s.target[i, 0], s.target[i, 1], s.qd[vadr[i]]
             if mode == POSITION:
-                e = q_r - s.q[i]
+                e = q_r - s.q[qadr[i]]
                 v_c = v_r
                 limited = False
                 if kd > 0.0:
@@ -150,14 +151,14 @@ def servo_efforts(m: Any, d: Any, s: Any) -> bool:
 
 
 @inline
-def saturate(m: Any, d: Any, qdd: np.ndarray) -> bool:
-    """Servos whose realised effort tau_0 - a qdd exceeds the effort limit apply the limit
-    instead (a = 0); True when any did (ABA runs again)."""
-    work, armature, limit = d.work, d.tree.armature, m.tree.effort_limit
+def saturate(m: Any, d: Any, k: int, qdd: np.ndarray) -> bool:
+    """Servos of tree k whose realised effort tau_0 - a qdd exceeds the effort limit apply
+    the limit instead (a = 0); True when any did (ABA runs again)."""
+    work, armature, limit, vadr = d.work, d.tree.armature, m.tree.effort_limit, m.tree.vadr
     changed = False
-    for i in range(armature.shape[0]):
+    for i in range(m.tree.tree_body[k], m.tree.tree_body[k + 1]):
         if armature[i] > 0.0:
-            tau = work.tau[i] - armature[i] * qdd[i]
+            tau = work.tau[i] - armature[i] * qdd[vadr[i]]
             if abs(tau) > limit[i]:
                 work.tau[i] = limit[i] if tau > 0.0 else -limit[i]
                 armature[i] = 0.0
@@ -168,23 +169,24 @@ def saturate(m: Any, d: Any, qdd: np.ndarray) -> bool:
 
 @inline
 def drive(m: Any, d: Any, s: Any, qdd: np.ndarray) -> bool:
-    """The free-motion accelerations qdd with the servos (ABA on H + diag(a), again while
-    a joint newly saturates); d.tree keeps the articulated inertias with the armature.
-    True when some joint has a servo."""
+    """The free-motion accelerations qdd with the servos, tree by tree (ABA on H + diag(a),
+    again while a joint of the tree newly saturates); d.tree keeps the articulated inertias
+    with the armature. True when some joint has a servo."""
     servo = servo_efforts(m, d, s)
-    articulated_accelerations(m.tree, d.tree, s.q, s.qd, d.work.tau, qdd)
-    while servo and saturate(m, d, qdd):
-        articulated_accelerations(m.tree, d.tree, s.q, s.qd, d.work.tau, qdd)
+    for k in range(m.tree.tree_body.shape[0] - 1):
+        articulated_accelerations(m.tree, d.tree, k, s.q, s.qd, d.work.tau, qdd)
+        while servo and saturate(m, d, k, qdd):
+            articulated_accelerations(m.tree, d.tree, k, s.q, s.qd, d.work.tau, qdd)
     return servo
 
 
 @inline
-def make_explicit(d: Any, qdd: np.ndarray) -> None:
+def make_explicit(m: Any, d: Any, qdd: np.ndarray) -> None:
     """The realised efforts tau_0 - a qdd as plain efforts (a = 0): the same qdd (RK4 keeps
     the servo's effort over the step)."""
-    work, armature = d.work, d.tree.armature
+    work, armature, vadr = d.work, d.tree.armature, m.tree.vadr
     for i in range(armature.shape[0]):
-        work.tau[i] -= armature[i] * qdd[i]
+        work.tau[i] -= armature[i] * qdd[vadr[i]]
         armature[i] = 0.0
 
 
@@ -194,16 +196,17 @@ def servo_update(m: Any, d: Any, s: Any) -> None:
     servos (anti-windup: |Ki I| within the effort limit)."""
     work, armature, before = d.work, d.tree.armature, d.before
     h = m.options.dt
-    limit = m.tree.effort_limit
+    limit, qadr, vadr = m.tree.effort_limit, m.tree.qadr, m.tree.vadr
     for i in range(s.mode.shape[0]):
-        s.applied[i] = work.tau[i] - armature[i] * (s.qd[i] - before.qd[i]) / h
+        v = vadr[i]
+        s.applied[i] = work.tau[i] - armature[i] * (s.qd[v] - before.qd[v]) / h
         mode, ki = s.mode[i], s.gains[i, 1]
         if mode == EFFORT or work.servo_flag[i] != FREE or ki <= 0.0:
             continue
         if mode == POSITION:
-            s.integral[i] += h * (s.target[i, 0] - s.q[i])
+            s.integral[i] += h * (s.target[i, 0] - s.q[qadr[i]])
         else:
-            s.integral[i] += h * (s.target[i, 1] - s.qd[i])
+            s.integral[i] += h * (s.target[i, 1] - s.qd[v])
         if abs(ki * s.integral[i]) > limit[i]:
             s.integral[i] = (limit[i] if s.integral[i] > 0.0 else -limit[i]) / ki
 

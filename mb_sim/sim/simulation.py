@@ -1,9 +1,11 @@
-"""`Simulation`: one robot and a world of free bodies, stepped by a fixed pipeline.
+"""`Simulation`: robots and a world of free bodies, stepped by a fixed pipeline.
 
 A thin facade over the scene model (`mb_sim.model.compile`), the workspace
-(`mb_sim.sim.data`) and the state (`mb_sim.sim.state`): arguments are checked by
-`mb_sim.sim.arguments`, queries answered by `mb_sim.sim.queries`, and `step(n)` runs n steps
-of the compiled `mb_sim.sim.step.step`, whose named stages are:
+(`mb_sim.sim.data`) and the state (`mb_sim.sim.state`): the trees it holds (robots, URDF
+objects: `mb_sim.sim.loading`) are answered for by `sim.robot(name)` (`mb_sim.sim.robot`),
+and with one robot by the simulation itself (`mb_sim.sim.one_robot`); arguments are checked
+by `mb_sim.sim.arguments`, queries answered by `mb_sim.sim.queries`, and `step(n)` runs n
+steps of the compiled `mb_sim.sim.step.step`, whose named stages are:
 1. free motion: robot qdd by ABA with the applied efforts (Holck 2005, ch. 3), free bodies under
    gravity with implicit gyroscopic rotation; velocities advance by h (semi-implicit Euler,
    Mikhailyuk & Strashnov 2016, semi-implicit Euler) or by RK4 (Holck 2005 eq. 2.33) for the robot;
@@ -25,8 +27,7 @@ Same inputs give the same bits: no randomness, fixed iteration order.
 from __future__ import annotations
 
 import dataclasses
-import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,10 +35,11 @@ import numpy as np
 from mb_sim._jit import ANY_INT, entry_point
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.overlaps import overlapping_pairs
-from mb_sim.dynamics.floating import to_pinocchio
+from mb_sim.dynamics.work import allocate_tree_work
 from mb_sim.errors import SimulationError, WorldError
-from mb_sim.model.collision_filter import reference_positions
-from mb_sim.model.compile import INTEGRATORS, CompiledScene, compile_scene, scene_record
+from mb_sim.model.collision_filter import reference_state
+from mb_sim.model.compile import INTEGRATORS, CompiledScene, Placed, compile_scene, scene_record
+from mb_sim.model.forest import new_tree
 from mb_sim.model.model import Model
 from mb_sim.model.world import (
     DEFAULT_GRAVITY,
@@ -45,12 +47,9 @@ from mb_sim.model.world import (
     RobotPlacement,
     SolverSettings,
     World,
-    check_gains,
-    check_initial_positions,
 )
-from mb_sim.rotations import quat_from_matrix
+from mb_sim.rotations import quat_to_matrix
 from mb_sim.sim.arguments import (
-    EFFORT,
     LIMIT_TOLERANCE,
     RESTORED,
     StateArguments,
@@ -74,48 +73,21 @@ from mb_sim.sim.data import (
     allocate_data,
     data_record,
 )
+from mb_sim.sim.loading import placed_trees
+from mb_sim.sim.one_robot import OneRobot
 from mb_sim.sim.queries import Pose, Queries
-from mb_sim.sim.rebuild import RememberedOverlaps, carry_state, geom_identities, index_map
+from mb_sim.sim.rebuild import (
+    RememberedOverlaps,
+    TreeMap,
+    carry_state,
+    geom_identities,
+    index_map,
+)
+from mb_sim.sim.robot import Robot
 from mb_sim.sim.sensor_set import SensorSet, Wrench
-from mb_sim.sim.servo import INTERFACES, POSITION, VELOCITY
-from mb_sim.sim.servo_arguments import ServoArguments
 from mb_sim.sim.state import State, new_state
 from mb_sim.sim.step import keep_world_joints_now, new_sim, restore, step
 from mb_sim.solver.world_joints import frames, world_joint_coordinates
-
-log = logging.getLogger("mb_sim")
-
-_robotless_reported: set[str] = set()
-
-
-def _report_robotless(world: World) -> None:
-    """Once per world file: a world without `robot: {urdf: ...}` gives a simulation without a
-    robot unless the model is passed."""
-    if world.source in _robotless_reported:
-        return
-    _robotless_reported.add(world.source)
-    log.warning("world %s names no robot (robot: {urdf: ...}), so the simulation has none; "
-                "to simulate a robot in it, pass the model: Simulation(mb_sim.load_urdf(path), "
-                "world)", world.source)
-
-
-def _robot_of(model: Model | None, world: World | None) -> Model | None:
-    """The model, or the robot the world file names; checked against the world."""
-    if model is None and world is not None and world.robot.urdf:
-        from mb_sim.model.urdf import load_urdf
-
-        model = load_urdf(world.robot.urdf, floating_base=world.robot.floating)
-    elif model is None and world is not None:
-        _report_robotless(world)
-    if (model is not None and world is not None and world.robot.floating
-            and not model.floating_base):
-        raise ValueError(f"{world.source}: robot.floating is true but the model "
-                         f"{model.name!r} has a fixed base; load it with "
-                         "mb_sim.load_urdf(..., floating_base=True)")
-    if model is not None and world is not None:
-        check_initial_positions(world, model)
-        check_gains(world, model)
-    return model
 
 
 class WorldJointsView:
@@ -165,23 +137,26 @@ class WorldJointsView:
         return self._sim._world_joint_coordinates()
 
 
-class Simulation:
-    """A robot (`Model`, optional) and a world (`World`, optional) advanced by fixed steps.
+class Simulation(OneRobot):
+    """Robots and URDF objects (trees), free bodies and their joints, advanced by fixed steps.
 
-    Without a model, the robot named by the world file (`robot: {urdf: ...}`) is loaded; a
-    world that names none gives a simulation without a robot (logged once per world file).
+    `Simulation(model, world)`: the robot `model` (optional) in the world (optional; its one
+    robot entry, if any, places the model). `Simulation(world=world)`: every robot and URDF
+    object the world names (`robot:` or `robots:`), each loaded from its URDF; a world that
+    names none gives a simulation without a robot (logged once per world file).
     dt: a number within DT_RANGE s (a warning above DT_WARN); gravity: 3 numbers within
     +-1e3 m/s^2 (default: the world's); integrator: one of INTEGRATORS. Every method checks
     its arguments before it changes anything: a refused call leaves the state as it was.
 
-    A robot with a floating base (`load_urdf(..., floating_base=True)`, or the world's
-    `robot: {floating: true}`) uses Pinocchio's free-flyer layout in `q` (nq = n_joints + 7:
-    base position, quaternion x, y, z, w, then the joints) and `qd` (nv = n_joints + 6: base
-    linear and angular velocity in base axes, then the joints); efforts are the joints'.
+    `robot_names`, `robot(name)`: each tree's own API (`mb_sim.sim.robot.Robot`). With one
+    robot, the simulation answers for it too (`sim.q`, `sim.set_effort`, ...:
+    `mb_sim.sim.one_robot`). A robot with a floating base uses Pinocchio's free-flyer layout
+    in `q` (base position, quaternion x, y, z, w, then the joints) and `qd` (base linear and
+    angular velocity in base axes, then the joints); efforts are the joints'.
 
-    ft_sensors (movable joint names) and contact_sensors (link names) default to the world's
-    `robot.ft_sensors` and `robot.contact_sensors`; the world's `robot.gains` are set as by
-    `set_gains`."""
+    ft_sensors (movable joint names) and contact_sensors (link names) of the one robot
+    default to its world entry's `ft_sensors` and `contact_sensors` (each robot's with
+    several); each entry's `gains` are set as by `set_gains`."""
 
     def __init__(
         self,
@@ -201,53 +176,64 @@ class Simulation:
             self.gravity = check_gravity(gravity, "the world's gravity")
         else:
             self.gravity = check_gravity(gravity)
-        model = _robot_of(model, world)
-        self.model = model
         self.world = world
         self._overlaps = RememberedOverlaps(overlapping_pairs)
-        self.scene: CompiledScene = compile_scene(model, world, dt, integrator, self.gravity,
-                                                  self._overlaps)
-        self.nq = model.nq if model is not None else 0
-        self.nv = model.nv if model is not None else 0
-        self.n_joints = model.n_joints if model is not None else 0
-        self.floating_base = model is not None and model.floating_base
-        self._args = StateArguments(model, self.scene.body_names)
-        self._queries = Queries(model, self.scene)
-        self._effort_warned: set[int] = set()
-        self._effort_cap = (np.minimum(model.effort_limit, EFFORT) if model is not None
-                            else np.zeros(0))
+        self._placed = tuple(placed_trees(model, world))
+        self._overlaps.key = self._trees_key(self._placed)
+        self.scene: CompiledScene = compile_scene(self._placed, world, dt, integrator,
+                                                  self.gravity, self._overlaps)
         self._contacts: Contacts | None = Contacts.empty()
         self._data: Data = allocate_data(self.scene.arrays)
-        self._servos = ServoArguments(model, self.dt, self._args, self._reference_q)
-        self._sensors = SensorSet(model, self.scene.geom_names)
+        self._sensors = SensorSet([p.model for p in self._placed], self.scene)
         self._initial = self._make_initial_state()
         self.state = self._initial.copy()
         self._m = scene_record(self.scene.arrays)
+        self._make_views()
         self._bind()
         self.world_joints = WorldJointsView(self)
         self._stepped = False  # the step before the state is the last step taken
-        robot = world.robot if world is not None else None
-        if robot is not None and robot.gains and model is not None:
-            self.set_gains(robot.gains)
+        self._world_settings()
         if ft_sensors is not None:
-            self._sensors.set_ft(ft_sensors)
-        elif robot is not None and robot.ft_sensors:
-            self._world_sensors(self._sensors.set_ft, robot.ft_sensors, "ft_sensors")
+            self._robot().set_ft_sensors(ft_sensors)
         if contact_sensors is not None:
-            self._sensors.set_contact(contact_sensors)
-        elif robot is not None and robot.contact_sensors:
-            self._world_sensors(self._sensors.set_contact, robot.contact_sensors,
-                                "contact_sensors")
+            self._robot().set_contact_sensors(contact_sensors)
         self._bind_sim()
 
     # --- construction ------------------------------------------------------------------------
-    def _world_sensors(self, setter: Any, names: Sequence[str], key: str) -> None:
-        """The world file's robot.ft_sensors or robot.contact_sensors; a bad name is a
-        WorldError naming the file, the key and the name."""
-        try:
-            setter(names, f"{self.world.source}: robot.{key}")  # type: ignore[union-attr]
-        except ValueError as e:
-            raise WorldError(str(e)) from None
+    @staticmethod
+    def _trees_key(placed: Sequence[Placed]) -> tuple[Any, ...]:
+        return tuple((p.name, id(p.model), id(p.placement)) for p in placed)
+
+    def _make_views(self) -> None:
+        """The `Robot` view of each tree, their queries sharing one workspace."""
+        tree = self.scene.arrays.tree
+        self._query_work = allocate_tree_work(tree)
+        self._queries = Queries(None, self.scene, -1, new_tree(tree), self._query_work)
+        self._robots = {
+            p.name: Robot(self, k, p.name, p.model,
+                          Queries(p.model, self.scene, k, self._queries.tree, self._query_work))
+            for k, p in enumerate(self._placed)}
+        self._no_robot = Robot(self, -1, "", None, self._queries)
+
+    def _world_settings(self) -> None:
+        """Each world entry's gains and sensors (a bad name: WorldError naming the file, the
+        entry, the key and the name)."""
+        for placed in self._placed:
+            entry = placed.placement
+            if entry is None:
+                continue
+            view = self._robots[placed.name]
+            if entry.gains:
+                view.set_gains(entry.gains)
+            for key, setter in (("ft_sensors", self._sensors.set_ft),
+                                ("contact_sensors", self._sensors.set_contact)):
+                names = getattr(entry, key, ())
+                if not names:
+                    continue
+                try:
+                    setter(view.tree, names, f"{self.world.source}: {placed.label}.{key}")  # type: ignore[union-attr]
+                except ValueError as e:
+                    raise WorldError(str(e)) from None
 
     def _bind(self) -> None:
         """(Re)build the records compiled code takes, over the current arrays."""
@@ -273,27 +259,25 @@ class Simulation:
             self._step = entry_point(step, self._sim, ANY_INT)
         return self._step
 
-    def _make_initial_state(self) -> State:
-        state = State.allocate(n=self.n_joints, nq=self.nq, nv=self.nv,
-                               b=len(self.scene.body_names), w=self._data.rows.kind.shape[0])
-        n = self.n_joints
-        if self.model is not None:  # initial positions, else 0 clamped into the limits
-            state.q[:n] = reference_positions(self.model, getattr(self.world, "robot", None))
-        if self.floating_base:  # the start pose of the base after the joints
-            tree = self.scene.arrays.tree
-            state.q[n:n + 3] = tree.base_pos
-            state.q[n + 3:] = quat_from_matrix(tree.base_rot)
-        sc = self.scene
-        state.body_pos[...] = sc.initial_body_pos
-        state.body_quat[...] = sc.initial_body_quat
-        state.body_vel[...] = sc.initial_body_vel
-        state.target[:, 0] = state.q[:n]
+    def _new_state(self, scene: CompiledScene, data: Data) -> State:
+        """A zero state of a scene's sizes, its bodies at their initial poses."""
+        tree = scene.arrays.tree
+        state = State.allocate(n=tree.parent.shape[0], nq=int(tree.tree_q[-1]),
+                               nv=int(tree.tree_v[-1]), b=len(scene.body_names),
+                               w=data.rows.kind.shape[0])
+        state.body_pos[...] = scene.initial_body_pos
+        state.body_quat[...] = scene.initial_body_quat
+        state.body_vel[...] = scene.initial_body_vel
         return state
 
-    def _reference_q(self) -> np.ndarray:
-        """The initial positions in the public layout (the servos' reference pose)."""
-        q = self._initial.q
-        return to_pinocchio(q, None, self.n_joints)[0] if self.floating_base else q.copy()
+    def _make_initial_state(self) -> State:
+        """Every tree at its initial positions (else 0 clamped into the limits), a floating
+        base at its start pose; position targets where the joints are."""
+        state = self._new_state(self.scene, self._data)
+        tree = self.scene.arrays.tree
+        state.q[:] = reference_state(self._placed, tree)
+        state.target[:, 0] = state.q[tree.qadr]
+        return state
 
     def _grow(self) -> None:
         """Room for twice the contacts (between steps; the broad phase carries over)."""
@@ -307,6 +291,43 @@ class Simulation:
         st.warm_key, st.warm_value = key, value
         self._contacts = None
         self._bind()
+
+    # --- the trees ---------------------------------------------------------------------------
+    @property
+    def robot_names(self) -> tuple[str, ...]:
+        """The robots: trees with a movable joint, in the order of the world file."""
+        return tuple(p.name for p in self._placed if p.model.n_joints > 0)
+
+    @property
+    def object_names(self) -> tuple[str, ...]:
+        """The URDF objects: trees without a movable joint (a table, a mug)."""
+        return tuple(p.name for p in self._placed if p.model.n_joints == 0)
+
+    def robot(self, name: str) -> Robot:
+        """The view of one robot or URDF object (`mb_sim.sim.robot.Robot`); KeyError naming
+        the robots otherwise."""
+        try:
+            return self._robots[name]
+        except (KeyError, TypeError):
+            raise KeyError(f"no robot named {name!r}; robots: {list(self.robot_names)}, URDF "
+                           f"objects: {list(self.object_names)}") from None
+
+    def _robot(self) -> Robot:
+        """The one robot the one-robot API answers for (module `mb_sim.sim.one_robot`): the
+        robot, or a tree alone (a floating box given as the model)."""
+        names = self.robot_names
+        if len(names) == 1:
+            return self._robots[names[0]]
+        if not names:
+            return self._robots[self._placed[0].name] if len(self._placed) == 1 \
+                else self._no_robot
+        raise ValueError(f"the simulation has {len(names)} robots ({', '.join(map(repr, names))}"
+                         f"): ask one of them, sim.robot(name)")
+
+    def _state_changed(self) -> None:
+        """A tree's state was set: no warm start, no acceleration of the last step."""
+        self.state.clear_warm_start()
+        self._stepped = False
 
     # --- settings ----------------------------------------------------------------------------
     @property
@@ -348,84 +369,11 @@ class Simulation:
         return self.state.time
 
     @property
-    def q(self) -> np.ndarray:
-        """Positions (nq): the joints', after a floating base's pose (x, y, z, qx, qy, qz,
-        qw)."""
-        if self.floating_base:
-            return to_pinocchio(self.state.q, None, self.n_joints)[0]
-        return self.state.q.copy()
-
-    @property
-    def qd(self) -> np.ndarray:
-        """Velocities (nv): the joints', after a floating base's linear and angular velocity
-        (base axes)."""
-        if self.floating_base:
-            return to_pinocchio(None, self.state.qd, self.n_joints)[1]
-        return self.state.qd.copy()
-
-    @property
-    def joint_positions(self) -> np.ndarray:
-        """The joints' positions (rad or m), in `joint_names` order."""
-        return self.state.q[:self.n_joints].copy()
-
-    @property
-    def joint_velocities(self) -> np.ndarray:
-        return self.state.qd[:self.n_joints].copy()
-
-    @property
-    def effort(self) -> np.ndarray:
-        return self.state.effort.copy()
-
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        return self.model.joint_names if self.model is not None else ()
-
-    @property
     def body_names(self) -> tuple[str, ...]:
         return self.scene.body_names
 
     def body_index(self, name: str) -> int:
         return self.scene.body_index(name)
-
-    def set_state(self, q: object = None, qd: object = None, clamp: bool = False) -> None:
-        """Set positions and/or velocities: arrays in `q`/`qd` order (a floating base's
-        coordinates first), or {joint: value} (joints not named keep their values).
-
-        Values must be finite, |q| <= 1e5 (rad or m), |qd| <= 1e4 rad/s (revolute) or 1e3 m/s
-        (prismatic), and q within the joint limits up to LIMIT_TOLERANCE; with `clamp=True`
-        positions beyond a limit are clamped to it, with a warning. A floating base's
-        quaternion must have norm 1 within 1e-3 (it is normalised). On error (ValueError,
-        TypeError, KeyError) nothing is changed."""
-        self._write_state(*self._args.state(q, qd, clamp, self.state))
-
-    def set_initial_state(self, q: object = None, qd: object = None,
-                          clamp: bool = False) -> None:
-        """Change what `reset()` returns to (checked as `set_state`; joints not named keep
-        their initial values), and reset. On error nothing is changed."""
-        new_q, new_qd = self._args.state(q, qd, clamp, self._initial)
-        self.reset()
-        self._write_state(new_q, new_qd)
-        self._initial = self.state.copy()
-
-    def set_base_pose(self, xyz: object, quat_xyzw: object) -> None:
-        """Put a floating base at world position xyz (m) with orientation quat_xyzw."""
-        q = self.state.q.copy()
-        q[self.n_joints:] = self._args.base_pose(xyz, quat_xyzw)
-        self._write_state(q, None)
-
-    def set_base_velocity(self, linear: object, angular: object) -> None:
-        """A floating base's linear (m/s) and angular (rad/s) velocity, in base axes."""
-        qd = self.state.qd.copy()
-        qd[self.n_joints:] = self._args.base_twist(linear, angular)
-        self._write_state(None, qd)
-
-    def _write_state(self, q: np.ndarray | None, qd: np.ndarray | None) -> None:
-        if q is not None:
-            self.state.q[:] = q
-        if qd is not None:
-            self.state.qd[:] = qd
-        self.state.clear_warm_start()
-        self._stepped = False
 
     def set_time(self, t: float) -> None:
         """Set the simulated time (s, finite, >= 0); nothing else changes."""
@@ -445,9 +393,10 @@ class Simulation:
 
     def restore_state(self, state: State) -> None:
         """Continue from a State of `save_state()` of this simulation (or one built from the
-        same robot and world): the same bits follow as after the save. A state of another
+        same robots and world): the same bits follow as after the save. A state of another
         shape or with a non-finite value is refused (ValueError) and nothing is changed."""
-        n = self._args.restorable(state, self.state)
+        n = StateArguments(None, self.body_names).restorable(state, self.state,
+                                                             self._state_entry)
         while self.state.warm_key.shape[0] < n:  # saved by a simulation that had grown more
             self._grow()
         mine = self.state
@@ -460,130 +409,13 @@ class Simulation:
         self._stepped = False
         self._sensors.clear()
 
-    def set_effort(self, effort: object) -> None:
-        """Joint efforts (N m or N) held until changed: an array in q order or {joint: value}
-        (joints not named keep their effort). Values must be finite; values beyond the URDF
-        effort limit (EFFORT = 1e6 for a joint without one) are clamped, with one warning per
-        joint. On error nothing is changed."""
-        tau, _ = self._args.joint_vector(effort, "effort", self.state.effort)
-        limit = self._effort_cap
-        over = np.abs(tau) > limit
-        for i in np.flatnonzero(over):
-            if i not in self._effort_warned:
-                self._effort_warned.add(int(i))
-                log.warning(
-                    "effort %.6g for joint %r exceeds its limit %.6g; clamped",
-                    tau[i], self.joint_names[i], limit[i],
-                )
-        self.state.effort[:] = np.clip(tau, -limit, limit)
-
-    # --- command interfaces and servos (mb_sim.sim.servo) --------------------------------------
-    @property
-    def interfaces(self) -> dict[str, str]:
-        """The command interface of each joint: "effort", "position" or "velocity"."""
-        return {name: INTERFACES[int(m)] for name, m in zip(self.joint_names, self.state.mode)}
-
-    def set_interfaces(self, interfaces: Mapping[str, str]) -> None:
-        """{joint: "effort" | "position" | "velocity"}. A position servo starts holding the
-        joint where it is, a velocity servo at speed 0; the integral starts at 0, the gains
-        are the interface's defaults unless `set_gains` gave the joint its own. It is part of
-        the initial state too (`reset` keeps the interfaces). Unknown joints or names, and
-        servos on mimic joints, are refused (KeyError, ValueError) and nothing changes."""
-        modes = self._servos.modes(interfaces)
-        for state in (self.state, self._initial):
-            self._servos.switch(state, modes)
-
-    @property
-    def gains(self) -> dict[str, tuple[float, float, float]]:
-        """Each joint's servo gains (p, i, d): position PID (N m/rad, N m/(rad s), N m s/rad
-        for a revolute joint), velocity PI (p on the velocity error, i on its integral, d
-        unused); zero for effort joints."""
-        return {name: tuple(float(x) for x in g[:3])
-                for name, g in zip(self.joint_names, self.state.gains)}
-
-    def set_gains(self, gains: Mapping[str, Sequence[float]]) -> None:
-        """{joint: (p, i, d)}: finite numbers >= 0 replacing the defaults of that joint for
-        every interface (kept by `reset`). The integral keeps its value. On error nothing
-        changes."""
-        values = self._servos.gains(gains)
-        for state in (self.state, self._initial):
-            self._servos.apply_gains(state, values)
-
-    def default_gains(self, interface: str = "position") -> dict[str, tuple[float, ...]]:
-        """The default gains of every joint for an interface (mb_sim.sim.servo: from the
-        largest effective inertia H_ii over a set of poses and w = min(100, 0.1 / dt) rad/s)."""
-        table = self._servos.defaults[self._servos.mode_of(interface, "default_gains")]
-        return {name: tuple(float(x) for x in g) for name, g in zip(self.joint_names, table)}
-
-    def set_position_target(self, q: object, qd: object = None) -> None:
-        """Position targets of position joints (rad or m), held until changed: an array in
-        joint order (every joint then has the position interface) or {joint: value}; qd an
-        optional velocity feed-forward (same form). Targets beyond the joint limits are
-        clamped to them with a warning. A joint without the position interface is refused
-        (ValueError naming it) and nothing changes."""
-        self._servos.set_targets(self.state, POSITION, q, qd)
-
-    def set_velocity_target(self, qd: object) -> None:
-        """Velocity targets of velocity joints (rad/s or m/s), held until changed: an array
-        in joint order or {joint: value}; beyond the URDF velocity limit they are clamped
-        with a warning. A joint without the velocity interface is refused (ValueError) and
-        nothing changes."""
-        self._servos.set_targets(self.state, VELOCITY, None, qd)
-
-    @property
-    def targets(self) -> np.ndarray:
-        """(n, 2) the servos' position and velocity targets, joint order."""
-        return self.state.target.copy()
-
-    @property
-    def applied_effort(self) -> np.ndarray:
-        """The efforts the joints got in the last step (commanded, or the servo's with its
-        feed-forward), N m or N, joint order (part of the state; 0 before the first step)."""
-        return self.state.applied.copy()
-
-    # --- force-torque and contact sensors (mb_sim.sim.sensors) ---------------------------------
-    @property
-    def ft_sensors(self) -> tuple[str, ...]:
-        """The joints with a force-torque sensor."""
-        return self._sensors.ft_joints
-
-    def set_ft_sensors(self, joints: Sequence[str]) -> None:
-        """Force-torque sensors at these movable joints (replacing the earlier ones; [] for
-        none). An unknown or fixed joint is refused (ValueError naming it) and nothing
-        changes. The other sensors' sums carry on; these start empty."""
-        self._sensors.set_ft(joints)
-        self._bind_sim()
-
-    def read_ft_sensors(self) -> dict[str, Wrench]:
-        """{joint: (force N, torque N m)}: the wrench the parent link exerted on the child
-        link through the joint, child link axes, torque about the child link origin, averaged
-        over the steps since the last read (impulses of contacts and joint limits included;
-        zero when no step was taken). Reading starts the next interval."""
-        return self._sensors.read_ft()
-
-    @property
-    def contact_sensors(self) -> tuple[str, ...]:
-        """The links with a contact sensor."""
-        return self._sensors.contact_links
-
-    def set_contact_sensors(self, links: Sequence[str]) -> None:
-        """Contact sensors on these links of the robot (replacing the earlier ones; [] for
-        none). An unknown link is refused (ValueError naming it) and nothing changes."""
-        self._sensors.set_contact(links)
-        self._bind_sim()
-
-    def read_contact_sensors(self) -> dict[str, Wrench]:
-        """{link: (force N, torque N m)}: the total contact wrench on the link (its collision
-        geometries), world axes, torque about the link origin, averaged over the steps since
-        the last read (an impact's impulse / that time; zero: no contact). Reading starts the
-        next interval."""
-        return self._sensors.read_contact()
-
-    # --- bodies added, removed, moved between steps (mb_sim.sim.rebuild) ------------------------
+    # --- bodies and trees added, removed, moved between steps (mb_sim.sim.rebuild) ------------
     def entity_names(self) -> tuple[str, ...]:
-        """Names a new body may not take: the bodies', the robot's and its links'."""
-        robot = () if self.model is None else (self.model.name, *self.model.link_names)
-        return (*self.body_names, *robot)
+        """Names a new body or robot may not take: the bodies', the trees' and their links'."""
+        names = [*self.body_names]
+        for p in self._placed:
+            names += [p.name, *p.model.link_names]
+        return tuple(names)
 
     def add_body(self, body: Body) -> None:
         """Add a world body (`mb_sim.model.world.Body`, e.g. `mb_sim.model.spawn.spawn_body`'s)
@@ -594,10 +426,10 @@ class Simulation:
             raise TypeError(f"add_body takes a mb_sim.model.world.Body, got "
                             f"{type(body).__name__}")
         if body.name in self.entity_names():
-            raise ValueError(f"body name {body.name!r} is taken (bodies, the robot and its "
+            raise ValueError(f"body name {body.name!r} is taken (bodies, the robots and their "
                              "links have unique names)")
         world = self._current_world()
-        self._rebuild(dataclasses.replace(world, bodies=(*world.bodies, body)))
+        self._rebuild(dataclasses.replace(world, bodies=(*world.bodies, body)), self._placed)
 
     def remove_body(self, name: str) -> None:
         """Remove a world body between two steps; everything else carries over exactly. An
@@ -610,7 +442,26 @@ class Simulation:
             raise ValueError(f"body {name!r} is held by world joint(s) "
                              f"{', '.join(map(repr, holding))}; it cannot be removed alone")
         self._rebuild(dataclasses.replace(
-            world, bodies=tuple(b for b in world.bodies if b.name != name)))
+            world, bodies=tuple(b for b in world.bodies if b.name != name)), self._placed)
+
+    def add_robot(self, model: Model, name: str, placement: Any = None) -> None:
+        """Add a robot or URDF object between two steps: `model` named `name` (unique among
+        `entity_names`), placed by `placement` (a `mb_sim.model.world.RobotPlacement`; None:
+        at the origin), at its initial positions. Everything else carries over exactly;
+        `reset()` puts it back where it was added. On error nothing changes."""
+        if not isinstance(model, Model):
+            raise TypeError(f"add_robot takes a mb_sim.model.Model, got {type(model).__name__}")
+        if not isinstance(name, str) or not name or name in self.entity_names():
+            raise ValueError(f"robot name {name!r} is empty or taken (bodies, the robots and "
+                             "their links have unique names)")
+        placed = (*self._placed, Placed(model, name, placement, name))
+        self._rebuild(self._current_world(), placed)
+
+    def remove_robot(self, name: str) -> None:
+        """Remove a robot or URDF object between two steps; everything else carries over
+        exactly. An unknown name is refused (KeyError), nothing changed."""
+        self.robot(name)
+        self._rebuild(self._current_world(), tuple(p for p in self._placed if p.name != name))
 
     def set_body_state(self, name: str, xyz: object = None, quat_xyzw: object = None,
                        linear: object = None, angular: object = None) -> None:
@@ -622,19 +473,17 @@ class Simulation:
         i = self.scene.body_index(name)
         if not self.scene.arrays.bodies.dynamic[i]:
             raise ValueError(f"body {name!r} is static: it stays where the world puts it")
-        p, r, v, w = self._args.body_state(name, xyz, quat_xyzw, linear, angular)
+        args = StateArguments(None, self.body_names)
+        p, r, v, w = args.body_state(name, xyz, quat_xyzw, linear, angular)
         st = self.state
         for target, value in ((st.body_pos[i], p), (st.body_quat[i], r),
                               (st.body_vel[i, :3], v), (st.body_vel[i, 3:], w)):
             if value is not None:
                 target[:] = value
-        ids = geom_identities(self.scene, self._has_ground())
+        ids = geom_identities(self.scene)
         geom_map = index_map(ids, [None if x == ("body", name) else x for x in ids])
         carry_state(st.copy(), st, np.arange(len(self.body_names)), geom_map, len(ids))
         self._contacts = None
-
-    def _has_ground(self) -> bool:
-        return self.world is not None and self.world.ground is not None
 
     def _current_world(self) -> World:
         if self.world is not None:
@@ -642,101 +491,89 @@ class Simulation:
         return World(gravity=self.gravity, ground=None, robot=RobotPlacement(), bodies=(),
                      joints=(), solver=SolverSettings(), source="<no world>")
 
-    def _rebuild(self, world: World) -> None:
-        """Compile the scene of `world` (the robot and options as they are) and carry the
-        state, the initial state and the state before the last step over by body names."""
-        scene = compile_scene(self.model, world, self.dt, self.integrator, self.gravity,
+    def _rebuild(self, world: World, placed: Sequence[Placed]) -> None:
+        """Compile the scene of `world` and the trees `placed` (the options as they are) and
+        carry the state, the initial state and the state before the last step over by the
+        names of the bodies and trees."""
+        self._overlaps.key = self._trees_key(placed)
+        scene = compile_scene(placed, world, self.dt, self.integrator, self.gravity,
                               self._overlaps)
         arrays = scene.arrays._replace(options=self.options)
         scene = dataclasses.replace(scene, arrays=arrays)
-        old_ids = geom_identities(self.scene, self._has_ground())
-        geom_map = index_map(old_ids, geom_identities(scene, world.ground is not None))
+        geom_map = index_map(geom_identities(self.scene), geom_identities(scene))
         body_map = index_map(scene.body_names, self.scene.body_names)
+        new_names = [p.name for p in placed]
+        tree_map = np.array([new_names.index(p.name) if p.name in new_names else -1
+                             for p in self._placed], dtype=np.int64)
+        trees = TreeMap(self.scene.arrays.tree, arrays.tree, tree_map)
         old_data = self._data
         data = allocate_data(arrays, max(old_data.contacts.depth.shape[0],
                                          4 * len(scene.geom_names)))
         data.joints.stats[:] = old_data.joints.stats
+        fresh = self._fresh_trees(placed, scene, data)
 
         def carried(old: State) -> State:
-            new = State.allocate(n=self.n_joints, nq=self.nq, nv=self.nv,
-                                 b=len(scene.body_names), w=data.rows.kind.shape[0])
-            new.body_pos[...] = scene.initial_body_pos
-            new.body_quat[...] = scene.initial_body_quat
-            new.body_vel[...] = scene.initial_body_vel
-            carry_state(old, new, body_map, geom_map, len(scene.geom_names))
+            new = fresh.copy()
+            carry_state(old, new, body_map, geom_map, len(scene.geom_names), trees)
             return new
 
         state, initial = carried(self.state), carried(self._initial)
         before = carried(State(*old_data.before))
         for name, value in zip(before.arrays()._fields, before.arrays()):
             np.copyto(getattr(data.before, name), value)
-        self.world, self.scene, self._data = world, scene, data
+        old_views = self._robots
+        self.world, self.scene, self._data, self._placed = world, scene, data, tuple(placed)
         self.state, self._initial = state, initial
-        self._args = StateArguments(self.model, scene.body_names)
-        self._queries = Queries(self.model, scene)
         self._contacts = Contacts.empty()
-        self._sensors.rescene(scene.geom_names)
+        self._sensors.rescene(scene, [p.model for p in placed], tree_map)
         self._m = scene_record(arrays)
+        self._make_views()
+        for name, view in self._robots.items():  # gains set and warnings given carry over
+            if name in old_views:
+                view._servos.custom = old_views[name]._servos.custom
+                view._effort_warned = old_views[name]._effort_warned
         self._bind()
+
+    def _fresh_trees(self, placed: Sequence[Placed], scene: CompiledScene,
+                     data: Data) -> State:
+        """The state of a new scene with the trees that are new at their initial positions
+        (those that stay are carried over on top of it)."""
+        fresh = self._new_state(scene, data)
+        tree = scene.arrays.tree
+        fresh.q[:] = reference_state(placed, tree)
+        fresh.target[:, 0] = fresh.q[tree.qadr]
+        return fresh
 
     # --- queries (mb_sim.sim.queries) ---------------------------------------------------------
     @property
     def contacts(self) -> Contacts:
-        """Contacts of the last step (built when first asked for)."""
+        """Contacts of the last step (built when first asked for); `entity_a`, `entity_b`
+        and `link_a`, `link_b` say which robot (and link) or body each side is."""
         if self._contacts is None:
             self._contacts = self._queries.contacts(self._data)
         return self._contacts
 
-    def link_pose(self, name: str) -> Pose:
-        """World pose of a URDF link: (xyz, quaternion x, y, z, w)."""
-        return self._queries.link_pose(name, self.state.q)
-
-    def link_poses(self) -> dict[str, Pose]:
-        """World poses of every URDF link."""
-        return self._queries.link_poses(self.state.q)
-
-    def base_pose(self) -> Pose:
-        """World pose of the robot's root link (fixed or floating): (xyz, quaternion x, y, z,
-        w)."""
-        if self.model is None:
-            raise KeyError("the simulation has no robot")
-        return self.link_pose(self.model.base_link)
-
-    def base_velocity(self) -> Pose:
-        """(linear, angular) velocity of the root link's origin, in its axes (zero for a
-        fixed base)."""
-        if self.model is None:
-            raise KeyError("the simulation has no robot")
-        return self.link_velocity(self.model.base_link)
-
-    def link_velocity(self, name: str) -> Pose:
-        """(linear velocity of a URDF link's origin, angular velocity), in the link's axes."""
-        return self._queries.link_velocity(name, self.state.q, self.state.qd)
-
-    def link_acceleration(self, name: str) -> Pose:
-        """(linear acceleration of a URDF link's origin, angular acceleration) over the last
-        step, (v(t) - v(t - h)) / h in the link's axes, contact impulses included. Gravity is
-        not in it (a link at rest reads 0; an accelerometer's specific force is
-        linear - R^T g). Zero before the first step and after a state change."""
-        if not self._stepped:
-            self._queries.link_body(name)
-            return np.zeros(3), np.zeros(3)
-        before = self._data.before
-        return self._queries.link_acceleration(name, (before.q, before.qd),
-                                               (self.state.q, self.state.qd), self.dt)
-
     def body_pose(self, name: str) -> Pose:
-        """World pose of an environment body (its frame sits at its centre of mass):
-        (xyz, quaternion x, y, z, w)."""
+        """World pose of an environment body (its frame sits at its centre of mass), or of a
+        URDF object's root link: (xyz, quaternion x, y, z, w)."""
+        if name in self._robots and name not in self.body_names:
+            return self._robots[name].base_pose()
         return self._queries.body_pose(name, self.state)
 
     def body_velocity(self, name: str) -> Pose:
-        """(linear velocity of the centre of mass, angular velocity), world frame."""
+        """(linear velocity of the centre of mass, angular velocity), world frame (a URDF
+        object: of its root link's origin)."""
+        if name in self._robots and name not in self.body_names:
+            view = self._robots[name]
+            linear, angular = view.base_velocity()
+            R = quat_to_matrix(view.base_pose()[1])
+            return R @ linear, R @ angular
         return self._queries.body_velocity(name, self.state)
 
     def energy(self) -> float:
-        """Kinetic plus gravitational potential energy of the robot and the free bodies (J)."""
-        return self._queries.energy(self.state, self.gravity)
+        """Kinetic plus gravitational potential energy of the trees and the free bodies (J)."""
+        e = sum(view.energy(self.gravity) for view in self._robots.values())
+        return float(e + self._queries.bodies_energy(self.state, self.gravity))
 
     # --- stepping -------------------------------------------------------------------------------
     def step(self, n: int = 1) -> None:
@@ -766,9 +603,36 @@ class Simulation:
                 self._raise_not_finite(int(info[BAD_KIND]), int(info[BAD_INDEX]))
             self._stepped = self._stepped or done > 0
 
+    def _joint_or_base(self, index: int) -> str:
+        """A joint (body) of the forest, or n + k: tree k's floating base, by name."""
+        tree = self.scene.arrays.tree
+        n = tree.parent.shape[0]
+        k = int(tree.body_tree[index]) if index < n else index - n
+        view = self._robots[self._placed[k].name]
+        local = index - int(tree.tree_body[k]) if index < n else view.n_joints
+        return view.describe_index(local)
+
+    def _state_entry(self, field: str, i: int) -> str:
+        """Entry i of the state's q, qd or effort, by name (a joint or a floating base)."""
+        tree = self.scene.arrays.tree
+        if field == "effort":
+            return self._joint_or_base(i)
+        table = tree.tree_q if field == "q" else tree.tree_v
+        k = int(np.searchsorted(table, i, side="right")) - 1
+        local = i - int(table[k])
+        n_k = int(tree.tree_body[k + 1] - tree.tree_body[k])
+        return self._joint_or_base(int(tree.tree_body[k]) + local if local < n_k
+                                   else tree.parent.shape[0] + k)
+
     def _fastest(self) -> str:
         """Where the state runs away: the joint, floating base or body of largest speed."""
-        speeds = [(abs(float(v)), self._args.joint_or_base(i)) for i, v in enumerate(self.state.qd)]
+        tree = self.scene.arrays.tree
+        qd = self.state.qd
+        speeds = [(abs(float(qd[tree.vadr[i]])), self._joint_or_base(i))
+                  for i in range(tree.parent.shape[0])]
+        speeds += [(float(np.linalg.norm(qd[tree.tree_v[k + 1] - 6:tree.tree_v[k + 1]])),
+                    self._joint_or_base(tree.parent.shape[0] + k))
+                   for k in range(len(self._placed)) if tree.floating[k]]
         speeds += [(float(np.linalg.norm(v[:3])), f"body {name!r}")
                    for name, v in zip(self.scene.body_names, self.state.body_vel)]
         if not speeds:
@@ -779,12 +643,11 @@ class Simulation:
     def _raise_not_finite(self, kind: int, index: int) -> None:
         t = f"t = {self.time:.6f} s"
         if kind == BAD_EFFORT:
-            name = self.joint_names[index]
             raise SimulationError(
-                f"the effort of joint {name!r} is {self.state.effort[index]} at {t} (written "
-                f"into the state directly? set_effort refuses it); the step was not taken"
-            )
-        what = (self._args.joint_or_base(index) if kind == BAD_JOINT
+                f"the effort of {self._joint_or_base(index)} is {self.state.effort[index]} at "
+                f"{t} (written into the state directly? set_effort refuses it); the step was "
+                "not taken")
+        what = (self._joint_or_base(index) if kind == BAD_JOINT
                 else f"body {self.scene.body_names[index]!r}")
         raise SimulationError(
             f"the state of {what} became non-finite in the step from {t} (dt = {self.dt:g} "
@@ -802,4 +665,4 @@ class Simulation:
         return out
 
 
-__all__ = ["LIMIT_TOLERANCE", "Simulation", "WorldJointsView", "Wrench"]
+__all__ = ["LIMIT_TOLERANCE", "Robot", "Simulation", "WorldJointsView", "Wrench"]

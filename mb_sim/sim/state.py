@@ -10,10 +10,11 @@ import numpy as np
 from mb_sim._jit import njit
 from mb_sim.records import INDEX, REAL, Field, allocate, record
 
-StateArrays, StateRecord = record("StateArrays", """Robot joint state, free-body state (world
-frame, quaternions x, y, z, w), the applied efforts, and the impulses kept for warm starting
-(so a restored state continues with the same bits). The robot's vectors keep the joints first,
-then a floating base (mb_sim.dynamics.floating).""", (
+StateArrays, StateRecord = record("StateArrays", """Joint states of every tree, free-body state
+(world frame, quaternions x, y, z, w), the applied efforts, and the impulses kept for warm
+starting (so a restored state continues with the same bits). Tree after tree, q and qd keep
+each tree's joints first, then its floating base (mb_sim.model.forest); the joint arrays have
+one entry per joint (body) of every tree.""", (
     Field("clock", REAL, (1,), "simulated time, s"),
     Field("q", REAL, ("nq",), "joint positions, rad or m; then a floating base's position "
           "(world, m) and quaternion"),
@@ -38,8 +39,8 @@ then a floating base (mb_sim.dynamics.floating).""", (
     Field("warm_value", REAL, ("w", 4), "their impulses: normal, and friction as a world "
           "vector"),
     Field("warm_count", INDEX, (1,), "keys in use"),
-), {"n": "movable joints", "nq": "positions (n, + 7 for a floating base)",
-    "nv": "velocities (n, + 6 for a floating base)", "b": "free bodies",
+), {"n": "movable joints of every tree", "nq": "positions (n, + 7 per floating base)",
+    "nv": "velocities (n, + 6 per floating base)", "b": "free bodies",
     "w": "warm-start room (the row capacity)"})
 
 

@@ -36,7 +36,7 @@ import numpy as np
 from mb_sim._jit import inline, njit
 from mb_sim.collision.narrowphase import detect_into
 from mb_sim.dynamics.aba import articulated_accelerations
-from mb_sim.dynamics.floating import advance, advance_base, base_pose, chart_rate, is_floating
+from mb_sim.dynamics.floating import advance, advance_base, chart_rate
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.model.compile import RK4, SceneModel
 from mb_sim.records import Field, record
@@ -119,34 +119,38 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
     the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q.
     RK4 moves a floating base on SE(3) (Munthe-Kaas): stage positions are q (+) f k_pos, with
     k_pos the rate of the increment (`mb_sim.dynamics.floating.chart_rate`); dq_free is the
-    increment of the step."""
+    increment of the step. The trees are independent here: each its own ABA."""
     tree, opt, w, work = m.tree, m.options, d.tree, d.work
     h = opt.dt
     q, qd, tau = s.q, s.qd, work.tau
     nv = qd.shape[0]
+    trees = tree.tree_body.shape[0] - 1
     if nv > 0 and opt.integrator == RK4:
         kv, ka, kp, qt = w.rk4_qd, w.rk4_qdd, w.rk4_dq, w.rk4_q
-        n = tree.parent.shape[0]
         kv[0] = qd
         kp[0] = qd
         if drive(m, d, s, ka[0]):
-            make_explicit(d, ka[0])
+            make_explicit(m, d, ka[0])
         for stage in range(1, 4):
             f = 0.5 * h if stage < 3 else h
             advance(tree, q, kp[stage - 1], f, qt)
             for i in range(nv):
                 kv[stage, i] = qd[i] + f * ka[stage - 1, i]
-            articulated_accelerations(tree, w, qt, kv[stage], tau, ka[stage])
+            for k in range(trees):
+                articulated_accelerations(tree, w, k, qt, kv[stage], tau, ka[stage])
             kp[stage] = kv[stage]
-            if nv > n:
-                for k in range(6):
-                    w.vec6b[k] = f * kp[stage - 1, n + k]
-                chart_rate(w.vec6b, kv[stage, n:], w.vec6, kp[stage, n:])
+            for k in range(trees):
+                if tree.floating[k]:
+                    b = tree.tree_v[k + 1] - 6
+                    for c in range(6):
+                        w.vec6b[c] = f * kp[stage - 1, b + c]
+                    chart_rate(w.vec6b, kv[stage, b:b + 6], w.vec6, kp[stage, b:b + 6])
         dq_free, qd_free = work.dq_free, work.qd_free
         for i in range(nv):
             dq_free[i] = h / 6.0 * (kp[0, i] + 2 * kp[1, i] + 2 * kp[2, i] + kp[3, i])
             qd_free[i] = qd[i] + h / 6.0 * (ka[0, i] + 2 * ka[1, i] + 2 * ka[2, i] + ka[3, i])
-        articulated_accelerations(tree, w, q, qd, tau, w.qdd)  # the inertias of q
+        for k in range(trees):  # the inertias of q
+            articulated_accelerations(tree, w, k, q, qd, tau, w.qdd)
     elif nv > 0:
         qdd, qd_free = w.qdd, work.qd_free
         drive(m, d, s, qdd)
@@ -158,23 +162,21 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
 
 @njit
 def collide(m: Any, d: Any, s: Any) -> bool:
-    """Stage 2: link poses (d.tree.rot, pos), body frames (d.frames), contacts
-    (d.contacts). False when the contacts do not fit in d."""
+    """Stage 2: link poses (d.tree.rot, pos; slot n + k: tree k's base), body frames
+    (d.frames), contacts (d.contacts). False when the contacts do not fit in d."""
     tree, w, c = m.tree, d.tree, d.collision
     n = tree.parent.shape[0]
-    base_rot, base_pos = w.rot[n], w.pos[n]
-    base_pose(tree, s.q, base_rot, base_pos)
-    body_poses(tree.parent, tree.joint_type, tree.axis, tree.tree_rot, tree.tree_pos, s.q,
-               base_rot, base_pos, w.rot, w.pos)
+    body_poses(tree, s.q, w.rot, w.pos)
     frames(m, d, s)
     nb = s.body_pos.shape[0]
     c.owner_pos[:n] = w.pos[:n]
     c.owner_rot[:n] = w.rot[:n]
     c.owner_pos[n:n + nb] = s.body_pos
     c.owner_rot[n:n + nb] = d.frames.rot[:nb]
-    if is_floating(tree):  # the base's geometries move with it (owner n + nb)
-        c.owner_pos[n + nb] = base_pos
-        c.owner_rot[n + nb] = base_rot
+    for k in range(tree.floating.shape[0]):  # a floating base's geometries move with it
+        if tree.floating[k]:
+            c.owner_pos[n + nb + k] = w.pos[n + k]
+            c.owner_rot[n + nb + k] = w.rot[n + k]
     if m.geoms.kind.shape[0] == 0:
         c.pair_count[0] = 0
         d.contacts.count[0] = 0
@@ -240,7 +242,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
     joint_start, joint_end = work.info[ROW_START], work.info[ROW_END]
     beta, slop = opt.baumgarte, opt.slop
     depth, normal_row, tags = con.depth, con.normal_row, work.joint_tag
-    lower, upper, q = tree.lower, tree.upper, s.q
+    lower, upper, q, qadr = tree.lower, tree.upper, s.q, tree.qadr
     k = 0
     for c in range(con.count[0]):
         k = _push_row(rows, push, k, normal_row[c], beta * max(depth[c] - slop, 0.0) / h, h)
@@ -248,7 +250,8 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
         joint, side = tags[r] // 3, tags[r] % 3
         bias = 0.0
         if joint < n and side < 2:
-            violation = lower[joint] - q[joint] if side == 0 else q[joint] - upper[joint]
+            qj = q[qadr[joint]]
+            violation = lower[joint] - qj if side == 0 else qj - upper[joint]
             bias = beta * max(violation, 0.0) / h
         k = _push_row(rows, push, k, r, bias, h)
     push.count[0] = k
@@ -273,8 +276,10 @@ def _push_row(rows: Any, push: Any, k: int, r: int, bias: float, h: float) -> in
     if bias == 0.0:
         return k
     push.kind[k] = SCALAR
-    push.J_r[k] = rows.J_r[r]
-    push.W_r[k] = rows.W_r[r]
+    push.tree[k] = rows.tree[r]
+    push.span[k] = rows.span[r]
+    push.J_t[k] = rows.J_t[r]
+    push.W_t[k] = rows.W_t[r]
     push.body[k] = rows.body[r]
     push.J_b[k] = rows.J_b[r]
     push.W_b[k] = rows.W_b[r]
@@ -291,21 +296,26 @@ def integrate(m: Any, d: Any, s: Any) -> None:
     opt, work, bodies, tree = m.options, d.work, m.bodies, m.tree
     h = opt.dt
     q, qd_new, qd_free, dq_free, dq_push = s.q, work.qd_new, work.qd_free, work.dq_free, work.dq_push
-    n = tree.parent.shape[0]
+    qadr, vadr = tree.qadr, tree.vadr
     if opt.integrator == RK4:
-        for i in range(n):
-            q[i] = q[i] + dq_free[i] + h * (qd_new[i] - qd_free[i] + dq_push[i])
+        for i in range(qadr.shape[0]):
+            a, v = qadr[i], vadr[i]
+            q[a] = q[a] + dq_free[v] + h * (qd_new[v] - qd_free[v] + dq_push[v])
     else:
-        for i in range(n):
-            q[i] = q[i] + h * (qd_new[i] + dq_push[i])
-    if is_floating(tree):  # on SE(3): q_base exp(increment)
-        twist = d.tree.vec6b
-        for k in range(6):
-            i = n + k
-            twist[k] = qd_new[i] + dq_push[i]
+        for i in range(qadr.shape[0]):
+            a, v = qadr[i], vadr[i]
+            q[a] = q[a] + h * (qd_new[v] + dq_push[v])
+    twist = d.tree.vec6b
+    for k in range(tree.floating.shape[0]):  # a floating base on SE(3): q_base exp(increment)
+        if not tree.floating[k]:
+            continue
+        b, v = tree.tree_q[k + 1] - 7, tree.tree_v[k + 1] - 6
+        for c in range(6):
+            i = v + c
+            twist[c] = qd_new[i] + dq_push[i]
             if opt.integrator == RK4:
-                twist[k] += dq_free[i] / h - qd_free[i]
-        advance_base(q[n:n + 7], twist, h)
+                twist[c] += dq_free[i] / h - qd_free[i]
+        advance_base(q[b:b + 7], twist, h)
     s.qd[:] = qd_new
     vb_pos, vb, vb_push = work.body_move, work.body_vel, work.body_push
     pushed = False
@@ -327,22 +337,36 @@ def integrate(m: Any, d: Any, s: Any) -> None:
 
 
 @njit
-def check(d: Any, s: Any) -> bool:
+def check(m: Any, d: Any, s: Any) -> bool:
     """Stage 9: every number of the state finite; otherwise d.work.info names the joint
-    whose effort (BAD_EFFORT) or motion (BAD_JOINT) is not, or the body (BAD_BODY)."""
+    whose effort (BAD_EFFORT) or motion (BAD_JOINT; n + k: tree k's floating base) is not,
+    or the body (BAD_BODY)."""
     info = d.work.info
     q, qd, pos, quat, vel = s.q, s.qd, s.body_pos, s.body_quat, s.body_vel
+    tree = m.tree
+    qadr, vadr, n = tree.qadr, tree.vadr, tree.parent.shape[0]
     for i in range(s.effort.shape[0]):  # a cause before its effects
         if not np.isfinite(s.effort[i]):
             info[BAD_KIND] = BAD_EFFORT
             info[BAD_INDEX] = i
             return False
-    for x in (q, qd):  # index n and beyond: the floating base
-        for i in range(x.shape[0]):
-            if not np.isfinite(x[i]):
-                info[BAD_KIND] = BAD_JOINT
-                info[BAD_INDEX] = i
-                return False
+    for i in range(n):
+        if not (np.isfinite(q[qadr[i]]) and np.isfinite(qd[vadr[i]])):
+            info[BAD_KIND] = BAD_JOINT
+            info[BAD_INDEX] = i
+            return False
+    for k in range(tree.floating.shape[0]):
+        ok = True
+        for c in range(tree.tree_q[k + 1] - 7 if tree.floating[k] else 0,
+                       tree.tree_q[k + 1] if tree.floating[k] else 0):
+            ok = ok and np.isfinite(q[c])
+        for c in range(tree.tree_v[k + 1] - 6 if tree.floating[k] else 0,
+                       tree.tree_v[k + 1] if tree.floating[k] else 0):
+            ok = ok and np.isfinite(qd[c])
+        if not ok:
+            info[BAD_KIND] = BAD_JOINT
+            info[BAD_INDEX] = n + k
+            return False
     for b in range(pos.shape[0]):
         ok = True
         for k in range(3):
@@ -377,7 +401,7 @@ def step(sim: Any, n: int) -> None:
         correct_positions(m, d, s)
         integrate(m, d, s)
         servo_update(m, d, s)
-        if not check(d, s):
+        if not check(m, d, s):
             restore(d, s)
             info[STATUS] = NOT_FINITE
             return

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline
+from mb_sim.dynamics.floating import slot_tree
 from mb_sim.model.compile import BODY, ROBOT
 from mb_sim.solver.pgs import velocity
 from mb_sim.solver.response import add_robot_point, body_point
-from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, clear_row
+from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, clear_row, tree_slot
 from mb_sim.vec3 import frame_around
 
 
@@ -36,21 +37,22 @@ def tangent_basis(n: np.ndarray, dirs: np.ndarray) -> None:
 
 @inline
 def _turn(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
-    """Rotate rows r and r + 1 of a 2-D array by the angle (ca, sa) = (cos, sin)."""
-    for k in range(arr.shape[1]):
-        a1, a2 = arr[r, k], arr[r + 1, k]
-        arr[r, k] = ca * a1 + sa * a2
-        arr[r + 1, k] = -sa * a1 + ca * a2
-
-
-@inline
-def _turn_bodies(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
-    """`_turn` for the (rows, 2, 6) body columns."""
+    """Rotate rows r and r + 1 of a (rows, 2, k) column table by the angle (ca, sa) =
+    (cos, sin)."""
     for slot in range(2):
-        for k in range(6):
+        for k in range(arr.shape[2]):
             a1, a2 = arr[r, slot, k], arr[r + 1, slot, k]
             arr[r, slot, k] = ca * a1 + sa * a2
             arr[r + 1, slot, k] = -sa * a1 + ca * a2
+
+
+@inline
+def _turn_directions(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
+    """Rotate rows r and r + 1 of a (3, 3) direction table by the angle (ca, sa)."""
+    for k in range(3):
+        a1, a2 = arr[r, k], arr[r + 1, k]
+        arr[r, k] = ca * a1 + sa * a2
+        arr[r + 1, k] = -sa * a1 + ca * a2
 
 
 @inline
@@ -78,16 +80,22 @@ def _body_sides(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int,
 
 @helper
 def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.ndarray) -> None:
-    """Add J and W of contact c's point on the sides that are robot links to rows r .. r +
-    n_dirs - 1 (the articulated response, Holck 2005 ch. 3). Row k takes the columns of H^-1
-    when no more than its contact's n_dirs - k rows still to build are missing."""
+    """Add J and W of contact c's point on the sides that are tree links (or a floating
+    base) to rows r .. r + n_dirs - 1 (the articulated response, Holck 2005 ch. 3): each
+    side's tree gets a slot of the row, two links of one tree share it. Row k takes the
+    columns of H^-1 when no more than its contact's n_dirs - k rows still to build are
+    missing."""
     rows, con, g, tree, w = d.rows, d.contacts, m.geoms, m.tree, d.tree
+    tree_v = tree.tree_v
     for k in range(n_dirs):
-        for slot in range(2):
-            geom = con.geom_a[c] if slot == 0 else con.geom_b[c]
+        for side in range(2):
+            geom = con.geom_a[c] if side == 0 else con.geom_b[c]
             if g.what[geom] == ROBOT:
-                add_robot_point(tree, w, rows.J_r, rows.W_r, r + k, g.index[geom],
-                                1.0 if slot == 0 else -1.0, con.point[c], directions[k],
+                body = g.index[geom]
+                t = slot_tree(tree, body)
+                slot = tree_slot(rows, r + k, t, tree_v[t], tree_v[t + 1] - tree_v[t])
+                add_robot_point(tree, w, rows.J_t, rows.W_t, r + k, slot, body,
+                                1.0 if side == 0 else -1.0, con.point[c], directions[k],
                                 n_dirs - k)
 
 
@@ -96,10 +104,10 @@ def _normal_row(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float) -
     """Row r as contact c's NORMAL row: speculative target -gap / h while apart, and what
     the restitution pass needs (e, the gap, the smooth acceleration of its velocity)."""
     rows, work = d.rows, d.work
-    J_r, body, J_b = rows.J_r, rows.body, rows.J_b
+    J_t, span, body, J_b = rows.J_t, rows.span, rows.body, rows.J_b
     h = m.options.dt
-    un = velocity(J_r, body, J_b, r, work.qd_free, work.body_vel)
-    u0 = velocity(J_r, body, J_b, r, s.qd, s.body_vel)
+    un = velocity(J_t, span, body, J_b, r, work.qd_free, work.body_vel)
+    u0 = velocity(J_t, span, body, J_b, r, s.qd, s.body_vel)
     gap = -d.contacts.depth[c]
     rows.kind[r] = NORMAL
     rows.target[r] = -gap / h if gap > 0.0 else 0.0
@@ -117,17 +125,18 @@ def _friction_pair(d: Any, r: int, friction: float, directions: np.ndarray) -> N
     """Rows r + 1, r + 2 as the TANGENT pair of the NORMAL row r, turned so that t1 lies
     along the slip velocity after the free motion when there is one."""
     rows, work = d.rows, d.work
-    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
-    ut1 = velocity(J_r, body, J_b, r + 1, work.qd_free, work.body_vel)
-    ut2 = velocity(J_r, body, J_b, r + 2, work.qd_free, work.body_vel)
+    J_t, W_t, span, body, J_b, W_b = rows.J_t, rows.W_t, rows.span, rows.body, rows.J_b, \
+        rows.W_b
+    ut1 = velocity(J_t, span, body, J_b, r + 1, work.qd_free, work.body_vel)
+    ut2 = velocity(J_t, span, body, J_b, r + 2, work.qd_free, work.body_vel)
     slip = np.sqrt(ut1 * ut1 + ut2 * ut2)
     if slip > 1e-9:
         ca, sa = ut1 / slip, ut2 / slip
-        _turn(J_r, r + 1, ca, sa)
-        _turn(W_r, r + 1, ca, sa)
-        _turn_bodies(J_b, r + 1, ca, sa)
-        _turn_bodies(W_b, r + 1, ca, sa)
-        _turn(directions, 1, ca, sa)
+        _turn(J_t, r + 1, ca, sa)
+        _turn(W_t, r + 1, ca, sa)
+        _turn(J_b, r + 1, ca, sa)
+        _turn(W_b, r + 1, ca, sa)
+        _turn_directions(directions, 1, ca, sa)
     rows.kind[r + 1] = TANGENT
     rows.kind[r + 2] = FOLLOWER
     rows.mu[r + 1] = friction

@@ -27,14 +27,15 @@ from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, TANGENT
 
 
 @inline
-def velocity(J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int, qd: np.ndarray,
-             vb: np.ndarray) -> float:
+def velocity(J_t: np.ndarray, span: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int,
+             qd: np.ndarray, vb: np.ndarray) -> float:
     """J_r . u from the row table's columns (hot loops bind them once: reading a record's
     field costs a reference count)."""
     s = 0.0
-    for k in range(qd.shape[0]):
-        s += J_r[r, k] * qd[k]
     for slot in range(2):
+        first = span[r, slot, 0]
+        for k in range(span[r, slot, 1]):
+            s += J_t[r, slot, k] * qd[first + k]
         b = body[r, slot]
         if b >= 0:
             for k in range(6):
@@ -43,14 +44,15 @@ def velocity(J_r: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int, qd: np.
 
 
 @inline
-def apply(W_r: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int, amount: float,
-          qd: np.ndarray, vb: np.ndarray) -> None:
+def apply(W_t: np.ndarray, span: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int,
+          amount: float, qd: np.ndarray, vb: np.ndarray) -> None:
     """u += W_r amount, from the row table's columns. No early return for a zero amount:
     a branch around an inlined helper's body keeps numba from pruning the reference counts of
     its array arguments, which then cost more than the loops they would skip."""
-    for k in range(qd.shape[0]):
-        qd[k] += W_r[r, k] * amount
     for slot in range(2):
+        first = span[r, slot, 0]
+        for k in range(span[r, slot, 1]):
+            qd[first + k] += W_t[r, slot, k] * amount
         b = body[r, slot]
         if b >= 0:
             for k in range(6):
@@ -58,13 +60,17 @@ def apply(W_r: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int, amount: fl
 
 
 @inline
-def _coupling(J_r: np.ndarray, W_r: np.ndarray, body: np.ndarray, J_b: np.ndarray,
-              W_b: np.ndarray, r: int, s: int) -> float:
+def _coupling(tree: np.ndarray, span: np.ndarray, J_t: np.ndarray, W_t: np.ndarray,
+              body: np.ndarray, J_b: np.ndarray, W_b: np.ndarray, r: int, s: int) -> float:
     """J_r . W_s: how an impulse on row s changes the velocity of row r."""
     v = 0.0
-    for k in range(J_r.shape[1]):
-        v += J_r[r, k] * W_r[s, k]
     for a in range(2):
+        ta = tree[r, a]
+        if ta >= 0:
+            for c in range(2):
+                if tree[s, c] == ta:
+                    for k in range(span[r, a, 1]):
+                        v += J_t[r, a, k] * W_t[s, c, k]
         ba = body[r, a]
         if ba < 0:
             continue
@@ -87,14 +93,15 @@ def effective_mass(rows: Any) -> None:
     projection); the 3-row ball group its whole block (pseudo-inverse)."""
     n = rows.count[0]
     kind, Kinv = rows.kind, rows.Kinv
-    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
+    tree, span, J_t, W_t = rows.tree, rows.span, rows.J_t, rows.W_t
+    body, J_b, W_b = rows.body, rows.J_b, rows.W_b
     K = np.empty((3, 3))
     r = 0
     while r < n:
         size = group_size(kind[r])
         for a in range(size):
             for c in range(size):
-                K[a, c] = _coupling(J_r, W_r, body, J_b, W_b, r + a, r + c)
+                K[a, c] = _coupling(tree, span, J_t, W_t, body, J_b, W_b, r + a, r + c)
         scale = 0.0
         for a in range(size):
             scale = max(scale, abs(K[a, a]))
@@ -113,27 +120,49 @@ def effective_mass(rows: Any) -> None:
 
 @njit
 def warm_start(rows: Any, qd: np.ndarray, vb: np.ndarray) -> None:
-    W_r, body, W_b, lam = rows.W_r, rows.body, rows.W_b, rows.lam
+    W_t, span, body, W_b, lam = rows.W_t, rows.span, rows.body, rows.W_b, rows.lam
     for r in range(rows.count[0]):
-        apply(W_r, body, W_b, r, lam[r], qd, vb)
+        apply(W_t, span, body, W_b, r, lam[r], qd, vb)
 
 
 @helper
-def islands(rows: Any) -> int:
+def _root(node: np.ndarray, a: int) -> int:
+    """The root of a node of the union-find, halving the path on the way."""
+    while node[a] != a:
+        node[a] = node[node[a]]
+        a = node[a]
+    return a
+
+
+@inline
+def _join(node: np.ndarray, x: int, first: int) -> int:
+    """Union of node x (-1: none) with the group's root `first` (-1: none yet); the root."""
+    if x < 0:
+        return first
+    x = _root(node, x)
+    if first < 0 or x == first:
+        return x
+    node[max(x, first)] = min(x, first)
+    return min(x, first)
+
+
+@helper
+def islands(rows: Any, nb: int) -> int:
     """Group the rows into islands: rows that share no velocity, directly or through other
     rows, do not affect each other (K_rs = J_r W_s = 0), so each island is swept until it
     converges on its own, as Box2D and Bullet solve islands apart; a box resting on the table
-    is not swept again while the arm's rows still converge. The nodes are the free bodies
-    and the robot (the last node: every row or group with a non-zero robot Jacobian, and
-    the rows with no velocity at all); a row joins the nodes it acts on (union-find). Fills
-    rows.island, rows.order (the first rows of the groups, island by island, each island in
-    row order) and rows.island_end; returns the number of islands."""
+    is not swept again while the arm's rows still converge, and two robots that do not touch
+    are solved apart. The nodes are the free bodies, then the trees, and last one node for the
+    rows on no velocity at all; a row or group joins the nodes any of its rows acts on
+    (union-find); nb is the number of free bodies. Fills rows.island, rows.order (the first
+    rows of the groups, island by island, each island in row order) and rows.island_end;
+    returns the number of islands."""
     n = rows.count[0]
-    kind, J_r, body = rows.kind, rows.J_r, rows.body
+    kind, tree, body = rows.kind, rows.tree, rows.body
     node, node_rows, island, order, island_end = (rows.node, rows.node_rows, rows.island,
                                                   rows.order, rows.island_end)
-    robot = node.shape[0] - 1
-    for i in range(robot + 1):
+    last = node.shape[0] - 1
+    for i in range(last + 1):
         node[i] = i
         node_rows[i] = 0
     for r in range(n):
@@ -142,40 +171,22 @@ def islands(rows: Any) -> int:
             continue
         first = -1
         size = 2 if kind[r] == TANGENT else (3 if kind[r] == BALL else 1)
-        for a in range(size):  # a group acts on the robot when any of its rows does
-            for k in range(J_r.shape[1]):
-                if J_r[r + a, k] != 0.0:
-                    first = robot
-                    break
-        for slot in range(2):
-            b = body[r, slot]
-            if b < 0:
-                continue
-            if first < 0:
-                first = b
-                continue
-            while node[b] != b:  # union by the roots, with path halving
-                node[b] = node[node[b]]
-                b = node[b]
-            while node[first] != first:
-                node[first] = node[node[first]]
-                first = node[first]
-            if b != first:
-                node[max(b, first)] = min(b, first)
-                first = min(b, first)
-        island[r] = robot if first < 0 else first
+        for a in range(size):
+            for slot in range(2):
+                t = tree[r + a, slot]
+                first = _join(node, nb + t if t >= 0 else -1, first)
+                first = _join(node, body[r + a, slot], first)
+        island[r] = last if first < 0 else first
     for r in range(n):
         a = island[r]
         if a < 0:
             continue
-        while node[a] != a:
-            node[a] = node[node[a]]
-            a = node[a]
+        a = _root(node, a)
         island[r] = a
         node_rows[a] += 1
     count = 0
     start = 0
-    for i in range(robot + 1):  # node_rows: groups per root -> where the root's island starts
+    for i in range(last + 1):  # node_rows: groups per root -> where the root's island starts
         size = node_rows[i]
         node_rows[i] = start
         if size > 0:
@@ -202,9 +213,9 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
     restitution impulse `bounce`. Returns the most sweeps an island ran."""
     kind, target, lo, hi, mu, link = rows.kind, rows.target, rows.lo, rows.hi, rows.mu, rows.link
     lam, bounce, Kinv = rows.lam, rows.bounce, rows.Kinv
-    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
+    J_t, W_t, span, body, J_b, W_b = rows.J_t, rows.W_t, rows.span, rows.body, rows.J_b, rows.W_b
     order, island_end = rows.order, rows.island_end
-    count = islands(rows)
+    count = islands(rows, vb.shape[0])
     err = np.zeros(3)
     new = np.zeros(3)
     most = 0
@@ -219,7 +230,7 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
                 k = kind[r]
                 size = group_size(k)
                 for a in range(size):
-                    err[a] = target[r + a] - velocity(J_r, body, J_b, r + a, qd, vb)
+                    err[a] = target[r + a] - velocity(J_t, span, body, J_b, r + a, qd, vb)
                 for a in range(size):
                     s = lam[r + a]
                     for c in range(size):
@@ -247,7 +258,7 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
                                  else tolerance):
                         converged = False
                     lam[r + a] = new[a]
-                    apply(W_r, body, W_b, r + a, d, qd, vb)
+                    apply(W_t, span, body, W_b, r + a, d, qd, vb)
             if converged:
                 break
         most = max(most, sweep)
@@ -273,7 +284,7 @@ def restitution_pass(rows: Any, qd: np.ndarray, vb: np.ndarray, h: float, thresh
     n = rows.count[0]
     kind, restitution, gap, accel = rows.kind, rows.restitution, rows.gap, rows.accel
     bounce, reflect, Kinv = rows.bounce, rows.reflect, rows.Kinv
-    J_r, W_r, body, J_b, W_b = rows.J_r, rows.W_r, rows.body, rows.J_b, rows.W_b
+    J_t, W_t, span, body, J_b, W_b = rows.J_t, rows.W_t, rows.span, rows.body, rows.J_b, rows.W_b
     sweeps = 0
     for sweeps in range(1, max_passes + 1):
         hit = False
@@ -281,7 +292,7 @@ def restitution_pass(rows: Any, qd: np.ndarray, vb: np.ndarray, h: float, thresh
             e = restitution[r]
             if kind[r] != NORMAL or e <= 0.0 or Kinv[r, 0, 0] == 0.0:
                 continue
-            u = velocity(J_r, body, J_b, r, qd, vb)
+            u = velocity(J_t, span, body, J_b, r, qd, vb)
             if u >= -threshold:
                 continue
             g = gap[r]
@@ -294,7 +305,7 @@ def restitution_pass(rows: Any, qd: np.ndarray, vb: np.ndarray, h: float, thresh
             if d <= 0.0:
                 continue
             bounce[r] += d
-            apply(W_r, body, W_b, r, d, qd, vb)
+            apply(W_t, span, body, W_b, r, d, qd, vb)
             if g > 0.0:
                 reflect[r] = (1.0 + e) * g
             hit = True

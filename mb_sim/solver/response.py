@@ -16,46 +16,48 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline
+from mb_sim.dynamics.floating import slot_tree
 from mb_sim.dynamics.impulse import impulse_response, point_impulse, unit_response
 from mb_sim.dynamics.kinematics import point_jacobian_row
 
 
 @helper
-def add_robot_point(tree: Any, w: Any, J_r: np.ndarray, W_r: np.ndarray, r: int, body: int,
-                    sign: float, point: np.ndarray, direction: np.ndarray,
+def add_robot_point(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r: int, slot: int,
+                    body: int, sign: float, point: np.ndarray, direction: np.ndarray,
                     max_new: int) -> None:
-    """Add sign x (J and W along `direction` of the world point fixed to robot body `body`)
-    to row r of the robot columns J_r, W_r; w (`mb_sim.dynamics.work.TreeWork`) must hold the
-    poses and articulated inertias of q. W = H^-1 J^T = sum_j J_j H^-1 e_j over the joints
-    on the body's path (`unit_response`): the columns are shared by the contact's rows, its
-    other points and the joint rows. When more than `max_new` of them are still to be
-    computed (a deep link, no joint rows), W is this row's own impulse response instead (one
-    sweep)."""
+    """Add sign x (J and W along `direction` of the world point fixed to `body`, a body or
+    a floating base's slot) to tree slot `slot` of row r (`mb_sim.solver.rows.tree_slot`:
+    the body's tree, its velocities local); w (`mb_sim.dynamics.work.TreeWork`) must hold
+    the poses and articulated inertias of q. W = H^-1 J^T = sum_j J_j H^-1 e_j over the
+    joints on the body's path (`unit_response`): the columns are shared by the contact's
+    rows, its other points and the joint rows. When more than `max_new` of them are still to
+    be computed (a deep link, no joint rows), W is this row's own impulse response instead
+    (one sweep)."""
     scratch = w.row
-    point_jacobian_row(tree.parent, tree.joint_type, w.rot, w.pos, tree.axis, body, point,
-                       direction, scratch)
-    nv = scratch.shape[0]
+    nv = point_jacobian_row(tree, w.rot, w.pos, body, point, direction, scratch)
+    k = slot_tree(tree, body)
+    v0 = tree.tree_v[k]
     missing = 0
     for j in range(nv):
-        if scratch[j] != 0.0 and not w.response_ready[j]:
+        if scratch[j] != 0.0 and not w.response_ready[v0 + j]:
             missing += 1
     if missing > max_new:  # fewer sweeps for this row alone
-        for k in range(nv):
-            J_r[r, k] += sign * scratch[k]
+        for c in range(nv):
+            J_t[r, slot, c] += sign * scratch[c]
         point_impulse(w.rot[body], w.pos[body], point, direction, w.vec6b)
         impulse_response(tree, w, body, w.vec6b, scratch)
-        for k in range(nv):
-            W_r[r, k] += sign * scratch[k]
+        for c in range(nv):
+            W_t[r, slot, c] += sign * scratch[c]
         return
     response = w.response
     for j in range(nv):
         a = sign * scratch[j]
         if a == 0.0:
             continue
-        J_r[r, j] += a
-        unit_response(tree, w, j)
-        for k in range(nv):
-            W_r[r, k] += a * response[j, k]
+        J_t[r, slot, j] += a
+        unit_response(tree, w, k, j)
+        for c in range(nv):
+            W_t[r, slot, c] += a * response[v0 + j, c]
 
 
 @inline

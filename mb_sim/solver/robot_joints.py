@@ -22,7 +22,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline
 from mb_sim.dynamics.impulse import joint_columns, unit_response
-from mb_sim.solver.rows import NORMAL, SCALAR, clear_row
+from mb_sim.solver.rows import NORMAL, SCALAR, clear_row, tree_slot
 
 
 @inline
@@ -51,65 +51,80 @@ def joint_row_responses(m: Any, d: Any, s: Any) -> None:
     computed ahead of the contact rows so that those find them ready."""
     tree, w, q, qd = m.tree, d.tree, s.q, d.work.qd_free
     lower, upper, friction = tree.lower, tree.upper, tree.friction
+    qadr, vadr = tree.qadr, tree.vadr
     envelope, h = m.options.limit_envelope, m.options.dt
     wanted = w.response_wanted
     for i in range(tree.parent.shape[0]):
         for side in range(3):
-            if _joint_row(lower[i], upper[i], friction[i], q[i], qd[i], envelope, h, side)[0]:
-                wanted[i] = True
+            if _joint_row(lower[i], upper[i], friction[i], q[qadr[i]], qd[vadr[i]], envelope,
+                          h, side)[0]:
+                wanted[vadr[i]] = True
                 break
     joint_columns(tree, w)
-    mimic = tree.mimic
-    for k in range(mimic.shape[0]):
-        unit_response(tree, w, int(mimic[k, 0]))
-        unit_response(tree, w, int(mimic[k, 1]))
+    mimic, body_tree, tree_body = tree.mimic, tree.body_tree, tree.tree_body
+    for c in range(mimic.shape[0]):
+        i, j = int(mimic[c, 0]), int(mimic[c, 1])
+        k = body_tree[i]
+        unit_response(tree, w, k, i - tree_body[k])
+        unit_response(tree, w, k, j - tree_body[k])
 
 
 @helper
 def robot_joint_rows(m: Any, d: Any, s: Any) -> None:
-    """Append limit, friction and mimic rows to d.rows; d.work.joint_tag[r] receives
-    3 i + (0 lower, 1 upper, 2 friction), or 3 n + k for mimic pair k. Velocities after the
-    free motion: d.work.qd_free; at the start of the step: s.qd. The columns of H^-1 in
-    d.tree.response (`unit_response`) must have been cleared since the last ABA."""
+    """Append limit, friction and mimic rows to d.rows, each on its joint's tree;
+    d.work.joint_tag[r] receives 3 i + (0 lower, 1 upper, 2 friction) for joint (body) i, or
+    3 n + c for mimic pair c. Velocities after the free motion: d.work.qd_free; at the start
+    of the step: s.qd. The columns of H^-1 in d.tree.response (`unit_response`) must have
+    been cleared since the last ABA."""
     tree, opt, rows, w = m.tree, m.options, d.rows, d.tree
     q, qd, qd0 = s.q, d.work.qd_free, s.qd
     tag = d.work.joint_tag
     lower, upper, friction = tree.lower, tree.upper, tree.friction
+    qadr, vadr, body_tree, tree_body, tree_v = (tree.qadr, tree.vadr, tree.body_tree,
+                                                tree.tree_body, tree.tree_v)
+    J_t, W_t, response = rows.J_t, rows.W_t, w.response
     h, envelope = opt.dt, opt.limit_envelope
     n = tree.parent.shape[0]
-    nv = qd.shape[0]
     r = rows.count[0]
     for i in range(n):
+        v = vadr[i]
         for side in range(3):
-            active, gap, sign = _joint_row(lower[i], upper[i], friction[i], q[i], qd[i],
+            active, gap, sign = _joint_row(lower[i], upper[i], friction[i], q[qadr[i]], qd[v],
                                            envelope, h, side)
             if not active:
                 continue
-            unit_response(tree, w, i)
+            k = body_tree[i]
+            unit_response(tree, w, k, i - tree_body[k])
             if side < 2:
                 clear_row(rows, r, NORMAL, -gap / h if gap > 0.0 else 0.0, 0.0, np.inf)
                 rows.restitution[r] = tree.limit_restitution[i]
                 rows.gap[r] = gap
-                rows.accel[r] = sign * (qd[i] - qd0[i]) / h
+                rows.accel[r] = sign * (qd[v] - qd0[v]) / h
             else:
                 clear_row(rows, r, SCALAR, 0.0, -friction[i] * h, friction[i] * h)
-            rows.J_r[r, i] = sign
-            for k in range(nv):
-                rows.W_r[r, k] = sign * w.response[i, k]
+            nv = tree_v[k + 1] - tree_v[k]
+            slot = tree_slot(rows, r, k, tree_v[k], nv)
+            J_t[r, slot, i - tree_body[k]] = sign
+            for c in range(nv):
+                W_t[r, slot, c] = sign * response[v, c]
             tag[r] = 3 * i + side
             r += 1
     mimic = tree.mimic
-    for k in range(mimic.shape[0]):
-        i, j = int(mimic[k, 0]), int(mimic[k, 1])
-        mult, offset = mimic[k, 2], mimic[k, 3]
-        unit_response(tree, w, i)
-        unit_response(tree, w, j)
-        clear_row(rows, r, SCALAR, -opt.mimic_gain * (q[i] - mult * q[j] - offset) / h,
+    for c in range(mimic.shape[0]):
+        i, j = int(mimic[c, 0]), int(mimic[c, 1])
+        mult, offset = mimic[c, 2], mimic[c, 3]
+        k = body_tree[i]
+        b0, nv = tree_body[k], tree_v[k + 1] - tree_v[k]
+        unit_response(tree, w, k, i - b0)
+        unit_response(tree, w, k, j - b0)
+        clear_row(rows, r, SCALAR,
+                  -opt.mimic_gain * (q[qadr[i]] - mult * q[qadr[j]] - offset) / h,
                   -np.inf, np.inf)
-        rows.J_r[r, i] = 1.0
-        rows.J_r[r, j] = -mult
-        for c in range(nv):
-            rows.W_r[r, c] = w.response[i, c] - mult * w.response[j, c]
-        tag[r] = 3 * n + k
+        slot = tree_slot(rows, r, k, tree_v[k], nv)
+        J_t[r, slot, i - b0] = 1.0
+        J_t[r, slot, j - b0] = -mult
+        for col in range(nv):
+            W_t[r, slot, col] = response[vadr[i], col] - mult * response[vadr[j], col]
+        tag[r] = 3 * n + c
         r += 1
     rows.count[0] = r

@@ -1,10 +1,13 @@
 """Velocity constraint rows, the common currency of the impulse solver.
 
 A row r constrains one velocity component u_r = J_r . u of the system velocity
-u = [qd (robot joints); v_1, w_1; v_2, w_2; ... (free bodies, world frame)] and carries its
-response W_r = M^-1 J_r^T: an impulse lambda on the row changes u by W_r lambda (Holck 2005, ch. 3:
-the articulated response for robot links, eq. 2.16's 1/m and I^-1 terms for free bodies).
-Rows are stored sparsely: a robot part (nv entries) and up to two free bodies (6 entries each).
+u = [qd (every tree's joints and floating bases); v_1, w_1; v_2, w_2; ... (free bodies, world
+frame)] and carries its response W_r = M^-1 J_r^T: an impulse lambda on the row changes u by
+W_r lambda (Holck 2005, ch. 3: the articulated response for robot links, eq. 2.16's 1/m and
+I^-1 terms for free bodies). Rows are stored sparsely: up to two trees (each its own
+velocities, `span` = where they sit in qd and how many) and up to two free bodies (6 entries
+each). M is block diagonal over trees and bodies, so a row's response on a tree is that
+tree's alone (docs/architecture.md, "The forest").
 
 Row kinds:
 - SCALAR: lo <= lambda <= hi (joint limits, joint friction, mimic coupling, joint axes);
@@ -38,8 +41,11 @@ Rows, RowsRecord = record("Rows", """The constraint rows of one step, the solver
 row r constrains u_r = J_r . u and carries its response W_r = M^-1 J_r^T (see the module
 docstring).""", (
     Field("kind", INDEX, ("r",), "SCALAR, NORMAL, TANGENT, BALL or FOLLOWER"),
-    Field("J_r", REAL, ("r", "nv"), "the row's Jacobian on the robot's velocities"),
-    Field("W_r", REAL, ("r", "nv"), "M^-1 J^T on the robot: the velocity change of a unit "
+    Field("tree", INDEX, ("r", 2), "the trees the row acts on (-1: none)", fill=-1),
+    Field("span", INDEX, ("r", 2, 2), "each tree's velocities in qd: (first, count); count 0 "
+          "for no tree"),
+    Field("J_t", REAL, ("r", 2, "w"), "the row's Jacobian on each tree's velocities (local)"),
+    Field("W_t", REAL, ("r", 2, "w"), "M^-1 J^T on each tree: the velocity change of a unit "
           "impulse"),
     Field("body", INDEX, ("r", 2), "the free bodies the row acts on (-1: none)", fill=-1),
     Field("J_b", REAL, ("r", 2, 6), "the Jacobian on each body's [v; w]"),
@@ -64,9 +70,12 @@ docstring).""", (
           "follower)"),
     Field("order", INDEX, ("r",), "the first rows of the groups, island by island"),
     Field("island_end", INDEX, ("r",), "where each island ends in `order`"),
-    Field("node", INDEX, ("b + 1",), "union-find over the free bodies and the robot (last)"),
-    Field("node_rows", INDEX, ("b + 1",), "groups per island root, then where they start"),
-), {"r": "row capacity", "nv": "robot velocities", "b": "free bodies"})
+    Field("node", INDEX, ("b + t + 1",), "union-find over the free bodies, the trees and "
+          "the rows on no velocity (last)"),
+    Field("node_rows", INDEX, ("b + t + 1",), "groups per island root, then where they "
+          "start"),
+), {"r": "row capacity", "w": "velocities of the widest tree", "b": "free bodies",
+    "t": "trees"})
 
 
 @njit
@@ -74,23 +83,22 @@ def new_rows(values: Rows) -> Any:
     return RowsRecord(*values)
 
 
-def allocate_rows(capacity: int, nv: int, bodies: int) -> Rows:
-    """An empty row table for `capacity` rows on a robot of nv velocities and `bodies` free
-    bodies."""
-    return allocate(Rows, r=capacity, nv=nv, b=bodies)
+def allocate_rows(capacity: int, widest: int, bodies: int, trees: int) -> Rows:
+    """An empty row table for `capacity` rows on trees of at most `widest` velocities,
+    `bodies` free bodies and `trees` trees."""
+    return allocate(Rows, r=capacity, w=widest, b=bodies, t=trees)
 
 
 @inline
 def clear_row(rows: Any, r: int, kind: int, target: float, lo: float, hi: float) -> None:
-    """Row r with no Jacobian, no bodies, no impulse yet."""
+    """Row r with no Jacobian, no trees, no bodies, no impulse yet."""
     rows.kind[r] = kind
-    J_r, W_r, J_b, W_b = rows.J_r, rows.W_r, rows.J_b, rows.W_b
-    for k in range(J_r.shape[1]):
-        J_r[r, k] = 0.0
-        W_r[r, k] = 0.0
-    rows.body[r, 0] = -1
-    rows.body[r, 1] = -1
+    J_b, W_b = rows.J_b, rows.W_b
     for slot in range(2):
+        rows.tree[r, slot] = -1
+        rows.span[r, slot, 0] = 0
+        rows.span[r, slot, 1] = 0
+        rows.body[r, slot] = -1
         for k in range(6):
             J_b[r, slot, k] = 0.0
             W_b[r, slot, k] = 0.0
@@ -105,3 +113,23 @@ def clear_row(rows: Any, r: int, kind: int, target: float, lo: float, hi: float)
     rows.accel[r] = 0.0
     rows.bounce[r] = 0.0
     rows.reflect[r] = 0.0
+
+
+@inline
+def tree_slot(rows: Any, r: int, k: int, first: int, count: int) -> int:
+    """The slot of tree k in row r (its velocities: `count` from `first` in qd), attached
+    with a zero Jacobian and response when the row does not act on it yet."""
+    tree = rows.tree
+    if tree[r, 0] == k:
+        return 0
+    if tree[r, 1] == k:
+        return 1
+    slot = 0 if tree[r, 0] < 0 else 1
+    tree[r, slot] = k
+    rows.span[r, slot, 0] = first
+    rows.span[r, slot, 1] = count
+    J_t, W_t = rows.J_t, rows.W_t
+    for c in range(count):
+        J_t[r, slot, c] = 0.0
+        W_t[r, slot, c] = 0.0
+    return slot
