@@ -269,8 +269,9 @@ class World:
                        f"{', '.join(self.body_names) or 'none'})")
 
     def to_dict(self) -> dict[str, Any]:
-        """A description that `load_world` turns back into this world: `robot:` for one robot
-        without a name, `robots:` when there are several or one has a name.
+        """A description that `load_world` turns back into this world: `robots:` when there
+        are several robots (each then needs its URDF) or the one robot is an entry of
+        `robots:` (`key`), else `robot:` (its name kept when it has one).
 
         Mass and inertia are written out; mesh, URDF and SRDF paths are absolute.
         """
@@ -281,7 +282,7 @@ class World:
             g = self.ground
             out["ground"] = {"height": g.height, "friction": g.friction,
                              "restitution": g.restitution}
-        if len(self.robots) == 1 and self.robots[0].name is None:
+        if len(self.robots) == 1 and not self.robots[0].key.startswith("robots"):
             out["robot"] = robot_to_dict(self.robots[0])
         elif self.robots:
             out["robots"] = [robot_to_dict(r) for r in self.robots]

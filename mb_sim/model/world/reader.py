@@ -173,6 +173,7 @@ def _taken(name: str, robots: Iterable[RobotPlacement]) -> str | None:
 def _bodies(label: str, folder: str, entries: Iterable[Mapping[str, Any]],
             robots: tuple[RobotPlacement, ...]) -> tuple[Body, ...]:
     bodies: dict[str, Body] = {}
+    moving = 0
     for i, entry in enumerate(entries):
         path = f"bodies[{i}]"
         name = entry["name"]
@@ -181,8 +182,8 @@ def _bodies(label: str, folder: str, entries: Iterable[Mapping[str, Any]],
         robot = _taken(name, robots)
         if robot is not None:
             fail(label, key(path, "name"), f"is the name of the robot {robot}", name)
-        moving = sum(not b.static for b in bodies.values())
         bodies[name] = make_body(label, folder, path, entry, moving)
+        moving += not bodies[name].static
     return tuple(bodies.values())
 
 

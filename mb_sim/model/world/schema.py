@@ -162,13 +162,13 @@ def forbidden(message: str) -> Schema:
 
 def excludes(first: str, second: str) -> Schema:
     """Rule: a mapping that gives `first` gives no `second`."""
-    return {"if": {"required": [first]},
-            "then": {"properties": {second: forbidden(f"give {first} or {second}, not both")}}}
+    return {"dependentSchemas": {first: {"properties": {
+        second: forbidden(f"give {first} or {second}, not both")}}}}
 
 
 def when(key: str, values: Iterable[Any], then: Schema) -> Schema:
     """Rule: a mapping whose `key` is one of `values` meets `then`."""
-    return {"if": {"required": [key], "properties": {key: {"enum": list(values)}}},
+    return {"if": {"properties": {key: {"enum": list(values)}}, "required": [key]},
             "then": then}
 
 
