@@ -457,10 +457,12 @@ TOP: dict[str, Schema] = {
 SCHEMA: Schema = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "mb_sim world file",
-    **mapping(TOP, rules=[excludes("robot", "robots")]),
+    **mapping(TOP, "ground, gravity, robots and URDF objects, environment bodies, joints "
+              "and solver settings of an mb_sim simulation (docs/worlds.md)",
+              rules=[excludes("robot", "robots")]),
 }
-"""The world file's schema (`python -m mb_sim.model.world.schema` prints it as JSON, for
-editors that complete and check YAML against a schema)."""
+"""The world file's schema (`python -m mb_sim.model.world` prints it as JSON, for editors
+that complete and check YAML against a schema)."""
 
 BODY_SCHEMA: Schema = {"$schema": SCHEMA["$schema"], **body_entry(name_required=False)}
 """One body on its own, its name optional (a spawn request's YAML: `load_body`)."""
@@ -570,11 +572,7 @@ def check(document: Any, label: str, which: str = "world", where: str = "") -> A
 
 
 def schema_json() -> str:
-    """The schema as JSON text."""
+    """The schema as JSON text (`python -m mb_sim.model.world` prints it)."""
     import json
 
     return json.dumps(SCHEMA, indent=1)
-
-
-if __name__ == "__main__":
-    print(schema_json())
