@@ -322,3 +322,10 @@ def test_world_records_are_read_only() -> None:
         w.robots[0].name = "x"  # type: ignore[misc]
     with pytest.raises(TypeError):
         w.robots[0].gains["j"] = (1.0, 1.0, 1.0)  # type: ignore[index]
+
+
+def test_a_moved_key_says_where_it_went() -> None:
+    assert error({"solver": {"self_collision": False}}) == (
+        "<dict>: solver.self_collision: is a setting of the robot now: robot: "
+        "{self_collision: ...} (got False)")
+    assert "self_collision" not in error({"solver": {"iteratoins": 3}}).split("allowed:")[1]

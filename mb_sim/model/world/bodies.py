@@ -73,7 +73,7 @@ def load_body(data: Any, label: str, base_dir: str | os.PathLike[str], path: str
     Relative mesh paths are taken from `base_dir`. Raises WorldError naming `label`, the key
     (under `path`, the entry's place in its file) and the value.
     """
-    data = check(data, label, "body", where=path)
+    check(data, label, "body", where=path)
     return make_body(label, str(base_dir), path, data)
 
 

@@ -49,10 +49,10 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
     given, the current folder for text and dicts). Raises WorldError naming the file, the key
     path, what is allowed and the value.
     """
-    data, label, folder = read_source(source, base_dir)
-    if data is None:
+    d, label, folder = read_source(source, base_dir)
+    if d is None:
         fail(label, "", "the world description is empty")
-    d = schema.check(data, label)
+    schema.check(d, label)
     robots = _robots(label, folder, d)
     bodies = _bodies(label, folder, d.get("bodies") or (), robots)
     joints = _joints(label, d.get("joints") or (), bodies, robots)

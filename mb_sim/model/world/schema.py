@@ -119,9 +119,9 @@ def text(doc: str) -> Schema:
     return {"type": "string", "description": doc}
 
 
-def name(doc: str, nullable: bool = False) -> Schema:
+def name(doc: str) -> Schema:
     """A name that is not blank."""
-    return {"type": ["string", "null"] if nullable else "string", "minLength": 1,
+    return {"type": "string", "minLength": 1,
             "pattern": r"\S", "description": doc,
             "errorMessage": {k: "must be a non-empty string"
                              for k in ("type", "minLength", "pattern")}}
@@ -388,7 +388,7 @@ JOINT: dict[str, Schema] = {
     "name": name("unique among joints"),
     "type": choice(JOINT_TYPES, "ball, revolute (about axis), prismatic (along axis) or "
                    "fixed"),
-    "parent": name(f"{WORLD} or a body", nullable=False) | {"default": WORLD},
+    "parent": name(f"{WORLD} or a body") | {"default": WORLD},
     "child": name("a body"),
     "anchor": position("the joint's point, world frame at load time (default: the child's "
                        "centre of mass)"),
@@ -555,9 +555,9 @@ def _relevance(error: Any) -> tuple[int, bool]:
     return -len(error.path), error.validator not in ("anyOf", "oneOf")
 
 
-def check(document: Any, label: str, which: str = "world", where: str = "") -> Any:
+def check(document: Any, label: str, which: str = "world", where: str = "") -> None:
     """Validate `document` against the world file's schema (`which`: "world", or "body" for
-    one body); return the document to read (`document` itself when nothing was cut).
+    one body).
 
     Raises WorldError naming `label`, the key path (under `where`, the document's own place
     in its file), the value and what is allowed, for the most relevant error when several.
@@ -568,7 +568,6 @@ def check(document: Any, label: str, which: str = "world", where: str = "") -> A
     error = best_match(_validator(which).iter_errors(document), key=_relevance)
     if error is not None:
         raise WorldError(from_schema_error(error, document, label, where))
-    return document
 
 
 def schema_json() -> str:
