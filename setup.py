@@ -81,6 +81,7 @@ setup(
         "urdf-parser-py",
         "transforms3d",
         "pyyaml",
+        "jsonschema>=4.10",
         "trimesh",
         "pycollada",
         "xacro",

@@ -1,7 +1,7 @@
 """Tables of the documentation made from the code's own declarations, so they cannot drift:
 the record tables of docs/architecture.md (`mb_sim.records`), the node's parameters in
-docs/node.md (`mb_sim.ros.params.SPECS`) and the accepted values of world files in
-docs/worlds.md (`mb_sim.model.world`).
+docs/node.md (`mb_sim.ros.params.SPECS`) and the keys and accepted values of world files in
+docs/worlds.md (`mb_sim.model.world.schema`).
 
 Each table sits between two comment lines naming it. `python -m mb_sim.doc_tables` rewrites
 them all; `test/test_doc_tables.py` fails when one is out of step.
@@ -45,6 +45,8 @@ class Table:
 
 
 def _records() -> str:
+    import mb_sim.sim.data
+    import mb_sim.sim.step  # noqa: F401 (both declare records; the model's come with them)
     from mb_sim import records
 
     return records.tables()
@@ -56,15 +58,22 @@ def _parameters() -> str:
     return params.markdown()
 
 
-def _world_limits() -> str:
-    from mb_sim.model import world
+def _world_keys() -> str:
+    from mb_sim.model.world import tables
 
-    return world.limits_markdown()
+    return tables.keys_markdown()
+
+
+def _world_limits() -> str:
+    from mb_sim.model.world import tables
+
+    return tables.limits_markdown()
 
 
 TABLES = (
     Table("docs/architecture.md", "record tables", _records),
     Table("docs/node.md", "parameter table", _parameters),
+    Table("docs/worlds.md", "world keys", _world_keys),
     Table("docs/worlds.md", "world limits", _world_limits),
 )
 

@@ -287,14 +287,15 @@ def _layer(decl: Declaration) -> int:
     return next((i for i, p in enumerate(LAYERS) if decl.module.startswith(p)), len(LAYERS))
 
 
-def all_declarations() -> list[Declaration]:
-    """Every record and view of the package (importing the modules that declare them), layer
-    by layer from the model up, in the order declared within a layer."""
-    import mb_sim.sim.data
-    import mb_sim.sim.step  # noqa: F401 (both declare records; the model's come with them)
+def declarations() -> list[Declaration]:
+    """Every record and view of the package declared so far, layer by layer from the model
+    up, in the order declared within a layer. A record is declared when its module is
+    imported: `mb_sim.sim.data` and `mb_sim.sim.step` bring them all (this module, which
+    every layer imports, imports none of them)."""
     return sorted((d for d in DECLARED.values() if d.module.startswith("mb_sim.")), key=_layer)
 
 
 def tables() -> str:
-    """The record tables of docs/architecture.md (`mb_sim.doc_tables` puts them there)."""
-    return "\n".join(markdown(d) for d in all_declarations()).rstrip("\n")
+    """The record tables of docs/architecture.md of the records declared so far
+    (`mb_sim.doc_tables` imports their modules and puts the tables there)."""
+    return "\n".join(markdown(d) for d in declarations()).rstrip("\n")

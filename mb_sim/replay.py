@@ -16,6 +16,16 @@ not installed, such as in the workers of a parallel sweep over many bags.
 
 Exit status 0 when everything matches; 1 with the first divergence (time, joint, field,
 recorded and replayed values); 2 when the bag cannot be replayed.
+
+Many bags, a regression suite of recorded runs:
+
+    python -m mb_sim.replay FOLDER_OR_BAGS... [--tolerance TOL] [--workers N | --address A]
+
+Every bag directory (one holding a metadata.yaml) given, or found below a given folder, is
+replayed, one bag per job, in this process or on Ray workers (`mb_sim.sweep.cluster`, the
+optional extra: --workers N local processes, --address or RAY_ADDRESS a running cluster). One
+line per bag, in path order; the exit status is 0 when every bag replays as recorded, 1 when
+one diverges, 2 when one cannot be replayed (or none is found).
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ if __name__ == "__main__":
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 from collections import defaultdict
@@ -43,6 +54,8 @@ from mb_sim.ros.latch import CommandError, CommandLatch
 from mb_sim.ros.params import ParamError, command_joint_list
 from mb_sim.state_codec import state_from_json
 
+OK, DIVERGES, UNREPLAYABLE = 0, 1, 2
+"""The exit statuses of the command, and the verdicts of many bags."""
 SKIPPED = ("/tf", "/tf_static", "/clock", "/robot_description")
 FIELDS = ("position", "velocity", "effort")
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -272,13 +285,84 @@ class _Replay:
         return None
 
 
+# ------------------------------------------------------------------------ many bags
+
+
+def find_bags(paths: list[str]) -> list[Path]:
+    """The bag directories among `paths` and below them, sorted; a path that is neither a
+    bag nor holds one is an error (FileNotFoundError naming it)."""
+    bags: set[Path] = set()
+    for p in map(Path, paths):
+        if (p / "metadata.yaml").is_file():
+            bags.add(p)
+            continue
+        found = {m.parent for m in p.rglob("metadata.yaml")} if p.is_dir() else set()
+        if not found:
+            raise FileNotFoundError(f"{p}: neither a bag (no metadata.yaml) nor a folder of bags")
+        bags |= found
+    return sorted(bags)
+
+
+def replay_one(tolerance: float, chunk: list[tuple[str, str]]) -> list[tuple[str, tuple]]:
+    """[(bag, (status, message))] of a chunk of (bag, bag) pairs (what a Ray task runs)."""
+    out = []
+    for key, bag in chunk:
+        try:
+            result = replay_bag(bag, tolerance)
+        except ReplayError as e:
+            out.append((key, (UNREPLAYABLE, f"cannot be replayed: {e}")))
+            continue
+        if result.divergence is not None:
+            verdict = (DIVERGES, (f"DIVERGES after {result.steps} steps: first at "
+                                 f"{result.divergence}"))
+        elif result.compared == 0:
+            verdict = (UNREPLAYABLE, "has no joint_states to compare")
+        else:
+            how = "identical" if tolerance == 0 else f"within {tolerance:g}"
+            verdict = (OK, (f"{result.compared} joint_states {how} over {result.steps} steps "
+                           f"with {result.commands} commands"))
+        out.append((key, verdict))
+    return out
+
+
+def replay_all(bags: list[Path], tolerance: float = 0.0, workers: int | None = None,
+               address: str | None = None) -> dict[str, tuple[int, str]]:
+    """{bag: (status, message)} of every bag, here or on Ray (see the module docstring)."""
+    items = [(str(b), str(b.resolve())) for b in bags]
+    address = address or (None if workers else os.environ.get("RAY_ADDRESS"))
+    if workers or address:
+        from mb_sim.sweep import cluster
+
+        return cluster.map_jobs(replay_one, tolerance, items, workers, address)
+    return dict(replay_one(tolerance, items))
+
+
+def _replay_many(args: Any) -> int:
+    """The command for many bags; `args` has bag (a list), tolerance, workers, address."""
+    try:
+        bags = find_bags(args.bag)
+        results = replay_all(bags, args.tolerance, args.workers, args.address)
+    except (FileNotFoundError, ImportError) as e:
+        print(f"replay: {e}", file=sys.stderr)
+        return UNREPLAYABLE
+    for bag in sorted(results):
+        status, message = results[bag]
+        print(f"replay: {bag}: {message}", file=sys.stderr if status == UNREPLAYABLE else
+              sys.stdout)
+    worst = max(status for status, _ in results.values())
+    counts = [sum(1 for s, _ in results.values() if s == k) for k in (OK, DIVERGES, UNREPLAYABLE)]
+    print(f"replay: {len(results)} bags: {counts[0]} as recorded, {counts[1]} diverge, "
+          f"{counts[2]} cannot be replayed")
+    return worst
+
+
 def main(argv: list[str] | None = None) -> int:
     exit_quietly_until_started()  # the console script imports this module before main
     parser = argparse.ArgumentParser(prog="python -m mb_sim.replay",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("bag", nargs="+",
                         help="bag directory written by sim_node (record parameter or "
-                             "~/record/start), or folders of bags (mb_sim.sweep.bags)")
+                             "~/record/start), or folders of bags")
     parser.add_argument("--tolerance", type=float, default=0.0,
                         help="absolute tolerance per value (default 0: identical bits)")
     parser.add_argument("--workers", type=int, default=None,
@@ -291,26 +375,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--workers must be at least 1, got {args.workers}")
     if (len(args.bag) > 1 or args.workers or args.address
             or not (Path(args.bag[0]) / "metadata.yaml").is_file()):
-        from mb_sim.sweep import bags
-
-        return bags.main(args)
+        return _replay_many(args)
     args.bag = args.bag[0]
     try:
         result = replay_bag(args.bag, args.tolerance)
     except ReplayError as e:
         print(f"replay: {e}", file=sys.stderr)
-        return 2
+        return UNREPLAYABLE
     if result.divergence is not None:
         print(f"replay: {args.bag} DIVERGES after {result.steps} steps, {result.commands} "
               f"commands, {result.compared} joint_states: first at {result.divergence}")
-        return 1
+        return DIVERGES
     if result.compared == 0:
         print(f"replay: {args.bag} has no joint_states to compare", file=sys.stderr)
-        return 2
+        return UNREPLAYABLE
     how = "identical" if args.tolerance == 0 else f"within {args.tolerance:g}"
     print(f"replay: {args.bag}: {result.compared} joint_states {how} over {result.steps} steps "
           f"with {result.commands} commands")
-    return 0
+    return OK
 
 
 if __name__ == "__main__":

@@ -44,7 +44,6 @@ from mb_sim.model.model import Model
 from mb_sim.model.world import (
     DEFAULT_GRAVITY,
     Body,
-    RobotPlacement,
     SolverSettings,
     World,
 )
@@ -488,7 +487,7 @@ class Simulation(OneRobot):
     def _current_world(self) -> World:
         if self.world is not None:
             return self.world
-        return World(gravity=self.gravity, ground=None, robot=RobotPlacement(), bodies=(),
+        return World(gravity=self.gravity, ground=None, robots=(), bodies=(),
                      joints=(), solver=SolverSettings(), source="<no world>")
 
     def _rebuild(self, world: World, placed: Sequence[Placed]) -> None:
