@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from types import SimpleNamespace
 from typing import Any
 
 from mb_sim.errors import ModelError, WorldError
@@ -25,19 +24,8 @@ _robotless_reported: set[str] = set()
 
 
 def world_entries(world: Any) -> tuple[Any, ...]:
-    """The robot entries of a world (`World.robots`; a world of the one-robot format gives its
-    `robot` when it names a URDF)."""
-    if world is None:
-        return ()
-    entries = getattr(world, "robots", None)
-    if entries is not None:
-        return tuple(entries)
-    robot = getattr(world, "robot", None)
-    return (robot,) if robot is not None else ()
-
-
-def _label(world: Any, i: int) -> str:
-    return "robot" if getattr(world, "robots", None) is None else f"robots[{i}]"
+    """The robot entries of a world (`World.robots`; none without a world)."""
+    return tuple(world.robots) if world is not None else ()
 
 
 def _report_robotless(world: Any) -> None:
@@ -51,48 +39,43 @@ def _report_robotless(world: Any) -> None:
                 "world)", world.source)
 
 
-def _checked(world: Any, model: Model, entry: Any, label: str) -> None:
+def _checked(world: Any, model: Model, entry: Any) -> None:
     """The entry's initial positions and gains against its robot (WorldError naming the
     file, the entry and the value)."""
     if world is None or entry is None:
         return
-    view = SimpleNamespace(robot=entry, source=world.source)
-    try:
-        check_initial_positions(view, model)  # type: ignore[arg-type]
-        check_gains(view, model)  # type: ignore[arg-type]
-    except WorldError as e:
-        raise WorldError(str(e).replace(": robot.", f": {label}.", 1)) from None
+    check_initial_positions(world, model, robot=entry)
+    check_gains(world, model, robot=entry)
 
 
 def _given_model(model: Model, world: Any) -> list[Placed]:
     """The one robot `model`, placed by the world's single entry (if any)."""
-    entries = [e for e in world_entries(world) if e is not None]
+    entries = world_entries(world)
     if len(entries) > 1:
         raise ValueError(f"{world.source} holds {len(entries)} robots; with several robots "
                          "pass the world alone, Simulation(world=world), which loads each "
                          "from its urdf")
     entry = entries[0] if entries else None
-    if entry is not None and getattr(entry, "floating", False) and not model.floating_base:
-        raise ValueError(f"{world.source}: robot.floating is true but the model "
+    if entry is not None and entry.floating and not model.floating_base:
+        raise ValueError(f"{world.source}: {entry.key}.floating is true but the model "
                          f"{model.name!r} has a fixed base; load it with "
                          "mb_sim.load_urdf(..., floating_base=True)")
-    _checked(world, model, entry, _label(world, 0))
-    name = getattr(entry, "name", None) or model.name
-    return [Placed(model, name, entry, _label(world, 0))]
+    _checked(world, model, entry)
+    name = (entry.name if entry is not None else None) or model.name
+    return [Placed(model, name, entry, entry.key if entry is not None else "robot")]
 
 
-def _load_entry(world: Any, entry: Any, i: int) -> Placed:
+def _load_entry(world: Any, entry: Any) -> Placed:
     """The robot of a world entry, loaded from its URDF."""
     from mb_sim.model.urdf import load_urdf
 
-    label = _label(world, i)
     try:
         model = load_urdf(entry.urdf, floating_base=bool(entry.floating),
-                          inertia_from_geometry=getattr(entry, "inertia_from_geometry", None))
+                          inertia_from_geometry=entry.inertia_from_geometry)
     except ModelError as e:
-        raise ModelError(f"{world.source}: {label} (urdf {entry.urdf}): {e}") from None
-    _checked(world, model, entry, label)
-    return Placed(model, getattr(entry, "name", None) or model.name, entry, label)
+        raise ModelError(f"{world.source}: {entry.key} (urdf {entry.urdf}): {e}") from None
+    _checked(world, model, entry)
+    return Placed(model, entry.name or model.name, entry, entry.key)
 
 
 def placed_trees(model: Model | None, world: Any) -> list[Placed]:
@@ -101,11 +84,10 @@ def placed_trees(model: Model | None, world: Any) -> list[Placed]:
     if model is not None:
         placed = _given_model(model, world)
     else:
-        entries = [(i, e) for i, e in enumerate(world_entries(world))
-                   if e is not None and getattr(e, "urdf", None)]
+        entries = [e for e in world_entries(world) if e.urdf]
         if world is not None and not entries:
             _report_robotless(world)
-        placed = [_load_entry(world, e, i) for i, e in entries]
+        placed = [_load_entry(world, e) for e in entries]
     _check_names(placed, world)
     return placed
 
