@@ -98,9 +98,10 @@ def _inertial(mass: float, com: Any, inertia: np.ndarray) -> str:
     return f"<inertial pos=\"{_vec(com)}\" mass=\"{_num(mass)}\" fullinertia=\"{_vec(full)}\"/>"
 
 
-def _robot(model: Any, robot: Any, robot_mu: float,
-           margin: float) -> tuple[list[str], list[str], list[str]]:
-    """MJCF lines of the robot's bodies, its base/first-link contact exclusions, its motors."""
+def _robot(model: Any, robot: Any, robot_mu: float, margin: float,
+           prefix: str = "") -> tuple[list[str], list[str], list[str]]:
+    """MJCF lines of the robot's bodies, its base/first-link contact exclusions, its motors;
+    every name starts with `prefix` (several copies of a robot in one model)."""
     nv = model.n_joints
     links_of: dict[int, list[str]] = {b: [] for b in range(-1, nv)}
     for link in model.link_names:
@@ -113,18 +114,19 @@ def _robot(model: Any, robot: Any, robot_mu: float,
     def body_name(i: int) -> str:
         """The URDF link whose joint moves body i (its name in the MJCF)."""
         jname = model.joint_names[i]
-        return next((lk for lk in links_of[i] if model.link_joint.get(lk) == jname), jname)
+        return prefix + next((lk for lk in links_of[i] if model.link_joint.get(lk) == jname),
+                             jname)
 
     def geoms_of(b: int) -> list[str]:
         lines = []
         for link in links_of[b]:
             for k, g in enumerate(model.collision_geometries[link]):
                 T = np.asarray(model.link_offset[link]) @ _pose(g.xyz, g.rpy)
-                lines.append(_geom(f"{link}/{k}", g, T, robot_mu, margin))
+                lines.append(_geom(f"{prefix}{link}/{k}", g, T, robot_mu, margin))
         return lines
 
     def body(i: int, indent: str) -> list[str]:
-        jname = model.joint_names[i]
+        jname = prefix + model.joint_names[i]
         jtype = "slide" if int(model.joint_type[i]) == PRISMATIC else "hinge"
         lo, hi = float(model.lower[i]), float(model.upper[i])
         limit = ""
@@ -147,7 +149,7 @@ def _robot(model: Any, robot: Any, robot_mu: float,
     base_R = _quat_xyzw_matrix(robot.quat_xyzw)
     out: list[str] = []
     out.append(
-        f"<body name={quoteattr(base_name)} pos=\"{_vec(robot.xyz)}\" "
+        f"<body name={quoteattr(prefix + base_name)} pos=\"{_vec(robot.xyz)}\" "
         f"quat=\"{_vec(_quat_wxyz(base_R))}\">"
     )
     if model.floating_base:
@@ -158,10 +160,11 @@ def _robot(model: Any, robot: Any, robot_mu: float,
         out += body(c, "  ")
     out.append("</body>")
 
-    contacts = [f"  <exclude body1={quoteattr(base_name)} body2={quoteattr(body_name(c))}/>"
+    contacts = [f"  <exclude body1={quoteattr(prefix + base_name)} "
+                f"body2={quoteattr(body_name(c))}/>"
                 for c in children[-1] if not model.floating_base]
     motors = []
-    for i, jname in enumerate(model.joint_names):
+    for i, jname in enumerate(prefix + j for j in model.joint_names):
         lim = float(model.effort_limit[i])
         rng = f" ctrlrange=\"{_num(-lim)} {_num(lim)}\"" if math.isfinite(lim) else ""
         motors.append(f"  <motor name={quoteattr(jname)} joint={quoteattr(jname)} gear=\"1\"{rng}/>")
@@ -175,9 +178,10 @@ def mjcf(
     solver: str = "Newton",
     iterations: int = 100,
     margin: float = 0.0,
+    robots: Any = None,
 ) -> str:
     """MJCF text of `model` (mb_sim Model, or None) placed in `world` (mb_sim World), time
-    step dt.
+    step dt; or of several robots: `robots`, a list of (model, placement, name prefix).
 
     solver: MuJoCo's constraint solver ("Newton", "CG" or "PGS") with `iterations` at most.
     margin: MuJoCo contact margin (m) on every geom.
@@ -185,8 +189,8 @@ def mjcf(
     if solver not in ("Newton", "CG", "PGS"):
         raise ValueError(f"solver must be Newton, CG or PGS, got {solver!r}")
     gravity = np.asarray(getattr(world, "gravity", (0.0, 0.0, -9.81)), dtype=float)
-    robot = world.robot
-    robot_mu = float(getattr(robot, "friction", 0.8))
+    if robots is None:
+        robots = [] if model is None else [(model, world.robot, "")]
     out: list[str] = [
         f"<mujoco model={quoteattr((model.name if model else 'bodies') + '_in_world')}>",
         "<compiler angle=\"radian\" autolimits=\"true\" inertiafromgeom=\"false\"/>",
@@ -203,9 +207,13 @@ def mjcf(
             f"margin=\"{_num(margin)}\"/>"
         )
 
-    robot_lines, contact_lines, motor_lines = ([], [], []) if model is None else _robot(
-        model, robot, robot_mu, margin)
-    out += robot_lines
+    contact_lines, motor_lines = [], []
+    for robot_model, placement, prefix in robots:
+        mu = float(getattr(placement, "friction", 0.8))
+        lines, excluded, motors = _robot(robot_model, placement, mu, margin, prefix)
+        out += lines
+        contact_lines += excluded
+        motor_lines += motors
 
     # --- world bodies (frame at the centre of mass, as in mb_sim)
     for b in world.bodies:
