@@ -57,6 +57,8 @@ the row bookkeeping of warm starting and what the step reports.""", (
           "commanded, plus a servo's explicit part (mb_sim.sim.servo)"),
     Field("servo_flag", INDEX, ("n",), "servo of the step: FREE, SATURATED (effort at its "
           "limit) or SPEED_LIMITED (mb_sim.sim.servo)"),
+    Field("clamped", INDEX, ("n",), "commands the step clamped into their bounds, since "
+          "`Simulation` last looked: CLAMPED_EFFORT | CLAMPED_POSITION | CLAMPED_VELOCITY"),
     Field("qd_free", REAL, ("nv",), "robot velocities after the free motion"),
     Field("dq_free", REAL, ("nv",), "RK4: the position increment of the free motion"),
     Field("qd_new", REAL, ("nv",), "robot velocities after the solve"),
@@ -72,7 +74,7 @@ the row bookkeeping of warm starting and what the step reports.""", (
     Field("group_row", INDEX, ("r",), "first row of each row group"),
     "report",
     Field("info", INDEX, (8,), "what the last call of `step` reports: STATUS, STEPS_DONE, "
-          "BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END"),
+          "BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END, CLAMPS"),
 ), {"n": "movable joints of every tree", "nv": "velocities of every tree", "b": "free bodies",
     "r": "row capacity"})
 Data, DataRecord = record("Data", """The workspace of one simulation: a record of
@@ -93,9 +95,10 @@ records.""", (
 ))
 
 # StepWork.info: what the last call of `step` reports
-STATUS, STEPS_DONE, BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END = range(7)
+STATUS, STEPS_DONE, BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END, CLAMPS = range(8)
 """ROW_START, ROW_END: the tree joint rows of the last step; BAD_INDEX: a joint (body) of
-the forest, n + k for tree k's floating base, or a free body."""
+the forest, n + k for tree k's floating base, or a free body; CLAMPS: commands clamped in the
+last call (StepWork.clamped says which)."""
 OK = 0
 NEED_CAPACITY = 1
 NOT_FINITE = 2
@@ -103,6 +106,14 @@ NOT_FINITE = 2
 BAD_JOINT = 0
 BAD_BODY = 1
 BAD_EFFORT = 2
+BAD_POSITION_TARGET = 3
+BAD_VELOCITY_TARGET = 4
+# StepWork.clamped: which commands of a joint the step clamped into their bounds
+CLAMPED_EFFORT = 1
+CLAMPED_POSITION = 2
+CLAMPED_VELOCITY = 4
+EFFORT_CAP = 1e6
+"""N m or N: the effort bound of a joint whose URDF gives no effort limit."""
 
 
 @njit

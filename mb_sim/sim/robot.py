@@ -36,6 +36,33 @@ if TYPE_CHECKING:
 log = logging.getLogger("mb_sim")
 
 
+class RobotArrays:
+    """A robot's entries of the simulation's state as numpy arrays to read and write in a
+    loop, without a call per value (as MuJoCo's `d.ctrl`, `d.qpos`): views, not copies.
+    Writes are checked by the next step (`mb_sim.sim.step.take_commands`): a value that is
+    not finite refuses the step with the joint's name and nothing changes; one beyond its
+    bound is clamped, with a warning once per joint. The step writes positions and
+    velocities, so read them after it; write them only through `Robot.set_state`.
+
+    `effort`, `position_target`, `velocity_target` (joint order; the targets of the joints'
+    servos), `joint_positions`, `joint_velocities`; with a floating base `base_position`
+    (world, m), `base_orientation` (quaternion x, y, z, w) and `base_twist` ([angular;
+    linear] velocity in base axes)."""
+
+    __slots__ = ("base_orientation", "base_position", "base_twist", "effort",
+                 "joint_positions", "joint_velocities", "position_target", "velocity_target")
+
+    def __init__(self, state: RobotState, n: int, floating: bool) -> None:
+        self.effort = state.effort
+        self.position_target = state.target[:, 0]
+        self.velocity_target = state.target[:, 1]
+        self.joint_positions = state.q[:n]
+        self.joint_velocities = state.qd[:n]
+        self.base_position = state.q[n:n + 3] if floating else None
+        self.base_orientation = state.q[n + 3:n + 7] if floating else None
+        self.base_twist = state.qd[n:n + 6] if floating else None
+
+
 @dataclass(eq=False)
 class RobotState:
     """One tree's entries of a `State`: views (not copies) of its segments of q and qd and
@@ -84,6 +111,10 @@ class Robot:
         self._effort_cap = (np.minimum(model.effort_limit, EFFORT) if model is not None
                             else np.zeros(0))
         self._effort_warned: set[int] = set()
+        self._state = RobotState.of(sim.state, self._q, self._v, self._joints)
+        self.arrays = RobotArrays(self._state, self.n_joints, self.floating_base)
+        """This robot's state as arrays to read and write in a loop (`RobotArrays`)."""
+        self._shape = (self.n_joints,)
 
     def __repr__(self) -> str:
         return f"Robot({self.name!r}, {self.n_joints} joints)"
@@ -91,8 +122,10 @@ class Robot:
     # --- the state's views -------------------------------------------------------------------
     @property
     def state(self) -> RobotState:
-        """This robot's entries of the simulation's state (views)."""
-        return RobotState.of(self._sim.state, self._q, self._v, self._joints)
+        """This robot's entries of the simulation's state (views, made with the view: the
+        simulation's state arrays are changed in place, and made anew with the views when
+        trees or bodies change)."""
+        return self._state
 
     def _initial(self) -> RobotState:
         return RobotState.of(self._sim._initial, self._q, self._v, self._joints)
@@ -110,28 +143,28 @@ class Robot:
     def q(self) -> np.ndarray:
         """Positions (nq): a floating base's pose (x, y, z, qx, qy, qz, qw), then the
         joints'."""
-        q = self.state.q
+        q = self._state.q
         return to_pinocchio(q, None, self.n_joints)[0] if self.floating_base else q.copy()
 
     @property
     def qd(self) -> np.ndarray:
         """Velocities (nv): a floating base's linear and angular velocity (base axes), then
         the joints'."""
-        qd = self.state.qd
+        qd = self._state.qd
         return to_pinocchio(None, qd, self.n_joints)[1] if self.floating_base else qd.copy()
 
     @property
     def joint_positions(self) -> np.ndarray:
         """The joints' positions (rad or m), in `joint_names` order."""
-        return self.state.q[:self.n_joints].copy()
+        return self.arrays.joint_positions.copy()
 
     @property
     def joint_velocities(self) -> np.ndarray:
-        return self.state.qd[:self.n_joints].copy()
+        return self.arrays.joint_velocities.copy()
 
     @property
     def effort(self) -> np.ndarray:
-        return self.state.effort.copy()
+        return self._state.effort.copy()
 
     @property
     def applied_effort(self) -> np.ndarray:
@@ -183,7 +216,13 @@ class Robot:
         """Joint efforts (N m or N) held until changed: an array in joint order or
         {joint: value} (joints not named keep their effort). Values must be finite; values
         beyond the URDF effort limit (EFFORT = 1e6 for a joint without one) are clamped,
-        with one warning per joint. On error nothing is changed."""
+        with one warning per joint. On error nothing is changed. (In a loop, writing
+        `arrays.effort` in place costs less: the step checks it.)"""
+        if (type(effort) is np.ndarray and effort.shape == self._shape
+                and effort.dtype == np.float64
+                and bool((np.abs(effort) <= self._effort_cap).all())):  # NaN is not <=
+            self._state.effort[:] = effort
+            return
         state = self.state
         tau, _ = self._args.joint_vector(effort, "effort", state.effort)
         limit = self._effort_cap

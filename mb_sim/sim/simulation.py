@@ -27,12 +27,13 @@ Same inputs give the same bits: no randomness, fixed iteration order.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import ANY_INT, entry_point
+from mb_sim._jit import ANY_INT, JIT, entry_point
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.overlaps import overlapping_pairs
 from mb_sim.dynamics.work import allocate_tree_work
@@ -63,8 +64,15 @@ from mb_sim.sim.data import (
     BAD_INDEX,
     BAD_JOINT,
     BAD_KIND,
+    BAD_POSITION_TARGET,
+    BAD_VELOCITY_TARGET,
+    CLAMPED_EFFORT,
+    CLAMPED_POSITION,
+    CLAMPED_VELOCITY,
+    CLAMPS,
     NEED_CAPACITY,
     NOT_FINITE,
+    OK,
     STATUS,
     STEPS_DONE,
     SWEEPS,
@@ -87,6 +95,8 @@ from mb_sim.sim.sensor_set import SensorSet, Wrench
 from mb_sim.sim.state import State, new_state
 from mb_sim.sim.step import keep_world_joints_now, new_sim, restore, step
 from mb_sim.solver.world_joints import frames, world_joint_coordinates
+
+log = logging.getLogger("mb_sim")
 
 
 class WorldJointsView:
@@ -191,6 +201,7 @@ class Simulation(OneRobot):
         self._bind()
         self.world_joints = WorldJointsView(self)
         self._stepped = False  # the step before the state is the last step taken
+        self._clamp_warned: set[tuple[int, int]] = set()
         self._world_settings()
         if ft_sensors is not None:
             self._robot().set_ft_sensors(ft_sensors)
@@ -236,6 +247,7 @@ class Simulation(OneRobot):
 
     def _bind(self) -> None:
         """(Re)build the records compiled code takes, over the current arrays."""
+        self._info = self._data.work.info
         self._d = data_record(self._data)
         self._s = new_state(self.state.arrays())
         self._bind_sim()
@@ -521,6 +533,7 @@ class Simulation(OneRobot):
         for name, value in zip(before.arrays()._fields, before.arrays()):
             np.copyto(getattr(data.before, name), value)
         old_views = self._robots
+        self._clamp_warned = set()  # joints are numbered anew
         self.world, self.scene, self._data, self._placed = world, scene, data, tuple(placed)
         self.state, self._initial = state, initial
         self._contacts = Contacts.empty()
@@ -578,9 +591,23 @@ class Simulation(OneRobot):
     def step(self, n: int = 1) -> None:
         """Advance n steps of dt (one compiled call; more when the contacts outgrow the
         workspace). A step that makes the state non-finite raises `SimulationError` and
-        leaves the state of the step before. n: a non-negative integer."""
+        leaves the state of the step before; so does a command that is not finite (nothing
+        changes). Commands beyond their bounds are clamped, with a warning once per joint.
+        n: a non-negative integer."""
+        info, step = self._info, self._step
+        if n == 1 and step is not None and JIT and type(n) is int:  # a user's loop: one step
+            step(self._sim, 1)
+            self._contacts = None
+            if info[STATUS] == OK and not info[CLAMPS]:
+                self._stepped = True
+                return
+            left = 1 - int(info[STEPS_DONE])
+            self._stepped = self._stepped or left == 0
+            self._after_call(left)
+            if left == 0:
+                return
         left = check_steps(n)
-        info = self._data.work.info
+        info = self._info
         while left > 0:
             try:
                 self._compiled_step()(self._sim, left)
@@ -594,13 +621,36 @@ class Simulation(OneRobot):
             done = int(info[STEPS_DONE])
             left -= done
             self._contacts = None
-            status = int(info[STATUS])
-            if status == NEED_CAPACITY:
-                self._grow()
-                info = self._data.work.info
-            elif status == NOT_FINITE:
-                self._raise_not_finite(int(info[BAD_KIND]), int(info[BAD_INDEX]))
             self._stepped = self._stepped or done > 0
+            self._after_call(left)
+            info = self._info
+
+    def _after_call(self, left: int) -> None:
+        """What a call of the compiled step reported: clamped commands (a warning once per
+        joint and kind), a workspace to grow, a refused command or a non-finite state
+        (SimulationError)."""
+        info = self._info
+        if info[CLAMPS]:
+            self._report_clamps()
+        status = int(info[STATUS])
+        if status == NEED_CAPACITY and left > 0:
+            self._grow()
+        elif status == NOT_FINITE:
+            self._raise_not_finite(int(info[BAD_KIND]), int(info[BAD_INDEX]))
+
+    def _report_clamps(self) -> None:
+        """One warning per joint and kind of command the step clamped (`take_commands`)."""
+        clamped = self._data.work.clamped
+        for i in np.flatnonzero(clamped):
+            for flag, what in ((CLAMPED_EFFORT, "effort"), (CLAMPED_POSITION, "position target"),
+                               (CLAMPED_VELOCITY, "velocity target")):
+                if clamped[i] & flag and (int(i), flag) not in self._clamp_warned:
+                    self._clamp_warned.add((int(i), flag))
+                    log.warning("the %s of %s was beyond its bound (effort limit, joint "
+                                "limits or velocity limit); clamped", what,
+                                self._joint_or_base(int(i)))
+        clamped[:] = 0
+        self._info[CLAMPS] = 0
 
     def _joint_or_base(self, index: int) -> str:
         """A joint (body) of the forest, or n + k: tree k's floating base, by name."""
@@ -641,11 +691,15 @@ class Simulation(OneRobot):
 
     def _raise_not_finite(self, kind: int, index: int) -> None:
         t = f"t = {self.time:.6f} s"
-        if kind == BAD_EFFORT:
+        commands = {BAD_EFFORT: ("effort", self.state.effort),
+                    BAD_POSITION_TARGET: ("position target", self.state.target[:, 0]),
+                    BAD_VELOCITY_TARGET: ("velocity target", self.state.target[:, 1])}
+        if kind in commands:
+            what, values = commands[kind]
             raise SimulationError(
-                f"the effort of {self._joint_or_base(index)} is {self.state.effort[index]} at "
-                f"{t} (written into the state directly? set_effort refuses it); the step was "
-                "not taken")
+                f"the {what} of {self._joint_or_base(index)} is {values[index]} at {t}; a "
+                "finite number is needed (the checked setters refuse it); the step was not "
+                "taken")
         what = (self._joint_or_base(index) if kind == BAD_JOINT
                 else f"body {self.scene.body_names[index]!r}")
         raise SimulationError(

@@ -4,6 +4,8 @@
 read-only scene model `m` (mb_sim.model.compile), writes the workspace `d` (mb_sim.sim.data)
 and, at the end, the state `s` (mb_sim.sim.state):
 
+0. take the commands: a non-finite effort or servo target refuses the step, one beyond its
+   bounds is clamped (and reported);
 1. free motion: robot qdd by ABA with the commanded efforts and the position and velocity
    servos, their stiffness and damping implicit (mb_sim.sim.servo; Holck 2005, ch. 3), free
    bodies under gravity with implicit gyroscopic rotation; velocities advance by h
@@ -46,6 +48,13 @@ from mb_sim.sim.data import (
     BAD_INDEX,
     BAD_JOINT,
     BAD_KIND,
+    BAD_POSITION_TARGET,
+    BAD_VELOCITY_TARGET,
+    CLAMPED_EFFORT,
+    CLAMPED_POSITION,
+    CLAMPED_VELOCITY,
+    CLAMPS,
+    EFFORT_CAP,
     NEED_CAPACITY,
     NOT_FINITE,
     ROW_END,
@@ -58,7 +67,7 @@ from mb_sim.sim.data import (
 from mb_sim.sim.rigid import advance_poses
 from mb_sim.sim.rigid import free_motion as free_body_motion
 from mb_sim.sim.sensors import Sensors, measure
-from mb_sim.sim.servo import drive, make_explicit, servo_update
+from mb_sim.sim.servo import EFFORT, POSITION, drive, make_explicit, servo_update
 from mb_sim.sim.state import StateArrays
 from mb_sim.solver import pgs, warm
 from mb_sim.solver.contact import contact_rows, robot_in_contact
@@ -99,6 +108,55 @@ def copy_state(src: Any, dst: Any) -> None:
     dst.warm_count[0] = n
     dst.warm_key[:n] = src.warm_key[:n]
     dst.warm_value[:n] = src.warm_value[:n]
+
+
+@njit
+def take_commands(m: Any, d: Any, s: Any) -> bool:
+    """Stage 0: the commands as the state holds them, however they were written (the checked
+    `set_effort`, or straight into the arrays of `Robot.arrays`): an effort, or a servo
+    target its joint's interface uses, that is not finite refuses the step before anything
+    changes (d.work.info names the joint: BAD_EFFORT, BAD_POSITION_TARGET,
+    BAD_VELOCITY_TARGET); an effort beyond the joint's effort limit (EFFORT_CAP without one),
+    a position target beyond its joint limits and a velocity target beyond its velocity limit
+    are clamped in place and flagged in d.work.clamped, which `Simulation` reports once per
+    joint."""
+    tree, work, info = m.tree, d.work, d.work.info
+    effort, target, mode, clamped = s.effort, s.target, s.mode, work.clamped
+    limit, lower, upper, vmax = (tree.effort_limit, tree.lower, tree.upper,
+                                 tree.velocity_limit)
+    for i in range(effort.shape[0]):
+        e = effort[i]
+        if not np.isfinite(e):
+            return _refuse(info, BAD_EFFORT, i)
+        cap = min(limit[i], EFFORT_CAP)
+        if abs(e) > cap:
+            effort[i] = cap if e > 0.0 else -cap
+            clamped[i] |= CLAMPED_EFFORT
+            info[CLAMPS] += 1
+        if mode[i] == EFFORT:
+            continue
+        p, v = target[i, 0], target[i, 1]
+        if mode[i] == POSITION:
+            if not np.isfinite(p):
+                return _refuse(info, BAD_POSITION_TARGET, i)
+            if p < lower[i] or p > upper[i]:
+                target[i, 0] = min(max(p, lower[i]), upper[i])
+                clamped[i] |= CLAMPED_POSITION
+                info[CLAMPS] += 1
+        if not np.isfinite(v):
+            return _refuse(info, BAD_VELOCITY_TARGET, i)
+        if abs(v) > vmax[i]:
+            target[i, 1] = vmax[i] if v > 0.0 else -vmax[i]
+            clamped[i] |= CLAMPED_VELOCITY
+            info[CLAMPS] += 1
+    return True
+
+
+@inline
+def _refuse(info: np.ndarray, kind: int, i: int) -> bool:
+    info[BAD_KIND] = kind
+    info[BAD_INDEX] = i
+    return False
 
 
 @inline
@@ -339,17 +397,12 @@ def integrate(m: Any, d: Any, s: Any) -> None:
 @njit
 def check(m: Any, d: Any, s: Any) -> bool:
     """Stage 9: every number of the state finite; otherwise d.work.info names the joint
-    whose effort (BAD_EFFORT) or motion (BAD_JOINT; n + k: tree k's floating base) is not,
-    or the body (BAD_BODY)."""
+    whose motion is not (BAD_JOINT; n + k: tree k's floating base) or the body (BAD_BODY).
+    (The commands were checked by `take_commands`.)"""
     info = d.work.info
     q, qd, pos, quat, vel = s.q, s.qd, s.body_pos, s.body_quat, s.body_vel
     tree = m.tree
     qadr, vadr, n = tree.qadr, tree.vadr, tree.parent.shape[0]
-    for i in range(s.effort.shape[0]):  # a cause before its effects
-        if not np.isfinite(s.effort[i]):
-            info[BAD_KIND] = BAD_EFFORT
-            info[BAD_INDEX] = i
-            return False
     for i in range(n):
         if not (np.isfinite(q[qadr[i]]) and np.isfinite(qd[vadr[i]])):
             info[BAD_KIND] = BAD_JOINT
@@ -390,6 +443,9 @@ def step(sim: Any, n: int) -> None:
     info[:] = 0
     sensing = sensors.ft_body.shape[0] + sensors.contact_body.shape[0] > 0
     for _ in range(n):
+        if not take_commands(m, d, s):
+            info[STATUS] = NOT_FINITE
+            return
         remember(d, s)
         free_motion(m, d, s)
         if not collide(m, d, s):
