@@ -24,6 +24,8 @@ Format (every key is optional unless marked required; units SI, angles in radian
                                     # sim_node's gains.<joint>.* parameters override them)
       ft_sensors: [joint6]          # force-torque sensors at movable joints
       contact_sensors: [foot_link]  # contact sensors on links
+      inertia_from_geometry: 1000.0 # kg/m^3: massless moving links get the mass of their
+                                    # collision shapes when the world loads robot.urdf
     bodies:
       - name: box1                  # required, unique, not "world"
         shape: box                  # required: box | sphere | cylinder | capsule | mesh
@@ -89,7 +91,7 @@ import difflib
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -162,7 +164,7 @@ def limits_markdown() -> str:
     rows = [
         ("sizes (`size`), mesh `scale`", f"{_g(SIZE[0])} to {_g(SIZE[1])} m"),
         ("`mass` (given, or density x volume)", f"{_g(MASS[0])} to {_g(MASS[1])} kg"),
-        ("`density`", f"{_g(DENSITY[0])} to {_g(DENSITY[1])} kg/m³"),
+        ("`density`, `robot.inertia_from_geometry`", f"{_g(DENSITY[0])} to {_g(DENSITY[1])} kg/m³"),
         ("`inertia`", (f"elements within ±{_g(INERTIA[1])} kg m², smallest principal moment "
                        f">= {_g(INERTIA[0])}")),
         (("`xyz`, `com`, `anchor`, `child_anchor`, `ground.height`, joint `limits`, "
@@ -240,6 +242,11 @@ class RobotPlacement:
     """Movable joints with a force-torque sensor (`Simulation.set_ft_sensors`)."""
     contact_sensors: tuple[str, ...] = ()
     """Links with a contact sensor (`Simulation.set_contact_sensors`)."""
+    inertia_from_geometry: float | None = None
+    """Density (kg/m^3) that gives massless moving links the mass of their collision shapes
+    when `urdf` is loaded for this world (`load_urdf(..., inertia_from_geometry=...)`)."""
+    package_dirs: tuple[str, ...] = ()
+    """The folders `load_world` was given for `package://` files, searched for `urdf`'s too."""
 
     @property
     def rotation(self) -> np.ndarray:
@@ -387,6 +394,8 @@ class World:
                         "gains": {k: dict(zip("pid", v)) for k, v in r.gains.items()},
                         "ft_sensors": list(r.ft_sensors),
                         "contact_sensors": list(r.contact_sensors)}
+        if r.inertia_from_geometry is not None:
+            out["robot"]["inertia_from_geometry"] = r.inertia_from_geometry
         if r.urdf is not None:
             out["robot"]["urdf"] = r.urdf
         if r.srdf is not None:
@@ -579,9 +588,10 @@ def _show(value: Any) -> str:
 class _Reader:
     """Typed access to the parsed YAML with errors that name the file, key path and value."""
 
-    def __init__(self, label: str, folder: str) -> None:
+    def __init__(self, label: str, folder: str, package_dirs: tuple[str, ...] = ()) -> None:
         self.label = label
         self.folder = folder
+        self.package_dirs = package_dirs
 
     def fail(self, path: str, message: str, value: Any = _MISSING) -> NoReturn:
         got = "" if value is _MISSING else f" (got {_show(value)})"
@@ -690,7 +700,7 @@ _TOP_KEYS = ("gravity", "ground", "robot", "bodies", "joints", "solver", "descri
 _GROUND_KEYS = ("height", "friction", "restitution")
 _ROBOT_KEYS = ("xyz", "rpy", "quat_xyzw", "friction", "restitution", "joint_limit_restitution",
                "initial_positions", "urdf", "floating", "self_collision", "srdf",
-               "exclude_pairs", "gains", "ft_sensors", "contact_sensors")
+               "exclude_pairs", "gains", "ft_sensors", "contact_sensors", "inertia_from_geometry")
 _BODY_KEYS = ("name", "shape", "size", "mesh", "scale", "mass", "density", "inertia", "com",
               "xyz", "rpy", "quat_xyzw", "linear_velocity", "angular_velocity", "static",
               "friction", "restitution", "color")
@@ -742,7 +752,14 @@ def _robot(r: _Reader, value: Any) -> RobotPlacement:
                           srdf, srdf_pairs, _link_pairs(r, d.get("exclude_pairs")),
                           _gains(r, d.get("gains")), _name_list(r, "robot.ft_sensors",
                                                                 d.get("ft_sensors")),
-                          _name_list(r, "robot.contact_sensors", d.get("contact_sensors")))
+                          _name_list(r, "robot.contact_sensors", d.get("contact_sensors")),
+                          inertia_from_geometry=_density(r, d.get("inertia_from_geometry")),
+                          package_dirs=r.package_dirs)
+
+
+def _density(r: _Reader, value: Any) -> float | None:
+    """robot.inertia_from_geometry: a density within DENSITY, or None (absent, null)."""
+    return None if value is None else r.number("robot.inertia_from_geometry", value, *DENSITY)
 
 
 def _gains(r: _Reader, value: Any) -> Mapping[str, tuple[float, float, float]]:
@@ -778,9 +795,9 @@ def _robot_file(r: _Reader, d: dict[str, Any], key: str) -> str | None:
     if not isinstance(d[key], str):
         r.fail(f"robot.{key}", "must be a file path or package:// URI", d[key])
     try:
-        return resolve_uri(d[key], r.folder)
+        return resolve_uri(d[key], r.folder, r.package_dirs, r.label)
     except MeshError as exc:
-        r.fail(f"robot.{key}", str(exc)[:300], d[key])
+        r.fail(f"robot.{key}", str(exc)[:2000], d[key])
 
 
 def _link_pairs(r: _Reader, value: Any) -> tuple[tuple[str, str], ...]:
@@ -914,10 +931,10 @@ def _body_shape(r: _Reader, path: str, d: dict[str, Any], kind: str) -> Geometry
              else r.vector(_key(path, "scale"), sv, 3, *SIZE))
         scale = tuple(float(x) for x in s)
     try:
-        mesh_path = resolve_uri(uri, r.folder)
+        mesh_path = resolve_uri(uri, r.folder, r.package_dirs, r.label)
         convex_hull_mesh(mesh_path, scale)
     except MeshError as exc:
-        r.fail(_key(path, "mesh"), str(exc)[:300], uri)
+        r.fail(_key(path, "mesh"), str(exc)[:2000], uri)
     return Geometry(kind=kind, size=(), mesh=mesh_path, scale=scale)
 
 
@@ -1038,14 +1055,16 @@ def _joint(r: _Reader, path: str, value: Any, bodies: dict[str, Body], names: se
 
 
 def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
-               base_dir: str | os.PathLike[str] | None = None) -> World:
+               base_dir: str | os.PathLike[str] | None = None,
+               package_dirs: Iterable[str | os.PathLike[str]] = ()) -> World:
     """Load a world from a YAML file path, YAML text or a dict (format: module docstring).
 
     Relative mesh paths are taken from the world file's folder (`base_dir` if given, the
-    current folder for text and dicts). Raises WorldError naming the file, key path and value.
+    current folder for text and dicts); `package://` ones as `load_urdf` finds them, with
+    `package_dirs`. Raises WorldError naming the file, key path and value.
     """
     data, label, folder = _read_source(source, base_dir)
-    r = _Reader(label, folder)
+    r = _Reader(label, folder, tuple(os.fspath(d) for d in package_dirs))
     if data is None:
         r.fail("", "the world description is empty")
     d = r.mapping("", data, _TOP_KEYS)
@@ -1069,14 +1088,16 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
                  source=source_name, description=d.get("description", ""))
 
 
-def load_body(data: Any, label: str, base_dir: str | os.PathLike[str], path: str = "") -> Body:
+def load_body(data: Any, label: str, base_dir: str | os.PathLike[str], path: str = "",
+              package_dirs: tuple[str, ...] = ()) -> Body:
     """One environment body from a `bodies:` entry (parsed YAML, see `parse_yaml`), at the pose
     its `xyz` and `rpy` give; its `name` may be absent (the body's name is then "").
 
     Relative mesh paths are taken from `base_dir`. Raises WorldError naming `label`, the key
     (under `path`, the entry's place in its file) and the value.
     """
-    return _body(_Reader(label, str(base_dir)), path, data, set(), name_required=False)
+    return _body(_Reader(label, str(base_dir), package_dirs), path, data, set(),
+                 name_required=False)
 
 
 def check_gains(world: World, model: Any) -> None:

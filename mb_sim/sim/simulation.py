@@ -102,9 +102,9 @@ def _report_robotless(world: World) -> None:
 def _robot_of(model: Model | None, world: World | None) -> Model | None:
     """The model, or the robot the world file names; checked against the world."""
     if model is None and world is not None and world.robot.urdf:
-        from mb_sim.model.urdf import load_urdf
+        from mb_sim.model.urdf import world_robot
 
-        model = load_urdf(world.robot.urdf, floating_base=world.robot.floating)
+        model = world_robot(world, model)
     elif model is None and world is not None:
         _report_robotless(world)
     if (model is not None and world is not None and world.robot.floating
