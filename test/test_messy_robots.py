@@ -216,7 +216,7 @@ def test_bom_and_blank_lines_before_the_declaration() -> None:
     raw = (MESSY / "bom.urdf").read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf\n") and raw.endswith(b"\x00")
     model = mb_sim.load_urdf(MESSY / "bom.urdf", srdf=MESSY / "bom.srdf")
-    assert model.urdf_xml.startswith("<?xml") and model.urdf_xml.endswith("</robot>")
+    assert model.urdf_xml.startswith("<?xml") and model.urdf_xml.endswith("</robot>\n")
     assert ("base", "link2") in model.collision_exclusions
     swings(model)
     swings(mb_sim.load_urdf(raw.decode("utf-8")))  # the same as text, BOM character included

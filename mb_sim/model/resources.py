@@ -50,8 +50,10 @@ _NAME = re.compile(r"<name>\s*([^<\s]+)\s*</name>")
 def xml_text(text: str) -> str:
     """XML text as XML parsers take it: without the byte-order mark and the whitespace that
     editors and exporters leave before the `<?xml ...?>` declaration (which must come first),
-    nor the whitespace and NUL characters after the document's end."""
-    return text.lstrip("\ufeff \t\r\n").rstrip("\x00 \t\r\n")
+    nor NUL characters after the document's end. Other text is returned as it is."""
+    text = text.lstrip("\ufeff \t\r\n")
+    end = text.rstrip("\x00 \t\r\n")
+    return end + "\n" if "\x00" in text[len(end):] else text
 
 
 def _ament_share(package: str) -> Path | None:
