@@ -27,8 +27,8 @@ import mb_sim
 from mb_sim.control import pd_effort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_legged import DT, KD, KP, WARMUP, setup  # noqa: E402
-from mujoco_scene import mjcf  # noqa: E402
+from bench_legged import DT, KD, KP, WARMUP, setup
+from mujoco_scene import mjcf
 
 ROOT = Path(__file__).resolve().parents[1]
 SPACING = 1.0

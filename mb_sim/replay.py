@@ -51,7 +51,7 @@ import mb_sim
 from mb_sim.bags import custom_data
 from mb_sim.ros.entities import apply_event
 from mb_sim.ros.latch import CommandError, CommandLatch
-from mb_sim.ros.params import ParamError, command_joint_list
+from mb_sim.ros.params import ParamError, command_joint_list, folder_list
 from mb_sim.state_codec import state_from_json
 
 OK, DIVERGES, UNREPLAYABLE = 0, 1, 2
@@ -186,7 +186,10 @@ def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]
             path.write_text(custom["mb_sim/world"])
             world = mb_sim.load_world(str(path))
     floating = bool(params.get("floating_base", False)) or bool(world and world.robot.floating)
-    model = mb_sim.load_urdf(custom["mb_sim/urdf"], floating_base=floating)
+    density = float(params.get("inertia_from_geometry") or 0.0) or (
+        world.robot.inertia_from_geometry if world is not None else None)
+    model = mb_sim.load_urdf(custom["mb_sim/urdf"], folder_list(params.get("package_dirs")),
+                             floating_base=floating, inertia_from_geometry=density)
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],
                             integrator=params["integrator"], ft_sensors=[],
                             contact_sensors=[])  # sensors change no motion

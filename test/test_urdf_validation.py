@@ -545,17 +545,24 @@ def test_relative_and_file_uris(package_tree: Path) -> None:
     _expect_resolved(mb_sim.load_urdf(path), target)
 
 
-def test_unresolvable_uri_is_kept_with_explanation(package_tree: Path) -> None:
-    """Loading succeeds (the mesh is not needed yet); the geometry says what was searched."""
+def test_unresolvable_uri_is_kept_with_explanation(package_tree: Path,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """Loading succeeds (the mesh is not needed yet); the collision geometry says what was
+    searched; the visual, only drawn, is dropped with a warning that says the same."""
     path = package_tree / "urdf" / "robot.urdf"
     uri = "package://no_such_pkg/meshes/missing.stl"
     path.write_text(mesh_robot(uri))
-    model = mb_sim.load_urdf(path)
-    for geom in _mesh(model):
-        assert geom.mesh_error is not None
-        assert uri in geom.mesh_error
-        assert "no_such_pkg" in geom.mesh_error and str(package_tree) in geom.mesh_error
-        assert geom.mesh is None or not Path(geom.mesh).is_file()
+    with caplog.at_level(logging.WARNING, logger="mb_sim"):
+        model = mb_sim.load_urdf(path)
+    (geom,) = model.collision_geometries["l1"]
+    assert geom.mesh_error is not None
+    assert uri in geom.mesh_error
+    assert "no_such_pkg" in geom.mesh_error and str(package_tree) in geom.mesh_error
+    assert geom.mesh is None or not Path(geom.mesh).is_file()
+    assert model.visual_geometries["l1"] == ()
+    (warning,) = [r.getMessage() for r in caplog.records if "visual" in r.getMessage()]
+    assert str(path) in warning and "link 'l1'" in warning and uri in warning
+    assert str(package_tree / "meshes" / "missing.stl") in warning
 
 
 def test_resolve_uri_directly(package_tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:

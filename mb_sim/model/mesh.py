@@ -15,6 +15,7 @@ import functools
 import os
 import re
 import struct
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -46,19 +47,23 @@ class MeshError(ValueError):
 # URI resolution
 
 
-def resolve_uri(uri: str, base_dir: str | os.PathLike[str] | None = None) -> str:
+def resolve_uri(uri: str, base_dir: str | os.PathLike[str] | None = None,
+                package_dirs: Iterable[str | os.PathLike[str]] = (),
+                source: str | None = None) -> str:
     """Absolute path of the existing file named by `uri`, or MeshError naming what was tried.
 
-    `package://` URIs are looked up as `mb_sim.model.resources.resolve_uri` does (ament index,
-    ROS_PACKAGE_PATH); `file://` URIs and absolute paths are used as they are; relative paths
-    are taken from `base_dir` (the current folder if None).
+    `package://` URIs are looked up as `mb_sim.model.resources` does (ament index,
+    ROS_PACKAGE_PATH, `package_dirs`, then near `base_dir`); `file://` URIs and absolute paths
+    are used as they are; relative paths are taken from `base_dir` (the current folder if
+    None). `source` names the file that refers to it in log lines.
     """
     if not isinstance(uri, str) or not uri:
         raise MeshError(f"mesh URI must be a non-empty string, got {uri!r}")
     if base_dir is None:
         base_dir = os.getcwd()
     try:
-        path, why = _resources.resolve_uri(os.path.expanduser(uri), base_dir)
+        path, why = _resources.resolve_uri(os.path.expanduser(uri), base_dir, package_dirs,
+                                           source)
     except OSError as exc:
         raise MeshError(f"cannot resolve {uri!r}: {exc}") from exc
     if path is None:

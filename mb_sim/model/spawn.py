@@ -40,7 +40,7 @@ from transforms3d.quaternions import mat2quat, qmult
 from mb_sim.errors import ModelError, SpawnError, WorldError
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mesh import MeshError, convex_hull_mesh
-from mb_sim.model.resources import read_text_file
+from mb_sim.model.resources import read_text_file, xml_text
 from mb_sim.model.resources import resolve_uri as resolve_resource
 from mb_sim.model.urdf import load_urdf
 from mb_sim.model.world import (
@@ -221,8 +221,8 @@ def _read(uri: str, text: str, package_dirs: tuple[str, ...]) -> SpawnedBody:
         if fragment:
             raise SpawnError("RESOURCE_PARSE_ERROR", f"{source}: a URDF holds one body; the "
                              f"fragment #{fragment} selects nothing")
-        return _urdf_body(path, text, source, package_dirs)
-    return _yaml_body(text, source, folder, fragment)
+        return _urdf_body(path, xml_text(text), source, package_dirs)
+    return _yaml_body(text, source, folder, fragment, package_dirs)
 
 
 def _resolve(uri: str, package_dirs: tuple[str, ...]) -> tuple[Path, str | None]:
@@ -243,12 +243,12 @@ def _format(path: Path | None, text: str, source: str) -> str:
     if ext in (".yaml", ".yml"):
         return "yaml"
     foreign = _FOREIGN.get(ext)
-    head = text.lstrip()[:64]
+    head = xml_text(text)[:64]
     if foreign is None and head.startswith("#usda"):
         foreign = "USD"
     if foreign is None and head.startswith("<"):
         try:
-            root = ET.fromstring(text).tag
+            root = ET.fromstring(xml_text(text)).tag
         except ET.ParseError as exc:
             raise SpawnError("RESOURCE_PARSE_ERROR", f"{source}: malformed XML: {exc}") from None
         root = str(root).rpartition("}")[2]
@@ -262,7 +262,8 @@ def _format(path: Path | None, text: str, source: str) -> str:
     return "yaml"
 
 
-def _yaml_body(text: str, source: str, folder: str, fragment: str | None) -> SpawnedBody:
+def _yaml_body(text: str, source: str, folder: str, fragment: str | None,
+               package_dirs: tuple[str, ...]) -> SpawnedBody:
     try:
         data = parse_yaml(text, source)
     except WorldError as exc:
@@ -295,9 +296,10 @@ def _yaml_body(text: str, source: str, folder: str, fragment: str | None) -> Spa
                          f"with at least shape and size (or mesh), as an entry of a world file's "
                          f"bodies; got {type(data).__name__} {str(data)[:80]!r}")
     if isinstance(data, dict) and isinstance(data.get("mesh"), str):
-        _check_mesh(data["mesh"], folder, f"{source}: {path + '.' if path else ''}mesh")
+        _check_mesh(data["mesh"], folder, f"{source}: {path + '.' if path else ''}mesh",
+                    package_dirs=package_dirs)
     try:
-        body = load_body(data, source, folder, path)
+        body = load_body(data, source, folder, path, package_dirs)
     except WorldError as exc:
         raise SpawnError("RESOURCE_PARSE_ERROR", str(exc)) from None
     return SpawnedBody(body, "yaml", source, frozen(body.geometry.xyz),
@@ -307,7 +309,7 @@ def _yaml_body(text: str, source: str, folder: str, fragment: str | None) -> Spa
 def _check_mesh(uri: str, base_dir: str | None, what: str, scale: Any = (1.0, 1.0, 1.0),
                 package_dirs: tuple[str, ...] = ()) -> None:
     """MISSING_ASSETS if the mesh cannot be found, UNSUPPORTED_ASSETS if it is no solid."""
-    found, why = resolve_resource(os.path.expanduser(uri), base_dir, package_dirs)
+    found, why = resolve_resource(os.path.expanduser(uri), base_dir, package_dirs, what)
     if found is None:
         raise SpawnError("MISSING_ASSETS", f"{what}: {why}")
     try:

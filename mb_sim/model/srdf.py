@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 
-from mb_sim.model.resources import read_text_file
+from mb_sim.model.resources import read_text_file, xml_text
 
 log = logging.getLogger("mb_sim")
 
@@ -31,7 +31,7 @@ def read_disabled_collisions(path: str | Path, error: type[Exception]) -> tuple[
     """The `<disable_collisions>` link pairs of an SRDF file, each (link1, link2) once, in
     file order. `error` (ModelError, WorldError) names the file and what is wrong."""
     label = str(path)
-    text = read_text_file(Path(path), label, "SRDF", MAX_SRDF_BYTES, error)
+    text = xml_text(read_text_file(Path(path), label, "SRDF", MAX_SRDF_BYTES, error))
     if not text.strip():
         raise error(f"{label}: the SRDF file is empty")
     try:

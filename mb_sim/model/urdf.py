@@ -28,9 +28,10 @@ from mb_sim.inertia import lump, spatial_inertia
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mass import inertia_defect, mass_properties, nearest_valid_inertia
 from mb_sim.model.model import PRISMATIC, REVOLUTE, Model, freeze_arrays
-from mb_sim.model.resources import read_text_file, resolve_uri
+from mb_sim.model.resources import Search, read_text_file, xml_text
 from mb_sim.model.srdf import known_pairs, read_disabled_collisions
 from mb_sim.model.urdf_filter import MAX_URDF_BYTES, filter_urdf
+from mb_sim.model.xacro_file import expand_xacro
 from mb_sim.rotations import rpy_matrix
 
 log = logging.getLogger("mb_sim")
@@ -43,6 +44,10 @@ the largest principal moment. The measured inertias of real robots reach 0.46 (r
 example-robot-data); a negative moment as large as the others is 1.0."""
 INERTIA_NOISE = 1e-12
 """Defects below this distance (kg m^2) are rounding noise: repaired with a debug line only."""
+REPAIR_HINT = ("take mass and inertia from the collision shapes: load_urdf(..., "
+               "inertia_from_geometry=<density in kg/m^3>), the world file's robot: "
+               "{inertia_from_geometry: <density>} or sim_node's inertia_from_geometry parameter")
+"""How a robot with massless links is repaired, as the errors say it."""
 
 
 def _pose(origin: Any) -> np.ndarray:
@@ -63,14 +68,12 @@ def _xyz_rpy(origin: Any) -> tuple[tuple[float, float, float], tuple[float, floa
 
 
 class _Loader:
-    def __init__(self, text: str, source: str, base_dir: str | None, package_dirs: Iterable[str],
-                 strict: bool = False, density: float | None = None,
-                 floating_base: bool = False):
+    def __init__(self, text: str, source: str, search: Search, strict: bool = False,
+                 density: float | None = None, floating_base: bool = False):
         self.text = text
         self.floating = floating_base
         self.source = source
-        self.base_dir = base_dir
-        self.package_dirs = tuple(str(p) for p in package_dirs)
+        self.search = search
         self.strict = strict
         self.density = density
         self.filled: set[str] = set()
@@ -92,6 +95,9 @@ class _Loader:
         return robot
 
     def geometry(self, link: str, element: Any, what: str) -> Geometry | None:
+        """The shape of a <collision> or <visual> (`what`). A collision mesh that cannot be
+        found keeps why (an error when the simulation needs it); a visual that cannot be
+        drawn (mesh not found, size not positive) is dropped with a warning."""
         geom = element.geometry
         xyz, rpy = _xyz_rpy(element.origin)
         if isinstance(geom, urdf_xml.Box):
@@ -102,7 +108,11 @@ class _Loader:
         elif isinstance(geom, urdf_xml.Cylinder):
             size, kind = (float(geom.radius), float(geom.length)), "cylinder"
         elif isinstance(geom, urdf_xml.Mesh):
-            path, error = resolve_uri(geom.filename, self.base_dir, self.package_dirs)
+            path, error = self.search.resolve(geom.filename)
+            if error is not None and what == "visual":
+                log.warning("%s: link %r: visual mesh %s; the visual is ignored (it is only "
+                            "drawn)", self.source, link, error)
+                return None
             scale = tuple(float(v) for v in (geom.scale or (1.0, 1.0, 1.0)))
             if len(scale) == 1:
                 scale = scale * 3
@@ -114,7 +124,11 @@ class _Loader:
             log.warning("%s: link %r: %s geometry %r ignored", self.source, link, what, geom)
             return None
         if any(not math.isfinite(s) or s <= 0 for s in size):
-            raise self.fail(f"link {link!r}: {what} {kind} size {size} must be positive")
+            if what != "visual":
+                raise self.fail(f"link {link!r}: {what} {kind} size {size} must be positive")
+            log.warning("%s: link %r: visual %s size %s is not positive; the visual is ignored "
+                        "(it is only drawn)", self.source, link, kind, size)
+            return None
         return Geometry(kind, size, xyz, rpy)
 
     # --- validation ------------------------------------------------------------------------
@@ -490,8 +504,8 @@ class _Loader:
             raise self.fail(
                 f"link {base!r}: a floating base needs mass > 0 and a positive definite inertia "
                 f"(with the links fixed to it: mass {mass:.6g} kg, principal moments "
-                f"{', '.join(f'{v:.3g}' for v in moments)} kg m^2); give it an <inertial>, or load "
-                "with inertia_from_geometry=<density>")
+                f"{', '.join(f'{v:.3g}' for v in moments)} kg m^2); give it an <inertial>, or "
+                f"{REPAIR_HINT}")
 
     def check_subtree_inertia(self, names: list[str], children: list[str], tree: tuple,
                               mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> None:
@@ -527,9 +541,7 @@ class _Loader:
                 raise self.fail(
                     f"joint {names[i]!r}: moves no mass (link {children[i]!r} and everything after "
                     f"it has no mass or no inertia about the joint axis); give link {children[i]!r} "
-                    "an <inertial> with mass > 0, or load with inertia_from_geometry=<density> to "
-                    "take mass and inertia from the collision shapes"
-                )
+                    f"an <inertial> with mass > 0, or {REPAIR_HINT}")
 
 
 def _planar_parts(joint: Any) -> tuple[SimpleNamespace, ...]:
@@ -583,25 +595,6 @@ def _read_text(path: Path, what: str) -> str:
     return read_text_file(path, str(path), what, MAX_URDF_BYTES, ModelError)
 
 
-def expand_xacro(path: Path, xacro_args: Mapping[str, Any] | None = None) -> str:
-    """The URDF text of a xacro file, expanded by the `xacro` package with `xacro_args`."""
-    try:
-        import xacro
-    except ImportError:
-        raise ModelError(f"{path}: expanding xacro files needs the xacro package "
-                         "(pip install xacro, or apt install ros-<distro>-xacro)") from None
-    _read_text(path, "xacro")  # the same checks as for a URDF: exists, size, text
-    mappings = {str(k): str(v) for k, v in (xacro_args or {}).items()}
-    try:
-        with redirect_stderr(io.StringIO()) as err:
-            doc = xacro.process_file(str(path), mappings=mappings)
-        return doc.toxml()
-    except Exception as exc:  # noqa: BLE001 (xacro raises its own and the XML parser's errors)
-        detail = " ".join(err.getvalue().split())[:300]
-        raise ModelError(f"{path}: xacro: {str(exc)[:300]}{' (' + detail + ')' if detail else ''}"
-                         ) from None
-
-
 def load_urdf(
     path_or_xml: str | os.PathLike,
     package_dirs: Iterable[str | os.PathLike] = (),
@@ -618,6 +611,10 @@ def load_urdf(
     mass and inertia, and keep their frames (`Model.link_offset`) for TF. Elements mb_sim does
     not use are ignored (`mb_sim.model.urdf_filter`); every number is checked.
 
+    package_dirs: folders of packages, or package folders, searched for `package://` files and
+    xacro's `$(find pkg)` after the ament index and ROS_PACKAGE_PATH; a file not found there is
+    looked for near the URDF (`mb_sim.model.resources`; for an XML string: in package_dirs and
+    the working folder). A BOM and blank lines before `<?xml` are accepted.
     strict: a body inertia that is slightly invalid is an error instead of being repaired to
     the nearest valid inertia with a warning. inertia_from_geometry: a density (kg/m^3); moving
     links with no <inertial> or zero mass get the mass and inertia of their collision shapes.
@@ -641,14 +638,17 @@ def load_urdf(
     text_or_path = os.fspath(path_or_xml)
     if not text_or_path.strip():
         raise ModelError(f"load_urdf: the URDF path or XML string is empty ({text_or_path!r})")
-    if text_or_path.lstrip().startswith("<"):
-        text, source, base_dir = text_or_path, "<urdf string>", None
+    dirs = [os.fspath(p) for p in package_dirs]
+    if xml_text(text_or_path).startswith("<"):
+        text, source = text_or_path, "<urdf string>"
+        search = Search(None, dirs, source)
     else:
         path = Path(text_or_path)
+        source = str(path)
+        search = Search(path.resolve().parent, dirs, source)
         is_xacro = path.name.endswith(".xacro") or xacro_args is not None
-        text = expand_xacro(path, xacro_args) if is_xacro else _read_text(path, "URDF")
-        source, base_dir = str(path), str(path.resolve().parent)
-    model = _Loader(text, source, base_dir, [str(p) for p in package_dirs], strict=strict,
+        text = expand_xacro(path, xacro_args, search) if is_xacro else _read_text(path, "URDF")
+    model = _Loader(xml_text(text), source, search, strict=strict,
                     density=None if inertia_from_geometry is None else float(inertia_from_geometry),
                     floating_base=bool(floating_base)).compile()
     if srdf is None:

@@ -7,9 +7,13 @@ it (one debug log line per kind of element dropped), so none of it can stop a ro
 loading, and returns the document urdf-parser-py then reads.
 
 Numbers are checked in every element of the URDF format, used or not (`NUMERIC`): each
-attribute must hold the right count of finite numbers within the range given there, else a
-`ModelError` names the element (with its link or joint) and the value. Extension elements
-(`<gazebo>`, `<transmission>`, ...) belong to other programs and are not read at all.
+attribute must hold the right count of finite numbers within the range given there, and each
+shape the attributes it needs (`REQUIRED`), else a `ModelError` names the element (with its
+link or joint) and the value. What is only drawn never refuses a robot: a problem inside a
+link's `<visual>` (a zero radius, a missing attribute, a bad colour) drops that visual, and
+one in a top-level `<material>` that material, each with a warning naming the link, the
+element and the value. Extension elements (`<gazebo>`, `<transmission>`, ...) belong to other
+programs and are not read at all.
 
 The XML is read by the standard library's expat parser, which refuses entity-expansion bombs
 (expat >= 2.4) and never fetches external entities; the text is capped at MAX_URDF_BYTES.
@@ -23,6 +27,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 
 from mb_sim.errors import ModelError
+from mb_sim.model.resources import xml_text
 
 log = logging.getLogger("mb_sim")
 
@@ -60,6 +65,14 @@ NUMERIC: dict[str, dict[str, tuple[int, Range]]] = {
                           "k_position": (1, _ANY), "k_velocity": (1, _ANY)},
     "color": {"rgba": (4, _ANY)},
 }
+
+# The attributes each shape needs.
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "box": ("size",), "sphere": ("radius",), "cylinder": ("radius", "length"),
+    "mesh": ("filename",),
+}
+DRAWN = ("visual", "material")
+"""Elements that are only drawn: a problem in one drops it with a warning (module docstring)."""
 
 # What mb_sim reads: element -> children kept. Children not listed are dropped; those of the
 # URDF format are still number-checked (`_FORMAT`), others are not read.
@@ -106,6 +119,10 @@ class _Filter:
 
     def numbers(self, stack: list[ET.Element]) -> None:
         el = stack[-1]
+        in_geometry = len(stack) > 1 and stack[-2].tag == "geometry"
+        for attr in REQUIRED.get(el.tag, ()) if in_geometry else ():
+            if el.get(attr) is None:
+                raise self.fail(stack, f"the attribute {attr} is missing")
         spec = NUMERIC.get(el.tag, {})
         for attr, (count, (lo, hi)) in spec.items():
             text = el.get(attr)
@@ -143,7 +160,7 @@ class _Filter:
                 el.remove(child)
                 continue
             if child.tag in checked:
-                usable = self.walk([*stack, child], keep=child.tag in kept)
+                usable = self.checked(stack, child, keep=child.tag in kept)
                 if child.tag in kept and usable:
                     continue
             if keep:
@@ -153,13 +170,27 @@ class _Filter:
             geometry = el.find("geometry")
             if geometry is None or len(geometry) != 1:
                 log.warning("%s: %s: no <box>, <sphere>, <cylinder> or <mesh> in its <geometry>;"
-                            " ignored", self.source, _where(stack))
+                            " the %s is ignored", self.source, _where(stack), el.tag)
                 return False
         return True
+
+    def checked(self, stack: list[ET.Element], child: ET.Element, keep: bool) -> bool:
+        """walk() into `child`; a problem in a drawn element (DRAWN) is a warning and the
+        element unusable (False), elsewhere a ModelError."""
+        try:
+            return self.walk([*stack, child], keep=keep)
+        except ModelError as exc:
+            if child.tag not in DRAWN:
+                raise
+            problem = str(exc).removeprefix(f"{self.source}: ")
+            log.warning("%s: %s; the <%s> is ignored (it is only drawn)", self.source, problem,
+                        child.tag)
+            return False
 
 
 def filter_urdf(text: str, source: str) -> str:
     """The URDF `text` reduced to what mb_sim reads, its numbers checked (module docstring)."""
+    text = xml_text(text)
     if len(text) > MAX_URDF_BYTES:
         raise ModelError(f"{source}: URDF of {len(text)} characters is larger than the "
                          f"{MAX_URDF_BYTES} accepted")

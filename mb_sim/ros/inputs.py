@@ -31,6 +31,7 @@ from mb_sim.ros.params import (
     SimParams,
     check_cross,
     command_joint_list,
+    folder_list,
     xacro_mappings,
 )
 from mb_sim.warmup import ensure_compiled
@@ -140,7 +141,7 @@ def _load_world(p: SimParams) -> Any:
     if not path.is_file():
         raise StartupError(f"parameter 'world_file': no such file {str(path)!r}")
     try:
-        return mb_sim.load_world(str(path))
+        return mb_sim.load_world(str(path), package_dirs=folder_list(p.package_dirs))
     except Exception as e:  # noqa: BLE001 - any failure of a bad world: one FATAL line
         raise StartupError(f"cannot load world_file {str(path)!r}: {error_text(e)}") from None
 
@@ -174,12 +175,26 @@ def _load_robot_and_world(node: Node, p: SimParams) -> tuple[Any, Any]:
     floating = bool(p.floating_base) or (world is not None and world.robot.floating)
     source, xacro = _robot_source(node, p)
     try:
-        model = mb_sim.load_urdf(source, strict=bool(p.strict), xacro_args=xacro,
-                                 floating_base=floating, srdf=p.srdf_file or None)
+        model = mb_sim.load_urdf(source, folder_list(p.package_dirs), strict=bool(p.strict),
+                                 xacro_args=xacro, floating_base=floating,
+                                 srdf=p.srdf_file or None,
+                                 inertia_from_geometry=_density(node, p, world))
     except Exception as e:  # noqa: BLE001 - any failure of a bad URDF is one FATAL line
         what = "robot_description" if source is p.robot_description else f"urdf_file {source!r}"
         raise StartupError(f"cannot load the robot from {what}: {error_text(e)}") from None
     return model, world
+
+
+def _density(node: Node, p: SimParams, world: Any) -> float | None:
+    """The density that repairs massless links: the parameter inertia_from_geometry, else the
+    world file's robot.inertia_from_geometry, else None (no repair)."""
+    in_world = world.robot.inertia_from_geometry if world is not None else None
+    if p.inertia_from_geometry > 0.0:
+        if in_world is not None and in_world != p.inertia_from_geometry:
+            node.get_logger().info(f"parameter inertia_from_geometry {p.inertia_from_geometry:g} "
+                                   f"overrides the world file's {in_world:g}")
+        return float(p.inertia_from_geometry)
+    return in_world
 
 
 def _make_simulation(node: Node, p: SimParams, model: Any, world: Any) -> Any:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mb_sim.model.world import DENSITY
 from mb_sim.ros.logs import name_list
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
@@ -121,6 +122,15 @@ SPECS: tuple[Spec, ...] = (
          "file's robot: {floating: true} makes it floating too."),
     Spec("strict", False, "Inertia repairs are errors: a slightly invalid link inertia stops "
          "the node instead of being repaired with a warning."),
+    Spec("package_dirs", [], "Folders searched for package:// files and xacro's $(find pkg) "
+         "after the ament index and ROS_PACKAGE_PATH: package folders or folders of packages "
+         "(a robot_description has no folder of its own to search near); unset or [''] = "
+         "none.", check=lambda v: _folders_problem(v)),
+    Spec("inertia_from_geometry", 0.0, "Density, kg/m^3: moving links without mass get the "
+         "mass and inertia of their collision shapes as solids of it; 0 = off (then the world "
+         "file's robot.inertia_from_geometry, if any).", 0.0, DENSITY[1],
+         check=lambda v: None if v == 0 or v >= DENSITY[0] else
+         f"must be 0 (off) or at least {DENSITY[0]:g} kg/m^3"),
     Spec("physics_rate", 1000.0, "Physics steps per simulated second (dt = 1/physics_rate), Hz.",
          1.0, 100000.0),
     Spec("publish_rate", 250.0, "joint_states rate in simulated time, Hz (<= physics_rate).",
@@ -240,6 +250,18 @@ def check_cross(values: Mapping[str, Any]) -> None:
                 f"parameter {name!r}: {values[name]!r} Hz exceeds physics_rate {rate!r} Hz "
                 "(at most one message per physics step)"
             )
+
+
+def _folders_problem(value: list[str]) -> str | None:
+    for entry in value or []:
+        if entry and entry != entry.strip():
+            return f"entry {entry!r} has surrounding spaces"
+    return None
+
+
+def folder_list(value: list[str] | None) -> list[str]:
+    """The folders of a string-array parameter (`package_dirs`), empty entries skipped."""
+    return [entry for entry in value or [] if entry]
 
 
 def _xacro_problem(value: list[str]) -> str | None:

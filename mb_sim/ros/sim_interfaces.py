@@ -58,6 +58,7 @@ from mb_sim.model.spawn import SPAWN_FORMATS, spawn_body
 from mb_sim.ros import conversions as conv
 from mb_sim.ros.entities import OBJECT, ROBOT, Entities, EntityError, spawn_event
 from mb_sim.ros.frames import frame_tree
+from mb_sim.ros.params import folder_list
 from mb_sim.ros.paths import share_dir
 from mb_sim.ros.services import QOS_SERVICES, Services
 
@@ -432,7 +433,8 @@ class SimulationInterfaces:
             spawned = spawn_body(
                 uri, req.entity_resource.resource_string, name=req.name,
                 allow_renaming=req.allow_renaming, taken=self.sim.entity_names(),
-                xyz=[p.x, p.y, p.z], quat_xyzw=[q.x, q.y, q.z, q.w])
+                xyz=[p.x, p.y, p.z], quat_xyzw=[q.x, q.y, q.z, q.w],
+                package_dirs=folder_list(self.services.p.package_dirs))
         except SpawnError as exc:
             _set(resp.result, SPAWN_CODES[exc.problem], str(exc))
             return resp

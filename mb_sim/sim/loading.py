@@ -70,7 +70,7 @@ def _load_entry(world: Any, entry: Any) -> Placed:
     from mb_sim.model.urdf import load_urdf
 
     try:
-        model = load_urdf(entry.urdf, floating_base=bool(entry.floating),
+        model = load_urdf(entry.urdf, entry.package_dirs, floating_base=bool(entry.floating),
                           inertia_from_geometry=entry.inertia_from_geometry)
     except ModelError as e:
         raise ModelError(f"{world.source}: {entry.key} (urdf {entry.urdf}): {e}") from None

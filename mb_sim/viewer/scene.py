@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim.model.resources import resolve_uri
+from mb_sim.model.resources import resolve_uri, xml_text
 from mb_sim.model.world import World
 from mb_sim.rotations import quat_from_rpy, quat_to_matrix
 
@@ -142,7 +142,7 @@ def robot_visuals(urdf_xml: str, base_dir: str | None = None, frame_prefix: str 
     `file://`, relative to `base_dir`); shapes that cannot be drawn are left out with a warning.
     ValueError when the text is not XML."""
     try:
-        root = ET.fromstring(urdf_xml)
+        root = ET.fromstring(xml_text(urdf_xml))
     except ET.ParseError as e:
         raise ValueError(f"robot_description is not XML: {e}") from None
     named = {m.get("name", ""): _rgba(m, {}) for m in root.findall("material")}

@@ -1,4 +1,7 @@
-"""Write the malformed-input corpus test/data/bad/ and its expected.tsv."""
+"""Write the malformed-input corpus test/data/bad/ and its expected.tsv.
+
+Only what the physics reads is refused: problems in what is only drawn (visuals, colours) are
+warnings, tested with the messy corpus (test/test_messy_robots.py)."""
 from pathlib import Path
 
 OUT = Path(__file__).parent / "bad"  # run: python test/data/make_bad_corpus.py
@@ -25,8 +28,8 @@ URDF = """<?xml version="1.0"?>
       <mass value="{mass}"/>
       <inertia ixx="{ixx}" ixy="0" ixz="0" iyy="0.01" iyz="{iyz}" izz="0.01"/>
     </inertial>
-    <visual><origin xyz="{visxyz}"/><geometry><sphere radius="0.05"/></geometry></visual>
-    <collision><geometry><box size="{box}"/></geometry></collision>
+    <visual><origin xyz="0 0 0"/><geometry><sphere radius="0.05"/></geometry></visual>
+    <collision><origin xyz="{colxyz}"/><geometry><box size="{box}"/></geometry></collision>
     <collision><geometry><sphere radius="{radius}"/></geometry></collision>
     <collision><geometry><cylinder radius="0.02" length="{length}"/></geometry></collision>
   </link>
@@ -38,7 +41,7 @@ URDF = """<?xml version="1.0"?>
   </joint>
   <link name="l2">
     <inertial><mass value="{mass2}"/><inertia ixx="{ixx2}" ixy="0" ixz="0" iyy="{iyy2}" iyz="0" izz="{izz2}"/></inertial>
-    <visual><geometry><mesh filename="part.stl" scale="{scale}"/></geometry></visual>
+    <collision><geometry><mesh filename="part.stl" scale="{scale}"/></geometry></collision>
   </link>
 </robot>
 """
@@ -46,7 +49,7 @@ D = dict(  # noqa: C408 (keyword form reads as the template fields)
     rgba="0.5 0.5 0.5 1", j1type="revolute", j1xyz="0 0 0.1", j1rpy="0 0 0", axis="0 0 1",
          limit='<limit lower="{lower}" upper="{upper}" effort="{effort}" velocity="{velocity}"/>',
          lower="-1", upper="1", effort="10", velocity="2", damping="0.1", friction="0.01",
-         rising="0.1", kvel="10", comxyz="0 0 0.05", mass="1", ixx="0.01", iyz="0", visxyz="0 0 0",
+         rising="0.1", kvel="10", comxyz="0 0 0.05", mass="1", ixx="0.01", iyz="0", colxyz="0 0 0",
          box="0.1 0.1 0.1", radius="0.05", length="0.1", mimic="", mass2="0.5", ixx2="0.01",
          iyy2="0.01", izz2="0.01", scale="1 1 1")
 
@@ -85,11 +88,10 @@ urdf("urdf_nan_box_size", "link 'l1' <collision> <geometry> <box>: size", box="0
 urdf("urdf_inf_sphere_radius", "link 'l1' <collision> <geometry> <sphere>: radius", radius="inf")
 urdf("urdf_nan_cylinder_length", "link 'l1' <collision> <geometry> <cylinder>: length",
      length="nan")
-urdf("urdf_nan_mesh_scale", "link 'l2' <visual> <geometry> <mesh>: scale", scale="1 nan 1")
-urdf("urdf_nan_visual_origin", "link 'l1' <visual> <origin>: xyz", visxyz="0 0 nan")
+urdf("urdf_nan_mesh_scale", "link 'l2' <collision> <geometry> <mesh>: scale", scale="1 nan 1")
+urdf("urdf_nan_collision_origin", "link 'l1' <collision> <origin>: xyz", colxyz="0 0 nan")
 urdf("urdf_nan_calibration", "joint 'j1' <calibration>: rising", rising="nan")
 urdf("urdf_inf_safety_controller", "joint 'j1' <safety_controller>: k_velocity", kvel="inf")
-urdf("urdf_nan_color", "<material> <color>: rgba", rgba="nan 0 0 1")
 # --- URDF: extreme and tiny numbers, wrong types and counts ---
 urdf("urdf_huge_mass", "link 'l1' <inertial> <mass>: value='1e300'", mass="1e300")
 urdf("urdf_huge_origin", "joint 'j1' <origin>: xyz", j1xyz="1e300 0 0")
@@ -100,7 +102,8 @@ urdf("urdf_negative_mass", "link 'l1' <inertial> <mass>: value='-1'", mass="-1")
 urdf("urdf_negative_effort", "joint 'j1' <limit>: effort", effort="-5")
 urdf("urdf_text_mass", "link 'l1' <inertial> <mass>: value='heavy'", mass="heavy")
 urdf("urdf_xyz_two_numbers", "joint 'j1' <origin>: xyz", j1xyz="1 2")
-urdf("urdf_tiny_mesh_scale", "link 'l2' <visual> <geometry> <mesh>: scale", scale="1e-300 1 1")
+urdf("urdf_tiny_mesh_scale", "link 'l2' <collision> <geometry> <mesh>: scale",
+     scale="1e-300 1 1")
 # --- URDF: structure ---
 urdf("urdf_revolute_without_limit", "joint 'j1'", limit="")
 urdf("urdf_prismatic_without_limit", "joint 'j1'", limit="", j1type="prismatic")
@@ -113,6 +116,9 @@ base = URDF.format(**{**D, "limit": D["limit"].format(**D)})
 raw("urdf_duplicate_link.urdf", "'l2'", base.replace("</robot>", '<link name="l2"/></robot>'))
 raw("urdf_unknown_parent.urdf", "'nowhere'",
     base.replace('<parent link="l1"/>', '<parent link="nowhere"/>'))
+raw("urdf_sphere_without_radius.urdf",
+    "link 'l1' <collision> <geometry> <sphere>: the attribute radius is missing",
+    base.replace('<collision><geometry><sphere radius="0.05"/>', "<collision><geometry><sphere/>"))
 raw("urdf_two_roots.urdf", "'stray'", base.replace("</robot>", '<link name="stray"/></robot>'))
 raw("urdf_not_xml_binary.urdf", "UTF-8", bytes(range(256)) * 4)
 raw("urdf_yaml_text.urdf", "malformed XML", "robot:\n  name: bad\n  links: [a, b]\n")

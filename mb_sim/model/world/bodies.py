@@ -19,7 +19,7 @@ import numpy as np
 from mb_sim.inertia import parallel_axis
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mass import check_inertia, shape_properties
-from mb_sim.model.mesh import MeshError, convex_hull_mesh, resolve_uri
+from mb_sim.model.mesh import MeshError, convex_hull_mesh
 from mb_sim.model.world.messages import fail, key
 from mb_sim.model.world.parts import (
     DEFAULT_DENSITY,
@@ -30,6 +30,7 @@ from mb_sim.model.world.parts import (
     Body,
 )
 from mb_sim.model.world.schema import INERTIA, MASS, SIZE, check
+from mb_sim.model.world.source import Files
 from mb_sim.records import frozen
 from mb_sim.rotations import matrix_from_quat, quat_from_rpy
 
@@ -46,7 +47,7 @@ def pose(label: str, path: str, d: Mapping[str, Any]) -> tuple[np.ndarray, np.nd
     return xyz, q / norm
 
 
-def make_body(label: str, folder: str, path: str, d: Mapping[str, Any], moving: int = 0
+def make_body(label: str, folder: Files, path: str, d: Mapping[str, Any], moving: int = 0
               ) -> Body:
     """The body of a validated `bodies:` entry `d` (at `path` in file `label`; mesh paths
     relative to `folder`); `moving` moving bodies come before it (its default colour)."""
@@ -66,15 +67,17 @@ def make_body(label: str, folder: str, path: str, d: Mapping[str, Any], moving: 
                 color=_color(d, static, moving))
 
 
-def load_body(data: Any, label: str, base_dir: str | os.PathLike[str], path: str = "") -> Body:
+def load_body(data: Any, label: str, base_dir: str | os.PathLike[str], path: str = "",
+              package_dirs: tuple[str, ...] = ()) -> Body:
     """One environment body from a `bodies:` entry (parsed YAML, see `parse_yaml`), at the pose
     its `xyz` and `rpy` give; its `name` may be absent (the body's name is then "").
 
-    Relative mesh paths are taken from `base_dir`. Raises WorldError naming `label`, the key
-    (under `path`, the entry's place in its file) and the value.
+    Relative mesh paths are taken from `base_dir`, `package://` ones found with
+    `package_dirs`. Raises WorldError naming `label`, the key (under `path`, the entry's
+    place in its file) and the value.
     """
     check(data, label, "body", where=path)
-    return make_body(label, str(base_dir), path, data)
+    return make_body(label, Files(str(base_dir), tuple(package_dirs), label), path, data)
 
 
 def _color(d: Mapping[str, Any], static: bool, moving: int) -> tuple[float, float, float, float]:
@@ -86,7 +89,7 @@ def _color(d: Mapping[str, Any], static: bool, moving: int) -> tuple[float, floa
     return (rgba[0], rgba[1], rgba[2], rgba[3] if len(rgba) == 4 else 1.0)
 
 
-def _shape(label: str, folder: str, path: str, d: Mapping[str, Any]) -> Geometry:
+def _shape(label: str, folder: Files, path: str, d: Mapping[str, Any]) -> Geometry:
     """The body's shape in its own frame: `size` of a primitive, or a mesh file (resolved and
     its hull read once, so a bad mesh is an error here) with its `scale`."""
     kind = d["shape"]
@@ -96,10 +99,10 @@ def _shape(label: str, folder: str, path: str, d: Mapping[str, Any]) -> Geometry
     scale = d.get("scale", 1.0)
     scale = tuple(float(x) for x in (scale if isinstance(scale, (list, tuple)) else [scale] * 3))
     try:
-        mesh_path = resolve_uri(uri, folder)
+        mesh_path = folder.resolve(uri)
         convex_hull_mesh(mesh_path, scale)
     except MeshError as exc:
-        fail(label, key(path, "mesh"), str(exc)[:300], uri)
+        fail(label, key(path, "mesh"), str(exc)[:2000], uri)
     return Geometry(kind=kind, size=(), mesh=mesh_path, scale=scale)
 
 

@@ -130,6 +130,8 @@ class RobotPlacement:
     inertia of their collision shapes at this density (`load_urdf`); None: not used."""
     key: str = "robot"
     """Where the entry is in its world file (`robot` or `robots[1]`), for messages."""
+    package_dirs: tuple[str, ...] = ()
+    """The folders `load_world` was given for `package://` files, searched for `urdf`'s too."""
 
     @property
     def rotation(self) -> np.ndarray:

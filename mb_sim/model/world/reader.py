@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.errors import WorldError
-from mb_sim.model.mesh import MeshError, resolve_uri
+from mb_sim.model.mesh import MeshError
 from mb_sim.model.srdf import read_disabled_collisions
 from mb_sim.model.world import schema
 from mb_sim.model.world.bodies import make_body, pose
@@ -37,19 +37,22 @@ from mb_sim.model.world.parts import (
     World,
     WorldJoint,
 )
-from mb_sim.model.world.source import read_source
+from mb_sim.model.world.source import Files, read_source
 from mb_sim.records import frozen
 
 
 def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
-               base_dir: str | os.PathLike[str] | None = None) -> World:
+               base_dir: str | os.PathLike[str] | None = None,
+               package_dirs: Iterable[str | os.PathLike[str]] = ()) -> World:
     """Load a world from a YAML file path, YAML text or a dict (format: docs/worlds.md).
 
     Relative mesh, URDF and SRDF paths are taken from the world file's folder (`base_dir` if
-    given, the current folder for text and dicts). Raises WorldError naming the file, the key
-    path, what is allowed and the value.
+    given, the current folder for text and dicts); `package://` ones as `load_urdf` finds
+    them, with `package_dirs` (also kept for loading the robots' URDFs). Raises WorldError
+    naming the file, the key path, what is allowed and the value.
     """
-    d, label, folder = read_source(source, base_dir)
+    d, label, base = read_source(source, base_dir)
+    folder = Files(base, tuple(os.fspath(p) for p in package_dirs), label)
     if d is None:
         fail(label, "", "the world description is empty")
     schema.check(d, label)
@@ -94,7 +97,7 @@ _ROBOT_SPECIAL = ("xyz", "quat_xyzw", "urdf", "srdf", "initial_positions", "excl
 of `schema.ROBOT` that names a field of RobotPlacement is copied as it is."""
 
 
-def _robots(label: str, folder: str, d: Mapping[str, Any]) -> tuple[RobotPlacement, ...]:
+def _robots(label: str, folder: Files, d: Mapping[str, Any]) -> tuple[RobotPlacement, ...]:
     """`robot:` as a list of one, or the `robots:` list; names and namespaces unique."""
     if d.get("robot") is not None:
         return (_robot(label, folder, "robot", d["robot"]),)
@@ -112,7 +115,7 @@ def _robots(label: str, folder: str, d: Mapping[str, Any]) -> tuple[RobotPlaceme
     return tuple(out)
 
 
-def _robot(label: str, folder: str, path: str, d: Mapping[str, Any]) -> RobotPlacement:
+def _robot(label: str, folder: Files, path: str, d: Mapping[str, Any]) -> RobotPlacement:
     """One robot entry: `robot:` (name optional, namespace "" unless given) or a `robots:`
     entry (name required, namespace defaults to it)."""
     xyz, quat = pose(label, path, d)
@@ -130,19 +133,20 @@ def _robot(label: str, folder: str, path: str, d: Mapping[str, Any]) -> RobotPla
         ft_sensors=_name_list(label, key(path, "ft_sensors"), d.get("ft_sensors")),
         contact_sensors=_name_list(label, key(path, "contact_sensors"), d.get("contact_sensors")),
         name=name, namespace=d.get("namespace", name if name is not None else ""), key=path,
+        package_dirs=folder.package_dirs,
         **_plain(RobotPlacement, schema.ROBOT, d, _ROBOT_SPECIAL))
 
 
-def _robot_file(label: str, folder: str, path: str, d: Mapping[str, Any], name: str
+def _robot_file(label: str, folder: Files, path: str, d: Mapping[str, Any], name: str
                 ) -> str | None:
     """The absolute path of the entry's `urdf` or `srdf` (relative to the world file, file://
     or package://), or None when not given."""
     if d.get(name) is None:
         return None
     try:
-        return resolve_uri(d[name], folder)
+        return folder.resolve(d[name])
     except MeshError as exc:
-        fail(label, key(path, name), str(exc)[:300], d[name])
+        fail(label, key(path, name), str(exc)[:2000], d[name])
 
 
 def _name_list(label: str, path: str, value: list[str] | None) -> tuple[str, ...]:
@@ -170,7 +174,7 @@ def _taken(name: str, robots: Iterable[RobotPlacement]) -> str | None:
 # ------------------------------------------------------------------------ bodies and joints
 
 
-def _bodies(label: str, folder: str, entries: Iterable[Mapping[str, Any]],
+def _bodies(label: str, folder: Files, entries: Iterable[Mapping[str, Any]],
             robots: tuple[RobotPlacement, ...]) -> tuple[Body, ...]:
     bodies: dict[str, Body] = {}
     moving = 0

@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from mb_sim.errors import WorldError
+from mb_sim.model.mesh import resolve_uri
 from mb_sim.model.resources import read_text_file
 from mb_sim.model.world.messages import brief
 from mb_sim.model.world.schema import MAX_WORLD_BYTES
@@ -115,3 +117,19 @@ def parse_yaml(text: str, label: str) -> Any:
         raise WorldError(f"{label}: YAML error: nested too deeply") from None
     except ValueError as exc:  # e.g. an integer of more digits than Python converts
         raise WorldError(f"{label}: YAML error: {str(exc)[:200]}") from None
+
+
+@dataclass(frozen=True)
+class Files:
+    """Where a world file's files are found: its folder (relative paths), `package_dirs`
+    (`package://` URIs, after the ament index and ROS_PACKAGE_PATH) and the file's label
+    (messages)."""
+
+    folder: str
+    package_dirs: tuple[str, ...] = ()
+    label: str = "<world>"
+
+    def resolve(self, uri: str) -> str:
+        """The absolute path of an existing file the world names (`mb_sim.model.mesh.
+        resolve_uri`: MeshError listing what was searched otherwise)."""
+        return resolve_uri(uri, self.folder, self.package_dirs, self.label)
