@@ -89,11 +89,14 @@ class Robot:
     index `tree` in the forest. See the module docstring."""
 
     def __init__(self, sim: Simulation, tree: int, name: str, model: Model | None,
-                 queries: Queries) -> None:
+                 queries: Queries, placement: object = None) -> None:
         self._sim = sim
         self.tree = tree
         self.name = name
         self.model = model
+        self.placement = placement
+        """Its world-file entry (`mb_sim.model.world.RobotPlacement`: namespace, tf, ...), or
+        None."""
         arrays = sim.scene.arrays.tree
         if model is None:
             self._q = self._v = self._joints = slice(0, 0)

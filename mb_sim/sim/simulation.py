@@ -221,7 +221,8 @@ class Simulation(OneRobot):
         self._queries = Queries(None, self.scene, -1, new_tree(tree), self._query_work)
         self._robots = {
             p.name: Robot(self, k, p.name, p.model,
-                          Queries(p.model, self.scene, k, self._queries.tree, self._query_work))
+                          Queries(p.model, self.scene, k, self._queries.tree, self._query_work),
+                          p.placement)
             for k, p in enumerate(self._placed)}
         self._no_robot = Robot(self, -1, "", None, self._queries)
 
