@@ -42,13 +42,15 @@ from mb_sim.model.collision_filter import reference_state
 from mb_sim.model.compile import INTEGRATORS, CompiledScene, Placed, compile_scene, scene_record
 from mb_sim.model.forest import new_tree
 from mb_sim.model.model import Model
+from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world import (
     DEFAULT_GRAVITY,
     Body,
     SolverSettings,
     World,
 )
-from mb_sim.rotations import quat_to_matrix
+from mb_sim.rotations import quat_from_matrix, quat_to_matrix
+from mb_sim.sensing.suite import Sensing
 from mb_sim.sim.arguments import (
     LIMIT_TOLERANCE,
     RESTORED,
@@ -203,6 +205,9 @@ class Simulation(OneRobot):
         self._stepped = False  # the step before the state is the last step taken
         self._clamp_warned: set[tuple[int, int]] = set()
         self._world_settings()
+        self._sensing = Sensing(self)
+        for spec in (world.sensors if world is not None else ()):
+            self._sensing.add(spec)
         if ft_sensors is not None:
             self._robot().set_ft_sensors(ft_sensors)
         if contact_sensors is not None:
@@ -541,6 +546,7 @@ class Simulation(OneRobot):
         self._sensors.rescene(scene, [p.model for p in placed], tree_map)
         self._m = scene_record(arrays)
         self._make_views()
+        self._sensing.rescene()
         for name, view in self._robots.items():  # gains set and warnings given carry over
             if name in old_views:
                 view._servos.custom = old_views[name]._servos.custom
@@ -556,6 +562,38 @@ class Simulation(OneRobot):
         fresh.q[:] = reference_state(placed, tree)
         fresh.target[:, 0] = fresh.q[tree.qadr]
         return fresh
+
+    # --- sensors that see (mb_sim.sensing) ------------------------------------------------------
+    @property
+    def sensor_names(self) -> tuple[str, ...]:
+        """The lidars, cameras and IMUs (`add_sensor`, the world file's `sensors:`)."""
+        return self._sensing.names
+
+    def sensor(self, name: str) -> SensorSpec:
+        """A sensor's declaration; KeyError naming the sensors otherwise."""
+        return self._sensing.spec(name)
+
+    def add_sensor(self, spec: SensorSpec) -> None:
+        """Mount a lidar, camera or IMU (`mb_sim.model.sensors.SensorSpec`) on what its `link`
+        names (a robot link, `<robot>/<link>` with several robots, a body, or `world`),
+        replacing one of the same name; WorldError naming the sensor, the field and the value
+        when it is bad (nothing changes)."""
+        self._sensing.add(spec)
+
+    def remove_sensor(self, name: str) -> None:
+        self._sensing.remove(name)
+
+    def read_sensor(self, name: str) -> Any:
+        """A reading of sensor `name` at the current state (docs/sensors.md): a lidar's ranges
+        (m, float64; rows for a 3-D lidar), a depth camera's (h, w) float32 image (m along the
+        optical axis), a camera's (h, w, 3) uint8 RGB image, or an IMU's `ImuReading`; +inf
+        beyond range, -inf below it (REP 117, 118); noise drawn for the reading's tick."""
+        return self._sensing.read(name)
+
+    def sensor_pose(self, name: str) -> Pose:
+        """World pose of a sensor's frame now: (xyz, quaternion x, y, z, w)."""
+        R, p = self._sensing.pose(self._sensing.spec(name).name)
+        return p, quat_from_matrix(R)
 
     # --- queries (mb_sim.sim.queries) ---------------------------------------------------------
     @property
