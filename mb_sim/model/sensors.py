@@ -73,6 +73,8 @@ class SensorSpec:
     """The frame of its messages ("": the sensor's own frame, named after the sensor)."""
     source: str = "<python>"
     """Where it was declared (a world file entry, a URDF's Gazebo block), for messages."""
+    robot: str = ""
+    """The robot it belongs to ("": the world's): the node publishes it in its namespace."""
 
     @property
     def rays(self) -> int:
@@ -91,10 +93,12 @@ class SensorSpec:
         def bad(name: str, value: Any, allowed: str) -> WorldError:
             return WorldError(f"{where}: {name} must be {allowed}, got {value!r}")
 
-        if not isinstance(self.name, str) or not self.name or not all(
-                c.isalnum() or c == "_" for c in self.name) or self.name[0].isdigit():
-            raise WorldError(f"{self.source}: sensor name must be letters, digits and _ "
-                             f"(not first a digit), got {self.name!r}")
+        if not isinstance(self.name, str) or not all(
+                part and (part[0].isalpha() or part[0] == "_")
+                and all(c.isalnum() or c == "_" for c in part) for part in self.name.split("/")):
+            raise WorldError(f"{self.source}: sensor name must be letters, digits and _ (not "
+                             f"first a digit; a robot's sensor: <robot>/<name>), got "
+                             f"{self.name!r}")
         if self.type not in KINDS:
             raise bad("type", self.type, f"one of {', '.join(KINDS)}")
         for name in ("xyz", "rpy"):

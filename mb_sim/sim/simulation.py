@@ -41,6 +41,7 @@ from mb_sim.errors import SimulationError, WorldError
 from mb_sim.model.collision_filter import reference_state
 from mb_sim.model.compile import INTEGRATORS, CompiledScene, Placed, compile_scene, scene_record
 from mb_sim.model.forest import new_tree
+from mb_sim.model.gazebo import gazebo_blocks
 from mb_sim.model.model import Model
 from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world import (
@@ -82,6 +83,7 @@ from mb_sim.sim.data import (
     allocate_data,
     data_record,
 )
+from mb_sim.sim.drive import DiffDrive
 from mb_sim.sim.loading import placed_trees
 from mb_sim.sim.one_robot import OneRobot
 from mb_sim.sim.queries import Pose, Queries
@@ -206,6 +208,9 @@ class Simulation(OneRobot):
         self._clamp_warned: set[tuple[int, int]] = set()
         self._world_settings()
         self._sensing = Sensing(self)
+        self.drives: dict[str, DiffDrive] = {}
+        """The differential drives of the robots (by robot name) their URDFs declare."""
+        self._gazebo_blocks(self._placed)
         for spec in (world.sensors if world is not None else ()):
             self._sensing.add(spec)
         if ft_sensors is not None:
@@ -250,6 +255,20 @@ class Simulation(OneRobot):
                     setter(view.tree, names, f"{self.world.source}: {placed.label}.{key}")  # type: ignore[union-attr]
                 except ValueError as e:
                     raise WorldError(str(e)) from None
+
+    def _gazebo_blocks(self, placed: Sequence[Placed]) -> None:
+        """The sensors and drives of the trees' URDF `<gazebo>` blocks
+        (`mb_sim.model.gazebo`): a robot's sensor is named `<robot>/<name>` when the
+        simulation has several trees."""
+        many = len(self._placed) > 1
+        for p in placed:
+            blocks = gazebo_blocks(p.model.urdf_xml, p.model.source, p.model.joint_names)
+            for spec in blocks.sensors:
+                self._sensing.add(dataclasses.replace(
+                    spec, name=f"{p.name}/{spec.name}" if many else spec.name,
+                    link=f"{p.name}/{spec.link}", robot=p.name))
+            if blocks.drive is not None:
+                self.drives[p.name] = DiffDrive(self._robots[p.name], blocks.drive)
 
     def _bind(self) -> None:
         """(Re)build the records compiled code takes, over the current arrays."""
@@ -547,6 +566,12 @@ class Simulation(OneRobot):
         self._m = scene_record(arrays)
         self._make_views()
         self._sensing.rescene()
+        for name, drive in list(self.drives.items()):  # the same drives, on the new views
+            if name in self._robots:
+                drive.attach(self._robots[name])
+            else:
+                del self.drives[name]
+        self._gazebo_blocks([p for p in placed if p.name not in old_views])
         for name, view in self._robots.items():  # gains set and warnings given carry over
             if name in old_views:
                 view._servos.custom = old_views[name]._servos.custom
