@@ -33,10 +33,10 @@ from mb_sim.model.sensors import SensorSpec
 from mb_sim.sensing.patterns import camera_rays, lidar_rays
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mujoco_scene import mjcf  # noqa: E402
+from mujoco_scene import mjcf
 
 ROOT = Path(__file__).resolve().parents[1]
-EYE = dict(xyz=(0.2, -0.6, 0.7), rpy=(0.0, 0.35, 0.9))
+EYE = {"xyz": (0.2, -0.6, 0.7), "rpy": (0.0, 0.35, 0.9)}
 PATTERNS = {
     "lidar 360": SensorSpec("ring", "lidar", samples=360, max_range=20.0, **EYE),
     "depth 320x240": SensorSpec("depth", "depth_camera", width=320, height=240, far=20.0,
