@@ -185,7 +185,7 @@ def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]
     from the URDF the bag holds), then the robots spawned before the recording started."""
     params = json.loads(custom["mb_sim/parameters"])
     start = json.loads(custom["mb_sim/start"])
-    records = json.loads(custom.get("mb_sim/robots") or "[]")
+    records = _records(custom)
     dirs = folder_list(params.get("package_dirs"))
     with tempfile.TemporaryDirectory() as tmp:
         world = _world(custom, records, Path(tmp), dirs)
@@ -199,6 +199,14 @@ def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]
             apply_event(sim, {"spawn_robot": record["name"], **record}, dirs)
     sim.restore_state(state_from_json(start["state"], sim.save_state()))
     return sim, params, start
+
+
+def _records(custom: dict[str, str]) -> list[dict[str, Any]]:
+    """The robots and URDF objects of a bag of several robots, each with its URDF."""
+    records = json.loads(custom.get("mb_sim/robots") or "[]")
+    for record in records:
+        record["urdf"] = custom[f"mb_sim/urdf/{record['name']}"]
+    return records
 
 
 def _world(custom: dict[str, str], records: list[dict[str, Any]], tmp: Path,
@@ -269,7 +277,7 @@ def _robot(sim: Any, record: dict[str, Any], latch_state: dict[str, Any] | None)
 def _robots(sim: Any, params: dict[str, Any], start: dict[str, Any],
             custom: dict[str, str]) -> list[_Robot]:
     """The robots whose commands and joint_states the bag holds."""
-    records = json.loads(custom.get("mb_sim/robots") or "[]")
+    records = json.loads(custom.get("mb_sim/robots") or "[]")  # their URDFs not needed
     if records:
         return [_robot(sim, r, r["latch"]) for r in records if r.get("kind") == "robot"]
     names = tuple(sim.joint_names)  # a bag of one robot

@@ -33,7 +33,7 @@ from mb_sim.ros.logs import error_text
 from mb_sim.ros.params import robot_prefix
 from mb_sim.ros.robot_ports import PortsMaker, RobotPorts, Robots
 from mb_sim.ros.robot_resource import SpawnedRobot, with_initial_positions
-from mb_sim.ros.robot_setup import RobotSetup, StartupError, configure
+from mb_sim.ros.robot_setup import RobotSetup, configure
 from mb_sim.ros.services import Services, object_record, robot_record, spawned_entry
 
 
@@ -66,7 +66,8 @@ class RobotSpawner:
         """Spawn `robot`; the response's result code and entity name set."""
         try:
             ports, setup = self._prepare(robot)
-        except (StartupError, ValueError) as exc:
+        except Exception as exc:  # noqa: BLE001 - a robot that cannot be set up is refused
+            # (a bad parameter, a placement the simulation refuses); the node goes on
             _set(resp.result, Result.RESULT_OPERATION_FAILED,
                  f"robot {robot.name!r} from {robot.source}: {error_text(exc)}")
             return resp

@@ -173,6 +173,8 @@ class Services:
                 records.append(robot_record(ports) if ports is not None else object_record(
                     sim, name, self.robots.object_prefix[name],
                     name in self.robots.spawned_objects))
+            for record in records:  # each URDF apart: metadata.yaml keeps text as it is
+                meta[f"mb_sim/urdf/{record['name']}"] = record.pop("urdf")
             meta["mb_sim/robots"] = json.dumps(records)
         return meta
 

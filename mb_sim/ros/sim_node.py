@@ -140,7 +140,8 @@ class SimNode(Node):
             f"{', floating' if r.setup.floating else ''}) in {self.get_namespace().rstrip('/')}"
             f"/{r.setup.namespace}, TF {r.setup.tf}" for r in self.robots)
         objects = list(self.robots.objects)
-        return (f"simulating {len(self.robots)} robots: {robots}"
+        count = f"{len(self.robots)} robot{'s' if len(self.robots) != 1 else ''}"
+        return (f"simulating {count}: {robots}"
                 f"{'; URDF objects ' + ', '.join(map(repr, objects)) if objects else ''}"
                 f"{world}{rate}")
 

@@ -74,6 +74,7 @@ COMMANDS = {
                  "-p urdf_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/urdf/arm.urdf "
                  "-p frame_prefix:=robot1/ -p record:=ns_run",
     "launch_ns": "ros2 launch mb_sim mobile.launch.py namespace:=robot1",
+    "launch_multi": "ros2 launch mb_sim multi.launch.py",
     "echo_ns": "ros2 topic echo /robot1/joint_states --once",
     "stats_ns": "ros2 service call /robot1/sim_node/stats std_srvs/srv/Trigger",
 }

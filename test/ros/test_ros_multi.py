@@ -1,0 +1,353 @@
+"""Worlds of several robots in one sim_node, with real nodes and the real `ros2` command line:
+each robot's topics in its namespace (`ros2 topic list`), commands that move only their robot,
+each robot's TF complete in both modes (namespaced: <ns>/tf from world_frame with plain
+frames; prefixed: /tf with frames <ns>/...), a URDF robot spawned at runtime that publishes its
+joint_states and whose topics leave with it, a multi-robot run recorded and replayed bit for
+bit, multi.launch.py under a real `ros2 launch`, and bad input named in the node's log."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ros_helpers import DATA, REPO, STARTUP_TIMEOUT, Probe, wait_until
+from test_ros_cli import COMMANDS, Launched, _clean_exit, _sim_node_pids, other_domain
+from test_ros_cli import cli as cli  # noqa: PLC0414 - the fixture, used by this module
+
+pytestmark = pytest.mark.usefixtures("ros_context")
+
+WORLD = DATA / "multi_still.yaml"
+ARM_LINKS = ["base_link", *(f"link{i}" for i in range(1, 8))]
+ROBOT_TOPICS = ["joint_states", "robot_description", "effort_controller/commands",
+                "joint_commands"]
+
+
+def _latched() -> Any:
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+
+    return QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def _topics(env: dict[str, str], wanted: list[str], absent: list[str] = (),
+            timeout: float = 30.0) -> set[str]:
+    """`ros2 topic list` until every `wanted` topic is listed and no `absent` one."""
+    end = time.monotonic() + timeout
+    while True:
+        out = subprocess.run(["ros2", "topic", "list"], env=env, capture_output=True,
+                             text=True, timeout=60, check=False)
+        listed = set(out.stdout.split())
+        if (set(wanted) <= listed and not listed & set(absent)) or time.monotonic() > end:
+            return listed
+        time.sleep(1.0)
+
+
+def _parents(messages: list[tuple[float, Any]]) -> dict[str, str]:
+    """child -> parent of every transform received."""
+    return {t.child_frame_id: t.header.frame_id for _, m in messages for t in m.transforms}
+
+
+def _reaches(parents: dict[str, str], frame: str, root: str = "world") -> bool:
+    seen = set()
+    while frame in parents and frame not in seen:
+        seen.add(frame)
+        frame = parents[frame]
+    return frame == root
+
+
+def _joint_states(probe: Probe, topic: str) -> list[tuple[float, Any]]:
+    from sensor_msgs.msg import JointState
+
+    return probe.collect(JointState, topic, 100)
+
+
+def _start(start_sim: Any, **params: Any) -> Any:
+    sim = start_sim({"world_file": str(WORLD), "status_period": 0.0, **params})
+    assert sim.wait_for_output("simulating 3 robots", STARTUP_TIMEOUT), sim.output
+    return sim
+
+
+def test_each_robot_in_its_namespace_moved_only_by_its_commands(
+        start_sim: Any, probe: Probe, cli: dict[str, str]) -> None:
+    """Both namespaces' topics in `ros2 topic list`; efforts on /left_arm/joint_commands turn
+    left_arm's joint1 while right_arm and cart stay exactly where they are."""
+    from sensor_msgs.msg import JointState
+
+    left = _joint_states(probe, "/left_arm/joint_states")
+    right = _joint_states(probe, "/cell/right/joint_states")
+    cart = _joint_states(probe, "/cart/joint_states")
+    sim = _start(start_sim)
+    wanted = [f"/{ns}/{t}" for ns in ("left_arm", "cell/right", "cart") for t in ROBOT_TOPICS]
+    wanted += ["/left_arm/tf", "/left_arm/tf_static", "/cart/tf", "/tf", "/tf_static",
+               "/clock", "/sim_node/contacts", "/sim_node/world", "/sim_node/robots"]
+    listed = _topics(cli, wanted)
+    assert set(wanted) <= listed, sorted(set(wanted) - listed)
+    assert "/cell/right/tf" not in listed and "/joint_states" not in listed, sorted(listed)
+
+    assert wait_until(lambda: left and right and cart, 30.0)
+    right0, cart0 = right[-1][1].position.tolist(), cart[-1][1].position.tolist()
+    start = left[-1][1].position[0]
+    pub = probe.publisher(JointState, "/left_arm/joint_commands")
+    assert wait_until(lambda: pub.get_subscription_count() > 0, 30.0)
+    for _ in range(25):
+        pub.publish(JointState(name=["joint1"], effort=[20.0]))
+        time.sleep(0.02)
+    assert wait_until(lambda: left[-1][1].position[0] > start + 0.05, 10.0), \
+        (start, left[-1][1].position[0])
+    n_right, n_cart = len(right), len(cart)
+    assert wait_until(lambda: len(right) > n_right + 10 and len(cart) > n_cart + 10, 10.0)
+    assert right[-1][1].position.tolist() == right0  # bit for bit: nothing moved it
+    assert cart[-1][1].position.tolist() == cart0
+    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+
+
+def test_each_robot_tf_is_complete_in_its_mode(start_sim: Any, probe: Probe) -> None:
+    """left_arm (namespaced): /left_arm/tf and /left_arm/tf_static hold its links unprefixed,
+    the URDF object and the body, each chained to world; right_arm (prefixed): /tf and
+    /tf_static hold cell/right/<link>, chained to world; its links are nowhere unprefixed."""
+    from tf2_msgs.msg import TFMessage
+
+    ns_tf = probe.collect(TFMessage, "/left_arm/tf", 100)
+    ns_static = probe.collect(TFMessage, "/left_arm/tf_static", _latched())
+    tf = probe.collect(TFMessage, "/tf", 100)
+    static = probe.collect(TFMessage, "/tf_static", _latched())
+    sim = _start(start_sim)
+    assert wait_until(lambda: ns_tf and ns_static and tf and static, 30.0)
+    time.sleep(0.5)
+    namespaced = _parents(ns_tf + ns_static)
+    for frame in [*ARM_LINKS, "plank/plank", "post"]:
+        assert _reaches(namespaced, frame), (frame, namespaced)
+    assert not any(f.startswith("cell/right/") for f in namespaced), namespaced
+    shared = _parents(tf + static)
+    for frame in [*(f"cell/right/{link}" for link in ARM_LINKS), "plank/plank", "post"]:
+        assert _reaches(shared, frame), (frame, shared)
+    assert not set(ARM_LINKS) & set(shared), sorted(shared)  # left_arm's are in its own tree
+    assert shared["cell/right/base_link"] == "world"
+    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+
+
+ARM_SPAWN = "package://mb_sim/urdf/arm.urdf"
+
+
+def _spawn(probe: Probe, name: str, namespace: str, uri: str = ARM_SPAWN,
+           resource: str = "", xyz: tuple[float, float, float] = (-3.0, 0.0, 0.0)) -> Any:
+    from simulation_interfaces.srv import SpawnEntity
+
+    req = SpawnEntity.Request(name=name, entity_namespace=namespace)
+    req.entity_resource.uri, req.entity_resource.resource_string = uri, resource
+    p = req.initial_pose.pose.position
+    p.x, p.y, p.z = xyz
+    req.initial_pose.pose.orientation.w = 1.0
+    return probe.call(SpawnEntity, "/sim_node/spawn_entity", req, 60.0)
+
+
+def _delete(probe: Probe, name: str) -> Any:
+    from simulation_interfaces.srv import DeleteEntity
+
+    return probe.call(DeleteEntity, "/sim_node/delete_entity", DeleteEntity.Request(entity=name),
+                      60.0)
+
+
+def test_a_spawned_robot_publishes_and_leaves_with_its_topics(
+        start_sim: Any, probe: Probe, cli: dict[str, str]) -> None:
+    """spawn_entity with a URDF of 7 joints in namespace `third`: /third/joint_states flows
+    and moves on /third/joint_commands; delete_entity removes its topics from the graph."""
+    from sensor_msgs.msg import JointState
+    from simulation_interfaces.msg import Result
+
+    third = _joint_states(probe, "/third/joint_states")
+    sim = _start(start_sim)
+    resp = _spawn(probe, "arm3", "third")
+    assert resp.result.result == Result.RESULT_OK, resp.result.error_message
+    assert resp.entity_name == "arm3"
+    assert wait_until(lambda: len(third) > 10, 30.0), sim.output
+    assert list(third[-1][1].name) == [f"joint{i}" for i in range(1, 8)]
+    listed = _topics(cli, [f"/third/{t}" for t in ROBOT_TOPICS] + ["/third/tf"])
+    assert "/third/joint_states" in listed and "/third/tf" in listed, sorted(listed)
+    start = third[-1][1].position[0]
+    pub = probe.publisher(JointState, "/third/joint_commands")
+    assert wait_until(lambda: pub.get_subscription_count() > 0, 30.0)
+    for _ in range(25):
+        pub.publish(JointState(name=["joint1"], effort=[20.0]))
+        time.sleep(0.02)
+    assert wait_until(lambda: third[-1][1].position[0] > start + 0.05, 10.0)
+    again = _spawn(probe, "arm4", "third")  # its namespace is taken
+    assert again.result.result != Result.RESULT_OK and "third" in again.result.error_message
+
+    assert _delete(probe, "arm3").result.result == Result.RESULT_OK
+    # the probe still subscribes to /third/joint_states and publishes /third/joint_commands
+    gone = [f"/third/{t}" for t in ("robot_description", "effort_controller/commands", "imu",
+                                   "tf", "tf_static")]
+    listed = _topics(cli, [], absent=gone)
+    assert not set(gone) & listed, sorted(listed)
+    info = subprocess.run(["ros2", "node", "info", "/sim_node"], env=cli, capture_output=True,
+                          text=True, timeout=60, check=False).stdout
+    assert "/left_arm/joint_states" in info and "/third/" not in info, info
+    assert "deleted 'arm3'" in sim.output
+    refused = _delete(probe, "left_arm")  # robots of the world file stay
+    assert refused.result.result == Result.RESULT_OPERATION_FAILED
+    assert "cannot be deleted" in refused.result.error_message
+    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+
+
+def test_a_multi_robot_run_replays_bit_for_bit(start_sim: Any, probe: Probe,
+                                               tmp_path: Path) -> None:
+    """Commands to two robots, a robot spawned, commanded and deleted, a recording from the
+    start: the replay reproduces every robot's joint_states bit for bit."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from mb_sim.replay import replay_bag
+
+    bag = tmp_path / "multi_run"
+    sim = _start(start_sim, record=str(bag), command_timeout=0.2)
+    assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
+    left = probe.publisher(JointState, "/left_arm/joint_commands")
+    cart = probe.publisher(Float64MultiArray, "/cart/effort_controller/commands")
+    assert wait_until(lambda: left.get_subscription_count() and cart.get_subscription_count(),
+                      30.0)
+    sent = 0
+    for k in range(20):
+        left.publish(JointState(name=["joint2", "joint4"], effort=[3.0, -1.0 + 0.1 * k]))
+        cart.publish(Float64MultiArray(data=[1.0, 0.2 * (k % 3)]))
+        sent += 2
+        time.sleep(0.02)
+    assert _spawn(probe, "arm3", "third").result.result == 1
+    third = probe.publisher(JointState, "/third/joint_commands")
+    assert wait_until(lambda: third.get_subscription_count() > 0, 30.0)
+    for k in range(10):
+        third.publish(JointState(name=["joint1"], effort=[5.0 + k]))
+        sent += 1
+        time.sleep(0.02)
+
+    def applied() -> int:
+        from std_srvs.srv import Trigger
+
+        stats = probe.call(Trigger, "/sim_node/stats", Trigger.Request())
+        return json.loads(stats.message)["commands"]["applied"]
+
+    assert wait_until(lambda: applied() == sent, 30.0, 0.2), applied()
+    assert _delete(probe, "arm3").result.result == 1
+    time.sleep(0.3)
+    assert sim.stop(signal.SIGINT) == 0, sim.output
+    result = replay_bag(bag)
+    assert result.ok and result.commands == sent, str(result)
+    assert result.compared > 200, result
+
+
+def test_bad_commands_name_the_robot_and_change_nothing(start_sim: Any, probe: Probe) -> None:
+    """A command on /left_arm/joint_commands for the cart's joint: a warning naming both
+    robots, the joint and the topic; nothing moves; the node keeps running."""
+    from sensor_msgs.msg import JointState
+
+    cart = _joint_states(probe, "/cart/joint_states")
+    sim = _start(start_sim)
+    assert wait_until(lambda: cart, 30.0)
+    before = cart[-1][1].position.tolist()
+    pub = probe.publisher(JointState, "/left_arm/joint_commands")
+    assert wait_until(lambda: pub.get_subscription_count() > 0, 30.0)
+    pub.publish(JointState(name=["pole_joint"], effort=[5.0]))
+    assert sim.wait_for_output("'pole_joint' is a joint of robot 'cart'", 10.0), sim.output
+    line = next(x for x in sim.output.splitlines() if "'pole_joint' is a joint" in x)
+    assert "/left_arm/joint_commands" in line and "robot 'left_arm'" in line, line
+    assert "/cart/joint_commands" in line, line
+    n = len(cart)
+    assert wait_until(lambda: len(cart) > n + 10, 10.0)
+    assert cart[-1][1].position.tolist() == before
+    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+
+
+def _world(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "world.yaml"
+    path.write_text(text)
+    return path
+
+
+ARM = f"{REPO}/urdf/arm.urdf"
+
+
+def _robots(*entries: str) -> str:
+    """A world file of these robots: entries."""
+    return "robots:\n" + "".join(f"  - {{{e}}}\n" for e in entries)
+
+
+ONE = _robots(f"name: a, urdf: {ARM}")
+
+
+@pytest.mark.parametrize(("world", "params", "words"), [
+    pytest.param(_robots(f"name: a, urdf: {ARM}", f"name: a, urdf: {ARM}, xyz: [2, 0, 0]"),
+                 {}, ["robots[1].name", "duplicate robot name", "'a'"], id="duplicate name"),
+    pytest.param(_robots(f"name: a, urdf: {ARM}",
+                         f"name: b, urdf: {ARM}, namespace: a, xyz: [2, 0, 0]"),
+                 {}, ["robots[1].namespace", "duplicate namespace", "'a'"],
+                 id="duplicate namespace"),
+    pytest.param(_robots(f"name: 'left arm', urdf: {ARM}"), {},
+                 ["robots[0].name", "left arm"], id="not a ROS name"),
+    pytest.param(_robots(f"name: a, urdf: {ARM}", f"name: b, urdf: {DATA}/nothing.urdf"), {},
+                 ["robots[1]", "nothing.urdf"], id="URDF that fails"),
+    pytest.param(ONE, {"frame_prefix": "a/"}, ["'frame_prefix'", "robots: list",
+                                                "tf: prefixed"], id="frame_prefix"),
+    pytest.param(ONE, {"initial_positions.joint1": 0.5},
+                 ["'initial_positions.joint1'", "robots.<name>.initial_positions.<joint>"],
+                 id="one-robot parameter"),
+    pytest.param(ONE, {"robots.a.initial_positions.joint9": 0.5},
+                 ["'robots.a.initial_positions'", "joint9", "robot 'a'"], id="unknown joint"),
+    pytest.param(ONE, {"robots.a.imu_link": "claw"},
+                 ["'robots.a.imu_link'", "'claw'", "robot 'a'"], id="unknown link"),
+    pytest.param(ONE, {"robots.a.gains_of_joint1": 0.5},
+                 ["'robots.a.gains_of_joint1'", "no robot parameter"], id="unknown parameter"),
+])
+def test_bad_worlds_and_parameters_stop_the_start_with_one_line(
+        start_sim: Any, tmp_path: Path, world: str, params: dict[str, Any],
+        words: list[str]) -> None:
+    sim = start_sim({"world_file": str(_world(tmp_path, world)), **params})
+    assert sim.proc.wait(timeout=STARTUP_TIMEOUT) == 1, sim.output
+    fatal = [line for line in sim.output.splitlines() if "[FATAL]" in line]
+    assert len(fatal) == 1, sim.output
+    for word in words:
+        assert word in fatal[0], (word, fatal[0])
+    assert "Traceback" not in sim.output
+
+
+def test_robots_placed_overlapping_are_named_in_the_log(start_sim: Any, tmp_path: Path) -> None:
+    """Two arms 5 cm apart: the node's log names the pairs of links that start inside each
+    other; the node runs."""
+    world = _world(tmp_path, f"gravity: [0, 0, 0]\nrobots:\n  - {{name: a, urdf: {ARM}}}\n"
+                             f"  - {{name: b, urdf: {ARM}, xyz: [0.05, 0, 0]}}\n")
+    sim = start_sim({"world_file": str(world), "status_period": 0.0})
+    assert sim.wait_for_output("simulating 2 robots", STARTUP_TIMEOUT), sim.output
+    line = next((x for x in sim.output.splitlines() if "overlapping each other" in x), "")
+    assert "[WARN]" in line and "a/link1 with b/link1" in line, sim.output
+    assert sim.proc.poll() is None
+    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+
+
+def test_multi_launch_starts_and_stops_cleanly(cli: dict[str, str], tmp_path: Path) -> None:
+    """`ros2 launch mb_sim multi.launch.py`: both arms' demo controllers find their robot in
+    their namespace, start the simulation, and press on the plank, which both touch; Ctrl-C
+    ends everything cleanly."""
+    env = other_domain(cli)
+    before = _sim_node_pids()
+    sim = Launched(env, "launch_multi", tmp_path / "launch.log")
+    try:
+        sim.wait_for("simulating 2 robots")
+        sim.wait_for("controller ready: starting the simulation")
+        for side in ("left_arm", "right_arm"):
+            sim.wait_for(f"[{side}.demo_controller]", 60.0)
+        sim.wait_for("waypoint 2/4: touch target", 60.0)
+        out = subprocess.run(["ros2", "topic", "echo", "/right_arm/joint_states", "--once"],
+                             env=env, capture_output=True, text=True, timeout=60, check=False)
+        assert "joint7" in out.stdout, out.stdout + out.stderr
+    finally:
+        rc = sim.ctrl_c()
+    _clean_exit(sim, rc)
+    assert _sim_node_pids() <= before, "sim_node left running"
+
+
+def test_multi_commands_are_documented() -> None:
+    text = " ".join((REPO / "README.md").read_text().replace("\\\n", " ").split())
+    assert COMMANDS["launch_multi"] in text
