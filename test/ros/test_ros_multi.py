@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 from ros_helpers import DATA, REPO, STARTUP_TIMEOUT, Probe, wait_until
-from test_ros_cli import COMMANDS, Launched, _clean_exit, _sim_node_pids, other_domain
+from test_ros_cli import COMMANDS, Launched, _clean_exit, _sim_node_pids
 from test_ros_cli import cli as cli  # noqa: PLC0414 - the fixture, used by this module
+from test_ros_namespace import domain_probe as domain_probe  # noqa: PLC0414 - the fixture
 
 pytestmark = pytest.mark.usefixtures("ros_context")
 
@@ -326,19 +327,31 @@ def test_robots_placed_overlapping_are_named_in_the_log(start_sim: Any, tmp_path
     assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
 
 
-def test_multi_launch_starts_and_stops_cleanly(cli: dict[str, str], tmp_path: Path) -> None:
-    """`ros2 launch mb_sim multi.launch.py`: both arms' demo controllers find their robot in
-    their namespace, start the simulation, and press on the plank, which both touch; Ctrl-C
-    ends everything cleanly."""
-    env = other_domain(cli)
+def test_multi_launch_starts_and_stops_cleanly(domain_probe: tuple[dict[str, str], Probe],
+                                               tmp_path: Path) -> None:
+    """`ros2 launch mb_sim multi.launch.py`: each arm's demo controller finds its robot in its
+    namespace and starts the simulation; both hands press on the plank (their contact
+    sensors, /left_arm/contact/hand and /right_arm/contact/hand, feel it); Ctrl-C ends
+    everything cleanly."""
+    from geometry_msgs.msg import WrenchStamped
+    from rclpy.qos import qos_profile_sensor_data
+
+    env, probe = domain_probe
     before = _sim_node_pids()
+    hands = {side: probe.collect(WrenchStamped, f"/{side}/contact/hand",
+                                 qos_profile_sensor_data) for side in ("left_arm", "right_arm")}
+
+    def pressed(side: str) -> bool:
+        return any(abs(m.wrench.force.z) > 1.0 for _, m in hands[side])
+
     sim = Launched(env, "launch_multi", tmp_path / "launch.log")
     try:
         sim.wait_for("simulating 2 robots")
         sim.wait_for("controller ready: starting the simulation")
         for side in ("left_arm", "right_arm"):
-            sim.wait_for(f"[{side}.demo_controller]", 60.0)
-        sim.wait_for("waypoint 2/4: touch target", 60.0)
+            sim.wait_for(f"[{side}.demo_controller]: target 'plank/plank'", 60.0)
+        assert wait_until(lambda: pressed("left_arm") and pressed("right_arm"), 60.0), \
+            {side: len(m) for side, m in hands.items()}
         out = subprocess.run(["ros2", "topic", "echo", "/right_arm/joint_states", "--once"],
                              env=env, capture_output=True, text=True, timeout=60, check=False)
         assert "joint7" in out.stdout, out.stdout + out.stderr
