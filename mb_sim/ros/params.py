@@ -257,7 +257,7 @@ ONE_ROBOT: dict[str, str] = {
     INITIAL_POSITIONS: "`robots.<name>.initial_positions.<joint>` (or the entry's "
                        "`initial_positions`)",
     COMMAND_INTERFACES: "`robots.<name>.command_interfaces.<joint>`",
-    GAINS: "`robots.<name>.gains.<joint>.<p|i|d>` (or the entry's `gains`)",
+    GAINS: "`robots.<name>.gains.<joint>.p` (`.i`, `.d`; or the entry's `gains`)",
 }
 """The node's parameters that describe the one robot of a `robot:` world (or of no world),
 and what takes their place for the robots of a `robots:` list. Setting one of them for a

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from ros_helpers import DATA, REPO, STARTUP_TIMEOUT, Probe, wait_until
-from test_ros_cli import COMMANDS, Launched, _clean_exit, _sim_node_pids
+from test_ros_cli import COMMANDS, Launched, _clean_exit, _sim_node_pids, run_until
 from test_ros_cli import cli as cli  # noqa: PLC0414 - the fixture, used by this module
 from test_ros_namespace import domain_probe as domain_probe  # noqa: PLC0414 - the fixture
 
@@ -355,6 +355,10 @@ def test_multi_launch_starts_and_stops_cleanly(domain_probe: tuple[dict[str, str
         out = subprocess.run(["ros2", "topic", "echo", "/right_arm/joint_states", "--once"],
                              env=env, capture_output=True, text=True, timeout=60, check=False)
         assert "joint7" in out.stdout, out.stdout + out.stderr
+        # the documented commands, as written
+        assert "joint7" in run_until(env, "echo_left", ["name:", "joint7", "position:"])
+        assert "result=1" in run_until(env, "spawn_arm", ["result=1"]).replace(" ", "")
+        assert "joint7" in run_until(env, "echo_third", ["name:", "joint7", "position:"])
     finally:
         rc = sim.ctrl_c()
     _clean_exit(sim, rc)
@@ -362,5 +366,12 @@ def test_multi_launch_starts_and_stops_cleanly(domain_probe: tuple[dict[str, str
 
 
 def test_multi_commands_are_documented() -> None:
-    text = " ".join((REPO / "README.md").read_text().replace("\\\n", " ").split())
-    assert COMMANDS["launch_multi"] in text
+    """The commands run here are those README.md and docs/node.md show (test_ros_cli checks
+    that every documented command is in COMMANDS)."""
+    for doc, names in (("README.md", ["launch_multi"]),
+                       ("docs/node.md", ["launch_multi", "echo_left", "spawn_arm",
+                                         "echo_third"]),
+                       ("docs/simulation_interfaces.md", ["spawn_arm"])):
+        text = " ".join((REPO / doc).read_text().replace("\\\n", " ").split())
+        for name in names:
+            assert COMMANDS[name] in text, (doc, name)
