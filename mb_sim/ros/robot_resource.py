@@ -33,6 +33,7 @@ from mb_sim.model.resources import read_text_file, resolve_uri, xml_text
 from mb_sim.model.spawn import MAX_RESOURCE_BYTES, free_name
 from mb_sim.model.world import check_gains, check_initial_positions, parse_yaml
 from mb_sim.records import frozen
+from mb_sim.ros.paths import own_file
 from mb_sim.rotations import matrix_from_quat, quat_from_matrix
 
 ROS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
@@ -111,7 +112,8 @@ def read_robot(uri: str, resource_string: str, *, name: str, namespace: str,
     folder = str(path.parent) if path is not None else os.getcwd()
     urdf_source: Any = str(path) if path is not None and entry["urdf"] is None else text
     if entry["urdf"] is not None:
-        found, why = resolve_uri(os.path.expanduser(str(entry["urdf"])), folder, package_dirs)
+        found, why = resolve_uri(os.path.expanduser(own_file(str(entry["urdf"]))), folder,
+                                 package_dirs)
         if found is None:
             raise SpawnError("MISSING_ASSETS", f"{source}: urdf {entry['urdf']!r}: {why}")
         urdf_source = found

@@ -195,12 +195,14 @@ def refuse_unknown_joints(node: Node, group: str, names: tuple[str, ...],
 # --- one robot ---------------------------------------------------------------------------------
 
 
-def tf_layout(p: SimParams, placement: Any, namespace: str, name: str) -> tuple[str, str]:
+def tf_layout(p: SimParams, placement: Any, namespace: str, name: str,
+              spawned: bool = False) -> tuple[str, str]:
     """(TF mode, frame prefix) of a robot; StartupError when frame_prefix is given for a
-    robot that has a namespace."""
+    robot of the world file that has a namespace (a spawned robot: frame_prefix is the
+    world's one robot's, not its)."""
     if not namespace:
         return GLOBAL, p.frame_prefix
-    if p.frame_prefix:
+    if p.frame_prefix and not spawned:
         raise StartupError(
             f"parameter 'frame_prefix' ({p.frame_prefix!r}) applies to a robot without a "
             f"namespace; robot {name!r} has namespace {namespace!r}: its world file entry's "
@@ -241,7 +243,7 @@ def configure(node: Node, p: SimParams, view: Any, placement: Any, prefix: str, 
     except ParamError as e:
         raise StartupError(str(e).replace("'command_joints'", repr(prefix + "command_joints"))
                            ) from None
-    tf, frame_prefix = tf_layout(p, placement, namespace, name)
+    tf, frame_prefix = tf_layout(p, placement, namespace, name, spawned)
     q0 = _initial_positions(node, view, prefix)
     _set_initial_state(view, q0)
     setup = RobotSetup(

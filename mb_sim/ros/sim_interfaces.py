@@ -58,7 +58,7 @@ from mb_sim.model.spawn import SPAWN_FORMATS, spawn_body
 from mb_sim.ros import conversions as conv
 from mb_sim.ros.entities import OBJECT, ROBOT, Entities, EntityError, spawn_event
 from mb_sim.ros.params import folder_list
-from mb_sim.ros.paths import share_dir
+from mb_sim.ros.paths import own_file, share_dir
 from mb_sim.ros.robot_ports import PortsMaker
 from mb_sim.ros.robot_resource import read_robot
 from mb_sim.ros.robot_spawn import RobotSpawner
@@ -447,7 +447,7 @@ class SimulationInterfaces:
                 _set(resp.result, SpawnEntity.Response.NAMESPACE_INVALID,
                      f"entity_namespace {req.entity_namespace!r} is not a ROS namespace")
                 return resp
-            uri = _own_files(req.entity_resource.uri)
+            uri = own_file(req.entity_resource.uri)
             robot = read_robot(
                 uri, req.entity_resource.resource_string, name=req.name,
                 namespace=req.entity_namespace, allow_renaming=req.allow_renaming,
@@ -501,13 +501,6 @@ class SimulationInterfaces:
                        "bodies and urdf/ objects")
         _set(resp.result, Result.RESULT_OK, message)
         return resp
-
-
-def _own_files(uri: str) -> str:
-    """package://mb_sim/... as the file of this installation (a source checkout is no ament
-    package); other uris as they are."""
-    prefix = "package://mb_sim/"
-    return str(share_dir() / uri[len(prefix):]) if uri.startswith(prefix) else uri
 
 
 def _box(lo: np.ndarray, hi: np.ndarray) -> Bounds:

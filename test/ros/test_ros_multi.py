@@ -195,6 +195,33 @@ def test_a_spawned_robot_publishes_and_leaves_with_its_topics(
     assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
 
 
+def test_a_floating_robot_spawned_from_a_yaml_entry_has_odom_and_prefixed_tf(
+        start_sim: Any, probe: Probe) -> None:
+    """A YAML robot entry (the diff drive, floating, tf: prefixed) spawned without a
+    namespace: its namespace is its name; /rover/odom flows; its frames are rover/... on /tf,
+    from world through rover/odom."""
+    from nav_msgs.msg import Odometry
+    from simulation_interfaces.msg import Result
+    from tf2_msgs.msg import TFMessage
+
+    odom = probe.collect(Odometry, "/rover/odom", 10)
+    tf = probe.collect(TFMessage, "/tf", 100)
+    static = probe.collect(TFMessage, "/tf_static", _latched())
+    sim = _start(start_sim)
+    entry = "{urdf: package://mb_sim/urdf/diff_drive.urdf, floating: true, tf: prefixed}"
+    resp = _spawn(probe, "rover", "", uri="", resource=entry, xyz=(-3.0, -3.0, 0.5))
+    assert resp.result.result == Result.RESULT_OK, resp.result.error_message
+    assert wait_until(lambda: odom, 30.0), sim.output
+    assert odom[-1][1].header.frame_id == "rover/odom"
+    assert odom[-1][1].child_frame_id == "rover/base_link"
+    assert abs(odom[-1][1].pose.pose.position.x + 3.0) < 1e-9  # no gravity: it stays
+    assert wait_until(lambda: "rover/base_link" in _parents(tf), 10.0)
+    parents = _parents(tf + static)
+    assert parents["rover/base_link"] == "rover/odom" and parents["rover/odom"] == "world"
+    assert "spawned robot 'rover'" in sim.output and "in /rover" in sim.output
+    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+
+
 def test_a_multi_robot_run_replays_bit_for_bit(start_sim: Any, probe: Probe,
                                                tmp_path: Path) -> None:
     """Commands to two robots, a robot spawned, commanded and deleted, a recording from the
