@@ -23,6 +23,7 @@ from test_ros_namespace import domain_probe as domain_probe  # noqa: PLC0414 - t
 pytestmark = pytest.mark.usefixtures("ros_context")
 
 WORLD = DATA / "multi_still.yaml"
+ARM = f"{REPO}/urdf/arm.urdf"
 ARM_LINKS = ["base_link", *(f"link{i}" for i in range(1, 8))]
 ROBOT_TOPICS = ["joint_states", "robot_description", "effort_controller/commands",
                 "joint_commands"]
@@ -267,6 +268,71 @@ def test_a_multi_robot_run_replays_bit_for_bit(start_sim: Any, probe: Probe,
     assert result.compared > 200, result
 
 
+def _record_start(probe: Probe) -> Path:
+    from std_srvs.srv import Trigger
+
+    started = probe.call(Trigger, "/sim_node/record/start", Trigger.Request(), 30.0)
+    assert started.success, started.message
+    return Path(started.message.split("recording to ")[1].split(" (")[0])
+
+
+def test_a_recording_started_after_a_spawn_replays_bit_for_bit(start_sim: Any,
+                                                                probe: Probe) -> None:
+    """The arm of a `robot:` world and a robot spawned beside it before the recording starts
+    (the bag holds it: its URDF, placement, servos and latch), then another spawned while
+    recording and the first deleted: the replay reproduces both robots' joint_states."""
+    from sensor_msgs.msg import JointState
+
+    from mb_sim.replay import replay_bag
+
+    sim = start_sim({"urdf_file": ARM, "world_file": str(REPO / "config/worlds/table.yaml"),
+                     "status_period": 0.0, "command_timeout": 0.2})
+    assert sim.wait_for_output("simulating 'mb_sim_arm'", STARTUP_TIMEOUT), sim.output
+    assert _spawn(probe, "arm3", "third", xyz=(0.0, 1.5, 0.0)).result.result == 1
+    arm = probe.publisher(JointState, "/joint_commands")
+    third = probe.publisher(JointState, "/third/joint_commands")
+    assert wait_until(lambda: arm.get_subscription_count() and third.get_subscription_count(),
+                      30.0)
+    third.publish(JointState(name=["joint2"], effort=[4.0]))
+    time.sleep(0.2)
+    bag = _record_start(probe)
+    for k in range(15):
+        arm.publish(JointState(name=["joint1"], effort=[2.0 + 0.1 * k]))
+        third.publish(JointState(name=["joint4"], effort=[-1.0]))
+        time.sleep(0.02)
+    assert _spawn(probe, "arm4", "four", xyz=(0.0, -1.5, 0.0)).result.result == 1
+    time.sleep(0.3)
+    assert _delete(probe, "arm3").result.result == 1
+    time.sleep(0.3)
+    assert sim.stop(signal.SIGINT) == 0, sim.output
+    result = replay_bag(bag)  # ./mb_sim_<date>_<time> of the node's folder, absolute
+    assert result.ok and result.commands == 30, str(result)
+
+
+def test_reset_spawned_removes_spawned_robots_and_their_topics(
+        start_sim: Any, probe: Probe, cli: dict[str, str]) -> None:
+    """A spawned robot reports its state (get_entity_state) and survives ~/reset; then
+    reset_simulation with SPAWNED deletes it with its topics."""
+    from simulation_interfaces.srv import GetEntityState, ResetSimulation
+    from std_srvs.srv import Trigger
+
+    sim = _start(start_sim)
+    assert _spawn(probe, "arm5", "five", xyz=(-3.0, 2.0, 0.0)).result.result == 1
+    state = probe.call(GetEntityState, "/sim_node/get_entity_state",
+                       GetEntityState.Request(entity="arm5"))
+    position = state.state.pose.position
+    assert (position.x, position.y, position.z) == (-3.0, 2.0, 0.0), state
+    assert probe.call(Trigger, "/sim_node/reset", Trigger.Request()).success
+    _topics(cli, ["/five/robot_description"])
+    reset = probe.call(ResetSimulation, "/sim_node/reset_simulation",
+                       ResetSimulation.Request(scope=ResetSimulation.Request.SCOPE_SPAWNED))
+    assert reset.result.result == 1 and "1 spawned entities deleted" in \
+        reset.result.error_message, reset.result
+    listed = _topics(cli, [], absent=["/five/robot_description", "/five/joint_states"])
+    assert "/five/robot_description" not in listed and "/five/joint_states" not in listed
+    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+
+
 def test_bad_commands_name_the_robot_and_change_nothing(start_sim: Any, probe: Probe) -> None:
     """A command on /left_arm/joint_commands for the cart's joint: a warning naming both
     robots, the joint and the topic; nothing moves; the node keeps running."""
@@ -293,9 +359,6 @@ def _world(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "world.yaml"
     path.write_text(text)
     return path
-
-
-ARM = f"{REPO}/urdf/arm.urdf"
 
 
 def _robots(*entries: str) -> str:
