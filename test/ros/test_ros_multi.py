@@ -268,6 +268,28 @@ def test_a_multi_robot_run_replays_bit_for_bit(start_sim: Any, probe: Probe,
     assert result.compared > 200, result
 
 
+def test_a_robot_world_entry_with_a_namespace_keeps_the_node_parameters(
+        start_sim: Any, probe: Probe, tmp_path: Path) -> None:
+    """`robot: {namespace: arm1}`: the one robot's topics and TF move into /arm1 (TF
+    namespaced, its frames plain), its parameters stay the node's (initial_positions.<joint>)."""
+    from tf2_msgs.msg import TFMessage
+
+    js = _joint_states(probe, "/arm1/joint_states")
+    tf = probe.collect(TFMessage, "/arm1/tf", 100)
+    static = probe.collect(TFMessage, "/arm1/tf_static", _latched())
+    world = tmp_path / "one.yaml"
+    world.write_text("gravity: [0, 0, 0]\nrobot: {namespace: arm1}\n")
+    sim = start_sim({"urdf_file": ARM, "world_file": str(world), "status_period": 0.0,
+                     "initial_positions.joint2": 0.4})
+    assert sim.wait_for_output("simulating 'mb_sim_arm'", STARTUP_TIMEOUT), sim.output
+    assert "in /arm1" in sim.output
+    assert wait_until(lambda: js and tf and static, 30.0), sim.output
+    assert js[-1][1].position[1] == 0.4
+    parents = _parents(tf + static)
+    assert all(_reaches(parents, link) for link in ARM_LINKS), parents
+    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+
+
 def _record_start(probe: Probe) -> Path:
     from std_srvs.srv import Trigger
 
