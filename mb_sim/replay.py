@@ -290,7 +290,10 @@ def _robots(sim: Any, params: dict[str, Any], start: dict[str, Any],
         raise ValueError(str(e)) from None
     latch = CommandLatch(names, sim.model.effort_limit, command_joints, interfaces=interfaces)
     latch.restore(start)
-    return [_Robot("", latch, _joint_states_topic(custom, params))]
+    topics = json.loads(custom.get("mb_sim/topics") or "{}")
+    commands = (topics["command"], topics["joint_command"]) if "command" in topics else ()
+    name = (*sim.robot_names, *sim.object_names)[0]
+    return [_Robot(name, latch, _joint_states_topic(custom, params), commands)]
 
 
 class _Replay:
@@ -325,7 +328,7 @@ class _Replay:
         return ReplayResult(self.compared, self.steps, self.commands, divergence)
 
     def _view(self, robot: _Robot) -> Any:
-        return self.sim.robot(robot.name) if robot.name else None
+        return self.sim.robot(robot.name)
 
     def _apply_events(self, messages: list[Message]) -> None:
         for m in messages:
@@ -364,7 +367,7 @@ class _Replay:
             robot = next((r for r in self.robots if m.topic == r.joint_states), None)
             if robot is None:
                 continue
-            view = self._view(robot) or self.sim
+            view = self._view(robot)
             replayed = {"position": view.joint_positions, "velocity": view.joint_velocities,
                         "effort": view.applied_effort}
             self.compared += 1

@@ -162,7 +162,8 @@ class Services:
             "mb_sim/parameters": json.dumps(params),
             "mb_sim/initial_positions": json.dumps(
                 [float(v) for v in first.setup.q0] if first is not None else []),
-            "mb_sim/topics": json.dumps({"joint_states": self.publishers.joint_states_topic}),
+            "mb_sim/topics": json.dumps({"joint_states": self.publishers.joint_states_topic,
+                                         **_command_topics(first)}),
             "mb_sim/start": json.dumps(start),
         }
         if self.inputs.several or len(robots) != 1 or first.setup.spawned or \
@@ -279,3 +280,10 @@ def spawned_entry(placement: Any) -> dict[str, Any]:
     entry = robot_to_dict(placement)
     entry.pop("urdf", None)
     return entry
+
+
+def _command_topics(robot: RobotPorts | None) -> dict[str, str]:
+    """The first robot's command topics, resolved (a replay tells its commands from those of
+    robots spawned later by them)."""
+    topics = robot.intake.topics if robot is not None else []
+    return dict(zip(("command", "joint_command"), topics))

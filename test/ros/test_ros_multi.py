@@ -331,6 +331,33 @@ def test_a_recording_started_after_a_spawn_replays_bit_for_bit(start_sim: Any,
     assert result.ok and result.commands == 30, str(result)
 
 
+def test_a_robot_spawned_while_recording_beside_the_one_robot_replays_bit_for_bit(
+        start_sim: Any, probe: Probe, tmp_path: Path) -> None:
+    """A `robot:` world recorded from the start, an arm of the same joint names spawned
+    meanwhile: each robot's commands replay on their own robot, bit for bit."""
+    from sensor_msgs.msg import JointState
+
+    from mb_sim.replay import replay_bag
+
+    bag = tmp_path / "one_and_spawned"
+    sim = start_sim({"urdf_file": ARM, "world_file": str(REPO / "config/worlds/table.yaml"),
+                     "status_period": 0.0, "record": str(bag)})
+    assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
+    assert _spawn(probe, "arm3", "third", xyz=(0.0, 1.5, 0.0)).result.result == 1
+    arm = probe.publisher(JointState, "/joint_commands")
+    third = probe.publisher(JointState, "/third/joint_commands")
+    assert wait_until(lambda: arm.get_subscription_count() and third.get_subscription_count(),
+                      30.0)
+    for k in range(15):
+        arm.publish(JointState(name=["joint1"], effort=[2.0 + 0.1 * k]))
+        third.publish(JointState(name=["joint1"], effort=[-3.0]))
+        time.sleep(0.02)
+    time.sleep(0.3)
+    assert sim.stop(signal.SIGINT) == 0, sim.output
+    result = replay_bag(bag)
+    assert result.ok and result.commands == 30, str(result)
+
+
 def test_reset_spawned_removes_spawned_robots_and_their_topics(
         start_sim: Any, probe: Probe, cli: dict[str, str]) -> None:
     """A spawned robot reports its state (get_entity_state) and survives ~/reset; then
