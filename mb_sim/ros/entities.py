@@ -78,12 +78,6 @@ class Entities:
         self.frames: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         """A spawned body's entity frame in its body frame (position, rotation matrix)."""
 
-    @property
-    def robot(self) -> str:
-        """The first robot's name (the one robot of a `robot:` world)."""
-        names = self.trees()
-        return names[0] if names else ""
-
     # --- what there is ---------------------------------------------------------------------
     def trees(self) -> list[str]:
         """The robots, then the URDF objects."""

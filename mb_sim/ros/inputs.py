@@ -68,11 +68,6 @@ class Inputs:
     several: bool = False
     """A world with a `robots:` list (robot parameters under `robots.<name>.`)."""
 
-    @property
-    def robot(self) -> RobotSetup:
-        """The first robot (the one robot of a `robot:` world)."""
-        return self.robots[0]
-
 
 def load_inputs(node: Node) -> tuple[SimParams, Inputs]:
     """Declare the parameters and build the simulation they describe."""

@@ -466,6 +466,56 @@ def test_robots_placed_overlapping_are_named_in_the_log(start_sim: Any, tmp_path
     assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
 
 
+def test_multi_launch_description(monkeypatch: pytest.MonkeyPatch) -> None:
+    """multi.launch.py (evaluated against stand-ins of launch): sim_node with the world, and a
+    demo controller per arm in its namespace with its TF remapped (namespaced TF) or its
+    frame prefix (prefixed TF), told to unpause /sim_node/pause; an RViz per robot;
+    controller:=false drops the controllers; namespace:= moves everything."""
+    import importlib.util
+    import os
+    import sys
+
+    from test_ros_package import _evaluate, _fake_launch_modules
+
+    from mb_sim.ros import launching
+
+    monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join(
+        [sys.prefix, os.environ.get("AMENT_PREFIX_PATH", "")]))
+    for name, module in _fake_launch_modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    spec = importlib.util.spec_from_file_location("multi_launch",
+                                                  REPO / "launch" / "multi.launch.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    declared, nodes = _evaluate(module)
+    assert {"world", "controller", "rviz", "viewer", "use_sim_time", "namespace"} <= set(declared)
+    assert [(n.kwargs["executable"], n.kwargs["namespace"]) for n in nodes] == [
+        ("sim_node", ""), ("demo_controller", "left_arm"), ("demo_controller", "right_arm")]
+    assert Path(nodes[0].kwargs["parameters"][1]["world_file"]).name == "two_arms.yaml"
+    for node, side in zip(nodes[1:], (-0.2, 0.2), strict=True):
+        assert node.kwargs["remappings"] == [("/tf", "tf"), ("/tf_static", "tf_static")]
+        params = node.kwargs["parameters"][0]
+        assert params["unpause"] == "/sim_node/pause" and params["target_frame"] == "plank/plank"
+        assert params["target_offset"] == [side, 0.0, 0.0] and "frame_prefix" not in params
+
+    monkeypatch.setattr(launching, "rviz_available", lambda: True)
+    _, nodes = _evaluate(module, controller="false", rviz="true", viewer="true")
+    assert [(n.kwargs["executable"], n.kwargs["namespace"]) for n in nodes] == [
+        ("sim_node", ""), ("rviz2", "left_arm"), ("rviz2", "right_arm"), ("viewer", "")]
+    assert ("/robot_description", "robot_description") in nodes[1].kwargs["remappings"]
+    assert ("/tf", "tf") in nodes[1].kwargs["remappings"]
+
+    _, nodes = _evaluate(module, world=str(WORLD), namespace="cell0")
+    controllers = {n.kwargs["namespace"]: n.kwargs for n in nodes[1:]}
+    assert set(controllers) == {"cell0/left_arm", "cell0/cell/right"}  # no cart controller
+    right = controllers["cell0/cell/right"]
+    assert right["remappings"] == []  # prefixed: /tf as it is
+    assert right["parameters"][0]["frame_prefix"] == "cell/right/"
+    assert right["parameters"][0]["unpause"] == "/cell0/sim_node/pause"
+
+
 def test_multi_launch_starts_and_stops_cleanly(domain_probe: tuple[dict[str, str], Probe],
                                                tmp_path: Path) -> None:
     """`ros2 launch mb_sim multi.launch.py`: each arm's demo controller finds its robot in its
