@@ -20,33 +20,44 @@ WORLD = DATA / "multi_still.yaml"
 @pytest.fixture
 def node_view(viser_installed: None, tmp_path: Path) -> Any:
     """sim_node with three robots (left_arm namespaced, right_arm prefixed in cell/right,
-    cart namespaced), and the viewer's node spun in this process."""
+    cart namespaced), and the viewer's node spun in this process; both stopped whatever
+    happens (a sim_node left running would be seen by the next test)."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
     from mb_sim.viewer.node import NodeView
 
+    own = not rclpy.ok()  # the ROS tests of the session may have initialised it already
+    if own:
+        rclpy.init()
     sim = SimProcess({"world_file": str(WORLD), "status_period": 0.0}, tmp_path)
-    rclpy.init()
-    view = NodeView("sim_node", "127.0.0.1", free_port())
-    executor = SingleThreadedExecutor()
-    executor.add_node(view)
+    view = executor = None
     stop = threading.Event()
+    try:
+        view = NodeView("sim_node", "127.0.0.1", free_port())
+        executor = SingleThreadedExecutor()
+        executor.add_node(view)
 
-    def spin() -> None:
-        while not stop.is_set():
-            executor.spin_once(timeout_sec=0.05)
+        def spin() -> None:
+            while not stop.is_set():
+                executor.spin_once(timeout_sec=0.05)
 
-    spinner = threading.Thread(target=spin, daemon=True)
-    spinner.start()
-    yield sim, view
-    stop.set()
-    spinner.join(timeout=2)
-    executor.remove_node(view)
-    view.close()
-    view.destroy_node()
-    rclpy.try_shutdown()
-    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+        spinner = threading.Thread(target=spin, daemon=True)
+        spinner.start()
+        yield sim, view
+        stop.set()
+        spinner.join(timeout=2)
+    finally:
+        stop.set()
+        if view is not None:
+            if executor is not None:
+                executor.remove_node(view)
+            view.close()
+            view.destroy_node()
+        if own:
+            rclpy.try_shutdown()
+        rc = sim.stop()
+    assert rc == 0 and "Traceback" not in sim.output, sim.output
 
 
 def test_every_robot_is_drawn_where_the_simulation_has_it(node_view: Any) -> None:
