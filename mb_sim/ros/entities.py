@@ -223,7 +223,7 @@ class Entities:
     # --- bounds ----------------------------------------------------------------------------
     def bounds(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """Opposite corners of the box around the entity's collision shapes, in its frame
-        (the robot's: every link at the current joint positions, in the root link's)."""
+        (a robot's: every link at the current joint positions, in the root link's)."""
         points = self._points(name)
         return points.min(axis=0), points.max(axis=0)
 

@@ -3,9 +3,11 @@
 that standard asks of any simulator (docs/simulation_interfaces.md lists them with examples).
 
 Each callback checks its request on the executor thread and hands the work to the physics
-thread between two steps (`Services.in_physics`); entities, their states and bounds are
-`entities.Entities`' business, spawn resources `mb_sim.model.spawn`'s. Every refusal sets the
-documented result code and a message naming the entity, field or value.
+thread between two steps (`Services.in_physics`); entities (robots, URDF objects, bodies),
+their states and bounds are `entities.Entities`' business, spawn resources
+`mb_sim.model.spawn`'s (a body) and `robot_resource`'s (a robot), robots spawned and deleted
+with their topics `robot_spawn`'s. Every refusal sets the documented result code and a message
+naming the entity, field or value.
 
 Simulation states: PLAYING (running), PAUSED, STOPPED (paused and reset, until played);
 QUITTING answers, then (QUIT_DELAY later) ends the node as Ctrl-C does.
