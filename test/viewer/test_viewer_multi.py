@@ -78,3 +78,33 @@ def test_every_robot_is_drawn_where_the_simulation_has_it(node_view: Any) -> Non
     frames = {v.frame for v in view._scene.visuals}
     assert {"left_arm:link3", "right_arm:link3", "cart:cart", "plank/plank"} <= frames, frames
     assert "right_arm/joint1" in view.snapshot().joints
+
+
+def test_a_bag_of_several_robots_shows_each_where_it_was(tmp_path: Path) -> None:
+    """A bag recorded from that node: the bag's view draws every robot from its own
+    description and TF, its joints plotted per robot."""
+    import signal
+
+    from mb_sim.viewer.bag import read_bag
+
+    bag = tmp_path / "three"
+    sim = SimProcess({"world_file": str(WORLD), "status_period": 0.0, "record": str(bag)},
+                     tmp_path)
+    try:
+        assert sim.wait_for_output("recording to", 120.0), sim.output
+
+        def recorded() -> int:  # flushed to disk every 0.5 s
+            return sum(f.stat().st_size for f in bag.glob("*.mcap"))
+
+        assert wait_until(lambda: recorded() > 100_000, 30.0), recorded()
+    finally:
+        assert sim.stop(signal.SIGINT) == 0, sim.output
+    rec = read_bag(bag)
+    assert set(rec.robots) == {"left_arm", "right_arm", "cart"}
+    frames = set(rec.scene().robot_frames)
+    assert {"left_arm:link7", "right_arm:link7", "cart:pole"} <= frames, frames
+    snap = rec.snapshot(rec.end)
+    for frame, (x, y) in {"left_arm:link7": (0.0, 0.0), "right_arm:link7": (0.0, 3.0),
+                          "cart:pole": (3.0, 0.0), "plank/plank": (3.0, 3.0)}.items():
+        assert np.allclose(snap.poses[frame][0][:2], (x, y), atol=0.2), (frame, snap.poses)
+    assert {"left_arm/joint1", "right_arm/joint1", "cart/pole_joint"} <= set(snap.joints)
