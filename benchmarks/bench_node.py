@@ -214,18 +214,20 @@ def field_by_field(node: object) -> dict[str, object]:
     from mb_sim.ros import conversions as conv
     from mb_sim.ros.markers import contact_markers
 
-    sim, frames, out = node.sim, node.frames, node.outputs
+    robot = next(iter(node.robots))  # the one robot: its frames and topics
+    sim, frames, out, own = node.sim, robot.frames, node.outputs, robot.outputs
+    bodies = node.outputs.layout.bodies.moving
 
     def joint_states() -> None:
         stamp = conv.time_msg(sim.time)
-        out._js.publisher.publish(conv.joint_state_msg(
+        own._js.publisher.publish(conv.joint_state_msg(
             sim.joint_names, sim.joint_positions, sim.joint_velocities, sim.effort, stamp))
         link = frames.imu_link
         _, orientation = sim.link_pose(link)
         _, angular = sim.link_velocity(link)
         acceleration, _ = sim.link_acceleration(link)
         force = conv.specific_force(orientation, acceleration, sim.gravity)
-        out._imu.publisher.publish(conv.imu_msg(frames.link_frame(link), orientation, angular,
+        own._imu.publisher.publish(conv.imu_msg(frames.link_frame(link), orientation, angular,
                                                 force, stamp))
 
     def tf() -> None:
@@ -235,7 +237,7 @@ def field_by_field(node: object) -> dict[str, object]:
                                          conv.relative_pose(poses[parent], poses[link]), stamp)
                       for link, parent in zip(frames.links, frames.link_parents, strict=True)]
         transforms += [conv.transform_msg(frames.world, body, sim.body_pose(body), stamp)
-                       for body in frames.bodies]
+                       for body in bodies]
         out._tf.publisher.publish(TFMessage(transforms=transforms))
 
     def markers() -> None:
@@ -265,7 +267,7 @@ def publish_costs() -> None:
                     "~/contacts": lambda: out.publish_markers(force=True)}
         old = field_by_field(node)
         print(f"\npublishing one message, in this process ({len(node.sim.contacts)} contacts, "
-              f"{len(node.frames.moving())} transforms)")
+              f"{sum(len(c.pairs) for c in out.layout.channels)} transforms)")
         print(f"{'message':<22}{'refilled us':>14}{'field by field us':>20}")
         for name, fn in refilled.items():
             print(f"{name:<22}{per_call(fn):>14.1f}{per_call(old[name]):>20.1f}", flush=True)

@@ -58,6 +58,12 @@ def _parameters() -> str:
     return params.markdown()
 
 
+def _robot_parameters() -> str:
+    from mb_sim.ros import params
+
+    return params.robots_markdown()
+
+
 def _world_keys() -> str:
     from mb_sim.model.world import tables
 
@@ -73,6 +79,7 @@ def _world_limits() -> str:
 TABLES = (
     Table("docs/architecture.md", "record tables", _records),
     Table("docs/node.md", "parameter table", _parameters),
+    Table("docs/node.md", "robot parameter table", _robot_parameters),
     Table("docs/worlds.md", "world keys", _world_keys),
     Table("docs/worlds.md", "world limits", _world_limits),
 )

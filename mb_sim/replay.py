@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 import mb_sim
 from mb_sim.bags import custom_data
@@ -78,9 +79,12 @@ class Divergence:
     field: str
     recorded: float
     replayed: float
+    robot: str = ""
+    """The robot whose joint it is, in a run of several robots ('' with one)."""
 
     def __str__(self) -> str:
-        return (f"t = {self.time:.9f} s: {self.joint} {self.field} recorded "
+        whose = f"robot {self.robot!r} " if self.robot else ""
+        return (f"t = {self.time:.9f} s: {whose}{self.joint} {self.field} recorded "
                 f"{self.recorded!r}, replayed {self.replayed!r} "
                 f"(difference {self.replayed - self.recorded:.3g})")
 
@@ -115,7 +119,8 @@ def replay_bag(path: str | Path, tolerance: float = 0.0) -> ReplayResult:
     try:
         sim, params, start = _build(custom)
         timeline = _timeline(bag)
-        replay = _Replay(sim, params, start, tolerance, _joint_states_topic(custom, params))
+        robots = _robots(sim, params, start, custom)
+        replay = _Replay(sim, params, robots, tolerance)
     except (OSError, ValueError, KeyError, mb_sim.ModelError, mb_sim.WorldError) as e:
         raise ReplayError(f"{bag}: {e}") from e
     try:
@@ -176,20 +181,63 @@ def _joint_states_topic(custom: dict[str, str], params: dict[str, Any]) -> str:
 
 
 def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]:
-    """The simulation of the recording, in the state it started in."""
+    """The simulation of the recording, in the state it started in: the world's robots (each
+    from the URDF the bag holds), then the robots spawned before the recording started."""
     params = json.loads(custom["mb_sim/parameters"])
     start = json.loads(custom["mb_sim/start"])
-    world = None
-    if custom.get("mb_sim/world"):
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "world.yaml"
-            path.write_text(custom["mb_sim/world"])
-            world = mb_sim.load_world(str(path))
+    records = _records(custom)
+    dirs = folder_list(params.get("package_dirs"))
+    with tempfile.TemporaryDirectory() as tmp:
+        world = _world(custom, records, Path(tmp), dirs)
+        if world is not None and any(r.key.startswith("robots") for r in world.robots):
+            sim = mb_sim.Simulation(world=world, dt=1.0 / params["physics_rate"],
+                                    integrator=params["integrator"])
+        else:
+            sim = _one_robot(custom, params, world, dirs)
+    for record in records:
+        if record.get("spawned"):
+            apply_event(sim, {"spawn_robot": record["name"], **record}, dirs)
+    sim.restore_state(state_from_json(start["state"], sim.save_state()))
+    return sim, params, start
+
+
+def _records(custom: dict[str, str]) -> list[dict[str, Any]]:
+    """The robots and URDF objects of a bag of several robots, each with its URDF."""
+    records = json.loads(custom.get("mb_sim/robots") or "[]")
+    for record in records:
+        record["urdf"] = custom[f"mb_sim/urdf/{record['name']}"]
+    return records
+
+
+def _world(custom: dict[str, str], records: list[dict[str, Any]], tmp: Path,
+           dirs: list[str]) -> Any:
+    """The recorded world; each robots: entry's urdf is the URDF text the bag holds."""
+    text = custom.get("mb_sim/world")
+    if not text:
+        return None
+    urdfs = {r["name"]: r["urdf"] for r in records if not r.get("spawned")}
+    data = yaml.safe_load(text) if urdfs else None
+    if isinstance(data, dict) and data.get("robots"):
+        for entry in data["robots"]:
+            if entry.get("name") in urdfs:
+                path = tmp / f"{entry['name']}.urdf"
+                path.write_text(urdfs[entry["name"]])
+                entry["urdf"] = str(path)
+        text = yaml.safe_dump(data, sort_keys=False)
+    path = tmp / "world.yaml"
+    path.write_text(text)
+    return mb_sim.load_world(str(path), package_dirs=dirs)
+
+
+def _one_robot(custom: dict[str, str], params: dict[str, Any], world: Any,
+               dirs: list[str]) -> Any:
+    """The simulation of a `robot:` world (or none): the robot from the bag's URDF, loaded
+    as the node's parameters said, at its recorded initial positions."""
     floating = bool(params.get("floating_base", False)) or bool(world and world.robot.floating)
     density = float(params.get("inertia_from_geometry") or 0.0) or (
         world.robot.inertia_from_geometry if world is not None else None)
-    model = mb_sim.load_urdf(custom["mb_sim/urdf"], folder_list(params.get("package_dirs")),
-                             floating_base=floating, inertia_from_geometry=density)
+    model = mb_sim.load_urdf(custom["mb_sim/urdf"], dirs, floating_base=floating,
+                             inertia_from_geometry=density)
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],
                             integrator=params["integrator"], ft_sensors=[],
                             contact_sensors=[])  # sensors change no motion
@@ -200,33 +248,65 @@ def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]
                               qd=dict.fromkeys(names, 0.0))
     else:
         sim.set_initial_state(q=q0, qd=np.zeros_like(q0))
-    sim.restore_state(state_from_json(start["state"], sim.save_state()))
-    return sim, params, start
+    return sim
+
+
+@dataclass
+class _Robot:
+    """One robot of the replay: its latch and its topics (resolved)."""
+
+    name: str
+    latch: CommandLatch
+    joint_states: str
+    commands: tuple[str, ...] = ()
+    """Its two command topics ((): every command topic, a bag of one robot)."""
+
+
+def _robot(sim: Any, record: dict[str, Any], latch_state: dict[str, Any] | None) -> _Robot:
+    """A robot of the bag (`services.robot_record`, or a spawn event)."""
+    view = sim.robot(record["name"])
+    latch = CommandLatch(view.joint_names, view.model.effort_limit, record["command_joints"],
+                         interfaces=record["interfaces"], robot=record["name"])
+    if latch_state is not None:
+        latch.restore(latch_state)
+    topics = record["topics"]
+    return _Robot(record["name"], latch, topics["joint_states"],
+                  (topics["command"], topics["joint_command"]))
+
+
+def _robots(sim: Any, params: dict[str, Any], start: dict[str, Any],
+            custom: dict[str, str]) -> list[_Robot]:
+    """The robots whose commands and joint_states the bag holds."""
+    records = json.loads(custom.get("mb_sim/robots") or "[]")  # their URDFs not needed
+    if records:
+        return [_robot(sim, r, r["latch"]) for r in records if r.get("kind") == "robot"]
+    names = tuple(sim.joint_names)  # a bag of one robot
+    interfaces = start.get("interfaces")
+    effort_joints = None if interfaces is None else \
+        tuple(n for n, i in zip(names, interfaces) if "effort" in i)
+    try:
+        command_joints = command_joint_list(params.get("command_joints"), names, effort_joints)
+    except ParamError as e:
+        raise ValueError(str(e)) from None
+    latch = CommandLatch(names, sim.model.effort_limit, command_joints, interfaces=interfaces)
+    latch.restore(start)
+    topics = json.loads(custom.get("mb_sim/topics") or "{}")
+    commands = (topics["command"], topics["joint_command"]) if "command" in topics else ()
+    name = (*sim.robot_names, *sim.object_names)[0]
+    return [_Robot(name, latch, _joint_states_topic(custom, params), commands)]
 
 
 class _Replay:
     """The recorded run done again, step by step, against its joint_states."""
 
-    def __init__(self, sim: Any, params: dict[str, Any], start: dict[str, Any],
-                 tolerance: float, js_topic: str) -> None:
+    def __init__(self, sim: Any, params: dict[str, Any], robots: list[_Robot],
+                 tolerance: float) -> None:
         self.sim = sim
         self.tolerance = tolerance
-        names = tuple(sim.joint_names)
-        self.names = names
-        interfaces = start.get("interfaces")
-        effort_joints = None if interfaces is None else \
-            tuple(n for n, i in zip(names, interfaces) if "effort" in i)
-        try:
-            command_joints = command_joint_list(params.get("command_joints"), names,
-                                                effort_joints)
-        except ParamError as e:
-            raise ValueError(str(e)) from None
-        self.latch = CommandLatch(names, sim.model.effort_limit, command_joints,
-                                  interfaces=interfaces)
-        self.latch.restore(start)
+        self.robots = robots
+        self.package_dirs = folder_list(params.get("package_dirs"))
         self.timeout = float(params["command_timeout"])
         self.compared = self.steps = self.commands = 0
-        self.js_topic = js_topic
 
     def ns(self) -> int:
         return round(self.sim.time * 1e9)
@@ -240,11 +320,15 @@ class _Replay:
             self._apply_events(here)  # parameter changes run between steps, before commands
             self._apply_commands(here)
             sim = self.sim
-            self.latch.apply(sim, self.timeout)
+            for robot in self.robots:
+                robot.latch.apply(sim, self.timeout, self._view(robot))
             sim.step(1)
             self.steps += 1
             divergence = self._compare(timeline.get(self.ns(), []))
         return ReplayResult(self.compared, self.steps, self.commands, divergence)
+
+    def _view(self, robot: _Robot) -> Any:
+        return self.sim.robot(robot.name)
 
     def _apply_events(self, messages: list[Message]) -> None:
         for m in messages:
@@ -252,29 +336,40 @@ class _Replay:
                 event = json.loads(m.msg.data)
                 if event.get("parameter") == "command_timeout":
                     self.timeout = float(event["value"])
-                else:
-                    apply_event(self.sim, event)
+                    continue
+                apply_event(self.sim, event, self.package_dirs)
+                if "spawn_robot" in event and event.get("kind") == "robot":
+                    self.robots.append(_robot(self.sim, event, None))
+                elif "delete" in event:
+                    self.robots = [r for r in self.robots if r.name != event["delete"]]
 
     def _apply_commands(self, messages: list[Message]) -> None:
         for m in messages:
-            if m.msgtype == ARRAY:  # on command_topic
-                check = self.latch.from_array
-            elif m.msgtype == JOINT_STATE and m.topic != self.js_topic:  # joint_command_topic
-                check = self.latch.from_joint_state
-            else:
+            if m.msgtype not in (ARRAY, JOINT_STATE):
                 continue
-            self.latch.latch(check(m.topic, m.msg), self.sim.time)
-            self.commands += 1
+            for robot in self.robots:
+                if robot.commands and m.topic not in robot.commands:
+                    continue
+                if m.msgtype == ARRAY:  # on command_topic
+                    check = robot.latch.from_array
+                elif m.topic != robot.joint_states:  # joint_command_topic
+                    check = robot.latch.from_joint_state
+                else:
+                    break
+                robot.latch.latch(check(m.topic, m.msg), self.sim.time)
+                self.commands += 1
+                break
 
     def _compare(self, messages: list[Message]) -> Divergence | None:
         """The first value of the joint_states among `messages` that the state now does not
         reproduce (bit for bit, or within the tolerance)."""
-        sim = self.sim
-        replayed = {"position": sim.joint_positions, "velocity": sim.joint_velocities,
-                    "effort": sim.applied_effort}
         for m in messages:
-            if m.topic != self.js_topic:
+            robot = next((r for r in self.robots if m.topic == r.joint_states), None)
+            if robot is None:
                 continue
+            view = self._view(robot)
+            replayed = {"position": view.joint_positions, "velocity": view.joint_velocities,
+                        "effort": view.applied_effort}
             self.compared += 1
             for field in FIELDS:
                 rec = np.asarray(getattr(m.msg, field), dtype=float)
@@ -283,8 +378,9 @@ class _Replay:
                     if self.tolerance > 0 else np.flatnonzero(new != rec)
                 if bad.size:
                     i = int(bad[0])
-                    return Divergence(sim.time, self.names[i], field, float(rec[i]),
-                                      float(new[i]))
+                    return Divergence(self.sim.time, view.joint_names[i], field,
+                                      float(rec[i]), float(new[i]), robot.name
+                                      if len(self.robots) > 1 else "")
         return None
 
 

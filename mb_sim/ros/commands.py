@@ -149,7 +149,8 @@ class TakenByThePhysicsThread(CallbackGroup):
 
 
 class CommandIntake:
-    """The two command subscriptions of `node` (module docstring)."""
+    """The two command subscriptions of one robot (module docstring): `array_topic` and
+    `joint_topic` in the robot's namespace, checked by its `latch`."""
 
     def __init__(self, node: Node, latch: CommandLatch, stats: CommandStats, warn: Warn,
                  array_topic: str, joint_topic: str) -> None:
@@ -163,6 +164,17 @@ class CommandIntake:
             (node.create_subscription(JointState, joint_topic, _never_called, QOS_COMMANDS,
                                       callback_group=group), latch.from_joint_state),
         ]
+
+    @property
+    def topics(self) -> list[str]:
+        """The two command topics, resolved (array first)."""
+        return [subscription.topic_name for subscription, _ in self._subscriptions]
+
+    def destroy(self, node: Node) -> None:
+        """Both subscriptions leave the ROS graph (their robot was deleted)."""
+        for subscription, _ in self._subscriptions:
+            node.destroy_subscription(subscription)
+        self._subscriptions = []
 
     def take(self) -> list[Command]:
         """The commands that arrived since the last take, checked, in order of arrival."""

@@ -1,8 +1,9 @@
 """What one physics step of `sim_node` is (the `physics_loop.Cycle` the loop drives).
 
-Before each step: the commands that arrived are latched in their order of arrival (and
-recorded), and the latch's efforts and servo targets go to the simulation when they may have
-changed. Then one step, then the outputs due. Between steps, paused: only the commands are taken.
+Before each step: every robot's commands that arrived are latched in their order of arrival
+(and recorded), and each robot's latch hands its efforts and servo targets to that robot
+when they may have changed. Then one step, then the outputs due. Between steps, paused: only
+the commands are taken.
 """
 
 from __future__ import annotations
@@ -10,28 +11,30 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mb_sim.ros.commands import CommandIntake
+from mb_sim.ros.commands import CommandStats
 from mb_sim.ros.params import SimParams
 from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recorder import Recording
+from mb_sim.ros.robot_ports import Robots
 
 
 class NodeCycle:
-    """Commands -> latch -> simulation -> outputs, one step at a time."""
+    """Commands -> latches -> simulation -> outputs, one step at a time."""
 
-    def __init__(self, sim: Any, p: SimParams, intake: CommandIntake, publishers: Publishers,
-                 recording: Recording) -> None:
+    def __init__(self, sim: Any, p: SimParams, robots: Robots, stats: CommandStats,
+                 publishers: Publishers, recording: Recording) -> None:
         self.sim = sim
         self.p = p
-        self.intake = intake
-        self.latch = intake.latch
+        self.robots = robots
+        self.stats = stats
         self.publishers = publishers
         self.recording = recording
 
     def step(self) -> None:
         self._take_commands()
-        sim = self.sim
-        self.latch.apply(sim, self.p.command_timeout)
+        sim, timeout = self.sim, self.p.command_timeout
+        for robot in self.robots:
+            robot.latch.apply(sim, timeout, robot.view)
         sim.step(1)
         self.publishers.publish_due()
 
@@ -41,21 +44,24 @@ class NodeCycle:
 
     def _take_commands(self) -> None:
         """Latch, in order of arrival, every command that arrived before this step."""
-        commands = self.intake.take()
-        if not commands:
-            return
-        t = self.sim.time
-        for c in commands:
-            self.latch.latch(c.values, t)
-            self.recording.write_message(c.topic, c.msg, t)
-        self.intake.stats.applied_at(commands, time.time_ns())
+        t = None
+        for robot in self.robots:
+            commands = robot.intake.take()
+            if not commands:
+                continue
+            t = self.sim.time if t is None else t
+            for c in commands:
+                robot.latch.latch(c.values, t)
+                self.recording.write_message(c.topic, c.msg, t)
+            self.stats.applied_at(commands, time.time_ns())
 
     def reset(self) -> None:
         """Back to the initial state: commands waiting and latched are dropped."""
         self.sim.reset()
-        self.intake.take()
-        self.latch.reset()
-        self.sim.set_effort(self.latch.effort)
+        for robot in self.robots:
+            robot.intake.take()
+            robot.latch.reset()
+            robot.view.set_effort(robot.latch.effort)
 
     def publish_clock(self) -> None:
         self.publishers.publish_clock()
@@ -67,7 +73,7 @@ class NodeCycle:
         self.recording.close(f"physics error: {error}")
 
     def status(self) -> str:
-        s = self.intake.stats.summary()
+        s = self.stats.summary()
         lat = s.get("latency_ms")
         latency = f", latency median {lat['median']:.1f} ms" if lat else ""
         return (f"contacts {len(self.sim.contacts)} | commands {s['rate_hz']:g}/s: "

@@ -11,11 +11,17 @@ inertia allows at the 250 Hz, one-sample-delayed rate of joint_states, which mak
 
 It reads the robot from the latched `robot_description` topic, the robot base and the target
 body from TF (`/tf_static`, `/tf`), and joint_states; it sends Float64MultiArray efforts in
-URDF joint order to `/effort_controller/commands`. Waypoints: above the target body, down onto
-its top face (touching it), above it again, and back to the start pose; q_ref moves between
-them with a smooth (cosine) profile in simulated time (the joint_states stamps). With
-`unpause` set it starts a paused simulation (~/pause false) once it has the robot and the TF
-it needs, so the arm does not fall before the controller takes over.
+URDF joint order to `effort_controller/commands`. Waypoints: above the target (the target
+frame's origin plus `target_offset`, world axes), down onto the target's top face there
+(touching it), above it again, and back to the start pose; q_ref moves between them with a
+smooth (cosine) profile in simulated time (the joint_states stamps). With `unpause` set it
+starts a paused simulation (~/pause false) once it has the robot and the TF it needs, so the
+arm does not fall before the controller takes over.
+
+Its names are relative, so it runs beside any robot of a world of several: in the robot's
+namespace (`-r __ns:=/left_arm`), with /tf and /tf_static remapped to that robot's TF topics
+when they are namespaced (`-r /tf:=tf -r /tf_static:=tf_static`, as Nav2's nodes are), or
+with `frame_prefix` set to the robot's prefix (`left_arm/`) when its TF is prefixed.
 Inverse kinematics for the Cartesian waypoints is damped least squares on the tip position and
 the tip's z axis pointing down.
 """
@@ -138,6 +144,9 @@ class DemoController(Node):
         self.declare_parameter("press_depth", 0.0)
         self.declare_parameter("loop", True)
         self.declare_parameter("unpause", "")  # e.g. /sim_node/pause: started when ready
+        # m, world axes: the point above which the tip goes, from the target frame's origin
+        self.declare_parameter("target_offset", [0.0, 0.0, 0.0])
+        self.declare_parameter("frame_prefix", "")  # the robot's TF prefix (tf: prefixed)
 
         self.model: Any = None
         self.kin: Kinematics | None = None
@@ -178,7 +187,7 @@ class DemoController(Node):
         self.model = mb_sim.load_urdf(msg.data)
         tip = tip_link(self.model)
         self.kin = Kinematics(self.model, tip)
-        self.base_frame = self.model.base_link
+        self.base_frame = str(self.get_parameter("frame_prefix").value) + self.model.base_link
         self.get_logger().info(f"robot {self.model.name!r}: {self.model.nq} joints, tip {tip!r}")
 
     def on_tf(self, msg: TFMessage) -> None:
@@ -223,7 +232,12 @@ class DemoController(Node):
     def plan(self, q0: np.ndarray, t: float) -> None:
         assert self.kin is not None and self.target_pose is not None
         self.wn = 2 * math.pi * float(self.get_parameter("bandwidth").value)
-        target = self.to_base(self.target_pose[0])
+        offset = np.asarray(self.get_parameter("target_offset").value, dtype=float)
+        if offset.shape != (3,) or not np.all(np.isfinite(offset)):
+            self.get_logger().error(f"parameter 'target_offset': {offset.tolist()} must be 3 "
+                                    "finite numbers (x, y, z in m); using [0, 0, 0]")
+            offset = np.zeros(3)
+        target = self.to_base(self.target_pose[0] + offset)
         up = float(self.get_parameter("approach_height").value)
         press = float(self.get_parameter("press_depth").value)
         # The target frame is the body's centre, below its top face: sending the lowest point

@@ -1,12 +1,13 @@
-"""The entities of a running simulation as simulation_interfaces sees them: the robot (by its
-URDF name) and every world body (by its name), their states, categories and bounds, and the
-bodies spawned and deleted at runtime. No rclpy: the services (`sim_interfaces`) adapt it.
+"""The entities of a running simulation as simulation_interfaces sees them: every robot and
+URDF object (by its name: a `robot:` world's robot by its URDF name) and every world body (by
+its name), their states, categories and bounds, and the bodies and robots spawned and deleted
+at runtime. No rclpy: the services (`sim_interfaces`, `robot_spawn`) adapt it.
 
-An entity's frame: the robot's is its root link; a world body's is the body frame (centre of
-mass, axes of its shape); a spawned body's is the frame of its resource (the URDF link, the
-YAML shape frame: `mb_sim.model.spawn.SpawnedBody.frame_xyz`), so that the pose a body was
-spawned at is the pose it reports. States are in the world frame: pose, linear velocity of
-the frame's origin, angular velocity.
+An entity's frame: a robot's or URDF object's is its root link; a world body's is the body
+frame (centre of mass, axes of its shape); a spawned body's is the frame of its resource (the
+URDF link, the YAML shape frame: `mb_sim.model.spawn.SpawnedBody.frame_xyz`), so that the pose
+a body was spawned at is the pose it reports. States are in the world frame: pose, linear
+velocity of the frame's origin, angular velocity.
 """
 
 from __future__ import annotations
@@ -64,37 +65,54 @@ def geometry_points(geometry: Geometry) -> np.ndarray:
 
 
 class Entities:
-    """The robot and the world bodies of `sim` (a `Simulation` whose `world` is kept
-    current), with the frames of spawned bodies; `original`: the world file's body names."""
+    """The robots, URDF objects and world bodies of `sim` (a `Simulation` whose `world` is
+    kept current), with the frames of spawned bodies; `original`: the world file's body
+    names; `original_trees`: the robots and objects the node started with (which cannot be
+    deleted)."""
 
-    def __init__(self, sim: object, original: Sequence[str]) -> None:
+    def __init__(self, sim: object, original: Sequence[str],
+                 original_trees: Sequence[str] = ()) -> None:
         self.sim = sim
         self.original = tuple(original)
-        self.robot = sim.model.name
+        self.original_trees = tuple(original_trees) or (*sim.robot_names, *sim.object_names)
         self.frames: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         """A spawned body's entity frame in its body frame (position, rotation matrix)."""
 
     # --- what there is ---------------------------------------------------------------------
+    def trees(self) -> list[str]:
+        """The robots, then the URDF objects."""
+        return [*self.sim.robot_names, *self.sim.object_names]
+
+    def is_tree(self, name: str) -> bool:
+        return name in self.sim.robot_names or name in self.sim.object_names
+
     def names(self) -> list[str]:
-        return [self.robot, *self.sim.body_names]
+        return [*self.trees(), *self.sim.body_names]
 
     def spawned(self) -> list[str]:
-        return [n for n in self.sim.body_names if n not in self.original]
+        """Bodies and robots that were not there at the start, bodies first."""
+        return ([n for n in self.sim.body_names if n not in self.original]
+                + [n for n in self.trees() if n not in self.original_trees])
 
     def kind(self, name: str) -> str:
-        if name == self.robot:
+        if name in self.sim.robot_names:
             return ROBOT
+        if name in self.sim.object_names:
+            return OBJECT if self.sim.robot(name).floating_base else STATIC
         body = self._body(name)
         return STATIC if body.static else OBJECT
 
     def describe(self, name: str) -> str:
-        if name == self.robot:
-            model = self.sim.model
-            return (f"robot {name!r}: {model.n_joints} joints, "
-                    f"{'floating' if model.floating_base else 'fixed'} base "
-                    f"{model.base_link!r}")
+        how = "world" if name in self.original or name in self.original_trees else "spawned"
+        if self.is_tree(name):
+            view = self.sim.robot(name)
+            model = view.model
+            base = f"{'floating' if model.floating_base else 'fixed'} base {model.base_link!r}"
+            if name in self.sim.robot_names:
+                spawned = " (spawned)" if how == "spawned" else ""
+                return f"robot {name!r}{spawned}: {model.n_joints} joints, {base}"
+            return f"{how} URDF object {name!r}: {len(model.link_names)} links, {base}"
         body = self._body(name)
-        how = "spawned" if name not in self.original else "world"
         mass = "static" if body.static else f"{body.mass:.6g} kg"
         return f"{how} body {name!r}: {body.geometry.kind}, {mass}"
 
@@ -111,9 +129,10 @@ class Entities:
     # --- states ----------------------------------------------------------------------------
     def state(self, name: str) -> EntityState:
         sim = self.sim
-        if name == self.robot:
-            xyz, quat = sim.base_pose()
-            linear, angular = sim.base_velocity()
+        if self.is_tree(name):
+            view = sim.robot(name)
+            xyz, quat = view.base_pose()
+            linear, angular = view.base_velocity()
             R = matrix_from_quat(quat)
             return EntityState(xyz, quat, R @ linear, R @ angular)
         self._body(name)
@@ -130,15 +149,16 @@ class Entities:
     def set_state(self, name: str, pose: tuple[Sequence[float], Sequence[float]] | None,
                   twist: tuple[Sequence[float], Sequence[float]] | None) -> dict[str, Any]:
         """Pose (xyz, quaternion x, y, z, w) and/or twist (linear, angular), world frame, of a
-        floating robot's root link or a free body; a fixed-base robot or a static body is
-        refused (OPERATION_FAILED), a bad pose is INVALID_POSE; nothing changes then. Returns
-        the library call made, as `apply_event` takes it."""
+        floating robot's (or URDF object's) root link or a free body; a fixed base or a static
+        body is refused (OPERATION_FAILED), a bad pose is INVALID_POSE; nothing changes then.
+        Returns the library call made, as `apply_event` takes it."""
         sim = self.sim
-        if name == self.robot:
-            if not sim.floating_base:
-                raise EntityError("OPERATION_FAILED", f"robot {name!r} has a fixed base: it "
-                                  "stays where the world file puts it")
-            return self._robot_state(pose, twist)
+        if self.is_tree(name):
+            if not sim.robot(name).floating_base:
+                what = "robot" if name in sim.robot_names else "URDF object"
+                raise EntityError("OPERATION_FAILED", f"{what} {name!r} has a fixed base: it "
+                                  "stays where it was placed")
+            return self._robot_state(name, pose, twist)
         if self._body(name).static:
             raise EntityError("OPERATION_FAILED", f"body {name!r} is static: it stays where "
                               "the world puts it")
@@ -161,21 +181,23 @@ class Entities:
                               str(exc)) from None
         return {"set_body": name, "args": [_listed(v) for v in (xyz, quat, linear, angular)]}
 
-    def _robot_state(self, pose: tuple | None, twist: tuple | None) -> dict[str, Any]:
+    def _robot_state(self, name: str, pose: tuple | None, twist: tuple | None
+                     ) -> dict[str, Any]:
         sim = self.sim
+        view = sim.robot(name)
         saved = sim.save_state()
-        event: dict[str, Any] = {"set_base": self.robot, "pose": None, "velocity": None}
+        event: dict[str, Any] = {"set_base": name, "pose": None, "velocity": None}
         try:
             if pose is not None:
                 self._rotation(pose[1])
                 self._check_pose(np.asarray(pose[0], dtype=float))
-                sim.set_base_pose(pose[0], pose[1])
+                view.set_base_pose(pose[0], pose[1])
                 event["pose"] = [_listed(pose[0]), _listed(pose[1])]
             if twist is not None:
-                R = matrix_from_quat(sim.base_pose()[1])
+                R = matrix_from_quat(view.base_pose()[1])
                 velocity = (R.T @ np.asarray(twist[0], dtype=float),
                             R.T @ np.asarray(twist[1], dtype=float))
-                sim.set_base_velocity(*velocity)
+                view.set_base_velocity(*velocity)
                 event["velocity"] = [_listed(v) for v in velocity]
         except (TypeError, ValueError) as exc:
             sim.restore_state(saved)
@@ -201,7 +223,7 @@ class Entities:
     # --- bounds ----------------------------------------------------------------------------
     def bounds(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """Opposite corners of the box around the entity's collision shapes, in its frame
-        (the robot's: every link at the current joint positions, in the root link's)."""
+        (a robot's: every link at the current joint positions, in the root link's)."""
         points = self._points(name)
         return points.min(axis=0), points.max(axis=0)
 
@@ -217,12 +239,13 @@ class Entities:
 
     def _points(self, name: str) -> np.ndarray:
         sim = self.sim
-        if name == self.robot:
-            model = sim.model
-            base_xyz, base_quat = sim.base_pose()
+        if self.is_tree(name):
+            view = sim.robot(name)
+            model = view.model
+            base_xyz, base_quat = view.base_pose()
             R0 = matrix_from_quat(base_quat)
             parts = [np.zeros((1, 3))]
-            for link, (xyz, quat) in sim.link_poses().items():
+            for link, (xyz, quat) in view.link_poses().items():
                 for geometry in model.collision_geometries.get(link, ()):
                     world = geometry_points(geometry) @ matrix_from_quat(quat).T + xyz
                     parts.append((world - base_xyz) @ R0)
@@ -241,10 +264,16 @@ class Entities:
                                               matrix_from_quat(np.asarray(quat, dtype=float)))
 
     def delete(self, name: str) -> None:
-        """Remove a body between two steps; the robot cannot be deleted (OPERATION_FAILED)."""
-        if name == self.robot:
-            raise EntityError("OPERATION_FAILED", f"{name!r} is the robot, which cannot be "
-                              "deleted (only world bodies can)")
+        """Remove a body or a spawned robot (or URDF object) between two steps; those the node
+        started with cannot be deleted (OPERATION_FAILED)."""
+        if self.is_tree(name):
+            if name in self.original_trees:
+                what = "robot" if name in self.sim.robot_names else "URDF object"
+                raise EntityError("OPERATION_FAILED", f"{name!r} is a {what} of the world the "
+                                  "node started with, which cannot be deleted (only bodies "
+                                  "and spawned robots can)")
+            self.sim.remove_robot(name)
+            return
         self._body(name)
         try:
             self.sim.remove_body(name)
@@ -272,7 +301,14 @@ def spawn_event(name: str, uri: str, resource_string: str, xyz: Sequence[float],
             "xyz": _listed(xyz), "quat_xyzw": _listed(quat_xyzw)}
 
 
-def apply_event(sim: Any, event: dict[str, Any]) -> bool:
+def spawn_robot_event(record: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """The record of a robot's spawn: its description (`robot_ports.RobotPorts.describe`,
+    with its URDF, servos and gains) and its placement as a world file's robot entry
+    (`apply_event` makes the same robot again)."""
+    return {"spawn_robot": record["name"], "entry": entry, **record}
+
+
+def apply_event(sim: Any, event: dict[str, Any], package_dirs: Sequence[str] = ()) -> bool:
     """Do a recorded spawn, delete or set-state event (`Entities`' calls, as `sim_node`
     writes them into a bag) to `sim` again; False for an event of another kind."""
     if "spawn" in event:
@@ -280,15 +316,39 @@ def apply_event(sim: Any, event: dict[str, Any]) -> bool:
                              taken=sim.entity_names(), xyz=event["xyz"],
                              quat_xyzw=event["quat_xyzw"])
         sim.add_body(spawned.body)
+    elif "spawn_robot" in event:
+        from mb_sim.ros.robot_resource import robot_from_record
+
+        name = event["spawn_robot"]
+        model, placement = robot_from_record(event["urdf"], event["entry"], name, package_dirs)
+        sim.add_robot(model, name, placement)
+        view = sim.robot(name)
+        if event.get("servos"):
+            view.set_interfaces(event["servos"])
+            view.set_gains({k: tuple(v) for k, v in event["gains"].items()})
     elif "delete" in event:
-        sim.remove_body(event["delete"])
+        name = event["delete"]
+        if name in sim.robot_names or name in sim.object_names:
+            sim.remove_robot(name)
+        else:
+            sim.remove_body(name)
     elif "set_body" in event:
         sim.set_body_state(event["set_body"], *event["args"])
     elif "set_base" in event:
+        view = _tree(sim, event["set_base"])
         if event["pose"] is not None:
-            sim.set_base_pose(*event["pose"])
+            view.set_base_pose(*event["pose"])
         if event["velocity"] is not None:
-            sim.set_base_velocity(*event["velocity"])
+            view.set_base_velocity(*event["velocity"])
     else:
         return False
     return True
+
+
+def _tree(sim: Any, name: str) -> Any:
+    """The robot `name`; in a simulation of one tree, that tree whatever its name (bags of a
+    `robot:` world named it by its URDF's name)."""
+    trees = (*sim.robot_names, *sim.object_names)
+    if name not in trees and len(trees) == 1:
+        return sim.robot(trees[0])
+    return sim.robot(name)

@@ -1,11 +1,15 @@
-"""The TF tree `sim_node` publishes (REP 105, with world_frame in the role of map).
+"""The TF frames `sim_node` publishes (REP 105, with world_frame in the role of map), tree by
+tree: each robot and URDF object (`FrameTree`), and the world's bodies (`BodyFrames`).
 
 A fixed-base robot hangs from world_frame by a static transform. A floating one: world_frame ->
 odom_frame (static identity: the odometry is ground truth, so it never drifts) -> base_frame
 (moving, the root link's world pose) [-> root link, static identity, when base_frame names
-another frame] -> the links. Links on fixed joints and static environment bodies are static
-transforms; the other links move relative to their parent link, the other bodies relative to
-world_frame. Link frames carry `frame_prefix`.
+another frame] -> the links. Links on fixed joints are static transforms; the other links move
+relative to their parent link. A URDF object (no movable joint) fixed to the world is static
+from world_frame; a floating one moves relative to world_frame. Link frames carry the tree's
+prefix (`frame_prefix`, or '<namespace>/' for a robot whose TF is prefixed, and for every
+URDF object of a world with a `robots:` list). Static environment bodies hang from
+world_frame by static transforms, the others move relative to it.
 """
 
 from __future__ import annotations
@@ -16,17 +20,16 @@ from typing import Any
 import numpy as np
 
 from mb_sim.ros import conversions as conv
-from mb_sim.ros.inputs import StartupError
-from mb_sim.ros.logs import name_list
-from mb_sim.ros.params import SimParams
+from mb_sim.ros.robot_setup import RobotSetup, StartupError
 
 
 @dataclass
 class FrameTree:
-    """Who is whose parent, and what is static."""
+    """One tree's frames: who is whose parent, and what is static."""
 
     world: str
     odom: str
+    """A floating tree's fixed frame (world_frame itself for a URDF object)."""
     root: str
     """The root link's frame."""
     base: str
@@ -38,45 +41,82 @@ class FrameTree:
     """URDF names of the links that move relative to their parent link."""
     link_parents: list[str]
     """URDF names of their parent links."""
-    bodies: list[str]
-    """Environment bodies that move."""
     imu_link: str | None
     """URDF name of the IMU's link (None: no IMU)."""
     prefix: str
+    name: str = ""
+    """The tree's name in the simulation."""
+    root_link: str = ""
+    """The root link's URDF name."""
 
     def link_frame(self, link: str) -> str:
         return self.prefix + link
 
     def moving(self) -> list[tuple[str, str]]:
-        """(parent, child) of every moving transform, in the order /tf lists them."""
+        """(parent, child) of every moving transform, in the order TF lists them."""
         pairs = [(self.odom, self.base)] if self.floating else []
-        pairs += [(self.link_frame(parent), self.link_frame(link))
-                  for parent, link in zip(self.link_parents, self.links, strict=True)]
-        return pairs + [(self.world, body) for body in self.bodies]
+        return pairs + [(self.link_frame(parent), self.link_frame(link))
+                        for parent, link in zip(self.link_parents, self.links, strict=True)]
 
 
-def frame_tree(p: SimParams, sim: Any, world: Any, logger: Any) -> FrameTree:
-    """The frames of the simulation's robot and bodies; StartupError when the frame
-    parameters would give a link two parents or a loop, or imu_link names no link."""
-    model = sim.model
-    root = p.frame_prefix + model.base_link
+@dataclass
+class BodyFrames:
+    """The world's bodies: those that move (from world_frame) and the static transforms of
+    the others."""
+
+    world: str
+    moving: list[str]
+    static: list[tuple[str, str, conv.Pose]]
+
+
+def robot_frames(setup: RobotSetup, view: Any, world_frame: str, logger: Any) -> FrameTree:
+    """The frames of a robot (`setup`: its TF prefix, odom and base frames, IMU link);
+    StartupError when the frame parameters would give a link two parents or a loop."""
+    model = view.model
+    root = setup.frame_prefix + model.base_link
     floating = bool(model.floating_base)
-    tree = FrameTree(
-        world=p.world_frame, odom=p.odom_frame, root=root, base=p.base_frame or root,
-        floating=floating, static=[], links=[], link_parents=[], bodies=[], imu_link=None,
-        prefix=p.frame_prefix)
+    odom = setup.odom_frame
+    if setup.tf == "prefixed":
+        odom = setup.frame_prefix + odom
+    base = setup.frame_prefix + setup.base_frame if setup.base_frame else root
+    if setup.tf == "global":
+        base = setup.base_frame or root
+    tree = FrameTree(world=world_frame, odom=odom, root=root, base=base, floating=floating,
+                     static=[], links=[], link_parents=[], imu_link=setup.imu_link,
+                     prefix=setup.frame_prefix, name=view.name, root_link=model.base_link)
     if floating:
-        _check_floating_frames(tree, model)
-    tree.imu_link = _imu_link(p, model)
+        _check_floating_frames(tree, model, setup)
+    _moving_links(tree, model)
+    tree.static = _static_transforms(tree, view, logger)
+    return tree
+
+
+def object_frames(view: Any, prefix: str, world_frame: str, logger: Any) -> FrameTree:
+    """The frames of a URDF object: static from world_frame when fixed, its root moving from
+    world_frame when floating; its links `prefix` + link."""
+    model = view.model
+    root = prefix + model.base_link
+    tree = FrameTree(world=world_frame, odom=world_frame, root=root, base=root,
+                     floating=bool(model.floating_base), static=[], links=[], link_parents=[],
+                     imu_link=None, prefix=prefix, name=view.name, root_link=model.base_link)
+    _moving_links(tree, model)
+    tree.static = _static_transforms(tree, view, logger)
+    return tree
+
+
+def _moving_links(tree: FrameTree, model: Any) -> None:
     fixed = set(model.fixed_links)
     tree.links = [link for link in model.link_names
                   if link != model.base_link and link not in fixed
                   and model.link_parent.get(link) is not None]
     tree.link_parents = [model.link_parent[link] for link in tree.links]
-    static_bodies = {b for b in sim.body_names if _is_static(world, b)}
-    tree.bodies = [b for b in sim.body_names if b not in static_bodies]
-    tree.static = _static_transforms(tree, sim, static_bodies, logger)
-    return tree
+
+
+def body_frames(sim: Any, world: Any, world_frame: str) -> BodyFrames:
+    """The frames of the simulation's environment bodies."""
+    static = {b for b in sim.body_names if _is_static(world, b)}
+    return BodyFrames(world_frame, [b for b in sim.body_names if b not in static],
+                      [(world_frame, b, sim.body_pose(b)) for b in sim.body_names if b in static])
 
 
 def _is_static(world: Any, body: str) -> bool:
@@ -86,39 +126,28 @@ def _is_static(world: Any, body: str) -> bool:
         return False
 
 
-def _imu_link(p: SimParams, model: Any) -> str | None:
-    """The link carrying the IMU, or None when imu_enabled is false."""
-    if not p.imu_enabled:
-        return None
-    link = p.imu_link or model.base_link
-    if link not in model.link_names:
-        raise StartupError(f"parameter 'imu_link': {link!r} is not a link of the robot; "
-                           f"links are {name_list(model.link_names)}")
-    return link
-
-
-def _check_floating_frames(tree: FrameTree, model: Any) -> None:
+def _check_floating_frames(tree: FrameTree, model: Any, setup: RobotSetup) -> None:
     """A floating robot's odom_frame and base_frame join the TF tree without a loop or a
     second parent: neither names another link's frame, nor the other's, nor world_frame."""
     links = {tree.link_frame(link) for link in model.link_names}
+    whose = f"robot {setup.name!r}: " if setup.prefix else ""
     if tree.odom in links:
-        raise StartupError(f"parameter 'odom_frame': {tree.odom!r} is the frame of a link of "
-                           "the robot; odom_frame must be a frame of its own")
+        raise StartupError(f"{whose}parameter '{setup.prefix}odom_frame': {tree.odom!r} is the "
+                           "frame of a link of the robot; odom_frame must be a frame of its own")
     if tree.base != tree.root and tree.base in links | {tree.odom, tree.world}:
         raise StartupError(
-            f"parameter 'base_frame': {tree.base!r} is already a frame of the TF tree (a link, "
-            f"odom_frame or world_frame); use '' for the root link {tree.root!r} or a name "
-            "of its own")
+            f"{whose}parameter '{setup.prefix}base_frame': {tree.base!r} is already a frame of "
+            f"the TF tree (a link, odom_frame or world_frame); use '' for the root link "
+            f"{tree.root!r} or a name of its own")
 
 
-def _static_transforms(tree: FrameTree, sim: Any, static_bodies: set[str],
-                       logger: Any) -> list[tuple[str, str, conv.Pose]]:
+def _static_transforms(tree: FrameTree, view: Any, logger: Any
+                       ) -> list[tuple[str, str, conv.Pose]]:
     """world_frame -> root link (fixed base, unless the root link is world_frame itself, as
     in URDFs rooted at a `world` link); world_frame -> odom_frame and base_frame -> root link
-    as identities where the names differ (floating base); links on fixed joints; static
-    environment bodies."""
-    model = sim.model
-    poses = sim.link_poses()
+    as identities where the names differ (floating base); links on fixed joints."""
+    model = view.model
+    poses = view.link_poses()
     frames = []
     if tree.floating:
         if tree.odom != tree.world:
@@ -139,7 +168,4 @@ def _static_transforms(tree: FrameTree, sim: Any, static_bodies: set[str],
         if parent is not None:
             frames.append((tree.link_frame(parent), tree.link_frame(link),
                            conv.relative_pose(poses[parent], poses[link])))
-    for body in sim.body_names:
-        if body in static_bodies:
-            frames.append((tree.world, body, sim.body_pose(body)))
     return frames

@@ -143,13 +143,19 @@ def _quiet(_kind: str, _message: str) -> None:
 
 
 class CommandLatch:
-    """The latest command of every joint, and when its effort came (module docstring).
+    """The latest command of every joint of one robot, and when its effort came (module
+    docstring).
 
-    interfaces: the command interfaces of each joint (None: effort only)."""
+    interfaces: the command interfaces of each joint (None: effort only). robot: the robot's
+    name, for messages in a world of several robots ('' for the one robot); owner(joint):
+    which other robot has a joint of that name, said where a command names it (None: none)."""
 
     def __init__(self, joint_names: Sequence[str], effort_limit: np.ndarray,
                  command_joints: Sequence[str] | None = None, warn: Warn = _quiet,
-                 interfaces: Sequence[Sequence[str]] | None = None) -> None:
+                 interfaces: Sequence[Sequence[str]] | None = None, robot: str = "",
+                 owner: Callable[[str], str | None] | None = None) -> None:
+        self.robot = robot
+        self._owner = owner
         self.joint_names = tuple(joint_names)
         self.index = {n: i for i, n in enumerate(self.joint_names)}
         self.command_joints = list(command_joints or self.joint_names)
@@ -187,11 +193,27 @@ class CommandLatch:
     def from_joint_state(self, topic: str, msg: Any) -> Values:
         """{field: (joints, values)} of a JointState command, efforts clamped; CommandError
         if invalid."""
-        values = values_from_joint_state(topic, msg, self.index)
+        try:
+            values = values_from_joint_state(topic, msg, self.index)
+        except CommandError as e:
+            if e.kind != "unknown_joint" or not self.robot:
+                raise
+            raise CommandError(e.kind, self._not_mine(topic, msg)) from None
         if "effort" in values:
             idx, effort = values["effort"]
             values["effort"] = (idx, self._clamped(idx, effort))
         return self._accepted(topic, values)
+
+    def _not_mine(self, topic: str, msg: Any) -> str:
+        """The message of a command naming joints this robot does not have: which robot
+        has them, where known."""
+        unknown = [n for n in msg.name if n not in self.index]
+        owners = [f"{n!r} is a joint of {self._owner(n)}" for n in unknown
+                  if self._owner is not None and self._owner(n)]
+        where = f" ({'; '.join(owners)})" if owners else ""
+        return (f"{topic}: unknown joint name(s) {name_list(unknown)} for robot {self.robot!r}"
+                f"{where}; movable joints of {self.robot!r} are {name_list(self.joint_names)}; "
+                "command ignored")
 
     def _accepted(self, topic: str, values: Values) -> Values:
         """The values of interfaces the joints have; the others dropped with a warning."""
@@ -212,9 +234,10 @@ class CommandLatch:
         clamped, hit = clamp_efforts(values, self.limit[idx])
         if hit.any():
             names = [self.joint_names[i] for i in idx[hit]]
+            whose = f" of robot {self.robot!r}" if self.robot else ""
             self._warn(
-                "effort_limit",
-                f"effort command beyond the URDF effort limit for {name_list(names)} "
+                f"effort_limit{whose}",
+                f"effort command beyond the URDF effort limit for {name_list(names)}{whose} "
                 f"(requested {values[hit].tolist()[:10]}, "
                 f"limits {self.limit[idx][hit].tolist()[:10]}); clamped",
             )
@@ -239,11 +262,14 @@ class CommandLatch:
         self.timed_out[idx] = False
         self._changed = True
 
-    def apply(self, sim: Any, timeout: float) -> None:
-        """Hand what changed to the simulation (a `mb_sim.Simulation`) before its next step:
+    def apply(self, sim: Any, timeout: float, robot: Any = None) -> None:
+        """Hand what changed to the robot before the next step of the simulation `sim` (a
+        `mb_sim.Simulation`; `robot`: its `sim.robot(name)`, None: the simulation's one robot):
         the efforts (`changed_efforts`), then the new targets of the position and velocity
         servos (position joints take a velocity target as their feed-forward)."""
         effort = self.changed_efforts(sim.time, sim.dt, timeout)
+        if robot is not None:
+            sim = robot
         if effort is not None:
             sim.set_effort(effort)
         if not self._targets_changed:
@@ -287,8 +313,9 @@ class CommandLatch:
         self.timed_out |= stale
         if fresh.any():
             names = [self.joint_names[i] for i in np.flatnonzero(fresh)]
-            self._warn("timeout", f"no effort command for {timeout:g} s (sim time) on "
-                                  f"{name_list(names)}; efforts set to zero")
+            whose = f" of robot {self.robot!r}" if self.robot else ""
+            self._warn(f"timeout{whose}", f"no effort command for {timeout:g} s (sim time) on "
+                                          f"{name_list(names)}{whose}; efforts set to zero")
         return np.where(stale, 0.0, self.effort)
 
     def _next_check(self, t: float, dt: float, timeout: float) -> float:

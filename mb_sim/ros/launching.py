@@ -1,6 +1,8 @@
 """What the launch files of mb_sim share: sim_node with a robot, its parameter file and a
 world, optionally a demo controller, RViz and the browser view (launch/arm.launch.py,
-legged.launch.py, mobile.launch.py each describe one `RobotLaunch`).
+legged.launch.py, mobile.launch.py each describe one `RobotLaunch`); sim_node with a world of
+several robots, a demo controller in each robot's namespace, an RViz per robot and the browser
+view of them all (launch/multi.launch.py: a `MultiLaunch`).
 
 Arguments of every launch file: `world` (a file name in share/mb_sim/config/worlds, with or
 without .yaml, a path to a world YAML, or "none"), `use_sim_time` (default true), `rviz`
@@ -16,7 +18,8 @@ The launch packages are imported when a description is made, not with this modul
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
 from typing import Any
 
 PACKAGE = "mb_sim"
@@ -133,3 +136,139 @@ class RobotLaunch:
                 description=f"Start {self.controller} (the demo), which also unpauses the "
                             "simulation"))
         return LaunchDescription([*arguments, OpaqueFunction(function=self.actions)])
+
+
+@dataclass(frozen=True)
+class WorldRobot:
+    """A robot of a world file, as a launch file needs it."""
+
+    name: str
+    namespace: str
+    tf: str
+    joints: int
+    """Its movable joints (0: a URDF object)."""
+
+
+def world_robots(path: str) -> list[WorldRobot]:
+    """The robots: entries of a world file (`mb_sim.load_world` reads and checks it; a bad
+    world is left for sim_node to report)."""
+    import mb_sim
+
+    try:
+        world = mb_sim.load_world(path)
+    except (OSError, ValueError):
+        return []
+    out = []
+    for entry in world.robots:
+        try:
+            root = ET.parse(entry.urdf).getroot() if entry.urdf else None
+        except (OSError, ET.ParseError):
+            root = None
+        joints = 0 if root is None else sum(
+            1 for j in root.iter("joint") if j.get("type", "fixed") != "fixed")
+        out.append(WorldRobot(entry.name or "", entry.namespace, entry.tf, joints))
+    return out
+
+
+def _ns(*parts: str) -> str:
+    return "/".join(p.strip("/") for p in parts if p.strip("/"))
+
+
+@dataclass(frozen=True)
+class MultiLaunch:
+    """sim_node with the parameter file `params` in a world of several robots (`default_world`
+    unless the `world` argument names another), and for each robot named in `controllers`
+    ((robot, executable, parameters), started when the world has that robot) its demo
+    controller in the robot's namespace: /tf and /tf_static remapped to the robot's own when
+    its TF is namespaced (as Nav2's multi-robot bringup does), `frame_prefix` set when it is
+    prefixed, and told to unpause the simulation. `rviz:=true`: an RViz per robot, in its
+    namespace (config/arm.rviz with the robot's description and TF); `viewer:=true`: one
+    browser view of every robot."""
+
+    params: str
+    default_world: str
+    controllers: tuple[tuple[str, str, dict[str, Any]], ...] = field(default_factory=tuple)
+
+    def actions(self, context: Any, *_args: object, **_kwargs: object) -> list[object]:
+        from ament_index_python.packages import get_package_share_directory
+        from launch.actions import LogInfo, Shutdown
+        from launch_ros.actions import Node
+
+        share = get_package_share_directory(PACKAGE)
+        config = context.launch_configurations
+        use_sim_time = _true(config.get("use_sim_time", "true"))
+        world = resolve_world(share, config.get("world", self.default_world))
+        namespace = config.get("namespace", "").strip().strip("/")
+        if not world or not os.path.isfile(world):
+            raise RuntimeError(f"world {config.get('world')!r}: no such file {world}")
+        robots = {r.name: r for r in world_robots(world)}
+        actions: list[object] = [Node(
+            package=PACKAGE, executable="sim_node", name="sim_node", namespace=namespace,
+            output="screen", parameters=[os.path.join(share, self.params),
+                                         {"world_file": world, "use_sim_time": use_sim_time}],
+            on_exit=Shutdown(reason="sim_node exited"))]
+        pause = "/" + _ns(namespace, "sim_node/pause")
+        for name, executable, parameters in self.controllers:
+            robot = robots.get(name)
+            if robot is None or not _true(config.get("controller", "true")):
+                continue
+            own = {"frame_prefix": robot.namespace + "/"} if robot.tf == "prefixed" else {}
+            actions.append(Node(
+                package=PACKAGE, executable=executable, name=executable,
+                namespace=_ns(namespace, robot.namespace), output="screen",
+                remappings=_tf_remappings(robot),
+                parameters=[{"use_sim_time": use_sim_time, "unpause": pause, **parameters,
+                             **own}]))
+        if _true(config.get("rviz", "false")) and not rviz_available():
+            actions.append(LogInfo(msg="rviz:=true but rviz2 is not installed (on a ROS "
+                                       "install: apt install ros-jazzy-rviz2); running "
+                                       "without RViz"))
+        elif _true(config.get("rviz", "false")):
+            for robot in (r for r in robots.values() if r.joints):
+                actions.append(Node(
+                    package="rviz2", executable="rviz2", name="rviz2", output="screen",
+                    arguments=["-d", os.path.join(share, RVIZ)],
+                    namespace=_ns(namespace, robot.namespace),
+                    remappings=[("/robot_description", "robot_description"),
+                                ("/sim_node/contacts", "/" + _ns(namespace, "sim_node/contacts")),
+                                *_tf_remappings(robot)],
+                    parameters=[{"use_sim_time": use_sim_time}]))
+        if _true(config.get("viewer", "false")):
+            actions.append(Node(package=PACKAGE, executable="viewer", name="viewer",
+                                namespace=namespace, output="screen"))
+        return actions
+
+    def description(self) -> Any:
+        """The LaunchDescription: the arguments, then the actions they choose."""
+        from launch.actions import DeclareLaunchArgument, OpaqueFunction
+
+        from launch import LaunchDescription
+
+        arguments = [
+            DeclareLaunchArgument(
+                "world", default_value=self.default_world,
+                description="World of several robots: a name in config/worlds or a path"),
+            DeclareLaunchArgument(
+                "use_sim_time", default_value="true",
+                description="Nodes follow /clock, which sim_node publishes"),
+            DeclareLaunchArgument(
+                "controller", default_value="true",
+                description="Start each robot's demo controller in its namespace (they also "
+                            "unpause the simulation)"),
+            DeclareLaunchArgument(
+                "rviz", default_value="false",
+                description="Open an RViz per robot (config/arm.rviz, in its namespace)"),
+            DeclareLaunchArgument(
+                "viewer", default_value="false",
+                description="Serve the browser view of every robot on http://127.0.0.1:8080"),
+            DeclareLaunchArgument(
+                "namespace", default_value="",
+                description="ROS namespace of sim_node (each robot's namespace is inside it)"),
+        ]
+        return LaunchDescription([*arguments, OpaqueFunction(function=self.actions)])
+
+
+def _tf_remappings(robot: WorldRobot) -> list[tuple[str, str]]:
+    """A node in a robot's namespace reads that robot's TF: /tf and /tf_static remapped to
+    its own topics when they are namespaced."""
+    return [("/tf", "tf"), ("/tf_static", "tf_static")] if robot.tf == "namespaced" else []

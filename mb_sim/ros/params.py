@@ -206,6 +206,74 @@ GAINS = "gains"
 """Prefix of the per-joint servo gains: `gains.<joint>.p`, `.i`, `.d` (mb_sim.sim.servo)."""
 
 
+ROBOTS = "robots"
+"""Prefix of the per-robot parameters of a world with a `robots:` list (and of robots spawned
+at runtime): `robots.<name>.<parameter>`, keyed by the robot's name (never its namespace)."""
+
+
+def robot_prefix(name: str) -> str:
+    """The parameter prefix of robot `name` in a world of several robots: 'robots.<name>.'."""
+    return f"{ROBOTS}.{name}."
+
+
+ROBOT_SPECS: tuple[Spec, ...] = (
+    Spec("command_joints", [], "Joint order of this robot's command_topic; unset or [''] = its "
+         "movable joints with an effort interface, in URDF order."),
+    Spec("ft_sensors", [], "This robot's movable joints with a force-torque sensor "
+         "(geometry_msgs/WrenchStamped on <namespace>/ft/<joint>); unset or [''] = its world "
+         "file entry's ft_sensors."),
+    Spec("contact_sensors", [], "This robot's links with a contact sensor "
+         "(geometry_msgs/WrenchStamped on <namespace>/contact/<link>); unset or [''] = its "
+         "world file entry's contact_sensors."),
+    Spec("imu_enabled", True, "Publish sensor_msgs/Imu on <namespace>/imu for imu_link "
+         "(default: the node's imu_enabled)."),
+    Spec("imu_link", "", "Link whose frame is this robot's IMU frame; '' = its root link.",
+         check=lambda v: None if v == v.strip() else "must not have surrounding spaces"),
+    Spec("odom_frame", "odom", "Floating robots: the odom frame (default: the node's "
+         "odom_frame; with tf: prefixed it is published as <namespace>/<odom_frame>).",
+         check=_frame),
+    Spec("base_frame", "", "Floating robots: child frame of odom; '' = the root link's frame.",
+         check=_optional_frame),
+)
+"""The parameters each robot of a `robots:` world has under `robots.<name>.`, besides
+`initial_positions.<joint>`, `command_interfaces.<joint>` and `gains.<joint>.<p|i|d>` there."""
+ROBOT_BY_NAME: dict[str, Spec] = {s.name: s for s in ROBOT_SPECS}
+ROBOT_DEFAULTS_FROM_NODE = ("imu_enabled", "odom_frame")
+"""Per-robot parameters whose default is the node's parameter of that name."""
+
+ONE_ROBOT: dict[str, str] = {
+    "robot_description": "each entry's `urdf` in the world file",
+    "urdf_file": "each entry's `urdf` in the world file",
+    "xacro_args": "none: an entry's `urdf` may be a xacro file, expanded without arguments",
+    "srdf_file": "each entry's `srdf`",
+    "floating_base": "each entry's `floating`",
+    "inertia_from_geometry": "each entry's `inertia_from_geometry`",
+    "frame_prefix": "each entry's `tf: prefixed` (frames `<namespace>/<link>`)",
+    "command_joints": "`robots.<name>.command_joints`",
+    "ft_sensors": "`robots.<name>.ft_sensors` (or the entry's `ft_sensors`)",
+    "contact_sensors": "`robots.<name>.contact_sensors` (or the entry's `contact_sensors`)",
+    "imu_link": "`robots.<name>.imu_link`",
+    "base_frame": "`robots.<name>.base_frame`",
+    INITIAL_POSITIONS: "`robots.<name>.initial_positions.<joint>` (or the entry's "
+                       "`initial_positions`)",
+    COMMAND_INTERFACES: "`robots.<name>.command_interfaces.<joint>`",
+    GAINS: "`robots.<name>.gains.<joint>.p` (`.i`, `.d`; or the entry's `gains`)",
+}
+"""The node's parameters that describe the one robot of a `robot:` world (or of no world),
+and what takes their place for the robots of a `robots:` list. Setting one of them for a
+`robots:` world stops the node with an error naming the replacement."""
+EVERY_ROBOT: dict[str, str] = {
+    "imu_enabled": "every robot's default; `robots.<name>.imu_enabled` for one",
+    "odom_frame": "every floating robot's default; `robots.<name>.odom_frame` for one",
+    "command_topic": "every robot's, relative to its namespace (`<namespace>/effort_controller/"
+                     "commands`)",
+    "joint_command_topic": "every robot's, relative to its namespace",
+    "joint_states_topic": "every robot's, relative to its namespace",
+    "joint_states_qos": "every robot's",
+}
+"""The node's robot parameters that apply to every robot of a `robots:` world."""
+
+
 def _shown(value: Any) -> str:
     if isinstance(value, bool):
         return f"`{str(value).lower()}`"
@@ -225,6 +293,32 @@ def markdown() -> str:
     rows.append(f"| `{INITIAL_POSITIONS}.<joint>` | the world file's, else 0 | within the joint "
                 "limits | no | start (and reset) position of a joint, rad or m; an unknown joint "
                 "is an error |")
+    return "\n".join(rows)
+
+
+def robots_markdown() -> str:
+    """The table of docs/node.md that maps the one-robot parameters to a `robots:` world and
+    lists the per-robot parameters, made from `ONE_ROBOT`, `EVERY_ROBOT` and `ROBOT_SPECS`."""
+    rows = ["| parameter | in a `robot:` world (or none) | in a `robots:` world |",
+            "| --- | --- | --- |"]
+    for name, instead in ONE_ROBOT.items():
+        shown = f"`{name}.<joint>`" if name in (INITIAL_POSITIONS, COMMAND_INTERFACES) else \
+            f"`{name}.<joint>.<p\\|i\\|d>`" if name == GAINS else f"`{name}`"
+        rows.append(f"| {shown} | the robot's | an error; instead: {instead} |")
+    for name, how in EVERY_ROBOT.items():
+        rows.append(f"| `{name}` | the robot's | {how} |")
+    rows += ["", ("Per robot of a `robots:` world (and per spawned robot), under "
+                  "`robots.<name>.`:"), "",
+             "| parameter | default | meaning |", "| --- | --- | --- |"]
+    for s in ROBOT_SPECS:
+        default = "the node's" if s.name in ROBOT_DEFAULTS_FROM_NODE else _shown(s.default)
+        rows.append(f"| `robots.<name>.{s.name}` | {default} | {s.description} |")
+    rows.append(f"| `robots.<name>.{INITIAL_POSITIONS}.<joint>` | the entry's, else 0 | start "
+                "(and reset) position of a joint, rad or m |")
+    rows.append(f"| `robots.<name>.{COMMAND_INTERFACES}.<joint>` | the URDF's <ros2_control>, "
+                "else effort | command interfaces of a joint |")
+    rows.append(f"| `robots.<name>.{GAINS}.<joint>.<p\\|i\\|d>` | the entry's, else from the "
+                "joint's effective inertia | servo gains of a position or velocity joint |")
     return "\n".join(rows)
 
 @dataclass

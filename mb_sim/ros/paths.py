@@ -24,3 +24,10 @@ def data_file(relative: str) -> Path:
     if not path.exists():
         raise FileNotFoundError(f"{PACKAGE} data file {relative!r} not found at {path}")
     return path
+
+
+def own_file(uri: str) -> str:
+    """package://mb_sim/... as the file of this installation (a source checkout is no ament
+    package); other uris as they are."""
+    prefix = f"package://{PACKAGE}/"
+    return str(share_dir() / uri[len(prefix):]) if uri.startswith(prefix) else uri

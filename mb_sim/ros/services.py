@@ -28,12 +28,14 @@ from rclpy.task import Future
 from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
+from mb_sim.model.world.parts import robot_to_dict
 from mb_sim.ros.cycle import NodeCycle
 from mb_sim.ros.inputs import Inputs
 from mb_sim.ros.params import BY_NAME, ParamError, SimParams, check_cross
 from mb_sim.ros.physics_loop import PhysicsLoop
 from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recorder import Recording
+from mb_sim.ros.robot_ports import RobotPorts, Robots
 from mb_sim.state_codec import state_to_json
 
 QOS_SERVICES = QoSProfile(depth=1000)
@@ -42,11 +44,12 @@ QOS_SERVICES = QoSProfile(depth=1000)
 class Services:
     """The services and parameter callbacks of `node` (module docstring)."""
 
-    def __init__(self, node: Node, p: SimParams, inputs: Inputs, loop: PhysicsLoop,
-                 cycle: NodeCycle, publishers: Publishers, recording: Recording,
-                 group: Any) -> None:
+    def __init__(self, node: Node, p: SimParams, inputs: Inputs, robots: Robots,
+                 loop: PhysicsLoop, cycle: NodeCycle, publishers: Publishers,
+                 recording: Recording, group: Any) -> None:
         self.p = p
         self.inputs = inputs
+        self.robots = robots
         self.loop = loop
         self.cycle = cycle
         self.publishers = publishers
@@ -120,7 +123,7 @@ class Services:
             "rtf": None if achieved is None else round(achieved, 3),
             "real_time_factor": self.p.real_time_factor,
             "paused": self.loop.paused,
-            "commands": self.cycle.intake.stats.summary(restart_latencies=True),
+            "commands": self.cycle.stats.summary(restart_latencies=True),
             "recording": None if recorder is None else str(recorder.path),
         }
 
@@ -132,27 +135,55 @@ class Services:
     def start_recording(self, path: Path) -> str:
         """Open a bag at `path` holding what a replay needs (physics thread, between steps),
         and write the latched messages and the state now into it."""
-        sim, inputs = self.inputs.sim, self.inputs
-        meta = {
-            "mb_sim/urdf": inputs.urdf_xml,
-            "mb_sim/world": self._world_text(),
-            "mb_sim/parameters": json.dumps(
-                {k: v for k, v in self.p.values.items() if k != "robot_description"}),
-            "mb_sim/initial_positions": json.dumps([float(v) for v in inputs.q0]),
-            "mb_sim/topics": json.dumps({"joint_states": self.publishers.joint_states_topic}),
-            "mb_sim/start": json.dumps({"time": sim.time, **self.cycle.latch.snapshot(),
-                                        "state": state_to_json(sim.save_state())}),
-        }
-        message = self.recording.start(path, self.p.record_storage, meta)
+        message = self.recording.start(path, self.p.record_storage, self._metadata())
         if message.startswith("recording to"):
             self.publishers.publish_latched()
             self.publishers.publish_joint_states()
         return message
 
+    def _metadata(self) -> dict[str, str]:
+        """The bag's custom data: the robots, the world, the parameters and the state now.
+
+        A world of one robot keeps the layout of a bag of one robot (mb_sim/urdf, its initial
+        positions, its latch in mb_sim/start); as soon as there are several robots (a
+        `robots:` list, or robots spawned) mb_sim/robots lists each robot with its URDF, its
+        topics, its latch and, for a spawned robot, its placement (`mb_sim.replay`)."""
+        sim = self.inputs.sim
+        robots = list(self.robots)
+        first = robots[0] if robots else None
+        params = {k: v for k, v in self.p.values.items() if k != "robot_description"}
+        start: dict[str, Any] = {"time": sim.time}
+        if first is not None:
+            start.update(first.latch.snapshot())
+        start["state"] = state_to_json(sim.save_state())
+        meta = {
+            "mb_sim/urdf": first.setup.urdf_xml if first is not None else "",
+            "mb_sim/world": self._world_text(),
+            "mb_sim/parameters": json.dumps(params),
+            "mb_sim/initial_positions": json.dumps(
+                [float(v) for v in first.setup.q0] if first is not None else []),
+            "mb_sim/topics": json.dumps({"joint_states": self.publishers.joint_states_topic,
+                                         **_command_topics(first)}),
+            "mb_sim/start": json.dumps(start),
+        }
+        if self.inputs.several or len(robots) != 1 or first.setup.spawned or \
+                self.robots.objects:
+            records = []
+            for name in self.robots.order:
+                ports = self.robots.ports.get(name)
+                records.append(robot_record(ports) if ports is not None else object_record(
+                    sim, name, self.robots.object_prefix[name],
+                    name in self.robots.spawned_objects))
+            for record in records:  # each URDF apart: metadata.yaml keeps text as it is
+                meta[f"mb_sim/urdf/{record['name']}"] = record.pop("urdf")
+            meta["mb_sim/robots"] = json.dumps(records)
+        return meta
+
     def _world_text(self) -> str:
-        """The world file, or the world as it is now when bodies were spawned or deleted."""
+        """The world file, or the world as it is now when bodies were spawned or deleted (or
+        it has a robots: list, whose files a replay finds in the bag instead)."""
         world = self.inputs.sim.world
-        if world is not None and world is not self.inputs.world:
+        if world is not None and (world is not self.inputs.world or self.inputs.several):
             return yaml.safe_dump(world.to_dict(), sort_keys=False)
         return Path(self.p.world_file).read_text() if self.p.world_file else ""
 
@@ -219,3 +250,40 @@ class Services:
         else:
             self.publishers.rate_changed(name, value)
         self.logger.info(f"parameter {name} set to {value!r}")
+
+
+def robot_record(robot: RobotPorts) -> dict[str, Any]:
+    """What a bag keeps of a robot (`mb_sim/robots`): its description and topics, its URDF,
+    its latch, and for a spawned robot its placement, servos and gains."""
+    setup = robot.setup
+    out = {**robot.describe(), "kind": "robot", "urdf": setup.urdf_xml,
+           "latch": robot.latch.snapshot(), "q0": [float(v) for v in setup.q0]}
+    if setup.spawned:
+        out["entry"] = spawned_entry(setup.placement)
+        out["servos"], out["gains"] = setup.servos, {k: list(v) for k, v in setup.gains.items()}
+    return out
+
+
+def object_record(sim: Any, name: str, prefix: str, spawned: bool) -> dict[str, Any]:
+    """What a bag keeps of a URDF object: its name, URDF, frame prefix and, when spawned, its
+    placement."""
+    view = sim.robot(name)
+    out = {"name": name, "kind": "object", "urdf": view.model.urdf_xml,
+           "frame_prefix": prefix, "spawned": spawned}
+    if spawned:
+        out["entry"] = spawned_entry(view.placement)
+    return out
+
+
+def spawned_entry(placement: Any) -> dict[str, Any]:
+    """A spawned robot's placement as a world file's robot entry (its urdf apart)."""
+    entry = robot_to_dict(placement)
+    entry.pop("urdf", None)
+    return entry
+
+
+def _command_topics(robot: RobotPorts | None) -> dict[str, str]:
+    """The first robot's command topics, resolved (a replay tells its commands from those of
+    robots spawned later by them)."""
+    topics = robot.intake.topics if robot is not None else []
+    return dict(zip(("command", "joint_command"), topics))

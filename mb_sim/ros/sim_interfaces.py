@@ -3,9 +3,11 @@
 that standard asks of any simulator (docs/simulation_interfaces.md lists them with examples).
 
 Each callback checks its request on the executor thread and hands the work to the physics
-thread between two steps (`Services.in_physics`); entities, their states and bounds are
-`entities.Entities`' business, spawn resources `mb_sim.model.spawn`'s. Every refusal sets the
-documented result code and a message naming the entity, field or value.
+thread between two steps (`Services.in_physics`); entities (robots, URDF objects, bodies),
+their states and bounds are `entities.Entities`' business, spawn resources
+`mb_sim.model.spawn`'s (a body) and `robot_resource`'s (a robot), robots spawned and deleted
+with their topics `robot_spawn`'s. Every refusal sets the documented result code and a message
+naming the entity, field or value.
 
 Simulation states: PLAYING (running), PAUSED, STOPPED (paused and reset, until played);
 QUITTING answers, then (QUIT_DELAY later) ends the node as Ctrl-C does.
@@ -57,9 +59,11 @@ from mb_sim.errors import SpawnError
 from mb_sim.model.spawn import SPAWN_FORMATS, spawn_body
 from mb_sim.ros import conversions as conv
 from mb_sim.ros.entities import OBJECT, ROBOT, Entities, EntityError, spawn_event
-from mb_sim.ros.frames import frame_tree
 from mb_sim.ros.params import folder_list
-from mb_sim.ros.paths import share_dir
+from mb_sim.ros.paths import own_file, share_dir
+from mb_sim.ros.robot_ports import PortsMaker
+from mb_sim.ros.robot_resource import read_robot
+from mb_sim.ros.robot_spawn import RobotSpawner
 from mb_sim.ros.services import QOS_SERVICES, Services
 
 F = SimulatorFeatures
@@ -72,8 +76,9 @@ FEATURES = [
     F.STEP_SIMULATION_MULTIPLE, F.STEP_SIMULATION_ACTION,
 ]
 """What works, exactly (GetSimulatorFeatures)."""
-CUSTOM_INFO = ("mb_sim: entities are the robot (its URDF name) and the world bodies; spawn "
-               "one body from world-file YAML or a one-link URDF; poses in the world frame")
+CUSTOM_INFO = ("mb_sim: entities are the robots, URDF objects and world bodies; spawn a body "
+               "(world-file YAML, a one-link URDF) or a robot (a URDF of several links, or a "
+               "YAML robot entry with urdf) in its entity_namespace; poses in the world frame")
 
 SPAWN_CODES = {
     "NAME_NOT_UNIQUE": SpawnEntity.Response.NAME_NOT_UNIQUE,
@@ -84,6 +89,7 @@ SPAWN_CODES = {
     "MISSING_ASSETS": SpawnEntity.Response.MISSING_ASSETS,
     "UNSUPPORTED_ASSETS": SpawnEntity.Response.UNSUPPORTED_ASSETS,
     "INVALID_POSE": SpawnEntity.Response.INVALID_POSE,
+    "NAMESPACE_INVALID": SpawnEntity.Response.NAMESPACE_INVALID,
     "NOT_FOUND": Result.RESULT_NOT_FOUND,
     "FEATURE_UNSUPPORTED": Result.RESULT_FEATURE_UNSUPPORTED,
 }
@@ -114,15 +120,19 @@ class SimulationInterfaces:
     """The services and the action of the module docstring, on `node`; `quit()` ends the
     node (set by `sim_node.main`)."""
 
-    def __init__(self, node: Node, services: Services, group: Any) -> None:
+    def __init__(self, node: Node, services: Services, make_ports: PortsMaker,
+                 group: Any) -> None:
         self.node = node
         self.services = services
         self.inputs = services.inputs
         self.sim = services.inputs.sim
         self.loop = services.loop
+        self.robots = services.robots
         self.logger = node.get_logger()
         world = services.inputs.world
         self.entities = Entities(self.sim, world.body_names if world is not None else ())
+        self.spawner = RobotSpawner(node, services, make_ports, self.robots,
+                                    self._world_changed, self._record)
         self.stopped = False
         self.quit: Callable[[], None] = lambda: None
         self._quit_timer: Any = None
@@ -157,11 +167,19 @@ class SimulationInterfaces:
             recording.write_message(self.services.events_topic,
                                     String(data=json.dumps(event)), self.sim.time)
 
-    def _bodies_changed(self) -> None:
+    def _world_changed(self) -> None:
+        """Bodies or trees were spawned or deleted (physics thread): every robot's view and
+        the TF channels follow; the latched topics and the state now are published."""
         publishers = self.services.publishers
-        frames = frame_tree(self.services.p, self.sim, self.sim.world, self.logger)
-        publishers.bodies_changed(frames)
+        self.robots.bind(self.sim, self.services.p.world_frame, self.logger)
+        publishers.world_changed()
+        publishers.publish_latched()
         publishers.publish_all(force=True)
+
+    def _deleted(self, name: str) -> None:
+        """An entity was deleted (physics thread): a robot's ports leave the node's set."""
+        self._record({"delete": name})
+        self.spawner.remove(name)
 
     # --- the simulation ----------------------------------------------------------------------
     async def _features(self, _req: Any, resp: Any) -> Any:
@@ -193,9 +211,9 @@ class SimulationInterfaces:
         if scope & SCOPES.SCOPE_SPAWNED:
             gone = self.entities.delete_spawned()
             for name in gone:
-                self._record({"delete": name})
+                self._deleted(name)
             if gone:
-                self._bodies_changed()
+                self._world_changed()
             done.append(f"{len(gone)} spawned entities deleted")
         state, time = scope & SCOPES.SCOPE_STATE, scope & SCOPES.SCOPE_TIME
         if state and time:
@@ -215,6 +233,7 @@ class SimulationInterfaces:
 
     async def _reset(self, req: Any, resp: Any) -> Any:
         _set(resp.result, *await self.services.in_physics(lambda: self._reset_now(req.scope)))
+        self.spawner.destroy_removed()
         return resp
 
     def _set_state_now(self, target: int) -> tuple[int, str]:
@@ -246,6 +265,7 @@ class SimulationInterfaces:
             self._quit_timer = self.node.create_timer(QUIT_DELAY, self._quit_once)
             return resp
         _set(resp.result, *await self.services.in_physics(lambda: self._set_state_now(target)))
+        self.spawner.destroy_removed()
         return resp
 
     def _quit_once(self) -> None:
@@ -429,7 +449,15 @@ class SimulationInterfaces:
                 _set(resp.result, SpawnEntity.Response.NAMESPACE_INVALID,
                      f"entity_namespace {req.entity_namespace!r} is not a ROS namespace")
                 return resp
-            uri = _own_files(req.entity_resource.uri)
+            uri = own_file(req.entity_resource.uri)
+            robot = read_robot(
+                uri, req.entity_resource.resource_string, name=req.name,
+                namespace=req.entity_namespace, allow_renaming=req.allow_renaming,
+                taken=self.sim.entity_names(), namespaces=self.spawner.namespaces(),
+                xyz=[p.x, p.y, p.z], quat_xyzw=[q.x, q.y, q.z, q.w],
+                package_dirs=folder_list(self.services.p.package_dirs))
+            if robot is not None:
+                return await self.spawner.spawn(robot, resp)
             spawned = spawn_body(
                 uri, req.entity_resource.resource_string, name=req.name,
                 allow_renaming=req.allow_renaming, taken=self.sim.entity_names(),
@@ -447,7 +475,7 @@ class SimulationInterfaces:
             self._record(spawn_event(spawned.body.name, uri,
                                      req.entity_resource.resource_string, [p.x, p.y, p.z],
                                      [q.x, q.y, q.z, q.w]))
-            self._bodies_changed()
+            self._world_changed()
             self.logger.info(f"spawned {spawned.body.name!r} ({spawned.format} from "
                              f"{spawned.source}) at t = {self.sim.time:g} s")
             return Result.RESULT_OK, ""
@@ -458,12 +486,13 @@ class SimulationInterfaces:
 
     def _delete_now(self, name: str) -> None:
         self.entities.delete(name)
-        self._record({"delete": name})
-        self._bodies_changed()
+        self._deleted(name)
+        self._world_changed()
         self.logger.info(f"deleted {name!r} at t = {self.sim.time:g} s")
 
     async def _delete(self, req: Any, resp: Any) -> Any:
         await self._on_entity(resp, lambda: self._delete_now(req.entity))
+        self.spawner.destroy_removed()
         return resp
 
     async def _spawnables(self, req: Any, resp: Any) -> Any:
@@ -474,13 +503,6 @@ class SimulationInterfaces:
                        "bodies and urdf/ objects")
         _set(resp.result, Result.RESULT_OK, message)
         return resp
-
-
-def _own_files(uri: str) -> str:
-    """package://mb_sim/... as the file of this installation (a source checkout is no ament
-    package); other uris as they are."""
-    prefix = "package://mb_sim/"
-    return str(share_dir() / uri[len(prefix):]) if uri.startswith(prefix) else uri
 
 
 def _box(lo: np.ndarray, hi: np.ndarray) -> Bounds:

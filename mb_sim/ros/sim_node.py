@@ -1,21 +1,24 @@
 """`sim_node`: runs an `mb_sim.Simulation` in a physics thread and connects it to ROS 2.
 
 The node is wiring; each part is a module of `mb_sim.ros` with one concern:
-- `inputs`: parameters (`params.SPECS`) -> URDF/xacro and world -> the Simulation, initial
-  positions; any bad input stops the start with one FATAL line (`StartupError`);
-- `frames`: the TF tree (REP 105) of the robot and the bodies;
-- `commands`: commands from their topics to the physics thread; `latch`: what each joint
-  gets (its command interfaces, latest command per joint, effort limits, watchdog, servo
-  targets; shared with `mb_sim.replay`);
+- `inputs`: parameters (`params.SPECS`) -> the world file and the robots (a URDF/xacro, or a
+  `robots:` list) -> the Simulation; `robot_setup`: each robot's parameters, command
+  interfaces, initial positions, servos, sensors, namespace and TF mode; any bad input stops
+  the start with one FATAL line (`StartupError`);
+- `robot_ports`: each robot's part of the node, composed of its command subscriptions and
+  latch (`commands`, `latch`: what each joint gets, shared with `mb_sim.replay`), its topics
+  (`robot_outputs`) and its frames (`frames`: the TF tree of REP 105); `Robots`: all of them
+  and the URDF objects;
 - `physics_loop`: the physics thread (pacing to real_time_factor, actions between steps,
   step requests); no rclpy; `cycle`: what one step is (commands, efforts, step, outputs);
-- `publishers`: joint_states, imu, /tf, /tf_static, odom, ~/contacts, /clock,
-  robot_description, ~/world (`world_description`), each message built once (`messages`) and
-  recorded (`recorder`);
+- `publishers`: /clock, ~/contacts, ~/world (`world_description`), ~/robots and the TF
+  channels (`tf_channels`: /tf and each namespaced robot's tf), and when each robot's topics
+  are due; each message built once (`messages`) and recorded (`recorder`);
 - `services`: ~/reset, ~/pause, ~/step, ~/stats, ~/record/start, ~/record/stop and runtime
   parameter changes, their work run on the physics thread between two steps;
-- `sim_interfaces`: the simulation_interfaces services and action (`entities`: the robot and
-  the bodies as entities, spawned and deleted between two steps);
+- `sim_interfaces`: the simulation_interfaces services and action (`entities`: the robots,
+  URDF objects and bodies as entities; `robot_spawn`: robots spawned and deleted at runtime
+  with their topics and TF, between two steps);
 - `signals`: SIGINT and SIGTERM end the node once, quietly, exit status 0.
 New sensors are publishers (the physics of a sensor in the library); new services (such as
 simulation_interfaces) go in `services` or a module beside it, using `Services.in_physics`.
@@ -48,15 +51,15 @@ from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from mb_sim.ros.commands import CommandIntake, CommandStats
+from mb_sim.ros.commands import CommandStats
 from mb_sim.ros.cycle import NodeCycle
-from mb_sim.ros.frames import frame_tree
+from mb_sim.ros.frames import object_frames
 from mb_sim.ros.inputs import StartupError, load_inputs
-from mb_sim.ros.latch import CommandLatch
 from mb_sim.ros.logs import ForwardToRos, Throttle, error_text
 from mb_sim.ros.physics_loop import PhysicsLoop
 from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recorder import Recording
+from mb_sim.ros.robot_ports import PortsMaker, Robots
 from mb_sim.ros.services import Services
 from mb_sim.ros.signals import Signals
 from mb_sim.ros.sim_interfaces import SimulationInterfaces
@@ -77,16 +80,20 @@ class SimNode(Node):
         self.p, self.inputs = load_inputs(self)
         p, sim = self.p, self.inputs.sim
         self.sim = sim
-        self.frames = frame_tree(p, sim, self.inputs.world, logger)
-        latch = CommandLatch(sim.joint_names, sim.model.effort_limit,
-                             self.inputs.command_joints, self.throttle.warn,
-                             self.inputs.interfaces)
-        self.intake = CommandIntake(self, latch, CommandStats(), self.throttle.warn,
-                                    p.command_topic, p.joint_command_topic)
+        self.stats = CommandStats()
         self.recording = Recording(logger)
-        self.outputs = Publishers(self, sim, self.inputs.world, self.frames, p,
-                                  self.inputs.urdf_xml, self.recording)
-        self.cycle = NodeCycle(sim, p, self.intake, self.outputs, self.recording)
+        self.robots = Robots()
+        self.outputs = Publishers(self, sim, self.inputs.world, self.robots, p, self.recording)
+        self.make_ports = PortsMaker(self, self.stats, self.throttle.warn, self.robots,
+                                     self.outputs.output, p.world_frame, p.joint_states_qos)
+        for setup in self.inputs.robots:
+            self.robots.add(self.make_ports(sim, sim.robot(setup.name), setup))
+        for name, prefix in self.inputs.objects.items():
+            self.robots.add_object(name, prefix, object_frames(sim.robot(name), prefix,
+                                                               p.world_frame, logger))
+        self.robots.bind(sim, p.world_frame, logger)
+        self.outputs.world_changed()
+        self.cycle = NodeCycle(sim, p, self.robots, self.stats, self.outputs, self.recording)
         self.loop = PhysicsLoop(sim, sim.dt, self.cycle, logger, self.throttle.warn,
                                 rtf=p.real_time_factor, paused=bool(p.start_paused),
                                 status_period=p.status_period)
@@ -97,9 +104,9 @@ class SimNode(Node):
         # busy for the whole await). The executor is single-threaded, so no two callbacks ever
         # run at the same time.
         group = ReentrantCallbackGroup()
-        self.requests = Services(self, p, self.inputs, self.loop, self.cycle, self.outputs,
-                                 self.recording, group)
-        self.interfaces = SimulationInterfaces(self, self.requests, group)
+        self.requests = Services(self, p, self.inputs, self.robots, self.loop, self.cycle,
+                                 self.outputs, self.recording, group)
+        self.interfaces = SimulationInterfaces(self, self.requests, self.make_ports, group)
         self.outputs.publish_latched()
         self.outputs.publish_all(force=True)
         if p.record:
@@ -114,16 +121,29 @@ class SimNode(Node):
             self.outputs.publish_all()
 
     def _summary(self) -> str:
-        p, model, loop = self.p, self.inputs.model, self.loop
-        bodies = len(self.sim.body_names)
-        return (
-            f"simulating {model.name!r} ({len(model.joint_names)} joints"
-            f"{', floating base ' + repr(model.base_link) if model.floating_base else ''}"
-            f"{', ' + str(bodies) + ' bodies' if self.inputs.world is not None else ''})"
-            f" at {p.physics_rate:g} Hz, real_time_factor {p.real_time_factor:g}"
-            f"{' (as fast as possible)' if p.real_time_factor == 0 else ''}"
-            f"{', paused' if loop.paused else ''}; commands on {p.command_topic} "
-            f"({', '.join(self.inputs.command_joints)}) and {p.joint_command_topic}")
+        p, loop, sim = self.p, self.loop, self.sim
+        bodies = len(sim.body_names)
+        world = f", {bodies} bodies" if self.inputs.world is not None else ""
+        rate = (f" at {p.physics_rate:g} Hz, real_time_factor {p.real_time_factor:g}"
+                f"{' (as fast as possible)' if p.real_time_factor == 0 else ''}"
+                f"{', paused' if loop.paused else ''}")
+        if not self.inputs.several:
+            robot = next(iter(self.robots))
+            model, setup = robot.setup.model, robot.setup
+            where = f" in /{setup.namespace}" if setup.namespace else ""
+            return (f"simulating {model.name!r} ({len(model.joint_names)} joints"
+                    f"{', floating base ' + repr(model.base_link) if model.floating_base else ''}"
+                    f"{world}){where}{rate}; commands on {robot.intake.topics[0]} "
+                    f"({', '.join(setup.command_joints)}) and {robot.intake.topics[1]}")
+        robots = "; ".join(
+            f"{r.name!r} ({len(r.setup.model.joint_names)} joints"
+            f"{', floating' if r.setup.floating else ''}) in {self.get_namespace().rstrip('/')}"
+            f"/{r.setup.namespace}, TF {r.setup.tf}" for r in self.robots)
+        objects = list(self.robots.objects)
+        count = f"{len(self.robots)} robot{'s' if len(self.robots) != 1 else ''}"
+        return (f"simulating {count}: {robots}"
+                f"{'; URDF objects ' + ', '.join(map(repr, objects)) if objects else ''}"
+                f"{world}{rate}")
 
     def start(self) -> None:
         """Start the physics thread (after construction, once the executor has the node). The

@@ -2,15 +2,20 @@
 
 The bag is read whole, with `rosbags` (no ROS install needed): robot_description, `~/world`
 (or, in bags recorded before that topic, the world file kept in the bag's metadata), /tf,
-/tf_static, `~/contacts` and joint_states. A recording that ended early (the node was killed,
-the disk filled: no metadata.yaml, an MCAP file without its index) is read up to its last
-complete message. The slider shows any time of the bag: every frame at its newest transform
-at or before that time, the contacts and joints of the newest message at or before it.
+/tf_static, `~/contacts` and joint_states. A bag of several robots (its `~/robots` names
+them) shows each robot from its own robot_description, joint_states and TF (its namespaced tf
+and tf_static, or the shared ones with its frame prefix), its links drawn as `<robot>:<link>`
+and its joints plotted as `<robot>/<joint>`. A recording that ended early (the node was
+killed, the disk filled: no metadata.yaml, an MCAP file without its index) is read up to its
+last complete message. The slider shows any time of the bag: every frame at its newest
+transform at or before that time, the contacts and joints of the newest message at or before
+it.
 """
 
 from __future__ import annotations
 
 import bisect
+import json
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -66,10 +71,25 @@ class Recording:
     joint_names: tuple[str, ...] = ()
     prefix: str = ""
     """The TF prefix of the robot's link frames."""
+    robots: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """A bag of several robots: each robot as `~/robots` describes it (empty: one robot)."""
+    descriptions: dict[str, str] = field(default_factory=dict)
+    """Every robot_description topic's URDF."""
+    own_tracks: dict[str, dict[str, Track]] = field(default_factory=dict)
+    """The TF of each namespaced tf topic pair, by its tf topic."""
     _contact_times: list[float] = field(default_factory=list, repr=False)
 
     def scene(self) -> Scene:
-        visuals, frames = robot_visuals(self.urdf) if self.urdf else ((), ())
+        if self.robots:
+            visuals: tuple[Visual, ...] = ()
+            frames: tuple[str, ...] = ()
+            for name, info in self.robots.items():
+                urdf = self.descriptions.get(info["topics"]["robot_description"])
+                if urdf:
+                    more, links = robot_visuals(urdf, frame_prefix=f"{name}:")
+                    visuals, frames = visuals + more, frames + links
+        else:
+            visuals, frames = robot_visuals(self.urdf) if self.urdf else ((), ())
         bodies, ground = self.world if self.world is not None else self._world_from_text()
         body_frames = tuple(dict.fromkeys(v.frame for v in bodies))
         return Scene(visuals + bodies, frames, body_frames, ground)
@@ -87,17 +107,34 @@ class Recording:
             return (), None
         return world_visuals(world), None if world.ground is None else world.ground.height
 
-    def tree(self, t: float) -> msgs.FrameTree:
-        """Every TF frame at its newest transform at or before t."""
+    def tree(self, t: float, tracks: dict[str, Track] | None = None) -> msgs.FrameTree:
+        """Every TF frame (of /tf and /tf_static, or of `tracks`) at its newest transform at
+        or before t."""
         tree = msgs.FrameTree()
-        for child, track in self.tracks.items():
+        for child, track in (self.tracks if tracks is None else tracks).items():
             tree.set(track.parent, child, track.at(t))
         return tree
+
+    def _robot_poses(self, t: float, shared: msgs.FrameTree) -> dict[str, Pose]:
+        """Each robot's link poses at t, from its own TF or the shared one."""
+        trees: dict[str, msgs.FrameTree] = {}
+        poses = {}
+        for frame in self.robot_frames:
+            name, _, link = frame.partition(":")
+            info = self.robots[name]
+            topic = info["topics"].get("tf", "/tf")
+            if topic in self.own_tracks and topic not in trees:
+                trees[topic] = self.tree(t, self.own_tracks[topic])
+            pose = trees.get(topic, shared).world_pose(info.get("frame_prefix", "") + link)
+            if pose is not None:
+                poses[frame] = pose
+        return poses
 
     def snapshot(self, t: float) -> Snapshot:
         """The recording at time t (s)."""
         tree = self.tree(t)
-        poses = tree.poses(self.robot_frames, self.prefix)
+        poses = self._robot_poses(t, tree) if self.robots else \
+            tree.poses(self.robot_frames, self.prefix)
         poses.update(tree.poses(self.body_frames))
         i = bisect.bisect_right(self._contact_times, t) - 1
         arrows = self.contacts[i][1] if i >= 0 else np.zeros((0, 2, 3))
@@ -189,21 +226,55 @@ def read_bag(path: str | Path) -> Recording:
     return rec
 
 
+def _robots(msg: Any) -> dict[str, dict[str, Any]]:
+    """The robots of a `~/robots` message, when there are several or one in a namespace
+    (else {}: one robot, read as always)."""
+    try:
+        listed = {r["name"]: r for r in json.loads(msg.data)["robots"]}
+    except (ValueError, KeyError, TypeError):
+        return {}
+    if len(listed) == 1 and not next(iter(listed.values())).get("namespace"):
+        return {}
+    return listed
+
+
+def _add_transforms(tracks: dict[str, Track], t: float, msg: Any) -> None:
+    for parent, child, pose in msgs.transforms(msg):
+        track = tracks.setdefault(child, Track(parent))
+        track.parent = parent
+        track.times.append(t)
+        track.poses.append(pose)
+
+
 def _take(rec: Recording, topic: str, msgtype: str, t: float, msg: Any) -> None:
     if topic.endswith("robot_description") and msgtype == "std_msgs/msg/String":
         rec.urdf = msg.data
+        rec.descriptions[topic] = msg.data
+    elif topic.endswith("/robots") and msgtype == "std_msgs/msg/String":
+        rec.robots.update(_robots(msg))
     elif msgtype == "tf2_msgs/msg/TFMessage" and topic in ("/tf", "/tf_static"):
-        for parent, child, pose in msgs.transforms(msg):
-            track = rec.tracks.setdefault(child, Track(parent))
-            track.parent = parent
-            track.times.append(t)
-            track.poses.append(pose)
+        _add_transforms(rec.tracks, t, msg)
+    elif msgtype == "tf2_msgs/msg/TFMessage":  # a robot's own: <namespace>/tf(_static)
+        _add_transforms(rec.own_tracks.setdefault(topic.removesuffix("_static"), {}), t, msg)
     elif msgtype == "visualization_msgs/msg/MarkerArray" and topic.endswith("/contacts"):
         rec.contacts.append((t, msgs.contact_arrows(msg)))
     elif msgtype == "visualization_msgs/msg/MarkerArray" and topic.endswith("/world"):
         rec.world = msgs.world_visuals(msg)
     elif msgtype == "sensor_msgs/msg/JointState" and topic.endswith("joint_states"):
-        rec.joints.add(t, msgs.joint_positions(msg))
+        _take_joints(rec, topic, t, msgs.joint_positions(msg))
+
+
+def _take_joints(rec: Recording, topic: str, t: float, joints: dict[str, float]) -> None:
+    """joint_states; with several robots each joint as <robot>/<joint>, the newest of every
+    robot kept in each sample."""
+    if not rec.robots:
+        rec.joints.add(t, joints)
+        return
+    name = next((n for n, info in rec.robots.items()
+                 if info["topics"].get("joint_states") == topic), None)
+    if name is not None:
+        rec.joints.add(t, {**rec.joints.at(float("inf")),
+                           **{f"{name}/{j}": v for j, v in joints.items()}})
 
 
 class BagView:

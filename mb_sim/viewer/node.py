@@ -1,9 +1,12 @@
 """The view of a running `sim_node`, from its topics (no file is read).
 
-Subscribes to robot_description, `<node>/world` (both latched), /tf, /tf_static,
-`<node>/contacts`, joint_states and /clock; the page's buttons call `<node>/pause`, `<node>/step`
-and `<node>/reset`. The ROS callbacks only store what arrives; `run` draws the newest state
-at most FPS times a second. When the node leaves the ROS graph, the page keeps its last picture
+Subscribes to `<node>/robots` and `<node>/world` (both latched), /tf, /tf_static,
+`<node>/contacts` and /clock, and for every robot that `<node>/robots` lists to its
+robot_description, joint_states and, when its TF is namespaced, its own tf and tf_static (a
+node that does not publish `<node>/robots` is read as one robot: robot_description and
+joint_states in the viewer's namespace). The page's buttons call `<node>/pause`, `<node>/step`
+and `<node>/reset`. The ROS callbacks only store what arrives; `run` draws the newest state at
+most FPS times a second. When the node leaves the ROS graph, the page keeps its last picture
 and says that the node is not running; when a node starts again its latched descriptions arrive
 anew, the scene is rebuilt if they changed, and simulated time going back clears the plot.
 """
@@ -78,6 +81,10 @@ class NodeView(Node):
         sub(MarkerArray, f"{self.sim_node}/contacts", self._on_contacts, QoSProfile(depth=10))
         sub(JointState, "joint_states", self._on_joints, QoSProfile(depth=100))
         sub(Clock, "/clock", self._on_clock, QoSProfile(depth=10))
+        sub(String, f"{self.sim_node}/robots", self._on_robots, QOS_LATCHED)
+        self._robots: dict[str, RobotSource] = {}
+        """The robots `<node>/robots` lists (empty: one robot, read from the viewer's
+        namespace)."""
         self._pause_client = self.create_client(SetBool, f"{self.sim_node}/pause")
         self._step_client = self.create_client(Trigger, f"{self.sim_node}/step")
         self._reset_client = self.create_client(Trigger, f"{self.sim_node}/reset")
@@ -96,6 +103,34 @@ class NodeView(Node):
                 self._scene_dirty = True
         self.get_logger().info(f"robot_description received ({len(msg.data)} characters)")
         self._ask_paused()
+
+    def _on_robots(self, msg: String) -> None:
+        """The node's robots: subscribe to each new one's topics, drop those gone."""
+        try:
+            listed = {r["name"]: r for r in json.loads(msg.data)["robots"]}
+        except (ValueError, KeyError, TypeError):
+            self.get_logger().warning(f"{self.sim_node}/robots is not the JSON sim_node "
+                                      "publishes; showing one robot")
+            return
+        if len(listed) == 1 and not next(iter(listed.values())).get("namespace"):
+            listed = {}  # the one robot of a robot: world: read as always
+        with self._lock:
+            self._heard_now()
+            for name in [n for n in self._robots if n not in listed]:
+                self._robots.pop(name).destroy(self)
+            for name, info in listed.items():
+                known = self._robots.get(name)
+                if known is None or known.info != info:
+                    if known is not None:
+                        known.destroy(self)
+                    self._robots[name] = RobotSource(self, info, self._lock,
+                                                     self._robot_changed)
+            self._scene_dirty = True
+
+    def _robot_changed(self) -> None:
+        with self._lock:
+            self._heard_now()
+            self._scene_dirty = True
 
     def _on_world(self, msg: MarkerArray) -> None:
         world = msgs.world_visuals(msg)
@@ -182,6 +217,9 @@ class NodeView(Node):
     def _rebuild(self) -> None:
         """A new scene from the descriptions received (called with the lock held)."""
         self._scene_dirty = False
+        if self._robots:
+            self._rebuild_robots()
+            return
         visuals, frames = (robot_visuals(self._urdf) if self._urdf else ((), ()))
         bodies, ground = self._world if self._world is not None else ((), None)
         body_frames = tuple(dict.fromkeys(v.frame for v in bodies))
@@ -189,19 +227,54 @@ class NodeView(Node):
         self._prefix = None
         self.view.set_scene(self._scene, tuple(self._joints) or _joint_names(self._urdf))
 
+    def _rebuild_robots(self) -> None:
+        """The scene of every robot of `<node>/robots` (each link drawn as `<robot>:<link>`)
+        and of the world (called with the lock held)."""
+        visuals: tuple = ()
+        frames: tuple[str, ...] = ()
+        for name, robot in self._robots.items():
+            if robot.urdf:
+                more, links = robot_visuals(robot.urdf, frame_prefix=f"{name}:")
+                visuals, frames = visuals + more, frames + links
+        bodies, ground = self._world if self._world is not None else ((), None)
+        body_frames = tuple(dict.fromkeys(v.frame for v in bodies))
+        self._scene = Scene(visuals + bodies, frames, body_frames, ground)
+        self.view.set_scene(self._scene, tuple(
+            f"{name}/{joint}" for name, robot in self._robots.items() for joint in robot.joints))
+
+    def _robot_poses(self) -> dict[str, Any]:
+        """World poses of every robot's links, each from its own TF tree (namespaced) or the
+        shared one (with its frame prefix)."""
+        poses = {}
+        for frame in self._scene.robot_frames:
+            name, _, link = frame.partition(":")
+            robot = self._robots.get(name)
+            if robot is None:
+                continue
+            tree = robot.tree if robot.tree is not None else self._tree
+            pose = tree.world_pose(robot.prefix + link)
+            if pose is not None:
+                poses[frame] = pose
+        return poses
+
     def snapshot(self) -> Snapshot:
         """The newest state as a snapshot (rebuilding the scene first if it changed)."""
         with self._lock:
             if self._scene_dirty:
                 self._rebuild()
-            if self._prefix is None:
-                self._prefix = self._tree.prefix_of(self._scene.robot_frames)
-            poses = self._tree.poses(self._scene.robot_frames, self._prefix or "")
+            if self._robots:
+                poses = self._robot_poses()
+                joints = {f"{name}/{j}": v for name, robot in self._robots.items()
+                          for j, v in robot.joints.items()}
+            else:
+                if self._prefix is None:
+                    self._prefix = self._tree.prefix_of(self._scene.robot_frames)
+                poses = self._tree.poses(self._scene.robot_frames, self._prefix or "")
+                joints = dict(self._joints)
             poses.update(self._tree.poses(self._scene.body_frames))
             silent = self.silence()
             rtf = None if silent is None or silent > SILENT else self._rtf
-            return Snapshot(self._time, poses, self._arrows, dict(self._joints), rtf,
-                            self._paused)
+            return Snapshot(self._time, poses, self._arrows, joints, rtf, self._paused)
 
     def silence(self) -> float | None:
         """Wall seconds since the node was last heard (None: never)."""
@@ -236,6 +309,53 @@ class NodeView(Node):
 
     def close(self) -> None:
         self.view.close()
+
+
+class RobotSource:
+    """One robot of `<node>/robots` as the view reads it: its description and joint states,
+    and its own TF tree when its TF is namespaced (else the shared /tf, with its prefix)."""
+
+    def __init__(self, node: Node, info: dict[str, Any], lock: threading.Lock,
+                 changed: Any) -> None:
+        self.info = info
+        self._lock = lock
+        self.prefix = str(info.get("frame_prefix", ""))
+        self.urdf: str | None = None
+        self.joints: dict[str, float] = {}
+        self.tree: msgs.FrameTree | None = None
+        self._changed = changed
+        topics = info.get("topics", {})
+        sub = node.create_subscription
+        self._subscriptions = [
+            sub(String, topics["robot_description"], self._on_description, QOS_LATCHED),
+            sub(JointState, topics["joint_states"], self._on_joints, QoSProfile(depth=100))]
+        if info.get("tf") == "namespaced":
+            self.tree = msgs.FrameTree()
+            self._subscriptions += [
+                sub(TFMessage, topics["tf"], self._on_tf, QoSProfile(depth=100)),
+                sub(TFMessage, topics["tf_static"], self._on_tf, QOS_TF_STATIC)]
+
+    def _on_description(self, msg: String) -> None:
+        with self._lock:
+            changed, self.urdf = msg.data != self.urdf, msg.data
+        if changed:
+            self._changed()
+
+    def _on_joints(self, msg: JointState) -> None:
+        joints = msgs.joint_positions(msg)
+        with self._lock:
+            self.joints = joints
+
+    def _on_tf(self, msg: TFMessage) -> None:
+        transforms = msgs.transforms(msg)
+        with self._lock:
+            for parent, child, pose in transforms:
+                self.tree.set(parent, child, pose)  # type: ignore[union-attr]
+
+    def destroy(self, node: Node) -> None:
+        for subscription in self._subscriptions:
+            node.destroy_subscription(subscription)
+        self._subscriptions = []
 
 
 def _joint_names(urdf: str | None) -> tuple[str, ...]:

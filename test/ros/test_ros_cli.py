@@ -74,6 +74,13 @@ COMMANDS = {
                  "-p urdf_file:=$(ros2 pkg prefix mb_sim)/share/mb_sim/urdf/arm.urdf "
                  "-p frame_prefix:=robot1/ -p record:=ns_run",
     "launch_ns": "ros2 launch mb_sim mobile.launch.py namespace:=robot1",
+    "launch_multi": "ros2 launch mb_sim multi.launch.py",
+    "echo_left": "ros2 topic echo /left_arm/joint_states --once",
+    "spawn_arm": 'ros2 service call /sim_node/spawn_entity simulation_interfaces/srv/SpawnEntity '
+                 '"{name: arm3, entity_namespace: third, entity_resource: {uri: '
+                 "'package://mb_sim/urdf/arm.urdf'}, initial_pose: {pose: {position: {x: 0.65, "
+                 'y: 1.2, z: 0.0}, orientation: {w: 1.0}}}}"',
+    "echo_third": "ros2 topic echo /third/joint_states --once",
     "echo_ns": "ros2 topic echo /robot1/joint_states --once",
     "stats_ns": "ros2 service call /robot1/sim_node/stats std_srvs/srv/Trigger",
 }

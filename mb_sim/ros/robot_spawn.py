@@ -1,0 +1,134 @@
+"""Robots and URDF objects spawned and deleted while `sim_node` runs (simulation_interfaces'
+SpawnEntity and DeleteEntity, for a resource that `robot_resource.read_robot` reads as a
+robot).
+
+A spawn runs in two halves. On the executor thread, where ROS entities are made: the robot's
+parameters are declared under `robots.<name>.` (`robot_setup.configure`, on a simulation of
+the robot alone at its placement, which also gives its servos' default gains) and its ports
+are made (`robot_ports.PortsMaker`: its command subscriptions, its topics under its
+namespace, its TF channel). On the physics thread, between two steps: the robot joins the
+simulation (`Simulation.add_robot`; everything else carries over bit for bit), its servos and
+sensors are set, its ports join the node's `Robots`, the TF channels and latched topics follow,
+and the spawn is written into the bag being recorded (`entities.spawn_robot_event`, which
+`mb_sim.replay` applies again). A delete is the reverse: the robot leaves the simulation and
+the set on the physics thread, then its publishers and subscriptions are destroyed on the
+executor thread (its parameters stay declared: a robot spawned again under that name takes
+their values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rclpy.node import Node
+from simulation_interfaces.msg import Result
+from simulation_interfaces.srv import SpawnEntity
+
+import mb_sim
+from mb_sim.model.world import SolverSettings, World
+from mb_sim.ros.entities import spawn_robot_event
+from mb_sim.ros.frames import object_frames
+from mb_sim.ros.logs import error_text
+from mb_sim.ros.params import robot_prefix
+from mb_sim.ros.robot_ports import PortsMaker, RobotPorts, Robots
+from mb_sim.ros.robot_resource import SpawnedRobot, with_initial_positions
+from mb_sim.ros.robot_setup import RobotSetup, configure
+from mb_sim.ros.services import Services, object_record, robot_record, spawned_entry
+
+
+class RobotSpawner:
+    """Spawns and deletes robots for `SimulationInterfaces` (module docstring).
+    `world_changed()`: what the node does after trees come or go (physics thread);
+    `record(event)`: writes an event into the bag (physics thread)."""
+
+    def __init__(self, node: Node, services: Services, make_ports: PortsMaker, robots: Robots,
+                 world_changed: Callable[[], None],
+                 record: Callable[[dict[str, Any]], None]) -> None:
+        self.node = node
+        self.services = services
+        self.make_ports = make_ports
+        self.robots = robots
+        self.world_changed = world_changed
+        self.record = record
+        self.logger = node.get_logger()
+
+    @property
+    def sim(self) -> Any:
+        return self.services.inputs.sim
+
+    def namespaces(self) -> list[str]:
+        """The namespaces in use (robots, and URDF objects' frame prefixes)."""
+        return ([r.setup.namespace for r in self.robots]
+                + [prefix.rstrip("/") for prefix in self.robots.object_prefix.values()])
+
+    async def spawn(self, robot: SpawnedRobot, resp: Any) -> Any:
+        """Spawn `robot`; the response's result code and entity name set."""
+        try:
+            ports, setup = self._prepare(robot)
+        except Exception as exc:  # noqa: BLE001 - a robot that cannot be set up is refused
+            # (a bad parameter, a placement the simulation refuses); the node goes on
+            _set(resp.result, Result.RESULT_OPERATION_FAILED,
+                 f"robot {robot.name!r} from {robot.source}: {error_text(exc)}")
+            return resp
+        placement = setup.placement if setup is not None else robot.placement
+
+        def add() -> tuple[int, str]:
+            try:
+                self.sim.add_robot(robot.model, robot.name, placement)
+            except (ValueError, TypeError) as exc:  # the name was taken meanwhile
+                return SpawnEntity.Response.NAME_NOT_UNIQUE, str(exc)
+            if ports is not None and setup is not None:
+                setup.apply(self.sim.robot(robot.name))
+                self.robots.add(ports)
+                record = robot_record(ports)
+            else:
+                prefix = placement.namespace + "/"
+                self.robots.add_object(robot.name, prefix, object_frames(
+                    self.sim.robot(robot.name), prefix, self.services.p.world_frame,
+                    self.logger), spawned=True)
+                record = object_record(self.sim, robot.name, prefix, spawned=True)
+            self.world_changed()
+            self.record(spawn_robot_event(record, spawned_entry(placement)))
+            what = "robot" if ports is not None else "URDF object"
+            self.logger.info(f"spawned {what} {robot.name!r} from {robot.source} in "
+                             f"/{placement.namespace} at t = {self.sim.time:g} s")
+            return Result.RESULT_OK, ""
+
+        code, message = await self.services.in_physics(add)
+        _set(resp.result, code, message)
+        if code != Result.RESULT_OK and ports is not None:
+            ports.destroy(self.node)
+        resp.entity_name = robot.name if code == Result.RESULT_OK else ""
+        return resp
+
+    def _prepare(self, robot: SpawnedRobot) -> tuple[RobotPorts | None, RobotSetup | None]:
+        """Executor thread: the robot's parameters, settings and ports (None, None for a URDF
+        object: it has neither)."""
+        if robot.model.n_joints == 0:
+            return None, None
+        sim, p = self.sim, self.services.p
+        world = World(gravity=sim.gravity, ground=None, robots=(robot.placement,), bodies=(),
+                      joints=(), solver=SolverSettings(), source=robot.source)
+        alone = mb_sim.Simulation(robot.model, world=world, dt=sim.dt,
+                                  integrator=sim.integrator, gravity=sim.gravity,
+                                  ft_sensors=[], contact_sensors=[])
+        view = alone.robot(robot.name)
+        setup = configure(self.node, p, view, robot.placement, robot_prefix(robot.name),
+                          robot.name, spawned=True)
+        setup.placement = with_initial_positions(robot.placement, view.joint_names, setup.q0)
+        return self.make_ports(alone, view, setup), setup
+
+    def remove(self, name: str) -> None:
+        """Physics thread: a robot or URDF object leaves the node's set (the simulation has
+        already removed it); its ports are destroyed by `destroy_removed`."""
+        self.robots.remove(name)
+
+    def destroy_removed(self) -> None:
+        """Executor thread: the ROS entities of the robots removed."""
+        self.robots.destroy_removed(self.node)
+
+
+def _set(result: Any, code: int, message: str = "") -> None:
+    result.result = code
+    result.error_message = message
