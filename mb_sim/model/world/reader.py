@@ -44,13 +44,18 @@ from mb_sim.records import frozen
 def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
                base_dir: str | os.PathLike[str] | None = None,
                package_dirs: Iterable[str | os.PathLike[str]] = ()) -> World:
-    """Load a world from a YAML file path, YAML text or a dict (format: docs/worlds.md).
+    """Load a world from a YAML file path, YAML text or a dict (format: docs/worlds.md), or
+    from a Gazebo SDF world: a `.sdf` or `.world` file, or SDF text (`mb_sim.model.world.sdf`).
 
     Relative mesh, URDF and SRDF paths are taken from the world file's folder (`base_dir` if
     given, the current folder for text and dicts); `package://` ones as `load_urdf` finds
     them, with `package_dirs` (also kept for loading the robots' URDFs). Raises WorldError
     naming the file, the key path, what is allowed and the value.
     """
+    from mb_sim.model.world.sdf import is_sdf, load_sdf_world
+
+    if is_sdf(source):
+        return load_sdf_world(source, base_dir, package_dirs)  # type: ignore[arg-type]
     d, label, base = read_source(source, base_dir)
     folder = Files(base, tuple(os.fspath(p) for p in package_dirs), label)
     if d is None:

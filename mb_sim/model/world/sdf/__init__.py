@@ -1,0 +1,105 @@
+"""Gazebo SDF worlds (`.sdf`, `.world`) read into the same `World` record as world files.
+
+`load_world` hands a source here when it is an SDF file or SDF text (`is_sdf`); the compile
+step never knows which reader made the world. The reader, one idea per module, in the order a
+file goes through it:
+
+- `elements`: the XML parsed, elements wrapped with their path, values and poses read;
+- `files`: `model://` URIs, Fuel URLs and model.config files found; the built-in models;
+- `frames`: the scopes of frames and the poses between them (`relative_to`, nested models);
+- `geometry`: collisions, surfaces, inertials and colours of a link;
+- `model`: the world's models flattened, each link and joint at its world pose;
+- `mapping`: models as bodies, robots and URDF objects, world joints and the ground;
+- `urdf_out`: the URDF of each articulated tree (one URDF reader for every tree);
+- `report`: what is not simulated, in one info line.
+
+What is read, what is not, and the mapping: docs/worlds.md, "Gazebo SDF worlds".
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mb_sim.errors import WorldError
+from mb_sim.model.resources import read_text_file, xml_text
+from mb_sim.model.world.parts import SolverSettings, World
+from mb_sim.model.world.sdf.elements import MAX_SDF_BYTES, Node, parse
+from mb_sim.model.world.sdf.mapping import Parts
+from mb_sim.model.world.sdf.model import Reader
+from mb_sim.model.world.sdf.report import Report
+from mb_sim.model.world.source import Files
+from mb_sim.records import frozen
+
+SDF_SUFFIXES = (".sdf", ".world")
+SDF_GRAVITY = (0.0, 0.0, -9.8)
+"""SDF's default gravity (m/s^2), for a world without <gravity>."""
+
+
+def is_sdf(source: Any) -> bool:
+    """Whether `load_world`'s source is SDF: a path ending in .sdf or .world, a file whose text
+    starts with `<`, or XML text (bytes or a string starting with `<`)."""
+    if isinstance(source, Mapping):
+        return False
+    if isinstance(source, (bytes, bytearray)):
+        return xml_text(bytes(source[:4096]).decode("utf-8", errors="replace")).startswith("<")
+    if not isinstance(source, (str, os.PathLike)):
+        return False
+    text = os.fspath(source)
+    if isinstance(text, bytes):
+        return False
+    if xml_text(text).startswith("<"):
+        return True
+    if "\n" in text:
+        return False
+    if text.lower().endswith(SDF_SUFFIXES):
+        return True
+    path = Path(text)
+    if path.suffix.lower() in (".yaml", ".yml") and not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    return xml_text(head).startswith("<")
+
+
+def _read(source: Any, base_dir: str | os.PathLike[str] | None) -> tuple[str, str, str]:
+    """(text, label for messages, folder for relative URIs) of an SDF path, text or bytes."""
+    if isinstance(source, (bytes, bytearray)):
+        source = bytes(source[:MAX_SDF_BYTES + 1]).decode("utf-8", errors="replace")
+    text = os.fspath(source)
+    if xml_text(text).startswith("<"):
+        return text, "<string>", str(base_dir if base_dir is not None else os.getcwd())
+    path = Path(text).expanduser()
+    body = read_text_file(path, text, "SDF world", MAX_SDF_BYTES, WorldError)
+    return body, text, str(base_dir if base_dir is not None else path.resolve().parent)
+
+
+def load_sdf_world(source: str | os.PathLike[str] | bytes,
+                   base_dir: str | os.PathLike[str] | None = None,
+                   package_dirs: Iterable[str | os.PathLike[str]] = ()) -> World:
+    """The `World` of an SDF file or SDF text (see the module docstring; `load_world` takes
+    the same arguments). Raises WorldError naming the file, the element path and the value;
+    logs one info line listing what is not simulated."""
+    text, label, folder = _read(source, base_dir)
+    dirs = tuple(os.fspath(p) for p in package_dirs)
+    report = Report()
+    doc = parse(text, label, folder)
+    report.docs.append(doc)
+    found = Reader(dirs, report).world(Node.root(doc))
+    parts = Parts(label, Files(folder, dirs, label), report)
+    for model in found.models:
+        parts.model(model)
+    joints = parts.joints()
+    report.log(label)
+    gravity = found.gravity if found.gravity is not None else SDF_GRAVITY
+    return World(gravity=frozen(gravity), ground=parts.ground, robots=tuple(parts.robots),
+                 bodies=tuple(parts.bodies), joints=joints, solver=SolverSettings(),
+                 source=label if label.startswith("<") else str(Path(label).resolve()))
+
+
+__all__ = ["SDF_GRAVITY", "SDF_SUFFIXES", "is_sdf", "load_sdf_world"]
