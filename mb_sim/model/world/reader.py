@@ -145,9 +145,12 @@ def _robot(label: str, folder: Files, path: str, d: Mapping[str, Any]) -> RobotP
 def _robot_file(label: str, folder: Files, path: str, d: Mapping[str, Any], name: str
                 ) -> str | None:
     """The absolute path of the entry's `urdf` or `srdf` (relative to the world file, file://
-    or package://), or None when not given."""
+    or package://), or None when not given; a `urdf` that is URDF XML text (as `World.to_dict`
+    writes the robots of SDF worlds) is kept as it is."""
     if d.get(name) is None:
         return None
+    if name == "urdf" and d[name].lstrip().startswith("<"):
+        return d[name]
     try:
         return folder.resolve(d[name])
     except MeshError as exc:

@@ -25,8 +25,9 @@ from typing import Any
 
 from mb_sim.errors import WorldError
 from mb_sim.model.resources import read_text_file, xml_text
-from mb_sim.model.world.parts import SolverSettings, World
-from mb_sim.model.world.sdf.elements import MAX_SDF_BYTES, Node, parse
+from mb_sim.model.world.parts import Body, SolverSettings, World
+from mb_sim.model.world.sdf.elements import MAX_SDF_BYTES, MissingFileError, Node, parse
+from mb_sim.model.world.sdf.files import Finder, model_file
 from mb_sim.model.world.sdf.mapping import Parts
 from mb_sim.model.world.sdf.model import Reader
 from mb_sim.model.world.sdf.report import Report
@@ -102,4 +103,56 @@ def load_sdf_world(source: str | os.PathLike[str] | bytes,
                  source=label if label.startswith("<") else str(Path(label).resolve()))
 
 
-__all__ = ["SDF_GRAVITY", "SDF_SUFFIXES", "is_sdf", "load_sdf_world"]
+def model_file_of(uri: str, folder: str, package_dirs: Iterable[str] = ()) -> str:
+    """The SDF file a model URI names: a model folder (model://name, a Fuel URL, a path; its
+    model.config says which file) or an SDF file. MissingFileError when it is found nowhere,
+    WorldError when the folder's model.config names no readable file."""
+    finder = Finder(folder, tuple(package_dirs), uri)
+    found = finder.find(uri, want_dir=True)
+    if found.path is not None:
+        path, why = model_file(found.path)
+        if path is None:
+            raise WorldError(f"{uri}: {why}")
+        return path
+    file = finder.find(uri)
+    if file.path is None:
+        raise MissingFileError(found.why(uri))
+    return file.path
+
+
+def spawn_model(text: str, label: str, folder: str, package_dirs: Iterable[str] = ()
+                ) -> Body:
+    """The one body of an SDF model (a <model>, or an <sdf> holding one model), with the model
+    frame at the world's origin whatever the model's <pose> says: the spawn pose places it.
+
+    Raises MissingFileError for a file it names that is nowhere, NotOneBody when the model is
+    not one body (a robot, several bodies, a plane), WorldError for anything else.
+    """
+    report = Report()
+    doc = parse(text, label, folder)
+    report.docs.append(doc)
+    root = Node.root(doc)
+    if root.tag == "sdf" and root.has("world"):
+        root.fail("a spawned SDF holds one <model>, not a <world>", "<world>")
+    found = Reader(tuple(package_dirs), report, at_origin=True).world(root)
+    parts = Parts(label, Files(folder, tuple(package_dirs), label), report)
+    for model in found.models:
+        parts.model(model)
+    made = [*(f"robot or URDF object {r.name!r}" for r in parts.robots),
+            *(f"body {b.name!r}" for b in parts.bodies),
+            *(f"joint {n.name!r}" for n, _ in parts.joint_entries),
+            *(["the ground (a plane facing up)"] if parts.ground is not None else [])]
+    if len(parts.bodies) != 1 or len(made) != 1:
+        raise NotOneBody(f"{label}: model {found.models[0].name!r} is {len(made)} parts of a "
+                         f"world ({', '.join(made[:6]) or 'nothing'}); a spawned entity is one "
+                         "body (one link of one collision): put the model in the world file")
+    report.log(label)
+    return parts.bodies[0]
+
+
+class NotOneBody(WorldError):
+    """A spawned SDF model that is more (or less) than one body."""
+
+
+__all__ = ["SDF_GRAVITY", "SDF_SUFFIXES", "MissingFileError", "NotOneBody", "is_sdf",
+           "load_sdf_world", "model_file_of", "spawn_model"]

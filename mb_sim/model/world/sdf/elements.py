@@ -39,6 +39,10 @@ POSITION = 1e5
 """m: |x|, |y|, |z| of a pose (as world files accept)."""
 
 
+class MissingFileError(WorldError):
+    """A file an SDF document names (an included model, a mesh) is found nowhere."""
+
+
 @dataclass
 class Doc:
     """One parsed SDF file: its label for messages, its folder (relative URIs), its SDF version
@@ -167,11 +171,12 @@ class Node:
         """The path of a child `tag` that is missing (for errors)."""
         return f"{self.path}/{tag}"
 
-    def fail(self, message: str, value: Any = MISSING, path: str | None = None) -> NoReturn:
-        """Raise WorldError: `<file>: <element path>: <message> (got <value>)<note>`."""
+    def fail(self, message: str, value: Any = MISSING, path: str | None = None,
+             error: type[WorldError] = WorldError) -> NoReturn:
+        """Raise `error`: `<file>: <element path>: <message> (got <value>)<note>`."""
         got = "" if value is MISSING else f" (got {show(value)})"
-        raise WorldError(f"{self.doc.label}: {path or self.path or '<root>'}: {message}{got}"
-                         f"{self.doc.note}")
+        raise error(f"{self.doc.label}: {path or self.path or self.tag}: {message}{got}"
+                    f"{self.doc.note}")
 
     def required(self, tag: str) -> Node:
         """The child `tag`, which must be there."""

@@ -27,6 +27,7 @@ import numpy as np
 from mb_sim.model.world.schema import FRICTION, SIZE
 from mb_sim.model.world.sdf.elements import (
     IDENTITY,
+    MissingFileError,
     Node,
     Pose,
     child_boolean,
@@ -151,7 +152,7 @@ def _file_shape(kind: str, node: Node, geometry: Node, finder: Finder, report: R
     uri_node = node.required("uri")
     found = finder.find(uri_node.text)
     if found.path is None:
-        uri_node.fail(found.why(uri_node.text), uri_node.text)
+        uri_node.fail(found.why(uri_node.text), uri_node.text, error=MissingFileError)
     if kind == "mesh":
         scale = node.child("scale")
         factors = (1.0, 1.0, 1.0) if scale is None else tuple(

@@ -190,9 +190,8 @@ class Parts:
         for link in links:
             if len(link.collisions) != 1:
                 link.node.fail("a link joined by a ball joint, or in a closed loop of joints, is "
-                               "a body of its own, and a body holds exactly one collision shape "
-                               f"(this link has {len(link.collisions)})",
-                               len(link.collisions))
+                               "a body of its own, and a body holds exactly one collision shape; "
+                               "collisions of this link", len(link.collisions))
             names[link.name] = _base(model, link)
             self.free_body(link, names[link.name])
             names[link.name] = self.bodies[-1].name

@@ -30,8 +30,10 @@ import numpy as np
 from mb_sim.errors import WorldError
 from mb_sim.model.resources import read_text_file
 from mb_sim.model.world.sdf.elements import (
+    IDENTITY,
     MAX_SDF_BYTES,
     Doc,
+    MissingFileError,
     Node,
     child_boolean,
     child_number,
@@ -149,9 +151,12 @@ class WorldModels:
 class Reader:
     """Reads one world: its documents (the file and each included one), with `report`."""
 
-    def __init__(self, package_dirs: tuple[str, ...], report: Report) -> None:
+    def __init__(self, package_dirs: tuple[str, ...], report: Report,
+                 at_origin: bool = False) -> None:
         self.package_dirs = package_dirs
         self.report = report
+        self.at_origin = at_origin
+        """Top-level models stand at the world's origin, whatever their pose (spawning)."""
         self._including: list[str] = []
 
     def finder(self, doc: Doc) -> Finder:
@@ -233,6 +238,8 @@ class Reader:
         pose = read_pose(node)
         if include is not None and include.has("pose"):
             pose = read_pose(include)
+        if self.at_origin and parent.root == WORLD:
+            pose = IDENTITY
         placement = child_text(include, "placement_frame") if include is not None else ""
         placement = placement or (node.attr("placement_frame") or "").strip()
         if placement:
@@ -309,7 +316,7 @@ class Reader:
         if path is None:
             file = finder.find(uri)
             if file.path is None:
-                uri_node.fail(folder.why(uri), uri)
+                uri_node.fail(folder.why(uri), uri, error=MissingFileError)
             path = file.path
         else:
             path, why = model_file(path)
