@@ -30,7 +30,6 @@ from mb_sim.model.world.sdf.elements import (
     MissingFileError,
     Node,
     Pose,
-    child_boolean,
     child_number,
     numbers,
     read_pose,
@@ -233,7 +232,3 @@ def read_color(link: Node) -> tuple[float, float, float, float] | None:
                 rgba = [min(max(v, 0.0), 1.0) for v in values] + [1.0] * (4 - len(values))
                 return (rgba[0], rgba[1], rgba[2], rgba[3])
     return None
-
-
-def is_static_flag(node: Node, default: bool) -> bool:
-    return child_boolean(node, "static", default)

@@ -160,6 +160,7 @@ class Reader:
         self._including: list[str] = []
 
     def finder(self, doc: Doc) -> Finder:
+        """The file lookups of a document (relative to its folder)."""
         return Finder(doc.folder, self.package_dirs, doc.label)
 
     # --- the world ---------------------------------------------------------------------------
@@ -175,7 +176,7 @@ class Reader:
                           f"{len(models)} models")
             world = models[0]
             scope = Scope(WORLD, world)
-            raws = [self.model(world, scope, "", False, None)]
+            raws = [self.model(world, scope, False, None)]
             return WorldModels(None, [self.flatten(r, scope) for r in raws], scope)
         scope = Scope(WORLD, world)
         raws: list[_Raw] = []
@@ -183,8 +184,8 @@ class Reader:
             if node.tag == "frame":
                 self.frame(node, scope)
                 continue
-            raw = self.model(node, scope, "", False, None) if node.tag == "model" \
-                else self.include(node, scope, "", False)
+            raw = self.model(node, scope, False, None) if node.tag == "model" \
+                else self.include(node, scope, False)
             if raw is not None:
                 raws.append(raw)
         return WorldModels(self.gravity(world), [self.flatten(r, scope) for r in raws], scope)
@@ -209,10 +210,9 @@ class Reader:
         scope.add(name, Frame(read_pose(node), attached, node, "frame"))
 
     # --- models ------------------------------------------------------------------------------
-    def model(self, node: Node, parent: Scope, prefix: str, parent_static: bool,
-              include: Node | None) -> _Raw:
-        """A <model> (in `parent`'s scope, its names under `prefix`), its nested models
-        read into it. `include`: the <include> that brought it in (its name, pose, static and
+    def model(self, node: Node, parent: Scope, parent_static: bool, include: Node | None
+              ) -> _Raw:
+        """A <model> (a frame of `parent`'s scope), its nested models read into it. `include`: the <include> that brought it in (its name, pose, static and
         placement frame win)."""
         name = (child_text(include, "name") if include is not None else "") or node.name
         if not name:
@@ -224,9 +224,8 @@ class Reader:
         raw.scope.canonical = (node.attr("canonical_link") or "").strip() or None
         self._links(raw)
         for child in node.kids(("model", "include")):
-            inner = self.model(child, raw.scope, prefix + name + "::", raw.static, None) \
-                if child.tag == "model" else self.include(child, raw.scope, prefix + name + "::",
-                                                          raw.static)
+            inner = self.model(child, raw.scope, raw.static, None) if child.tag == "model" \
+                else self.include(child, raw.scope, raw.static)
             if inner is not None:
                 self._nest(raw, inner)
         if raw.scope.canonical is None and raw.links:
@@ -250,6 +249,7 @@ class Reader:
 
     @staticmethod
     def _links(raw: _Raw) -> None:
+        """The model's own <link>s: frames of its scope, relative to the model by default."""
         for link in raw.node.children("link"):
             if not link.name:
                 link.fail("a <link> needs a name attribute")
@@ -282,8 +282,7 @@ class Reader:
         scope.add(key, Frame(read_pose(node), child, node, "joint"))
         return _RawJoint("", node, kind, parent, child, node.child("axis"), key)
 
-    def include(self, node: Node, parent: Scope, prefix: str, parent_static: bool
-                ) -> _Raw | None:
+    def include(self, node: Node, parent: Scope, parent_static: bool) -> _Raw | None:
         """The model an <include> brings in (None: it holds no model, e.g. model://sun)."""
         doc = self._included_doc(node)
         root = Node.root(doc)
@@ -295,7 +294,7 @@ class Reader:
             return None
         self._including.append(doc.label)
         try:
-            return self.model(models[0], parent, prefix, parent_static, node)
+            return self.model(models[0], parent, parent_static, node)
         finally:
             self._including.pop()
 

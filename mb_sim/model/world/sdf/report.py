@@ -13,7 +13,6 @@ a count and the first element's path, in one line per world:
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from mb_sim.model.world.sdf.elements import Doc, Node
@@ -70,6 +69,7 @@ class Report:
         return f"{label}: not simulated: {'; '.join(parts)}"
 
     def log(self, label: str) -> None:
+        """Log the line (at info level), if there is one."""
         text = self.line(label)
         if text is not None:
             log.info("%s", text)
@@ -83,7 +83,3 @@ def _short(label: str) -> str:
     """A file as the line names it: its last two path parts."""
     parts = label.replace("\\", "/").split("/")
     return "/".join(parts[-2:]) if len(parts) > 2 else label
-
-
-def kinds(items: Iterable[tuple[str, str, str]]) -> set[str]:
-    return {kind for kind, _, _ in items}
