@@ -509,3 +509,59 @@ def test_sdf_text_and_dtds(tmp_path: Path) -> None:
     odd.write_text(_sdf(_BALL.replace('<link name="l">', '<model name="m"><link name="l">')
                         + "</model>"))
     assert mb_sim.load_world(odd).body_names == ("m",)
+
+
+def test_includes_nested_in_a_model_and_placement_frames(models: Path) -> None:
+    """An <include> inside a model is a nested model (its links named model__include__link);
+    a placement_frame puts that frame, not the model frame, at the pose."""
+    w = mb_sim.load_world(_sdf("""
+      <model name="cart"><pose>1 0 0 0 0 0</pose>
+        <include><uri>model://crate</uri><name>load</name><pose>0 0 0.5 0 0 0</pose>
+        </include>
+        <link name="deck"><pose>0 0 0.2 0 0 0</pose><inertial><mass>2</mass></inertial>
+          <collision name="c"><geometry><box><size>0.5 0.4 0.05</size></box></geometry>
+          </collision></link>
+      </model>
+      <include><uri>model://crate</uri><name>placed</name>
+        <placement_frame>body</placement_frame><pose>0 3 0.05 0 0 0</pose></include>
+      <model name="hung" placement_frame="tip"><pose>0 -3 1 0 0 0</pose>
+        <frame name="tip" attached_to="l"><pose>0 0 0.5 0 0 0</pose></frame>
+        <link name="l"><collision name="c"><geometry><sphere><radius>0.1</radius></sphere>
+          </geometry></collision></link></model>"""))
+    assert w.body_names == ("cart__deck", "cart__load__body", "placed", "hung")
+    np.testing.assert_allclose(w.body("cart__load__body").xyz, [1.0, 0.0, 0.5], atol=1e-12)
+    np.testing.assert_allclose(w.body("placed").xyz, [0.0, 3.0, 0.05], atol=1e-12)
+    np.testing.assert_allclose(w.body("hung").xyz, [0.0, -3.0, 0.5], atol=1e-12)
+
+
+def test_a_tree_rooted_against_its_joints_moves_as_the_same_tree(tmp_path: Path) -> None:
+    """A chain a -> b -> c rooted at its canonical link c (its URDF joints turned round, axes
+    reversed) and rooted at a: under the same joint efforts, without gravity, every link and
+    every joint coordinate moves alike."""
+    def chain(canonical: str) -> mb_sim.World:
+        links = "".join(
+            f'<link name="{n}"><pose>{0.3 * i} 0 1 0 0 0</pose><inertial><mass>{1 + i}</mass>'
+            "<inertia><ixx>0.01</ixx><iyy>0.02</iyy><izz>0.02</izz></inertia></inertial></link>"
+            for i, n in enumerate("abc"))
+        joints = "".join(
+            f'<joint name="{j}" type="revolute"><pose>-0.15 0 0 0 0 0</pose><parent>{p}</parent>'
+            f"<child>{c}</child><axis><xyz>0 0.6 0.8</xyz></axis></joint>"
+            for j, p, c in (("j1", "a", "b"), ("j2", "b", "c")))
+        return mb_sim.load_world(_sdf(f'<gravity>0 0 0</gravity><model name="m" '
+                                      f'canonical_link="{canonical}">{links}{joints}</model>'))
+    sims = [mb_sim.Simulation(world=chain(root), dt=0.001) for root in ("a", "c")]
+    for sim in sims:
+        robot = sim.robot("m")
+        assert robot.model.base_link == ("a" if sim is sims[0] else "c")
+        robot.set_effort({"j1": 0.3, "j2": -0.2})
+        sim.step(400)
+    a, c = (s.robot("m") for s in sims)
+    assert a.joint_names == ("j1", "j2") and c.joint_names == ("j2", "j1")
+    np.testing.assert_allclose(a.q[7:], c.q[:6:-1], atol=1e-9)  # the base first, then joints
+    assert abs(a.q[7]) > 0.05 and abs(a.q[8]) > 0.05
+    for link in "bc":  # the chain's shape: exact; where it drifts (the base's integration): 1 mm
+        (pa, qa), (pc, qc) = a.link_pose("a"), c.link_pose("a")
+        (la, _), (lc, _) = a.link_pose(link), c.link_pose(link)
+        np.testing.assert_allclose(_rotation(qa).T @ (la - pa), _rotation(qc).T @ (lc - pc),
+                                   atol=1e-9)
+        np.testing.assert_allclose(la, lc, atol=1e-3)
