@@ -41,14 +41,15 @@ from mb_sim.errors import SimulationError, WorldError
 from mb_sim.model.collision_filter import reference_state
 from mb_sim.model.compile import INTEGRATORS, CompiledScene, Placed, compile_scene, scene_record
 from mb_sim.model.forest import new_tree
+from mb_sim.model.gazebo import gazebo_blocks
 from mb_sim.model.model import Model
+from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world import (
     DEFAULT_GRAVITY,
-    Body,
-    SolverSettings,
     World,
 )
-from mb_sim.rotations import quat_to_matrix
+from mb_sim.rotations import quat_from_matrix, quat_to_matrix
+from mb_sim.sensing.suite import Sensing
 from mb_sim.sim.arguments import (
     LIMIT_TOLERANCE,
     RESTORED,
@@ -80,17 +81,13 @@ from mb_sim.sim.data import (
     allocate_data,
     data_record,
 )
+from mb_sim.sim.drive import DiffDrive
 from mb_sim.sim.loading import placed_trees
 from mb_sim.sim.one_robot import OneRobot
 from mb_sim.sim.queries import Pose, Queries
-from mb_sim.sim.rebuild import (
-    RememberedOverlaps,
-    TreeMap,
-    carry_state,
-    geom_identities,
-    index_map,
-)
+from mb_sim.sim.rebuild import RememberedOverlaps
 from mb_sim.sim.robot import Robot
+from mb_sim.sim.scene_changes import SceneChanges
 from mb_sim.sim.sensor_set import SensorSet, Wrench
 from mb_sim.sim.state import State, new_state
 from mb_sim.sim.step import keep_world_joints_now, new_sim, restore, step
@@ -146,7 +143,7 @@ class WorldJointsView:
         return self._sim._world_joint_coordinates()
 
 
-class Simulation(OneRobot):
+class Simulation(OneRobot, SceneChanges):
     """Robots and URDF objects (trees), free bodies and their joints, advanced by fixed steps.
 
     `Simulation(model, world)`: the robot `model` (optional) in the world (optional; its one
@@ -203,6 +200,12 @@ class Simulation(OneRobot):
         self._stepped = False  # the step before the state is the last step taken
         self._clamp_warned: set[tuple[int, int]] = set()
         self._world_settings()
+        self._sensing = Sensing(self)
+        self.drives: dict[str, DiffDrive] = {}
+        """The differential drives of the robots (by robot name) their URDFs declare."""
+        self._gazebo_blocks(self._placed)
+        for spec in (world.sensors if world is not None else ()):
+            self._sensing.add(spec)
         if ft_sensors is not None:
             self._robot().set_ft_sensors(ft_sensors)
         if contact_sensors is not None:
@@ -245,6 +248,20 @@ class Simulation(OneRobot):
                     setter(view.tree, names, f"{self.world.source}: {placed.label}.{key}")  # type: ignore[union-attr]
                 except ValueError as e:
                     raise WorldError(str(e)) from None
+
+    def _gazebo_blocks(self, placed: Sequence[Placed]) -> None:
+        """The sensors and drives of the trees' URDF `<gazebo>` blocks
+        (`mb_sim.model.gazebo`): a robot's sensor is named `<robot>/<name>` when the
+        simulation has several trees."""
+        many = len(self._placed) > 1
+        for p in placed:
+            blocks = gazebo_blocks(p.model.urdf_xml, p.model.source, p.model.joint_names)
+            for spec in blocks.sensors:
+                self._sensing.add(dataclasses.replace(
+                    spec, name=f"{p.name}/{spec.name}" if many else spec.name,
+                    link=f"{p.name}/{spec.link}", robot=p.name))
+            if blocks.drive is not None:
+                self.drives[p.name] = DiffDrive(self._robots[p.name], blocks.drive)
 
     def _bind(self) -> None:
         """(Re)build the records compiled code takes, over the current arrays."""
@@ -421,141 +438,37 @@ class Simulation(OneRobot):
         self._stepped = False
         self._sensors.clear()
 
-    # --- bodies and trees added, removed, moved between steps (mb_sim.sim.rebuild) ------------
-    def entity_names(self) -> tuple[str, ...]:
-        """Names a new body or robot may not take: the bodies', the trees' and their links'."""
-        names = [*self.body_names]
-        for p in self._placed:
-            names += [p.name, *p.model.link_names]
-        return tuple(names)
+    # --- sensors that see (mb_sim.sensing) ------------------------------------------------------
+    @property
+    def sensor_names(self) -> tuple[str, ...]:
+        """The lidars, cameras and IMUs (`add_sensor`, the world file's `sensors:`)."""
+        return self._sensing.names
 
-    def add_body(self, body: Body) -> None:
-        """Add a world body (`mb_sim.model.world.Body`, e.g. `mb_sim.model.spawn.spawn_body`'s)
-        between two steps, at its pose and velocity. Everything else carries over exactly,
-        warm-start impulses included; `reset()` puts the body back where it was added. A
-        body whose name is taken (`entity_names`) is refused (ValueError), nothing changed."""
-        if not isinstance(body, Body):
-            raise TypeError(f"add_body takes a mb_sim.model.world.Body, got "
-                            f"{type(body).__name__}")
-        if body.name in self.entity_names():
-            raise ValueError(f"body name {body.name!r} is taken (bodies, the robots and their "
-                             "links have unique names)")
-        world = self._current_world()
-        self._rebuild(dataclasses.replace(world, bodies=(*world.bodies, body)), self._placed)
+    def sensor(self, name: str) -> SensorSpec:
+        """A sensor's declaration; KeyError naming the sensors otherwise."""
+        return self._sensing.spec(name)
 
-    def remove_body(self, name: str) -> None:
-        """Remove a world body between two steps; everything else carries over exactly. An
-        unknown name (KeyError) or a body held by a world joint (ValueError) is refused,
-        nothing changed."""
-        self.scene.body_index(name)
-        world = self._current_world()
-        holding = [j.name for j in world.joints if name in (j.parent, j.child)]
-        if holding:
-            raise ValueError(f"body {name!r} is held by world joint(s) "
-                             f"{', '.join(map(repr, holding))}; it cannot be removed alone")
-        self._rebuild(dataclasses.replace(
-            world, bodies=tuple(b for b in world.bodies if b.name != name)), self._placed)
+    def add_sensor(self, spec: SensorSpec) -> None:
+        """Mount a lidar, camera or IMU (`mb_sim.model.sensors.SensorSpec`) on what its `link`
+        names (a robot link, `<robot>/<link>` with several robots, a body, or `world`),
+        replacing one of the same name; WorldError naming the sensor, the field and the value
+        when it is bad (nothing changes)."""
+        self._sensing.add(spec)
 
-    def add_robot(self, model: Model, name: str, placement: Any = None) -> None:
-        """Add a robot or URDF object between two steps: `model` named `name` (unique among
-        `entity_names`), placed by `placement` (a `mb_sim.model.world.RobotPlacement`; None:
-        at the origin), at its initial positions. Everything else carries over exactly;
-        `reset()` puts it back where it was added. On error nothing changes."""
-        if not isinstance(model, Model):
-            raise TypeError(f"add_robot takes a mb_sim.model.Model, got {type(model).__name__}")
-        if not isinstance(name, str) or not name or name in self.entity_names():
-            raise ValueError(f"robot name {name!r} is empty or taken (bodies, the robots and "
-                             "their links have unique names)")
-        placed = (*self._placed, Placed(model, name, placement, name))
-        self._rebuild(self._current_world(), placed)
+    def remove_sensor(self, name: str) -> None:
+        self._sensing.remove(name)
 
-    def remove_robot(self, name: str) -> None:
-        """Remove a robot or URDF object between two steps; everything else carries over
-        exactly. An unknown name is refused (KeyError), nothing changed."""
-        self.robot(name)
-        self._rebuild(self._current_world(), tuple(p for p in self._placed if p.name != name))
+    def read_sensor(self, name: str) -> Any:
+        """A reading of sensor `name` at the current state (docs/sensors.md): a lidar's ranges
+        (m, float64; rows for a 3-D lidar), a depth camera's (h, w) float32 image (m along the
+        optical axis), a camera's (h, w, 3) uint8 RGB image, or an IMU's `ImuReading`; +inf
+        beyond range, -inf below it (REP 117, 118); noise drawn for the reading's tick."""
+        return self._sensing.read(name)
 
-    def set_body_state(self, name: str, xyz: object = None, quat_xyzw: object = None,
-                       linear: object = None, angular: object = None) -> None:
-        """Move a free body: position of its centre of mass (m) and/or orientation
-        (x, y, z, w), linear (m/s) and/or angular (rad/s) velocity, world frame; what is not
-        given stays. Its contacts start the next step without warm start; every other
-        contact keeps its impulses. An unknown name (KeyError), a static body or a bad value
-        (ValueError, TypeError) is refused, nothing changed."""
-        i = self.scene.body_index(name)
-        if not self.scene.arrays.bodies.dynamic[i]:
-            raise ValueError(f"body {name!r} is static: it stays where the world puts it")
-        args = StateArguments(None, self.body_names)
-        p, r, v, w = args.body_state(name, xyz, quat_xyzw, linear, angular)
-        st = self.state
-        for target, value in ((st.body_pos[i], p), (st.body_quat[i], r),
-                              (st.body_vel[i, :3], v), (st.body_vel[i, 3:], w)):
-            if value is not None:
-                target[:] = value
-        ids = geom_identities(self.scene)
-        geom_map = index_map(ids, [None if x == ("body", name) else x for x in ids])
-        carry_state(st.copy(), st, np.arange(len(self.body_names)), geom_map, len(ids))
-        self._contacts = None
-
-    def _current_world(self) -> World:
-        if self.world is not None:
-            return self.world
-        return World(gravity=self.gravity, ground=None, robots=(), bodies=(),
-                     joints=(), solver=SolverSettings(), source="<no world>")
-
-    def _rebuild(self, world: World, placed: Sequence[Placed]) -> None:
-        """Compile the scene of `world` and the trees `placed` (the options as they are) and
-        carry the state, the initial state and the state before the last step over by the
-        names of the bodies and trees."""
-        self._overlaps.key = self._trees_key(placed)
-        scene = compile_scene(placed, world, self.dt, self.integrator, self.gravity,
-                              self._overlaps)
-        arrays = scene.arrays._replace(options=self.options)
-        scene = dataclasses.replace(scene, arrays=arrays)
-        geom_map = index_map(geom_identities(self.scene), geom_identities(scene))
-        body_map = index_map(scene.body_names, self.scene.body_names)
-        new_names = [p.name for p in placed]
-        tree_map = np.array([new_names.index(p.name) if p.name in new_names else -1
-                             for p in self._placed], dtype=np.int64)
-        trees = TreeMap(self.scene.arrays.tree, arrays.tree, tree_map)
-        old_data = self._data
-        data = allocate_data(arrays, max(old_data.contacts.depth.shape[0],
-                                         4 * len(scene.geom_names)))
-        data.joints.stats[:] = old_data.joints.stats
-        fresh = self._fresh_trees(placed, scene, data)
-
-        def carried(old: State) -> State:
-            new = fresh.copy()
-            carry_state(old, new, body_map, geom_map, len(scene.geom_names), trees)
-            return new
-
-        state, initial = carried(self.state), carried(self._initial)
-        before = carried(State(*old_data.before))
-        for name, value in zip(before.arrays()._fields, before.arrays()):
-            np.copyto(getattr(data.before, name), value)
-        old_views = self._robots
-        self._clamp_warned = set()  # joints are numbered anew
-        self.world, self.scene, self._data, self._placed = world, scene, data, tuple(placed)
-        self.state, self._initial = state, initial
-        self._contacts = Contacts.empty()
-        self._sensors.rescene(scene, [p.model for p in placed], tree_map)
-        self._m = scene_record(arrays)
-        self._make_views()
-        for name, view in self._robots.items():  # gains set and warnings given carry over
-            if name in old_views:
-                view._servos.custom = old_views[name]._servos.custom
-                view._effort_warned = old_views[name]._effort_warned
-        self._bind()
-
-    def _fresh_trees(self, placed: Sequence[Placed], scene: CompiledScene,
-                     data: Data) -> State:
-        """The state of a new scene with the trees that are new at their initial positions
-        (those that stay are carried over on top of it)."""
-        fresh = self._new_state(scene, data)
-        tree = scene.arrays.tree
-        fresh.q[:] = reference_state(placed, tree)
-        fresh.target[:, 0] = fresh.q[tree.qadr]
-        return fresh
+    def sensor_pose(self, name: str) -> Pose:
+        """World pose of a sensor's frame now: (xyz, quaternion x, y, z, w)."""
+        R, p = self._sensing.pose(self._sensing.spec(name).name)
+        return p, quat_from_matrix(R)
 
     # --- queries (mb_sim.sim.queries) ---------------------------------------------------------
     @property

@@ -246,6 +246,9 @@ class World:
     solver: SolverSettings
     source: str
     description: str = ""
+    sensors: tuple[Any, ...] = ()
+    """Its `sensors:` (`mb_sim.model.sensors.SensorSpec`, checked as declarations; mounted on
+    their links by the simulation)."""
 
     @property
     def robot(self) -> RobotPlacement:
@@ -291,7 +294,18 @@ class World:
         out["bodies"] = [body_to_dict(b) for b in self.bodies]
         out["joints"] = [joint_to_dict(j) for j in self.joints]
         out["solver"] = {f.name: getattr(self.solver, f.name) for f in fields(SolverSettings)}
+        if self.sensors:
+            out["sensors"] = [sensor_to_dict(s) for s in self.sensors]
         return out
+
+
+def sensor_to_dict(spec: Any) -> dict[str, Any]:
+    """A `sensors:` entry that reads back as `spec` (every field written out)."""
+    d = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name not in ("noise",
+                                                                               "source")}
+    d["xyz"], d["rpy"] = list(spec.xyz), list(spec.rpy)
+    d["noise"] = {"stddev": spec.noise.stddev, "bias": spec.noise.bias}
+    return d
 
 
 def robot_to_dict(r: RobotPlacement) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import numpy as np
 
 from mb_sim.errors import WorldError
 from mb_sim.model.mesh import MeshError
+from mb_sim.model.sensors import Noise, SensorSpec
 from mb_sim.model.srdf import read_disabled_collisions
 from mb_sim.model.world import schema
 from mb_sim.model.world.bodies import make_body, pose
@@ -68,7 +69,24 @@ def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
     return World(gravity=frozen(d.get("gravity", DEFAULT_GRAVITY)), ground=_ground(d.get("ground")),
                  robots=robots, bodies=bodies, joints=joints,
                  solver=SolverSettings(**_plain(SolverSettings, schema.SOLVER, d.get("solver"))),
-                 source=source_name, description=d.get("description", ""))
+                 source=source_name, description=d.get("description", ""),
+                 sensors=_sensors(label, d.get("sensors") or ()))
+
+
+def _sensors(label: str, entries: Iterable[Mapping[str, Any]]) -> tuple[SensorSpec, ...]:
+    """The `sensors:` entries as checked SensorSpecs; names unique."""
+    out: list[SensorSpec] = []
+    for i, entry in enumerate(entries):
+        path = f"sensors[{i}]"
+        noise = Noise(**(entry.get("noise") or {}))
+        spec = SensorSpec(**_plain(SensorSpec, schema.SENSOR, entry, ("xyz", "rpy", "noise")),
+                          xyz=tuple(float(x) for x in entry.get("xyz", (0.0, 0.0, 0.0))),
+                          rpy=tuple(float(x) for x in entry.get("rpy", (0.0, 0.0, 0.0))),
+                          noise=noise, source=f"{label}: {path}")
+        if spec.name in (s.name for s in out):
+            fail(label, key(path, "name"), "duplicate sensor name", spec.name)
+        out.append(spec.check())
+    return tuple(out)
 
 
 def _plain(record: type, keys: Mapping[str, Any], d: Mapping[str, Any] | None,

@@ -431,6 +431,58 @@ _SOLVER_DOCS = {
 _SOLVER_UNITS = {"tolerance": "N s", "velocity_tolerance": "m/s or rad/s",
                  "restitution_threshold": "m/s", "envelope": "m", "slop": "m", "d_max": "m"}
 
+def _sensor_keys() -> dict[str, Schema]:
+    """The keys of a `sensors:` entry (mb_sim.model.sensors.SensorSpec; its defaults)."""
+    from mb_sim.model.sensors import KINDS as SENSOR_KINDS
+    from mb_sim.model.sensors import MAX_RATE, SensorSpec
+
+    d = SensorSpec("x", "lidar")
+    angle, cam = 2 * math.pi, "cameras"
+    return {
+        "name": {**name("unique among sensors: a letter or _, then letters, digits or _"),
+                 "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+        "type": choice(SENSOR_KINDS, "lidar (2-D or 3-D), depth_camera, camera (colour) or "
+                       "imu"),
+        "link": name("what it is fixed to: a robot link (<robot>/<link> with several "
+                     "robots), a body, or world") | {"default": "world"},
+        "xyz": position("position in the frame of link; it looks along its +x", [0, 0, 0]),
+        "rpy": rpy("orientation in the frame of link"),
+        "rate": number(0.0, MAX_RATE, "readings per second of simulated time", "Hz",
+                       d.rate, lo_open=True),
+        "noise": mapping({"stddev": number(0.0, 1e6, "standard deviation of the Gaussian "
+                                           "noise added to each value", default=0.0),
+                          "bias": number(-1e6, 1e6, "constant offset added to each value",
+                                         default=0.0)},
+                         "Gaussian noise of each value (m, rad/s, m/s², or 0..255 levels)"),
+        "seed": integer(0, 2**63 - 1, "seeds the noise (with the sensor's name and the "
+                        "reading's tick)", 0),
+        "samples": integer(1, 100000, "lidar: samples of a row", d.samples),
+        "min_angle": number(-angle, angle, "lidar: first sample's angle about +z", "rad",
+                            d.min_angle),
+        "max_angle": number(-angle, angle, "lidar: last sample's angle", "rad", d.max_angle),
+        "min_range": number(0.0, 1e5, "lidar: nearer readings are -inf", "m", d.min_range),
+        "max_range": number(0.0, 1e5, "lidar: farther readings are +inf", "m", d.max_range),
+        "vertical_samples": integer(1, 10000, "lidar: rows (1: a 2-D lidar)", 1),
+        "min_vertical_angle": number(-math.pi / 2, math.pi / 2, "lidar: first row's angle "
+                                     "above the horizontal", "rad", 0.0),
+        "max_vertical_angle": number(-math.pi / 2, math.pi / 2, "lidar: last row's angle",
+                                     "rad", 0.0),
+        "width": integer(1, 10000, f"{cam}: pixels across", d.width),
+        "height": integer(1, 10000, f"{cam}: pixels down", d.height),
+        "hfov": number(0.0, math.pi, f"{cam}: horizontal field of view", "rad", d.hfov,
+                       lo_open=True),
+        "near": number(0.0, 1e5, f"{cam}: nearer depths are -inf", "m", d.near,
+                       lo_open=True),
+        "far": number(0.0, 1e5, f"{cam}: farther depths are +inf", "m", d.far, lo_open=True),
+        "topic": text("the topic the node publishes it on (default: scan, points, "
+                      "<name>/image_raw, <name>/depth/image_raw, imu)"),
+        "frame_id": text("the frame of its messages (default: its own frame, its name)"),
+    }
+
+
+SENSOR: dict[str, Schema] = _sensor_keys()
+"""The keys of a `sensors:` entry."""
+
 SOLVER: dict[str, Schema] = {
     f.name: _solver_key(f.name, f.default) for f in fields(SolverSettings)}
 """The keys of `solver:`, one per field of `SolverSettings` (its defaults)."""
@@ -451,6 +503,8 @@ TOP: dict[str, Schema] = {
                               rules=_joint_rules()), "joints between bodies, or a body and "
                       "the world"),
     "solver": mapping({**SOLVER, **SOLVER_MOVED}, "solver settings", nullable=True),
+    "sensors": entries(mapping(SENSOR, required=("name", "type")), "lidars, cameras and "
+                       "IMUs fixed to robot links, bodies or the world (docs/sensors.md)"),
 }
 """The top-level keys of a world file."""
 

@@ -1,0 +1,190 @@
+"""Real robots in a user's own loop: example-robot-data robots stepped by mb_sim next to
+MuJoCo loading the same URDF, in the same process.
+
+    .venv/bin/python benchmarks/bench_robots.py [--seconds 1] [--robots ur5 panda ...]
+        [--no-mujoco] [--self-collision]
+
+Each robot is fixed in the air (its root where the URDF puts it, no ground), its joints held
+by a PD at the middle of their limits; the loop reads q and qd, computes the PD and writes the
+efforts every step of dt = 1 ms, as a script, an RL environment or a controller test does.
+mb_sim: the robot's `arrays` (views written in place, checked by the step); MuJoCo 4: d.qpos,
+d.qvel, d.ctrl, mj_step. No collision in either (MuJoCo's geoms get contype = conaffinity = 0;
+mb_sim's world `self_collision: false`, no ground). With --self-collision, mb_sim also runs
+with its default self-collision on (nothing touches at the hold pose: that is what it costs
+to look). Printed per robot: us per step of each loop (the
+PD included), the ratio mb_sim / MuJoCo, mb_sim with self-collision against without, the
+contacts; and the median ratio. Numbers only, no pass/fail.
+
+MuJoCo loads each URDF with `<mujoco><compiler balanceinertia="true" discardvisual="true"
+strippath="false"/></mujoco>` added and its collision meshes given as absolute paths (Collada
+files converted to STL with trimesh first, once, into a temporary folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+import mb_sim
+from mb_sim.model.mesh import MeshError, resolve_uri
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "test"))
+from robot_walk import hold_pose, load_fixed, package_dirs, quiet, robots_dir
+
+DT = 0.001
+OMEGA = 20.0
+ROBOTS = {
+    "ur5": "ur_description/urdf/ur5_robot.urdf",
+    "panda": "panda_description/urdf/panda.urdf",
+    "z1": "z1_description/urdf/z1.urdf",
+    "xarm7": "xarm_description/urdf/xarm7.urdf",
+    "kinova": "kinova_description/robots/kinova.urdf",
+    "so101": "so_arm_description/urdf/so101.urdf",
+    "solo12": "solo_description/robots/solo12.urdf",
+    "go2": "go2_description/urdf/go2.urdf",
+    "g1": "g1_description/urdf/g1_29dof_rev_1_0.urdf",
+    "pr2": "pr2_description/urdf/pr2.urdf",
+    "baxter": "baxter_description/urdf/baxter.urdf",
+    "tiago_dual": "tiago_description/robots/tiago_dual.urdf",
+    "talos": "talos_data/robots/talos_reduced.urdf",
+}
+
+
+def mb_sim_loop(rel: str, seconds: float, self_collision: bool) -> dict[str, float]:
+    """us per step of the user loop in mb_sim, and the mean number of contacts."""
+    model = load_fixed(rel)
+    q0 = hold_pose(model)
+    world = mb_sim.load_world({"ground": None, "robot": {
+        "self_collision": self_collision,
+        "initial_positions": dict(zip(model.joint_names, q0.tolist()))}})
+    sim = mb_sim.Simulation(model, world, dt=DT)
+    a = sim._robot().arrays
+    H = np.diag(mb_sim.crba(model, sim.q))[-model.n_joints:]
+    kp, kd = H * OMEGA**2, H * 2.0 * OMEGA
+    steps = round(seconds / DT)
+    contacts = 0
+
+    def loop(n: int) -> None:
+        nonlocal contacts
+        for _ in range(n):
+            a.effort[:] = kp * (q0 - a.joint_positions) - kd * a.joint_velocities
+            sim.step()
+            contacts += int(sim._data.contacts.count[0])
+
+    loop(50)  # compiled, settled
+    contacts = 0
+    t0 = time.perf_counter()
+    loop(steps)
+    return {"us": 1e6 * (time.perf_counter() - t0) / steps, "contacts": contacts / steps}
+
+
+def mujoco_xml(rel: str, folder: Path) -> str:
+    """The URDF made loadable by MuJoCo (module docstring)."""
+    import trimesh
+
+    path = robots_dir() / rel
+    root = ET.fromstring(path.read_text())
+    for j in root.iter("joint"):
+        if j.get("type") == "floating":
+            j.set("type", "fixed")
+    for link in root.iter("link"):
+        for visual in link.findall("visual"):
+            link.remove(visual)
+    for mesh in root.iter("mesh"):
+        try:
+            found = resolve_uri(mesh.get("filename", ""), str(path.parent), package_dirs())
+        except MeshError:
+            continue
+        if found.lower().endswith(".dae"):
+            out = folder / (Path(found).stem + f"_{abs(hash(found))}.stl")
+            if not out.exists():
+                trimesh.load(found, force="mesh").export(out)
+            found = str(out)
+        mesh.set("filename", found)
+    ext = ET.SubElement(root, "mujoco")
+    ET.SubElement(ext, "compiler", balanceinertia="true", discardvisual="true",
+                  strippath="false")
+    return ET.tostring(root, encoding="unicode")
+
+
+def mujoco_loop(rel: str, seconds: float, folder: Path) -> dict[str, float] | None:
+    try:
+        import mujoco
+    except ImportError:
+        return None
+    m = mujoco.MjModel.from_xml_string(mujoco_xml(rel, folder))
+    m.opt.timestep = DT
+    m.geom_contype[:] = 0
+    m.geom_conaffinity[:] = 0
+    d = mujoco.MjData(m)
+    model = load_fixed(rel)
+    joints = [m.joint(name) for name in model.joint_names]
+    qadr = np.array([m.jnt_qposadr[j.id] for j in joints])
+    vadr = np.array([m.jnt_dofadr[j.id] for j in joints])
+    q0 = hold_pose(model)
+    d.qpos[qadr] = q0
+    mujoco.mj_forward(m, d)
+    H = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(m, d, H)
+    kp, kd = np.diag(H)[vadr] * OMEGA**2, np.diag(H)[vadr] * 2.0 * OMEGA
+    force = np.zeros(m.nv)
+    steps = round(seconds / DT)
+
+    def loop(n: int) -> None:
+        for _ in range(n):
+            force[vadr] = kp * (q0 - d.qpos[qadr]) - kd * d.qvel[vadr]
+            d.qfrc_applied[:] = force
+            mujoco.mj_step(m, d)
+
+    loop(50)
+    t0 = time.perf_counter()
+    loop(steps)
+    return {"us": 1e6 * (time.perf_counter() - t0) / steps}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=1.0, help="simulated seconds timed")
+    parser.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=list(ROBOTS))
+    parser.add_argument("--no-mujoco", action="store_true")
+    parser.add_argument("--self-collision", action="store_true")
+    args = parser.parse_args()
+    print(f"user loop (PD from q, qd; efforts written; dt {DT * 1e3:g} ms), fixed in the air, "
+          f"{args.seconds:g} s each")
+    header = f"{'robot':<12}{'dof':>5}{'mb_sim us':>11}{'MuJoCo us':>11}{'ratio':>7}"
+    if args.self_collision:
+        header += f"{'self-coll us':>14}{'vs off':>8}{'contacts':>10}"
+    print(header)
+    ratios = []
+    with quiet(), tempfile.TemporaryDirectory() as tmp:
+        for name in args.robots:
+            rel = ROBOTS[name]
+            mine = mb_sim_loop(rel, args.seconds, False)
+            theirs = None if args.no_mujoco else mujoco_loop(rel, args.seconds, Path(tmp))
+            n = load_fixed(rel).n_joints
+            line = f"{name:<12}{n:>5}{mine['us']:>11.1f}"
+            if theirs is not None:
+                ratios.append(mine["us"] / theirs["us"])
+                line += f"{theirs['us']:>11.1f}{ratios[-1]:>7.2f}"
+            else:
+                line += f"{'':>11}{'':>7}"
+            if args.self_collision:
+                coll = mb_sim_loop(rel, args.seconds, True)
+                line += (f"{coll['us']:>14.1f}{coll['us'] / mine['us']:>8.2f}"
+                         f"{coll['contacts']:>10.1f}")
+            print(line, flush=True)
+    if ratios:
+        print(f"median ratio mb_sim / MuJoCo: {statistics.median(ratios):.2f} "
+              f"(max {max(ratios):.2f})")
+
+
+if __name__ == "__main__":
+    main()
