@@ -330,7 +330,7 @@ def test_what_is_not_simulated_is_listed_in_one_info_line(caplog) -> None:
       <actor name="walker"/>
       <include><uri>model://sun</uri></include>
       <model name="robot">
-        {_box_link("base", "0 0 1", '<sensor name="cam" type="camera"/><visual name="v"/>')}
+        {_box_link("base", "0 0 1", '<sensor name="alt" type="altimeter"/><visual name="v"/>')}
         <plugin filename="gz-sim-joint-state-publisher-system" name="jsp"/>
         <joint name="spin" type="revolute"><parent>world</parent><child>base</child>
           <axis><xyz>0 0 1</xyz><dynamics><spring_stiffness>5</spring_stiffness></dynamics>
@@ -345,7 +345,7 @@ def test_what_is_not_simulated_is_listed_in_one_info_line(caplog) -> None:
     for fragment in ("gui x1 (world/gui", "scene x1 (world/scene", "light x2 (world/light[lamp]",
                      "light[sun]", ("plugin x2 (world/plugin[gz::sim::systems::Physics], "
                      "world/model[robot]/plugin[jsp]"), "actor x1 (world/actor[walker]",
-                     "sensor x1 (world/model[robot]/link[base]/sensor[cam]",
+                     "altimeter sensor x1 (world/model[robot]/link[base]/sensor[alt]",
                      "visual x1", "joint spring x1 (world/model[robot]/joint[spin]"):
         assert fragment in line, fragment
     for read in ("pose x", "inertial x", "collision x", "link x", "joint x", "axis x"):
@@ -565,3 +565,64 @@ def test_a_tree_rooted_against_its_joints_moves_as_the_same_tree(tmp_path: Path)
         np.testing.assert_allclose(_rotation(qa).T @ (la - pa), _rotation(qc).T @ (lc - pc),
                                    atol=1e-9)
         np.testing.assert_allclose(la, lc, atol=1e-3)
+
+
+def test_sensors_and_a_drive_of_sdf_models() -> None:
+    """SDF <sensor>s and a diff-drive <plugin> are read as a Gazebo-ready URDF's <gazebo>
+    blocks are: on a robot's link (its URDF carries them), on a body (mounted on it), on a
+    static link (mounted on the world at its pose); the robot drives on velocity commands
+    and its lidar sees the wall ahead."""
+    wheel = ('<link name="{n}"><pose>0 {y} 0.08 -1.5707963267948966 0 0</pose><inertial><mass>'
+             "0.5</mass><inertia><ixx>0.001</ixx><iyy>0.001</iyy><izz>0.0016</izz></inertia>"
+             '</inertial><collision name="c"><geometry><cylinder><radius>0.08</radius><length>'
+             "0.04</length></cylinder></geometry></collision></link>"
+             '<joint name="{n}_joint" type="revolute"><parent>chassis</parent><child>{n}</child>'
+             "<axis><xyz>0 0 1</xyz></axis></joint>")
+    imu = '<sensor name="puck_imu" type="imu"><pose>0.02 0 0 0 0 0</pose></sensor>'
+    w = mb_sim.load_world(_sdf(f"""
+      <include><uri>model://ground_plane</uri></include>
+      <model name="overhead"><static>true</static><pose>0 -1 3 0 1.5707963267948966 0</pose>
+        <link name="link"><sensor name="top_cam" type="camera"><pose>0 0 0.1 0 0 0</pose>
+          <update_rate>5</update_rate><camera><image><width>64</width><height>48</height>
+          </image></camera></sensor></link></model>
+      <model name="wall"><static>true</static><pose>2 0 0.5 0 0 0</pose><link name="l">
+        <collision name="c"><geometry><box><size>0.1 4 1</size></box></geometry></collision>
+        </link></model>
+      <model name="puck"><pose>0 1 0.05 0 0 0</pose>{_box_link("l", "0 0 0", imu)}</model>
+      <model name="bot"><pose>0 0 0.001 0 0 0</pose>
+        <link name="chassis"><pose>0 0 0.12 0 0 0</pose><inertial><mass>4</mass><inertia>
+          <ixx>0.03</ixx><iyy>0.04</iyy><izz>0.05</izz></inertia></inertial>
+          <collision name="c"><geometry><box><size>0.3 0.2 0.08</size></box></geometry>
+          </collision>
+          <collision name="caster"><pose>0.12 0 -0.09 0 0 0</pose><geometry><sphere><radius>
+            0.03</radius></sphere></geometry><surface><friction><ode><mu>0</mu></ode>
+            </friction></surface></collision>
+          <sensor name="lidar" type="gpu_lidar"><pose>0 0 0.1 0 0 0</pose><lidar><scan>
+            <horizontal><samples>360</samples><min_angle>-3.14159265</min_angle>
+            <max_angle>3.14159265</max_angle></horizontal></scan><range><min>0.05</min>
+            <max>10</max></range></lidar></sensor></link>
+        {wheel.format(n="left", y=0.13)}{wheel.format(n="right", y=-0.13)}
+        <plugin filename="gz-sim-diff-drive-system" name="gz::sim::systems::DiffDrive">
+          <left_joint>left_joint</left_joint><right_joint>right_joint</right_joint>
+          <wheel_separation>0.26</wheel_separation><wheel_radius>0.08</wheel_radius>
+        </plugin></model>"""))
+    assert [(s.name, s.link) for s in w.sensors] == [("top_cam", "world"), ("puck_imu", "puck")]
+    sim = mb_sim.Simulation(world=w, dt=0.001)
+    assert set(sim.sensor_names) == {"top_cam", "puck_imu", "lidar"}
+    np.testing.assert_allclose(sim.sensor_pose("top_cam")[0], [0.1, -1.0, 3.0], atol=1e-9)
+    np.testing.assert_allclose(sim.sensor_pose("puck_imu")[0], [0.02, 1.0, 0.05], atol=1e-9)
+    assert sim.read_sensor("top_cam").shape == (48, 64, 3)
+    drive = sim.drives["bot"]
+    assert drive.spec.left_joints == ("left_joint",) and drive.spec.wheel_radius == 0.08
+    sim.step(300)
+    lidar_x = sim.sensor_pose("lidar")[0][0]
+    assert sim.read_sensor("lidar")[180] == pytest.approx(1.95 - lidar_x, abs=0.01)
+    drive.reset(sim.time)
+    t0, start = sim.time, None
+    while sim.time < t0 + 3.0 - 1e-9:  # 1 s to reach the speed, then 2 s at it
+        drive.command(0.25, 0.0, sim.time)
+        sim.step(10)
+        if start is None and sim.time >= t0 + 1.0 - 1e-9:
+            start = sim.robot("bot").base_pose()[0].copy()
+    moved = sim.robot("bot").base_pose()[0] - start
+    assert moved[0] == pytest.approx(0.5, rel=0.03) and abs(moved[1]) < 0.02

@@ -11,6 +11,7 @@ file goes through it:
 - `model`: the world's models flattened, each link and joint at its world pose;
 - `mapping`: models as bodies, robots and URDF objects, world joints and the ground;
 - `urdf_out`: the URDF of each articulated tree (one URDF reader for every tree);
+- `sensing`: sensors and drive plugins, read as a Gazebo-ready URDF's `<gazebo>` blocks;
 - `report`: what is not simulated, in one info line.
 
 What is read, what is not, and the mapping: docs/worlds.md, "Gazebo SDF worlds".
@@ -25,6 +26,7 @@ from typing import Any
 
 from mb_sim.errors import WorldError
 from mb_sim.model.resources import read_text_file, xml_text
+from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world.parts import Body, SolverSettings, World
 from mb_sim.model.world.sdf.elements import MAX_SDF_BYTES, MissingFileError, Node, parse
 from mb_sim.model.world.sdf.files import Finder, model_file
@@ -100,7 +102,20 @@ def load_sdf_world(source: str | os.PathLike[str] | bytes,
     gravity = found.gravity if found.gravity is not None else SDF_GRAVITY
     return World(gravity=frozen(gravity), ground=parts.ground, robots=tuple(parts.robots),
                  bodies=tuple(parts.bodies), joints=joints, solver=SolverSettings(),
-                 source=label if label.startswith("<") else str(Path(label).resolve()))
+                 source=label if label.startswith("<") else str(Path(label).resolve()),
+                 sensors=_unique(parts.sensors))
+
+
+def _unique(sensors: list[SensorSpec]) -> tuple[SensorSpec, ...]:
+    """The world's sensors, checked, their names unique."""
+    seen: dict[str, str] = {}
+    for spec in sensors:
+        if spec.name in seen:
+            raise WorldError(f"{spec.source}: sensor {spec.name!r}: the name is taken (also "
+                             f"{seen[spec.name]}); sensors on bodies and the world need names "
+                             "of their own")
+        seen[spec.name] = spec.source
+    return tuple(spec.check() for spec in sensors)
 
 
 def model_file_of(uri: str, folder: str, package_dirs: Iterable[str] = ()) -> str:
@@ -138,6 +153,8 @@ def spawn_model(text: str, label: str, folder: str, package_dirs: Iterable[str] 
     parts = Parts(label, Files(folder, tuple(package_dirs), label), report)
     for model in found.models:
         parts.model(model)
+    for spec in parts.sensors:
+        report.notes.append(("sensor", spec.source, "a spawned body carries no sensor"))
     made = [*(f"robot or URDF object {r.name!r}" for r in parts.robots),
             *(f"body {b.name!r}" for b in parts.bodies),
             *(f"joint {n.name!r}" for n, _ in parts.joint_entries),

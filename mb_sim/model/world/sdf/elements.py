@@ -158,6 +158,10 @@ class Node:
         """Every child element `tag`, in document order (each marked read)."""
         return [self._wrap(c) for c in self.element.findall(tag)]
 
+    def read_all(self) -> None:
+        """Mark the element's whole subtree read (a part handed whole to another reader)."""
+        self.doc.read.update(id(e) for e in self.element.iter())
+
     def kids(self, tags: tuple[str, ...]) -> list[Node]:
         """The child elements whose tag is one of `tags`, in document order (each marked
         read)."""

@@ -32,6 +32,7 @@ import numpy as np
 
 from mb_sim.errors import ModelError
 from mb_sim.model.mass import check_inertia
+from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world.bodies import make_body
 from mb_sim.model.world.parts import Body, Ground, RobotPlacement, WorldJoint
 from mb_sim.model.world.reader import _joint as make_joint
@@ -40,6 +41,7 @@ from mb_sim.model.world.sdf.elements import Node
 from mb_sim.model.world.sdf.geometry import Collision
 from mb_sim.model.world.sdf.model import WORLD, Joint, Link, Model
 from mb_sim.model.world.sdf.report import Report
+from mb_sim.model.world.sdf.sensing import mounted
 from mb_sim.model.world.sdf.urdf_out import TreeUrdf, ros_name
 from mb_sim.model.world.source import Files
 from mb_sim.records import frozen
@@ -71,6 +73,7 @@ class Parts:
     bodies: list[Body] = field(default_factory=list)
     robots: list[RobotPlacement] = field(default_factory=list)
     joint_entries: list[tuple[Node, dict[str, Any]]] = field(default_factory=list)
+    sensors: list[SensorSpec] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
 
     def claim(self, name: str, node: Node, joint: bool = False) -> str:
@@ -96,12 +99,17 @@ class Parts:
                 self.static_link(link, _base(model, link))
             return
         groups = _components(model, self.report)
+        drives = list(model.drives)
         for links, joints in groups:
-            self.component(model, links, joints, len(groups) > 1)
+            self.component(model, links, joints, len(groups) > 1, drives)
+        for drive in drives:
+            self.report.note(drive, "plugin", "a drive's wheel joints must be joints of one "
+                             "robot of the model")
 
-    def component(self, model: Model, links: list[Link], joints: list[Joint], several: bool
-                  ) -> None:
-        """One group of joined links (module docstring's table)."""
+    def component(self, model: Model, links: list[Link], joints: list[Joint], several: bool,
+                  drives: list[Node]) -> None:
+        """One group of joined links (module docstring's table); `drives`: the model's drive
+        plugins not yet given to a robot (a robot takes those of its joints)."""
         anchors = [j for j in joints if WORLD in (j.parent, j.child)]
         inner = [j for j in joints if j not in anchors]
         if any(j.type == "ball" for j in joints) or len(joints) > len(links) - 1 + bool(anchors):
@@ -118,7 +126,10 @@ class Parts:
             return
         root = anchors[0].child if anchors else _root(model, links, inner)
         name = f"{model.name}__{root}" if several else model.name
-        self.tree(model, name, links, inner, root, anchors[0] if anchors else None)
+        own = [d for d in drives if _wheels(d) <= {j.name for j in joints}]
+        for drive in own:
+            drives.remove(drive)
+        self.tree(model, name, links, inner, root, anchors[0] if anchors else None, own)
 
     # --- static links ------------------------------------------------------------------------
     def static_link(self, link: Link, base: str) -> None:
@@ -143,6 +154,7 @@ class Parts:
             if link.color is not None:
                 entry["color"] = list(link.color)
             self.add_body(collision.node, name, entry)
+        self.sensors += mounted(link.sensors, link.pose, WORLD, np.eye(4))
 
     def plane(self, collision: Collision, world: np.ndarray, name: str) -> None:
         """The ground (the first plane facing +z), else a static box under the plane."""
@@ -178,6 +190,10 @@ class Parts:
         if link.color is not None:
             entry["color"] = list(link.color)
         self.add_body(collision.node, name, entry)
+        body = self.bodies[-1]
+        frame = np.eye(4)
+        frame[:3, :3], frame[:3, 3] = body.rotation, body.xyz
+        self.sensors += mounted(link.sensors, link.pose, body.name, frame)
 
     def add_body(self, node: Node, name: str, entry: dict[str, Any]) -> None:
         entry["name"] = self.claim(name, node)
@@ -211,13 +227,13 @@ class Parts:
             self.joint_entries.append((joint.node, entry))
 
     def tree(self, model: Model, name: str, links: list[Link], joints: list[Joint], root: str,
-             anchor: Joint | None) -> None:
+             anchor: Joint | None, drives: list[Node]) -> None:
         """A robot (or URDF object) of a tree of links, its URDF written from the SDF."""
         for joint in [*joints, *([anchor] if anchor is not None else [])]:
             if joint.spring:
                 self.report.note(joint.node, "joint spring", "joints have no springs in mb_sim")
         entry = self.claim(name, model.node)
-        urdf = TreeUrdf(entry, links, joints, root, anchor)
+        urdf = TreeUrdf(entry, links, joints, root, anchor, drives)
         floating = anchor is None
         _check_urdf(model.node, urdf.text, floating)
         surfaces = [(c.friction, c.restitution) for link in links for c, _ in link.collisions]
@@ -242,6 +258,12 @@ class Parts:
         by_name = {b.name: b for b in self.bodies}
         return tuple(make_joint(node.doc.label, node.path, entry, by_name)
                      for node, entry in self.joint_entries)
+
+
+def _wheels(drive: Node) -> set[str]:
+    """The joints a drive plugin names."""
+    return {(e.text or "").strip() for tag in ("left_joint", "right_joint")
+            for e in drive.element.iter(tag)}
 
 
 def _base(model: Model, link: Link) -> str:

@@ -52,6 +52,7 @@ from mb_sim.model.world.sdf.geometry import (
     read_inertial,
 )
 from mb_sim.model.world.sdf.report import Report
+from mb_sim.model.world.sdf.sensing import read_drives, read_sensors
 
 MAX_INCLUDE_DEPTH = 16
 UNLIMITED = 1e16
@@ -74,6 +75,8 @@ class Link:
     inertial: Inertial
     inertial_pose: np.ndarray
     color: tuple[float, float, float, float] | None
+    sensors: list[Node] = field(default_factory=list)
+    """Its <sensor>s of the types mb_sim reads (`mb_sim.model.world.sdf.sensing`)."""
 
 
 @dataclass
@@ -109,6 +112,8 @@ class Model:
     links: list[Link] = field(default_factory=list)
     joints: list[Joint] = field(default_factory=list)
     canonical: str | None = None
+    drives: list[Node] = field(default_factory=list)
+    """Its differential drive <plugin>s."""
 
 
 @dataclass
@@ -335,7 +340,8 @@ class Reader:
         top = world.pose(raw.name, raw.node)
         scope = raw.scope
         model = Model(raw.name, raw.node, raw.static,
-                      child_boolean(raw.node, "self_collide", False), canonical=scope.canonical)
+                      child_boolean(raw.node, "self_collide", False), canonical=scope.canonical,
+                      drives=read_drives(raw.node))
         for name, node in raw.links:
             model.links.append(self._link(name, node, top, scope, raw.link_scopes[name]))
         for joint in raw.joints:
@@ -355,7 +361,8 @@ class Reader:
                 collisions.append((collision, pose))
         inertial = read_inertial(node)
         pose = inverse @ own.in_scope(inertial.pose, local, inertial.node or node)
-        return Link(name, node, top @ in_model, collisions, inertial, pose, read_color(node))
+        return Link(name, node, top @ in_model, collisions, inertial, pose, read_color(node),
+                    read_sensors(node, self.report))
 
     def _flat_joint(self, raw: _RawJoint, top: np.ndarray, scope: Scope) -> Joint:
         """A joint with its ends named in the top-level model and its world frame and axis."""

@@ -21,7 +21,6 @@ log = logging.getLogger("mb_sim")
 
 WHY = {
     "visual": "only drawn; viewers draw the collision shapes",
-    "sensor": "sensors of SDF models are not read",
     "plugin": "Gazebo plugins",
     "light": "not simulated",
     "gui": "Gazebo's GUI",

@@ -26,6 +26,7 @@ SDF link poses), with these choices:
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
@@ -34,8 +35,10 @@ from transforms3d.euler import mat2euler
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mass import mass_properties
 from mb_sim.model.mesh import MeshError
+from mb_sim.model.world.sdf.elements import Node
 from mb_sim.model.world.sdf.geometry import Collision
 from mb_sim.model.world.sdf.model import UNLIMITED, WORLD, Joint, Link
+from mb_sim.model.world.sdf.sensing import gazebo_xml
 
 NO_LIMIT = 1e16
 """Effort (N m or N) and velocity (rad/s or m/s) of a joint SDF gives no limit."""
@@ -144,7 +147,7 @@ class TreeUrdf:
     its root link."""
 
     def __init__(self, name: str, links: list[Link], joints: list[Joint], root: str,
-                 anchor: Joint | None) -> None:
+                 anchor: Joint | None, drives: Sequence[Node] = ()) -> None:
         self.name = name
         self.by_name = {link.name: link for link in links}
         self.frames = {link.name: link.pose for link in links}
@@ -156,10 +159,14 @@ class TreeUrdf:
             self.elements.append(f"<link name={quoteattr(self.urdf_names[link.name])}>{body}"
                                  "</link>")
         self.placement = self.frames[root]
+        joint_names = {}
         if anchor is not None and anchor.type != "fixed":
-            self._anchor(anchor, root)
+            joint_names[anchor.name] = self._anchor(anchor, root)
         for joint, parent, child, reverse in _tree_order(root, joints):
-            self._joint(joint, parent, child, reverse)
+            joint_names[joint.name] = self._joint(joint, parent, child, reverse)
+        for link in links:
+            self.elements += [gazebo_xml(self.urdf_names[link.name], s, {}) for s in link.sensors]
+        self.elements += [gazebo_xml(None, d, joint_names) for d in drives]
 
     @property
     def text(self) -> str:
@@ -173,8 +180,9 @@ class TreeUrdf:
         self.taken.add(name)
         return name
 
-    def _anchor(self, anchor: Joint, root: str) -> None:
-        """A movable joint from the world: a massless root link at the joint frame."""
+    def _anchor(self, anchor: Joint, root: str) -> str:
+        """A movable joint from the world: a massless root link at the joint frame; the
+        joint's URDF name."""
         dummy = self._unique(ros_name(f"{self.name}__{WORLD}"))
         self.elements.append(f"<link name={quoteattr(dummy)}/>")
         frame = self.frames[root].copy()
@@ -182,10 +190,11 @@ class TreeUrdf:
         self.frames[dummy] = frame
         self.urdf_names[dummy] = dummy
         self.placement = frame
-        self._joint(anchor, dummy, root, False)
+        return self._joint(anchor, dummy, root, False)
 
-    def _joint(self, joint: Joint, parent: str, child: str, reverse: bool) -> None:
-        """The URDF joint(s) of an SDF joint from `parent` to `child` (URDF's direction)."""
+    def _joint(self, joint: Joint, parent: str, child: str, reverse: bool) -> str:
+        """The URDF joint(s) of an SDF joint from `parent` to `child` (URDF's direction);
+        the URDF name of the joint."""
         P, C = self.frames[parent], self.frames[child]
         name = self._unique(ros_name(joint.name))
         ends = (f"<parent link={quoteattr(self.urdf_names[parent])}/>"
@@ -193,7 +202,7 @@ class TreeUrdf:
         if joint.type == "fixed":
             self.elements.append(f'<joint name={quoteattr(name)} type="fixed">'
                                  f"{_origin(np.linalg.inv(P) @ C)}{ends}</joint>")
-            return
+            return name
         assert joint.axis is not None
         axis = -joint.axis if reverse else joint.axis
         J = C.copy()
@@ -215,6 +224,7 @@ class TreeUrdf:
         self.elements.append(
             f'<joint name={quoteattr(name)} type="{kind}">{_origin(np.linalg.inv(P) @ J)}{ends}'
             f'<axis xyz="{" ".join(_num(v) for v in local)}"/>{limit}{dynamics}</joint>')
+        return name
 
 
 def _limit(joint: Joint) -> tuple[str, str]:
