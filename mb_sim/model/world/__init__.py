@@ -13,6 +13,7 @@ The package, one idea per module, in the order a file goes through it:
 - `messages`: errors worded alike whether the schema or the code finds them;
 - `reader`: a valid document -> `World` (checks across keys and entries);
 - `bodies`: a body's shape, mass properties, pose and colour;
+- `joints`: a world joint from its entry (both readers make them with it);
 - `parts`: the records (`World`, `RobotPlacement`, `Body`, ...), defaults, combine rules;
 - `checks`: robot entries against the loaded robot models;
 - `tables`: docs/worlds.md's key and limit tables, from the schema;

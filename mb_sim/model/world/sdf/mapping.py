@@ -34,8 +34,8 @@ from mb_sim.errors import ModelError
 from mb_sim.model.mass import check_inertia
 from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world.bodies import make_body
+from mb_sim.model.world.joints import make_joint
 from mb_sim.model.world.parts import Body, Ground, RobotPlacement, WorldJoint
-from mb_sim.model.world.reader import _joint as make_joint
 from mb_sim.model.world.schema import INERTIA, MASS
 from mb_sim.model.world.sdf.elements import Node
 from mb_sim.model.world.sdf.geometry import Collision
