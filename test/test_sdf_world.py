@@ -280,12 +280,13 @@ def _box_link(name: str, xyz: str = "0 0 0", extra: str = "", collisions: int = 
             f"{parts}{extra}</link>")
 
 
-def test_links_become_bodies_objects_and_static_bodies_by_their_joints() -> None:
+def test_links_become_bodies_objects_and_static_bodies_by_their_joints(caplog) -> None:
     """Several free links: bodies model__link; a moving link of two collisions: a floating
     URDF object; a static model of several links and collisions: one static body each; links
     joined by fixed joints only: one floating object; a prismatic joint to the world: a
-    fixed-base robot."""
-    w = mb_sim.load_world(_sdf(f"""
+    fixed-base robot. The info line says what is read otherwise than Gazebo reads it."""
+    with caplog.at_level(logging.INFO, logger="mb_sim"):
+        w = mb_sim.load_world(_sdf(f"""
       <model name="pair">{_box_link("a", "0 0 1")}{_box_link("b", "1 0 1")}</model>
       <model name="twin">{_box_link("l", "2 0 1", collisions=2)}</model>
       <model name="shelf"><static>true</static>{_box_link("x", "3 0 0", collisions=2)}
@@ -296,6 +297,12 @@ def test_links_become_bodies_objects_and_static_bodies_by_their_joints() -> None
         <joint name="slide" type="prismatic"><parent>world</parent><child>car</child>
           <axis><xyz>0 0 1</xyz><limit><lower>-0.5</lower><upper>0.5</upper>
           <effort>100</effort></limit></axis></joint></model>"""))
+    line = next(r.getMessage() for r in caplog.records if "Gazebo reads it" in r.getMessage())
+    assert line.startswith("<string>: read otherwise than Gazebo reads it: ")
+    assert "static link of several collisions x1 (world/model[shelf]/link[x]; one static body " \
+        "per collision)" in line
+    assert "link of several collisions x1 (world/model[twin]/link[l]; a floating URDF object" \
+        in line
     assert w.body_names == ("pair__a", "pair__b", "shelf__x__c0", "shelf__x__c1", "shelf__y")
     assert [b.static for b in w.bodies] == [False, False, True, True, True]
     assert [(r.name, r.floating) for r in w.robots] == [

@@ -158,7 +158,7 @@ def _file_shape(kind: str, node: Node, geometry: Node, finder: Finder, report: R
             float(v) for v in numbers(scale, 3, *SIZE))
         submesh = node.child("submesh")
         if submesh is not None:
-            report.note(submesh, "submesh", "the whole mesh collides")
+            report.note(submesh, "submesh", "the whole mesh collides", mapped=True)
         return Shape(kind, (), geometry, path=found.path, scale=factors)  # type: ignore[arg-type]
     size = node.child("size")
     extents = (1.0, 1.0, 1.0) if size is None else tuple(float(v) for v in numbers(size, 3, *SIZE))
@@ -179,11 +179,11 @@ def read_surface(collision: Node, report: Report) -> tuple[float, float]:
             mu2 = child_number(ode, "mu2", friction, 0.0)
             if mu2 != friction:
                 report.note(ode, "mu2", f"friction is isotropic: mu {friction:g} is used, "
-                            f"not mu2 {mu2:g}")
+                            f"not mu2 {mu2:g}", mapped=True)
         elif bullet is not None and bullet.has("friction"):
             friction = child_number(bullet, "friction", SDF_FRICTION, 0.0)
     if friction > FRICTION:
-        report.note(collision, "friction above 100", f"capped at {FRICTION:g}")
+        report.note(collision, "friction above 100", f"capped at {FRICTION:g}", mapped=True)
         friction = FRICTION
     bounce = surface.child("bounce")
     restitution = 0.0 if bounce is None else child_number(

@@ -85,7 +85,7 @@ class Parts:
                       name)
         self.names[key] = node.path
         if made != name.replace("::", "__"):
-            self.report.note(node, "renamed", f"{name!r} is {made!r} (a ROS name)")
+            self.report.note(node, "renamed", f"{name!r} is {made!r} (a ROS name)", mapped=True)
         return made
 
     # --- models ------------------------------------------------------------------------------
@@ -145,7 +145,7 @@ class Parts:
                 continue
             if len(link.collisions) > 1 and i == 0:
                 self.report.note(link.node, "static link of several collisions",
-                                 "one static body per collision")
+                                 "one static body per collision", mapped=True)
             if collision.shape.kind == "heightmap":
                 entry = heightmap_body(collision, world, name)
             else:
@@ -164,7 +164,7 @@ class Parts:
                                  restitution=collision.restitution)
             return
         self.report.note(collision.node, "plane", "a second or tilted plane is a static box "
-                         f"{PLANE_THICKNESS:g} m thick under it")
+                         f"{PLANE_THICKNESS:g} m thick under it", mapped=True)
         rotation = world[:3, :3] @ _rotation_to(np.array(collision.shape.normal))
         centre = world[:3, 3] - 0.5 * PLANE_THICKNESS * normal
         size = [*collision.shape.size, PLANE_THICKNESS]
@@ -241,11 +241,11 @@ class Parts:
         if len(set(surfaces)) > 1:
             self.report.note(model.node, "surfaces of one robot", "its links take the first "
                              f"collision's friction {friction:g} and restitution "
-                             f"{restitution:g}")
+                             f"{restitution:g}", mapped=True)
         if len(links) == 1 and len(links[0].collisions) != 1:
             self.report.note(links[0].node, "link of several collisions" if links[0].collisions
                              else "moving link without collision",
-                             "a floating URDF object (a robots: entry)")
+                             "a floating URDF object (a robots: entry)", mapped=True)
         self.robots.append(RobotPlacement(
             xyz=frozen(urdf.placement[:3, 3]), quat_xyzw=frozen(_quat(urdf.placement)),
             friction=friction, restitution=restitution, urdf=urdf.text, floating=floating,
