@@ -633,3 +633,31 @@ def test_sensors_and_a_drive_of_sdf_models() -> None:
             start = sim.robot("bot").base_pose()[0].copy()
     moved = sim.robot("bot").base_pose()[0] - start
     assert moved[0] == pytest.approx(0.5, rel=0.03) and abs(moved[1]) < 0.02
+
+
+def test_a_static_model_nested_in_a_moving_one_is_the_world_to_its_joints() -> None:
+    """A door: its frame a static model nested in the door model, its panel hinged to the
+    frame's post (the post the hinge's parent, and once its child): the post is a static
+    body and the panel a robot hinged to the world, swinging the same way both times."""
+    def door(parent: str, child: str, axis: str) -> mb_sim.World:
+        return mb_sim.load_world(_sdf(f"""
+          <model name="door">
+            <model name="frame"><static>true</static>
+              {_box_link("post", "0 0 1")}</model>
+            {_box_link("panel", "0.4 0 1")}
+            <joint name="hinge" type="revolute"><pose relative_to="frame::post">0 0 0 0 0 0
+              </pose><parent>{parent}</parent><child>{child}</child>
+              <axis><xyz>{axis}</xyz></axis></joint>
+          </model>"""))
+    worlds = [door("frame::post", "panel", "0 0 1"), door("panel", "frame::post", "0 0 -1")]
+    for w in worlds:
+        assert w.body_names == ("door__frame__post",) and w.body("door__frame__post").static
+        assert [r.name for r in w.robots] == ["door"] and not w.robots[0].floating
+    sims = [mb_sim.Simulation(world=w, dt=0.001) for w in worlds]
+    for sim in sims:
+        sim.robot("door").set_effort({"hinge": 0.2})
+        sim.step(300)
+    a, b = (s.robot("door") for s in sims)
+    assert a.q[0] > 0.05 and a.q[0] == pytest.approx(b.q[0], abs=1e-9)
+    np.testing.assert_allclose(a.link_pose("panel")[0], b.link_pose("panel")[0], atol=1e-9)
+    assert a.link_pose("panel")[0][1] > 0.01  # +z turns the panel (at +x) towards +y

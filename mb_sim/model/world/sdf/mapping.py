@@ -24,6 +24,7 @@ static box 1 m thick with its top face on the plane. Heightmaps go through `heig
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,7 +99,13 @@ class Parts:
             for link in model.links:
                 self.static_link(link, _base(model, link))
             return
-        groups = _components(model, self.report)
+        fixed = [link for link in model.links if link.static]
+        for link in fixed:
+            self.static_link(link, _base(model, link))
+        moving = dataclasses.replace(model, links=[k for k in model.links if not k.static],
+                                     joints=_to_world(model, {k.name for k in fixed},
+                                                      self.report))
+        groups = _components(moving, self.report)
         drives = list(model.drives)
         for links, joints in groups:
             self.component(model, links, joints, len(groups) > 1, drives)
@@ -258,6 +265,25 @@ class Parts:
         by_name = {b.name: b for b in self.bodies}
         return tuple(make_joint(node.doc.label, node.path, entry, by_name)
                      for node, entry in self.joint_entries)
+
+
+def _to_world(model: Model, fixed: set[str], report: Report) -> list[Joint]:
+    """The model's joints with its static links (a static model nested in a moving one) as
+    the world: a joint to one of them joins the other end to the world (turned round, axis
+    reversed, when the static link was the parent); one between two is left out."""
+    out = []
+    for joint in model.joints:
+        ends = (joint.parent in fixed, joint.child in fixed)
+        if ends == (False, False):
+            out.append(joint)
+        elif all(ends):
+            report.note(joint.node, "joint of a static model", "static links never move")
+        elif ends[0]:
+            out.append(dataclasses.replace(joint, parent=WORLD))
+        else:
+            axis = None if joint.axis is None else -joint.axis
+            out.append(dataclasses.replace(joint, parent=WORLD, child=joint.parent, axis=axis))
+    return out
 
 
 def _wheels(drive: Node) -> set[str]:

@@ -77,6 +77,8 @@ class Link:
     color: tuple[float, float, float, float] | None
     sensors: list[Node] = field(default_factory=list)
     """Its <sensor>s of the types mb_sim reads (`mb_sim.model.world.sdf.sensing`)."""
+    static: bool = False
+    """It belongs to a static model (nested in a moving one, maybe): it never moves."""
 
 
 @dataclass
@@ -142,6 +144,7 @@ class _Raw:
     links: list[tuple[str, Node]] = field(default_factory=list)
     joints: list[_RawJoint] = field(default_factory=list)
     link_scopes: dict[str, Scope] = field(default_factory=dict)
+    link_static: dict[str, bool] = field(default_factory=dict)
 
 
 @dataclass
@@ -217,8 +220,9 @@ class Reader:
     # --- models ------------------------------------------------------------------------------
     def model(self, node: Node, parent: Scope, parent_static: bool, include: Node | None
               ) -> _Raw:
-        """A <model> (a frame of `parent`'s scope), its nested models read into it. `include`: the <include> that brought it in (its name, pose, static and
-        placement frame win)."""
+        """A <model> (a frame of `parent`'s scope), its nested models read into it.
+        `include`: the <include> that brought it in (its name, pose, static and placement
+        frame win)."""
         name = (child_text(include, "name") if include is not None else "") or node.name
         if not name:
             node.fail("a <model> needs a name attribute")
@@ -261,6 +265,7 @@ class Reader:
             raw.scope.add(link.name, Frame(read_pose(link), "__model__", link, "link"))
             raw.links.append((link.name, link))
             raw.link_scopes[link.name] = raw.scope
+            raw.link_static[link.name] = raw.static
 
     @staticmethod
     def _nest(raw: _Raw, inner: _Raw) -> None:
@@ -268,6 +273,7 @@ class Reader:
         for name, link in inner.links:
             raw.links.append((f"{inner.name}::{name}", link))
             raw.link_scopes[f"{inner.name}::{name}"] = inner.link_scopes[name]
+            raw.link_static[f"{inner.name}::{name}"] = inner.link_static[name]
         for joint in inner.joints:
             raw.joints.append(replace(joint, prefix=f"{inner.name}::{joint.prefix}"))
 
@@ -343,7 +349,9 @@ class Reader:
                       child_boolean(raw.node, "self_collide", False), canonical=scope.canonical,
                       drives=read_drives(raw.node))
         for name, node in raw.links:
-            model.links.append(self._link(name, node, top, scope, raw.link_scopes[name]))
+            link = self._link(name, node, top, scope, raw.link_scopes[name])
+            link.static = raw.link_static[name]
+            model.links.append(link)
         for joint in raw.joints:
             model.joints.append(self._flat_joint(joint, top, scope))
         return model
