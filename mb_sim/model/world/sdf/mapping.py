@@ -5,7 +5,7 @@ Each model's links are split into components joined by joints; each component be
 
 | what the SDF says | what mb_sim makes of it |
 | --- | --- |
-| a static model (or links welded to the world by fixed joints) | one static body per collision; a horizontal plane the ground |
+| a static model (also one nested in a moving model; its joints then join the other end to the world), links welded to the world by fixed joints | one static body per collision; a plane facing up the ground |
 | one moving link, one collision | a body (named after the model, or ``model__link``) |
 | moving links in a tree of revolute, continuous, prismatic and fixed joints | a robot: a `robots:` entry whose URDF is written from the SDF (`urdf_out`), floating unless joined to the world |
 | one moving link with several collisions (or none), links joined by fixed joints only | a URDF object (a `robots:` entry without movable joints), floating |
