@@ -661,3 +661,51 @@ def test_a_static_model_nested_in_a_moving_one_is_the_world_to_its_joints() -> N
     assert a.q[0] > 0.05 and a.q[0] == pytest.approx(b.q[0], abs=1e-9)
     np.testing.assert_allclose(a.link_pose("panel")[0], b.link_pose("panel")[0], atol=1e-9)
     assert a.link_pose("panel")[0][1] > 0.01  # +z turns the panel (at +x) towards +y
+
+
+def test_a_mimic_joint_follows_its_leader() -> None:
+    """SDF 1.11's <mimic> (multiplier, offset, reference) couples the follower to its leader
+    as the URDF's <mimic> does: q_follower = m (q_leader - reference) + offset."""
+    def arm(name: str, y: float, mimic: str = "") -> str:
+        return (f'{_box_link(name, f"0.2 {y} 1")}<joint name="{name}_hinge" type="revolute">'
+                f'<pose>-0.2 0 0 0 0 0</pose><parent>post</parent><child>{name}</child>'
+                f"<axis><xyz>0 1 0</xyz>{mimic}</axis></joint>")
+    mimic = ('<mimic joint="lead_hinge" axis="axis"><multiplier>0.5</multiplier><offset>0.1'
+             "</offset><reference>0.2</reference></mimic>")
+    w = mb_sim.load_world(_sdf(
+        f'<model name="pair">{_box_link("post", "0 0.25 1")}{arm("lead", 0.0)}'
+        f'{arm("follow", 0.5, mimic)}<joint name="fix" type="fixed"><parent>world</parent>'
+        "<child>post</child></joint><self_collide>false</self_collide></model>"))
+    sim = mb_sim.Simulation(world=w, dt=0.001)
+    robot = sim.robot("pair")
+    sim.step(400)
+    q = dict(zip(robot.joint_names, robot.q, strict=True))
+    assert q["lead_hinge"] > 0.3
+    assert q["follow_hinge"] == pytest.approx(0.5 * (q["lead_hinge"] - 0.2) + 0.1, abs=1e-3)
+
+
+def test_worlds_as_gazebo_writes_them(caplog) -> None:
+    """What Gazebo's own parser takes and XML does not: `--` in comments, prefixes without an
+    xmlns declaration (elements and attributes), `::` in element names; and geometries mb_sim
+    has not (two polylines) left out with a note, an automatic inertial without a collision
+    to compute it from taking SDF's default."""
+    text = _sdf(f"""
+      <!-- run it: gz sim -v 4 --iterations 10 this.sdf -->
+      <plugin filename="gz-sim-physics-system" name="p"><gz::system_priority>10
+        </gz::system_priority></plugin>
+      <model name="m">{_BALL.replace('<link name="l">', '<link name="l" gz:flag="1">')}
+        <gz:extra>1</gz:extra></model>
+      <model name="letter"><link name="l"><inertial auto="true"/><collision name="c">
+        <geometry><polyline><point>0 0</point><point>1 0</point><point>0 1</point>
+        <height>0.1</height></polyline><polyline><point>0 0</point><point>1 1</point>
+        <point>0 1</point><height>0.1</height></polyline></geometry></collision></link>
+      </model>""")
+    with caplog.at_level(logging.INFO, logger="mb_sim"):
+        w = mb_sim.load_world(text)
+    assert w.body_names == ("m",) and [r.name for r in w.robots] == ["letter"]
+    line = next(r.getMessage() for r in caplog.records if "not simulated" in r.getMessage())
+    for fragment in ("plugin x1 (world/plugin[p];",
+                     "gz:extra x1 (world/model[m]/gz:extra",
+                     "polyline geometry x1 (world/model[letter]/link[l]/collision[c]/geometry",
+                     "automatic inertial x1 (world/model[letter]/link[l]/inertial"):
+        assert fragment in line, fragment

@@ -20,6 +20,7 @@ capped at `MAX_SDF_BYTES`.
 from __future__ import annotations
 
 import math
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -91,19 +92,45 @@ def _root_path(root: ET.Element) -> str:
 def parse(text: str, label: str, folder: str, note: str = "") -> Doc:
     """The document of SDF `text` (from file `label`, relative URIs from `folder`).
 
+    Read as Gazebo's own parser reads files: comments are dropped before parsing (Gazebo's
+    worlds put command lines with `--` in them, which XML forbids), and element prefixes
+    without an `xmlns` declaration (`<gz:system_priority>`) are taken as they are written.
     Raises WorldError for text that is not XML, holds a DTD, or is larger than MAX_SDF_BYTES.
     """
     if len(text) > MAX_SDF_BYTES:
         raise WorldError(f"{label}: SDF text of {len(text)} characters is larger than the "
                          f"{MAX_SDF_BYTES} accepted{note}")
-    text = xml_text(text)
-    if "<!DOCTYPE" in text[:4096] or "<!ENTITY" in text:
+    text = _COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), xml_text(text))
+    if "<!DOCTYPE" in text or "<!ENTITY" in text:
         raise WorldError(f"{label}: <!DOCTYPE ...>: SDF files take no DTD or entities{note}")
+    text = _SCOPED_TAG.sub(lambda m: m.group(1) + _SCOPE, text)
+    used = set(_PREFIX.findall(text)) | set(_PREFIXED_ATTRIBUTE.findall(text))
+    prefixes = sorted(used - set(_DECLARED.findall(text)) - {"xml", "xmlns"})
+    if prefixes:
+        declared = "".join(f' xmlns:{p}="{_UNDECLARED}{p}"' for p in prefixes)
+        text = _ROOT.sub(lambda m: m.group(1) + declared, text, count=1)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
         raise WorldError(f"{label}: malformed XML: {exc}{note}") from None
+    for element in root.iter():
+        tag = str(element.tag)
+        if tag.startswith("{" + _UNDECLARED):
+            element.tag = tag = tag[len(_UNDECLARED) + 1:].replace("}", ":", 1)
+        if _SCOPE in tag:
+            element.tag = tag.replace(_SCOPE, "::")
     return Doc(label, folder, root, _version(root), note)
+
+
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_PREFIX = re.compile(r"</?([A-Za-z_][\w.-]*):[A-Za-z_]")
+_PREFIXED_ATTRIBUTE = re.compile(r"\s([A-Za-z_][\w.-]*):[A-Za-z_][\w.-]*\s*=")
+_SCOPED_TAG = re.compile(r"(</?[A-Za-z_][\w.-]*)::(?=[A-Za-z_])")
+_SCOPE = "-scoped-"
+"""What `::` in an element name (`<gz::system_priority>`, not XML) reads as until parsed."""
+_DECLARED = re.compile(r"xmlns:([A-Za-z_][\w.-]*)\s*=")
+_ROOT = re.compile(r"(<(?!\?|!)[A-Za-z_][\w.:-]*)")
+_UNDECLARED = "urn:mb-sim:undeclared:"
 
 
 def _version(root: ET.Element) -> tuple[int, ...]:

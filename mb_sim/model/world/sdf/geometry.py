@@ -107,18 +107,24 @@ def read_collision(node: Node, finder: Finder, report: Report) -> Collision | No
 def read_shape(geometry: Node, finder: Finder, report: Report) -> Shape | None:
     """The one shape of a <geometry> element."""
     kinds = [str(e.tag) for e in geometry.element if isinstance(e.tag, str)]
-    known = [k for k in kinds if k in SHAPES or k in OTHER_SHAPES]
-    if len(known) != 1:
+    known = list(dict.fromkeys(k for k in kinds if k in SHAPES))
+    other = list(dict.fromkeys(k for k in kinds if k in OTHER_SHAPES))
+    if len(known) > 1 or not known and not other:
         geometry.fail(f"must hold exactly one shape ({', '.join(SHAPES)})",
                       " ".join(f"<{k}>" for k in kinds) or "nothing")
-    kind = known[0]
-    if kind in OTHER_SHAPES:
-        report.note(geometry, f"{kind} geometry", "a shape mb_sim has not; the collision is "
-                    "left out")
+    if not known:
+        for element in geometry.element:
+            geometry.doc.read.update(id(e) for e in element.iter())
+        report.note(geometry, f"{other[0]} geometry", "a shape mb_sim has not; the collision "
+                    "is left out")
         return None
+    kind = known[0]
     node = geometry.required(kind)
     lo, hi = SIZE
     if kind == "box":
+        if not node.has("size"):
+            node.fail("is missing (SDF requires it; Gazebo would take SDF's default, 1 1 1)",
+                      path=node.where("size"))
         return Shape(kind, tuple(numbers(node.required("size"), 3, lo, hi)), geometry)
     if kind == "sphere":
         return Shape(kind, (_length(node, "radius"),), geometry)
@@ -130,6 +136,10 @@ def read_shape(geometry: Node, finder: Finder, report: Report) -> Shape | None:
 
 
 def _length(node: Node, tag: str) -> float:
+    """A sphere's, cylinder's or capsule's radius or length, which SDF requires."""
+    if not node.has(tag):
+        node.fail("is missing (SDF requires it; Gazebo would take SDF's default, 1 m)",
+                  path=node.where(tag))
     return float(numbers(node.required(tag), 1, *SIZE)[0])
 
 

@@ -239,6 +239,11 @@ class Parts:
         for joint in [*joints, *([anchor] if anchor is not None else [])]:
             if joint.spring:
                 self.report.note(joint.node, "joint spring", "joints have no springs in mb_sim")
+        for link in links:
+            if link.inertial.auto and not link.collisions:
+                self.report.note(link.inertial.node or link.node, "automatic inertial",
+                                 "no collision to compute it from: SDF's default inertial",
+                                 mapped=True)
         entry = self.claim(name, model.node)
         urdf = TreeUrdf(entry, links, joints, root, anchor, drives)
         floating = anchor is None

@@ -100,6 +100,9 @@ class Joint:
     damping: float = 0.0
     friction: float = 0.0
     spring: float = 0.0
+    mimic: tuple[str, float, float] | None = None
+    """(leader joint, multiplier, offset) of a `<mimic>` (SDF 1.11): this joint's position is
+    multiplier x the leader's + offset (SDF's `<reference>` folded into the offset)."""
 
 
 @dataclass
@@ -451,6 +454,15 @@ def _axis(joint: Joint, raw: _RawJoint, top: np.ndarray, scope: Scope, prefix: s
         velocity = child_number(limit, "velocity", -1.0)
         joint.effort = effort if effort >= 0 else None
         joint.velocity = velocity if velocity >= 0 else None
+    mimic = axis.child("mimic")
+    if mimic is not None:
+        leader = (mimic.attr("joint") or "").strip()
+        if not leader:
+            mimic.fail("names no joint (joint attribute)")
+        multiplier = child_number(mimic, "multiplier", 1.0)
+        offset = child_number(mimic, "offset", 0.0) - multiplier * child_number(
+            mimic, "reference", 0.0)
+        joint.mimic = (prefix + leader, multiplier, offset)
     dynamics = axis.child("dynamics")
     if dynamics is not None:
         joint.damping = child_number(dynamics, "damping", 0.0, 0.0)

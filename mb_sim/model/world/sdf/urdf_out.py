@@ -19,6 +19,8 @@ SDF link poses), with these choices:
   `NO_LIMIT`. `<dynamics>` damping and friction are kept.
 - A capsule (not a URDF shape) is its cylinder and two spheres, the same solid. Meshes keep
   their absolute path and scale.
+- A `<mimic>` (SDF 1.11) is the URDF's `<mimic>` (SDF's reference folded into the offset);
+  the mimicked joint must be in the same tree.
 - Inertials are SDF's, in the link frame; an automatic inertial (`<inertial auto="true">`) is
   computed here from the link's collisions as uniform solids.
 """
@@ -36,7 +38,7 @@ from mb_sim.model.geometry import Geometry
 from mb_sim.model.mass import mass_properties
 from mb_sim.model.mesh import MeshError
 from mb_sim.model.world.sdf.elements import Node
-from mb_sim.model.world.sdf.geometry import Collision
+from mb_sim.model.world.sdf.geometry import DEFAULT_INERTIAL, Collision
 from mb_sim.model.world.sdf.model import UNLIMITED, WORLD, Joint, Link
 from mb_sim.model.world.sdf.sensing import gazebo_xml
 
@@ -120,12 +122,13 @@ def _inertial(link: Link) -> str:
 
 def auto_inertial(link: Link) -> tuple[float, np.ndarray, np.ndarray]:
     """(mass, 4x4 frame at the centre of mass in link axes, inertia about it) of a link's
-    collisions as uniform solids: of the inertial's density, or scaled to its mass."""
+    collisions as uniform solids: of the inertial's density, or scaled to its mass (SDF's
+    default inertial when it has no collision mb_sim simulates)."""
     inertial = link.inertial
     node = inertial.node or link.node
     shapes = [shape_geometry(c, pose) for c, pose in link.collisions]
-    if not shapes:
-        node.fail("an automatic inertial needs collisions to compute it from", "auto")
+    if not shapes:  # none mb_sim has (noted by the mapping): SDF's default inertial
+        return DEFAULT_INERTIAL.mass, np.eye(4), DEFAULT_INERTIAL.inertia
     try:
         parts = [mass_properties(g, density=inertial.density) for g in shapes]
     except (ValueError, MeshError) as exc:
@@ -221,6 +224,10 @@ class TreeUrdf:
         kind, limit = _limit(joint)
         dynamics = (f'<dynamics damping="{_num(joint.damping)}" friction="{_num(joint.friction)}"/>'
                     if joint.damping or joint.friction else "")
+        if joint.mimic is not None:
+            leader, multiplier, offset = joint.mimic
+            dynamics += (f"<mimic joint={quoteattr(ros_name(leader))} multiplier="
+                         f'"{_num(multiplier)}" offset="{_num(offset)}"/>')
         self.elements.append(
             f'<joint name={quoteattr(name)} type="{kind}">{_origin(np.linalg.inv(P) @ J)}{ends}'
             f'<axis xyz="{" ".join(_num(v) for v in local)}"/>{limit}{dynamics}</joint>')
