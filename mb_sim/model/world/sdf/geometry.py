@@ -61,6 +61,8 @@ class Shape:
     normal: tuple[float, float, float] = (0.0, 0.0, 1.0)
     path: str | None = None
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """A heightmap's <pos>: where its centre (at height 0) is in the collision frame."""
 
 
 @dataclass(frozen=True)
@@ -172,7 +174,9 @@ def _file_shape(kind: str, node: Node, geometry: Node, finder: Finder, report: R
         return Shape(kind, (), geometry, path=found.path, scale=factors)  # type: ignore[arg-type]
     size = node.child("size")
     extents = (1.0, 1.0, 1.0) if size is None else tuple(float(v) for v in numbers(size, 3, *SIZE))
-    return Shape(kind, extents, geometry, path=found.path)
+    pos = node.child("pos")
+    offset = (0.0, 0.0, 0.0) if pos is None else tuple(float(v) for v in numbers(pos, 3, -1e5, 1e5))
+    return Shape(kind, extents, geometry, path=found.path, offset=offset)  # type: ignore[arg-type]
 
 
 def read_surface(collision: Node, report: Report) -> tuple[float, float]:
