@@ -53,7 +53,8 @@ SDF_DENSITY = 1000.0
 class Shape:
     """A collision's shape: kind (one of SHAPES), size (box x, y, z; sphere r; cylinder and
     capsule r, length; plane x, y; heightmap x, y, z), a plane's normal, a mesh's or
-    heightmap's absolute path and the mesh's scale; node: the <geometry> element."""
+    heightmap's absolute path, the mesh's scale and the heightmap's offset; node: the
+    <geometry> element."""
 
     kind: str
     size: tuple[float, ...]
