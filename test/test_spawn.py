@@ -1,5 +1,5 @@
-"""Spawn resources (mb_sim.model.spawn): world-file YAML bodies and one-link URDFs turned into
-placed world bodies, and every bad request refused with its simulation_interfaces problem and a
+"""Spawn resources (mb_sim.model.spawn): world-file YAML bodies, one-link URDFs and SDF models
+turned into placed world bodies, and every bad request refused with its simulation_interfaces problem and a
 message that names it. The bodies then simulate as world bodies do."""
 
 from __future__ import annotations
@@ -316,8 +316,8 @@ def test_yaml_that_is_not_a_body(text: str, fragments: list[str] | None) -> None
     ('<robot name="r"><link name="a">', "RESOURCE_PARSE_ERROR", ["malformed XML"]),
     (_urdf(_link('<collision><geometry><mesh filename="package://nowhere/m.stl"/></geometry>'
                  '</collision>')), "MISSING_ASSETS", ["link 'body': mesh", "nowhere"]),
-    ('<sdf version="1.9"><model name="m"/></sdf>', "UNSUPPORTED_FORMAT",
-     ["SDFormat is not a spawn format", "URDF (one link)"]),
+    ('<sdf version="1.9"><model name="m"/></sdf>', "FEATURE_UNSUPPORTED",
+     ["model 'm' is 0 parts of a world", "one body (one link of one collision)"]),
     ('<mujoco model="m"/>', "UNSUPPORTED_FORMAT", ["MJCF"]),
     ("#usda 1.0\n", "UNSUPPORTED_FORMAT", ["USD"]),
     ("<html/>", "UNSUPPORTED_FORMAT", ["root element <html>"]),
@@ -329,10 +329,15 @@ def test_bad_urdf_and_foreign_formats(urdf: str, problem: str, fragments: list[s
 def test_bad_uris(tmp_path: Path) -> None:
     _refused("NOT_FOUND", "missing.yaml", uri=str(tmp_path / "missing.yaml"))
     _refused("NOT_FOUND", "cannot resolve", uri="package://no_such_package/body.yaml")
-    for ext, fmt in ((".sdf", "SDFormat"), (".usd", "USD"), (".xacro", "xacro")):
+    for ext, fmt in ((".usd", "USD"), (".xacro", "xacro")):
         path = tmp_path / f"m{ext}"
         path.write_text("<x/>")
         _refused("UNSUPPORTED_FORMAT", fmt, str(path), uri=str(path))
+    sdf = tmp_path / "m.sdf"
+    sdf.write_text("<x/>")
+    _refused("RESOURCE_PARSE_ERROR", "root element is <sdf>", uri=str(sdf))
+    _refused("NOT_FOUND", "model://no_such_model", "GZ_SIM_RESOURCE_PATH",
+             uri="model://no_such_model")
     urdf = tmp_path / "one.urdf"
     urdf.write_text(_urdf(_link(_box_collision())))
     _refused("RESOURCE_PARSE_ERROR", "a URDF holds one body", uri=f"{urdf}#body")
@@ -349,3 +354,79 @@ def test_missing_and_unreadable_meshes(tmp_path: Path) -> None:
     _refused("UNSUPPORTED_ASSETS", "link 'body': mesh", str(junk), resource_string=_urdf(
         _link(f'<collision><geometry><mesh filename="{junk}"/></geometry></collision>',
               _inertial())))
+
+
+# ------------------------------------------------------------------------------------------
+# SDF models
+
+SDF_DATA = Path(__file__).parent / "data" / "sdf"
+
+
+def _sdf_model(link: str, pose: str = "0 0 0 0 0 0", name: str = "thing") -> str:
+    return f'<sdf version="1.9"><model name="{name}"><pose>{pose}</pose>{link}</model></sdf>'
+
+
+SDF_LINK = ('<link name="l"><pose>0 0 0.1 0 0 0</pose><inertial><pose>0.02 0 0 0 0 0</pose>'
+            "<mass>0.4</mass><inertia><ixx>0.001</ixx><iyy>0.002</iyy><izz>0.0025</izz>"
+            '</inertia></inertial><collision name="c"><pose>0 0 0 0 0 0.3</pose><geometry><box>'
+            "<size>0.2 0.1 0.05</size></box></geometry><surface><friction><ode><mu>0.4</mu>"
+            "</ode></friction><bounce><restitution_coefficient>0.2</restitution_coefficient>"
+            "</bounce></surface></collision></link>")
+
+
+def test_sdf_model_is_placed_by_the_spawn_pose_not_its_own() -> None:
+    """An SDF model (<model>, or <sdf> holding one) becomes the body load_world would make of
+    it, with its model frame where the spawn pose puts it (its own <pose> replaced)."""
+    world = load_world(f'<sdf version="1.9"><world name="w">{_sdf_model(SDF_LINK)[19:-6]}'
+                       "</world></sdf>")
+    want = world.body("thing")
+    for text in (_sdf_model(SDF_LINK, "5 5 5 0 0 1"), _sdf_model(SDF_LINK)[19:-6]):
+        spawned = spawn_body(resource_string=text, xyz=[1.0, 2.0, 3.0])
+        got = spawned.body
+        assert spawned.format == "sdf" and got.name == "thing"
+        assert (got.mass, got.friction, got.restitution, got.geometry) == \
+            (want.mass, want.friction, want.restitution, want.geometry)
+        np.testing.assert_allclose(got.xyz, want.xyz + [1.0, 2.0, 3.0], atol=1e-12)
+        assert _same_rotation(got.quat_xyzw, want.quat_xyzw)
+        np.testing.assert_allclose(got.inertia, want.inertia, atol=1e-15)
+        # the model frame sits at the spawn pose: body pose composed with frame_xyz
+        origin = got.xyz + _matrix(got.quat_xyzw) @ spawned.frame_xyz
+        np.testing.assert_allclose(origin, [1.0, 2.0, 3.0], atol=1e-12)
+
+
+def test_sdf_model_from_a_model_folder_and_model_uri(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    shutil.copytree(SDF_DATA / "models", tmp_path / "models")
+    monkeypatch.setenv("GZ_SIM_RESOURCE_PATH", str(tmp_path / "models"))
+    for uri in ("model://crate", str(tmp_path / "models" / "crate"),
+                f"file://{tmp_path / 'models' / 'crate' / 'model.sdf'}"):
+        spawned = spawn_body(uri=uri, xyz=[0.0, 0.0, 0.5])
+        assert spawned.body.name == "crate" and spawned.body.geometry.size == (0.2, 0.15, 0.1)
+        assert spawned.body.mass == 0.6 and spawned.body.friction == 0.6
+        np.testing.assert_allclose(spawned.body.xyz, [0.0, 0.0, 0.5])
+    _refused("RESOURCE_PARSE_ERROR", "an SDF model holds one body", uri="model://crate#body")
+    sim = Simulation(world=load_world({"ground": True}), dt=0.001)
+    sim.add_body(spawn_body(uri="model://crate", xyz=[0.0, 0.0, 0.3]).body)
+    sim.step(800)
+    assert sim.body_pose("crate")[0][2] == pytest.approx(0.05, abs=1e-3)
+
+
+@pytest.mark.parametrize(("text", "problem", "fragments"), [
+    (_sdf_model(SDF_LINK + SDF_LINK.replace('name="l"', 'name="m"')), "FEATURE_UNSUPPORTED",
+     ["model 'thing' is 2 parts of a world (body 'thing__l', body 'thing__m')"]),
+    (_sdf_model(SDF_LINK + SDF_LINK.replace('name="l"', 'name="m"')
+                + '<joint name="j" type="revolute"><parent>l</parent><child>m</child><axis>'
+                  "<xyz>0 0 1</xyz></axis></joint>"),
+     "FEATURE_UNSUPPORTED", ["robot or URDF object 'thing'"]),
+    (_sdf_model('<link name="l"><collision name="c"><geometry><mesh><uri>model://nowhere/m.stl'
+                "</uri></mesh></geometry></collision></link>"),
+     "MISSING_ASSETS", ["geometry/mesh/uri: cannot find 'model://nowhere/m.stl'"]),
+    (_sdf_model(SDF_LINK.replace("0.2 0.1 0.05", "0.2 -0.1 0.05")), "RESOURCE_PARSE_ERROR",
+     ["model[thing]/link[l]/collision[c]/geometry/box/size", "'0.2 -0.1 0.05'"]),
+    ('<sdf version="1.9"><world name="w"/></sdf>', "RESOURCE_PARSE_ERROR",
+     ["holds one <model>, not a <world>"]),
+])
+def test_bad_sdf_models(text: str, problem: str, fragments: list[str]) -> None:
+    _refused(problem, *fragments, resource_string=text)

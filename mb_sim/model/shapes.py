@@ -489,7 +489,7 @@ def _pair_filter(owner: np.ndarray, kind: np.ndarray, excl: list[tuple[int, int]
     n = owner.shape[0]
     static_owner = np.zeros(n_owners, dtype=bool)
     static_owner[stat] = True
-    excluded = np.zeros((n_owners, n_owners), dtype=bool)
+    excluded = np.zeros((max(n_owners, 1), max(n_owners, 1)), dtype=bool)  # indexed by owned
     for a, b in excl:
         excluded[a, b] = excluded[b, a] = True
     static = np.array([o < 0 or static_owner[o] for o in owner], dtype=bool).reshape(-1)

@@ -15,9 +15,15 @@ Formats (`SPAWN_FORMATS`, told apart by the file extension, else by the text):
   inertial (a link without <inertial> gets those of its collision shape, solid at density
   1000 kg/m^3, as world bodies do). Surfaces take the world defaults (friction 0.8,
   restitution 0). A world body holds one shape, so the link needs exactly one <collision>.
+- ``sdf``: an SDF model (a `<model>`, or an `<sdf>` holding one), read as SDF worlds are
+  (`mb_sim.model.world.sdf`: its surfaces, its inertial or SDF's default one, a static model
+  a static body), given as text, a file, a model folder (its model.config names the file),
+  ``model://name`` or a Fuel URL from the local Fuel cache. It must be one body: one link of
+  one collision (a robot or several bodies are refused as FEATURE_UNSUPPORTED).
 
-The spawn pose places the resource's own frame: the URDF link frame, or the frame in which
-the YAML entry's `xyz`, `rpy` and velocities are given. The body's frame is that of every world
+The spawn pose places the resource's own frame: the URDF link frame, the SDF model frame
+(the model's own `<pose>` is replaced by the spawn pose, as Gazebo's spawning does), or the
+frame in which the YAML entry's `xyz`, `rpy` and velocities are given. The body's frame is that of every world
 body (origin at the centre of mass, axes of the shape); `SpawnedBody.frame_xyz` and
 `frame_quat_xyzw` keep where the entity's frame (URDF link, YAML shape frame) sits in it.
 """
@@ -55,18 +61,19 @@ from mb_sim.model.world import (
     load_body,
     parse_yaml,
 )
+from mb_sim.model.world.sdf import MissingFileError, NotOneBody, model_file_of, spawn_model
 from mb_sim.records import frozen
 from mb_sim.rotations import matrix_from_quat, rpy_matrix
 
 log = logging.getLogger("mb_sim")
 
-SPAWN_FORMATS = ("yaml", "urdf")
-"""What `spawn_body` reads: world-file YAML (one body) and URDF (one link)."""
+SPAWN_FORMATS = ("yaml", "urdf", "sdf")
+"""What `spawn_body` reads: world-file YAML (one body), URDF (one link) and SDF (one model)."""
 
 PROBLEMS = (
     "NO_RESOURCE",  # uri and resource_string both empty
     "NOT_FOUND",  # the file that uri names does not exist
-    "UNSUPPORTED_FORMAT",  # neither world-file YAML nor URDF (SDFormat, MJCF, USD, ...)
+    "UNSUPPORTED_FORMAT",  # neither world-file YAML, URDF nor SDF (MJCF, USD, ...)
     "RESOURCE_PARSE_ERROR",  # not readable as its format: syntax, keys, values, size
     "MISSING_ASSETS",  # a mesh file it names is not found
     "UNSUPPORTED_ASSETS",  # a mesh file it names cannot be read as a solid
@@ -84,11 +91,11 @@ MAX_RESOURCE_BYTES = 1024 * 1024
 MAX_NAME_LENGTH = 256
 
 _FOREIGN = {  # formats recognised only to be refused by name
-    ".sdf": "SDFormat", ".world": "SDFormat", ".mjcf": "MJCF", ".usd": "USD", ".usda": "USD",
+    ".mjcf": "MJCF", ".usd": "USD", ".usda": "USD",
     ".usdc": "USD", ".usdz": "USD", ".dae": "a COLLADA mesh", ".stl": "an STL mesh",
     ".obj": "an OBJ mesh", ".xacro": "xacro (expand it to URDF first: xacro in.xacro > out.urdf)",
 }
-_FOREIGN_ROOTS = {"sdf": "SDFormat", "mujoco": "MJCF", "COLLADA": "a COLLADA mesh"}
+_FOREIGN_ROOTS = {"mujoco": "MJCF", "COLLADA": "a COLLADA mesh"}
 _STRING = "<resource_string>"
 
 
@@ -96,9 +103,10 @@ _STRING = "<resource_string>"
 class SpawnedBody:
     """A body read from a spawn resource and placed in the world.
 
-    format: "yaml" or "urdf". source: the file, or "<resource_string>". frame_xyz,
-    frame_quat_xyzw: pose of the entity's own frame (URDF link frame, YAML shape frame) in
-    the body frame, so that the entity's pose is the body pose composed with it.
+    format: "yaml", "urdf" or "sdf". source: the file, or "<resource_string>". frame_xyz,
+    frame_quat_xyzw: pose of the entity's own frame (URDF link frame, SDF model frame, YAML
+    shape frame) in the body frame, so that the entity's pose is the body pose composed with
+    it.
     """
 
     body: Body
@@ -115,8 +123,8 @@ def spawn_body(uri: str = "", resource_string: str = "", *, name: str = "",
                package_dirs: Iterable[str | os.PathLike[str]] = ()) -> SpawnedBody:
     """The body of a spawn request (module docstring), placed at (xyz, quat_xyzw) in the world.
 
-    uri (a path, ``file://`` or ``package://``, with an optional ``#body`` fragment) is read
-    when given, else resource_string. The name is `name`, else the resource's own (the YAML
+    uri (a path, ``file://``, ``package://``, ``model://`` or a Fuel URL, with an optional
+    ``#body`` fragment for YAML) is read when given, else resource_string. The name is `name`, else the resource's own (the YAML
     `name`, the URDF robot name); with `allow_renaming` an empty or taken name becomes a free
     one (`free_name`), otherwise it is refused. `taken`: the names in use (bodies, the robot,
     its links). Raises SpawnError; cheap checks (name, pose, size) come before parsing.
@@ -217,17 +225,29 @@ def _read(uri: str, text: str, package_dirs: tuple[str, ...]) -> SpawnedBody:
         if size > MAX_RESOURCE_BYTES:
             raise SpawnError("RESOURCE_PARSE_ERROR", f"resource_string of {size} bytes is larger "
                              f"than the {MAX_RESOURCE_BYTES} accepted")
-    if _format(path, text, source) == "urdf":
-        if fragment:
-            raise SpawnError("RESOURCE_PARSE_ERROR", f"{source}: a URDF holds one body; the "
-                             f"fragment #{fragment} selects nothing")
+    kind = _format(path, text, source)
+    if kind in ("urdf", "sdf") and fragment:
+        what = "an SDF model" if kind == "sdf" else "a URDF"
+        raise SpawnError("RESOURCE_PARSE_ERROR", f"{source}: {what} holds one body; the "
+                         f"fragment #{fragment} selects nothing")
+    if kind == "urdf":
         return _urdf_body(path, xml_text(text), source, package_dirs)
+    if kind == "sdf":
+        return _sdf_body(text, source, folder, package_dirs)
     return _yaml_body(text, source, folder, fragment, package_dirs)
 
 
 def _resolve(uri: str, package_dirs: tuple[str, ...]) -> tuple[Path, str | None]:
-    """The file a uri names (NOT_FOUND if none) and its fragment."""
+    """The file a uri names (NOT_FOUND if none) and its fragment; a model folder, model:// or
+    a Fuel URL names its model's SDF file."""
     base, _, fragment = uri.partition("#")
+    if base.startswith(("model://", "https://", "http://")) or Path(base).expanduser().is_dir():
+        try:
+            return Path(model_file_of(base, os.getcwd(), package_dirs)), fragment or None
+        except MissingFileError as exc:
+            raise SpawnError("NOT_FOUND", f"uri {uri[:300]!r}: {exc}") from None
+        except WorldError as exc:
+            raise SpawnError("RESOURCE_PARSE_ERROR", f"uri {uri[:300]!r}: {exc}") from None
     found, why = resolve_resource(os.path.expanduser(base), os.getcwd(), package_dirs)
     if found is None:
         raise SpawnError("NOT_FOUND", f"uri {uri[:300]!r}: {why}")
@@ -235,11 +255,13 @@ def _resolve(uri: str, package_dirs: tuple[str, ...]) -> tuple[Path, str | None]
 
 
 def _format(path: Path | None, text: str, source: str) -> str:
-    """"urdf" or "yaml", from the extension, else from the text; UNSUPPORTED_FORMAT names a
-    format recognised but not read."""
+    """"urdf", "sdf" or "yaml", from the extension, else from the text; UNSUPPORTED_FORMAT
+    names a format recognised but not read."""
     ext = path.suffix.lower() if path is not None else ""
     if ext == ".urdf":
         return "urdf"
+    if ext in (".sdf", ".world"):
+        return "sdf"
     if ext in (".yaml", ".yml"):
         return "yaml"
     foreign = _FOREIGN.get(ext)
@@ -254,11 +276,13 @@ def _format(path: Path | None, text: str, source: str) -> str:
         root = str(root).rpartition("}")[2]
         if root == "robot":
             return "urdf"
+        if root in ("sdf", "model"):
+            return "sdf"
         foreign = _FOREIGN_ROOTS.get(root, f"XML with root element <{root[:40]}>")
     if foreign is not None:
         raise SpawnError("UNSUPPORTED_FORMAT", f"{source}: {foreign} is not a spawn format of "
-                         "mb_sim; it reads world-file YAML (one body, see config/worlds) and "
-                         "URDF (one link)")
+                         "mb_sim; it reads world-file YAML (one body, see config/worlds), "
+                         "URDF (one link) and SDF (one model)")
     return "yaml"
 
 
@@ -372,6 +396,21 @@ def _urdf_body(path: Path | None, text: str, source: str,
                 linear_velocity=frozen(np.zeros(3)), angular_velocity=frozen(np.zeros(3)),
                 static=False, friction=DEFAULT_FRICTION, restitution=DEFAULT_RESTITUTION)
     return SpawnedBody(body, "urdf", source, frozen(-rot.T @ com), frozen(_quat_xyzw(rot.T)))
+
+
+def _sdf_body(text: str, source: str, folder: str, package_dirs: tuple[str, ...]
+              ) -> SpawnedBody:
+    """An SDF model as a free (or static) body; its frame: the model frame."""
+    try:
+        body = spawn_model(text, source, folder, package_dirs)
+    except MissingFileError as exc:
+        raise SpawnError("MISSING_ASSETS", str(exc)) from None
+    except NotOneBody as exc:
+        raise SpawnError("FEATURE_UNSUPPORTED", str(exc)) from None
+    except WorldError as exc:
+        raise SpawnError("RESOURCE_PARSE_ERROR", str(exc)) from None
+    rot = body.rotation
+    return SpawnedBody(body, "sdf", source, frozen(-rot.T @ body.xyz), frozen(_quat_xyzw(rot.T)))
 
 
 def _tag(element: ET.Element) -> str:

@@ -5,7 +5,7 @@ several robots, a demo controller in each robot's namespace, an RViz per robot a
 view of them all (launch/multi.launch.py: a `MultiLaunch`).
 
 Arguments of every launch file: `world` (a file name in share/mb_sim/config/worlds, with or
-without .yaml, a path to a world YAML, or "none"), `use_sim_time` (default true), `rviz`
+without .yaml, `table.sdf` for a Gazebo SDF world, a path to a world file, or "none"), `use_sim_time` (default true), `rviz`
 (default false; without rviz2 installed a warning, and the simulation runs alone) and `viewer`
 (default false: the browser view on http://127.0.0.1:8080, `mb_sim.viewer`) and `namespace`
 (default none: every node of the launch in that ROS namespace, e.g. robot1; a launch included
@@ -39,7 +39,7 @@ def resolve_world(share: str, world: str) -> str:
         return ""
     if os.sep in world or os.path.isfile(world):
         return os.path.abspath(world)
-    name = world if world.endswith((".yaml", ".yml")) else world + ".yaml"
+    name = world if world.endswith((".yaml", ".yml", ".sdf", ".world")) else world + ".yaml"
     return os.path.join(share, WORLDS, name)
 
 
@@ -116,7 +116,8 @@ class RobotLaunch:
         arguments = [
             DeclareLaunchArgument(
                 "world", default_value=self.default_world,
-                description="World: a name in config/worlds, a path to a world YAML, or none"),
+                description="World: a name in config/worlds (.sdf for SDF), a path to a world "
+                            "file (YAML or SDF), or none"),
             DeclareLaunchArgument(
                 "use_sim_time", default_value="true",
                 description="Nodes follow /clock, which sim_node publishes"),

@@ -117,7 +117,8 @@ SPECS: tuple[Spec, ...] = (
          "['name:=value', ...]; unset or [''] = none.", check=lambda v: _xacro_problem(v)),
     Spec("srdf_file", "", "Path of an SRDF: its <disable_collisions> link pairs never collide; "
          "'' = none."),
-    Spec("world_file", "", "Path of the world YAML (bodies, ground, robot placement); '' = none."),
+    Spec("world_file", "", "Path of the world file (bodies, ground, robot placement): YAML, or a "
+         "Gazebo SDF world (.sdf, .world); '' = none."),
     Spec("floating_base", False, "Load the robot with a free-flying root link (6 dof); a world "
          "file's robot: {floating: true} makes it floating too."),
     Spec("strict", False, "Inertia repairs are errors: a slightly invalid link inertia stops "

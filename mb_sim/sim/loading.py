@@ -73,7 +73,8 @@ def _load_entry(world: Any, entry: Any) -> Placed:
         model = load_urdf(entry.urdf, entry.package_dirs, floating_base=bool(entry.floating),
                           inertia_from_geometry=entry.inertia_from_geometry)
     except ModelError as e:
-        raise ModelError(f"{world.source}: {entry.key} (urdf {entry.urdf}): {e}") from None
+        urdf = "written from it" if entry.urdf.lstrip().startswith("<") else entry.urdf
+        raise ModelError(f"{world.source}: {entry.key} (urdf {urdf}): {e}") from None
     _checked(world, model, entry)
     return Placed(model, entry.name or model.name, entry, entry.key)
 

@@ -105,7 +105,7 @@ def test_every_documented_command_is_run_here() -> None:
 
 def test_cli(env: dict[str, str], node: SimProcess) -> None:
     out = _run(env, "features")
-    assert "spawn_formats=['yaml', 'urdf']" in out, out
+    assert "spawn_formats=['yaml', 'urdf', 'sdf']" in out, out
     # SPAWNING, DELETING, ENTITY_BOUNDS(_BOX), ENTITY_CATEGORIES, SPAWNING_RESOURCE_STRING,
     # ENTITY_STATE_GETTING, _SETTING, ENTITY_INFO_GETTING, SPAWNABLES, SIMULATION_RESET(_TIME,
     # _STATE, _SPAWNED), SIMULATION_STATE_GETTING, _SETTING, _PAUSE, STEP_SIMULATION_SINGLE,
@@ -188,6 +188,11 @@ def _spawn(probe: Probe, node: str, name: str, resource: str, xyz: tuple[float, 
 
 
 BOX = "{shape: box, size: [0.1, 0.1, 0.1], mass: 0.5}"
+SDF_BOX = ('<sdf version="1.9"><model name="crate"><link name="l"><inertial><mass>0.5</mass>'
+           "<inertia><ixx>8.3e-4</ixx><iyy>8.3e-4</iyy><izz>8.3e-4</izz></inertia></inertial>"
+           '<collision name="c"><geometry><box><size>0.1 0.1 0.1</size></box></geometry>'
+           "</collision></link></model></sdf>")
+"""A box as an SDF model (spawned and replayed as the YAML ones are)."""
 
 
 def test_spawn_delete_move_reset_is_a_fresh_node(start_sim: object, probe: Probe,
@@ -204,7 +209,7 @@ def test_spawn_delete_move_reset_is_a_fresh_node(start_sim: object, probe: Probe
     from tf2_msgs.msg import TFMessage
 
     tf = probe.collect(TFMessage, "/tf", 100)
-    resp = _spawn(probe, "sim_node", "on_arm", BOX, (0.03, 0.0, 1.3))
+    resp = _spawn(probe, "sim_node", "on_arm", SDF_BOX, (0.03, 0.0, 1.3))
     assert resp.result.result == 1, resp
     for i in range(20):
         resp = _spawn(probe, "sim_node", f"box{i}", BOX, (1.5 + 0.02 * (i % 3), 0.0,
@@ -266,7 +271,8 @@ def test_bad_requests_get_their_codes_and_move_nothing(start_sim: object, probe:
         (_spawn(probe, "sim_node", "x", BOX, (0.0, nan, 1.0)), 109, ["position", "nan"]),
         (_spawn(probe, "sim_node", "x", "#" * (10 * 1024 * 1024)), 106,
          ["10485760 bytes", "larger"]),
-        (_spawn(probe, "sim_node", "x", "<sdf version='1.9'/>"), 103, ["SDFormat"]),
+        (_spawn(probe, "sim_node", "x", "<mujoco model='m'/>"), 103, ["MJCF"]),
+        (_spawn(probe, "sim_node", "x", "<sdf version='1.9'/>"), 106, ["not exactly one <model>"]),
         (_call(probe, "sim_node", "spawn_entity", "SpawnEntity", name="x"), 104, ["empty"]),
         (_call(probe, "sim_node", "delete_entity", "DeleteEntity", entity=ROBOT), 4,
          ["robot", "cannot be deleted"]),

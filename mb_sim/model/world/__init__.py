@@ -1,7 +1,8 @@
 """World files: ground, gravity, robots and URDF objects, environment bodies, joints, solver
 settings (format and key tables: docs/worlds.md).
 
-`load_world(source)` reads a YAML file (or YAML text, or a dict) and returns a frozen `World`.
+`load_world(source)` reads a YAML file (or YAML text, or a dict), or a Gazebo SDF world
+(`sdf/`), and returns a frozen `World`.
 Every problem raises `mb_sim.errors.WorldError` whose message names the file, the path of the
 key (e.g. ``robots[1].initial_positions.joint2``), what is allowed and the offending value.
 
@@ -12,9 +13,11 @@ The package, one idea per module, in the order a file goes through it:
 - `messages`: errors worded alike whether the schema or the code finds them;
 - `reader`: a valid document -> `World` (checks across keys and entries);
 - `bodies`: a body's shape, mass properties, pose and colour;
+- `joints`: a world joint from its entry (both readers make them with it);
 - `parts`: the records (`World`, `RobotPlacement`, `Body`, ...), defaults, combine rules;
 - `checks`: robot entries against the loaded robot models;
-- `tables`: docs/worlds.md's key and limit tables, from the schema.
+- `tables`: docs/worlds.md's key and limit tables, from the schema;
+- `sdf`: Gazebo SDF worlds read into the same records (its own package).
 """
 
 from mb_sim.model.world.bodies import load_body

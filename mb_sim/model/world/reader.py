@@ -19,18 +19,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-import numpy as np
-
 from mb_sim.errors import WorldError
 from mb_sim.model.mesh import MeshError
 from mb_sim.model.sensors import Noise, SensorSpec
 from mb_sim.model.srdf import read_disabled_collisions
 from mb_sim.model.world import schema
 from mb_sim.model.world.bodies import make_body, pose
-from mb_sim.model.world.messages import did_you_mean, fail, key, listing
+from mb_sim.model.world.joints import make_joint
+from mb_sim.model.world.messages import fail, key
 from mb_sim.model.world.parts import (
     DEFAULT_GRAVITY,
-    WORLD,
     Body,
     Ground,
     RobotPlacement,
@@ -45,13 +43,18 @@ from mb_sim.records import frozen
 def load_world(source: str | os.PathLike[str] | Mapping[str, Any] | bytes,
                base_dir: str | os.PathLike[str] | None = None,
                package_dirs: Iterable[str | os.PathLike[str]] = ()) -> World:
-    """Load a world from a YAML file path, YAML text or a dict (format: docs/worlds.md).
+    """Load a world from a YAML file path, YAML text or a dict (format: docs/worlds.md), or
+    from a Gazebo SDF world: a `.sdf` or `.world` file, or SDF text (`mb_sim.model.world.sdf`).
 
     Relative mesh, URDF and SRDF paths are taken from the world file's folder (`base_dir` if
     given, the current folder for text and dicts); `package://` ones as `load_urdf` finds
     them, with `package_dirs` (also kept for loading the robots' URDFs). Raises WorldError
     naming the file, the key path, what is allowed and the value.
     """
+    from mb_sim.model.world.sdf import is_sdf, load_sdf_world
+
+    if is_sdf(source):
+        return load_sdf_world(source, base_dir, package_dirs)  # type: ignore[arg-type]
     d, label, base = read_source(source, base_dir)
     folder = Files(base, tuple(os.fspath(p) for p in package_dirs), label)
     if d is None:
@@ -158,9 +161,12 @@ def _robot(label: str, folder: Files, path: str, d: Mapping[str, Any]) -> RobotP
 def _robot_file(label: str, folder: Files, path: str, d: Mapping[str, Any], name: str
                 ) -> str | None:
     """The absolute path of the entry's `urdf` or `srdf` (relative to the world file, file://
-    or package://), or None when not given."""
+    or package://), or None when not given; a `urdf` that is URDF XML text (as `World.to_dict`
+    writes the robots of SDF worlds) is kept as it is."""
     if d.get(name) is None:
         return None
+    if name == "urdf" and d[name].lstrip().startswith("<"):
+        return d[name]
     try:
         return folder.resolve(d[name])
     except MeshError as exc:
@@ -220,57 +226,5 @@ def _joints(label: str, entries: Iterable[Mapping[str, Any]], bodies: tuple[Body
         robot = _taken(entry["name"], robots)
         if robot is not None:
             fail(label, key(path, "name"), f"is the name of the robot {robot}", entry["name"])
-        joints.append(_joint(label, path, entry, by_name))
+        joints.append(make_joint(label, path, entry, by_name))
     return tuple(joints)
-
-
-def _joint_end(label: str, path: str, entry: Mapping[str, Any], name: str,
-               bodies: Mapping[str, Body]) -> str:
-    """The joint's `parent` or `child`: world (parent only) or a body of the world."""
-    value = entry.get(name, WORLD)
-    if value not in (WORLD, *bodies):
-        fail(label, key(path, name), f"names no body{did_you_mean(value, (WORLD, *bodies))}; "
-             f"bodies: {listing(bodies) or 'none'}{'' if name == 'child' else ', or world'}",
-             value)
-    return value
-
-
-def _joint(label: str, path: str, d: Mapping[str, Any], bodies: Mapping[str, Body]
-           ) -> WorldJoint:
-    """One validated `joints:` entry: its ends, anchors, axis, limits and friction, and the
-    anchors and axis in each end's body frame."""
-    parent = _joint_end(label, path, d, "parent", bodies)
-    child = _joint_end(label, path, d, "child", bodies)
-    if child == WORLD:
-        fail(label, key(path, "child"), "must be a body (world can only be the parent)", child)
-    if child == parent:
-        fail(label, key(path, "child"), "parent and child are the same body", child)
-    pb, cb = bodies.get(parent), bodies[child]
-    if cb.static and (pb is None or pb.static):
-        fail(label, key(path, "child"), "the joint connects nothing that can move (child is "
-             f"static, parent is {'world' if pb is None else 'static'})", child)
-    anchor = np.array(d["anchor"], dtype=float) if "anchor" in d else cb.xyz.copy()
-    child_anchor = np.array(d.get("child_anchor", anchor), dtype=float)
-    axis = np.array(d.get("axis", (0.0, 0.0, 1.0)), dtype=float)
-    if np.linalg.norm(axis) < 1e-9:
-        fail(label, key(path, "axis"), "must not be zero", d["axis"])
-    axis = axis / np.linalg.norm(axis)
-    limits = d.get("limits")
-    if limits is not None and limits[0] > limits[1]:
-        fail(label, key(path, "limits"), "lower limit is above the upper limit", limits)
-
-    def local(b: Body | None, point: np.ndarray) -> np.ndarray:
-        return point.copy() if b is None else b.rotation.T @ (point - b.xyz)
-
-    return WorldJoint(
-        name=d["name"], type=d["type"], parent=None if parent == WORLD else parent, child=child,
-        anchor=frozen(anchor), axis=frozen(axis),
-        limits=None if limits is None else (float(limits[0]), float(limits[1])),
-        friction=None if d.get("friction") is None else float(d["friction"]),
-        child_anchor=frozen(child_anchor),
-        collide_connected=bool(d.get("collide_connected", False)),
-        parent_anchor_local=frozen(local(pb, anchor)),
-        child_anchor_local=frozen(local(cb, child_anchor)),
-        parent_axis_local=frozen(axis if pb is None else pb.rotation.T @ axis),
-        child_axis_local=frozen(cb.rotation.T @ axis),
-    )

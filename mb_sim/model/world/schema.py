@@ -238,7 +238,7 @@ ROBOT: dict[str, Schema] = {
                                               "letter, then letters, digits or _, joined by /"}},
     "tf": choice(TF_MODES, "TF on /<ns>/tf with plain frames (namespaced) or on /tf with "
                  "frames <ns>/... (prefixed)", TF_MODES[0]),
-    "urdf": file_uri("the robot's or object's URDF (or xacro)"),
+    "urdf": file_uri("the robot's or object's URDF (or xacro), or URDF XML text"),
     "xyz": position("position of the root link (its start pose when floating)", [0, 0, 0]),
     "rpy": rpy("orientation of the root link"),
     "quat_xyzw": quat_xyzw("orientation of the root link"),
