@@ -63,6 +63,11 @@ from mb_sim.ros.sim_interfaces import SimulationInterfaces
 
 SWITCH_INTERVAL = 0.0005
 """Python's thread switch interval in the node, s (the default is 0.005)."""
+STOP_WAIT = 0.8
+"""Seconds the shutdown waits for the physics thread to finish its step and close the bag."""
+FINISH_DEADLINE = 1.6
+"""Seconds from the end of the spin loop (within 0.2 s of a signal) to the end of the process
+at the latest, whatever is still running: SIGINT and SIGTERM end the node within 2 s."""
 
 
 class SimNode(Node):
@@ -102,6 +107,11 @@ class SimNode(Node):
         self.interfaces = SimulationInterfaces(self, self.requests, group)
         self.outputs.publish_latched()
         self.outputs.publish_all(force=True)
+        # Whatever the first step needs is compiled (or loaded from the kernel cache) here,
+        # while a signal still ends the process at once (`Signals.exit_at_once`), not in the
+        # physics thread after the node said it simulates: there, a compile holds the stop
+        # back, and in the first paced step it would put the clock half a second behind.
+        sim.load_step()
         if p.record:
             bag = _new_bag(p.record)
             # The bag is opened by the physics thread (its first action), which writes it.
@@ -126,15 +136,14 @@ class SimNode(Node):
             f"({', '.join(self.inputs.command_joints)}) and {p.joint_command_topic}")
 
     def start(self) -> None:
-        """Start the physics thread (after construction, once the executor has the node). The
-        compiled step is loaded first: in the first paced step it would put the clock half a
-        second behind."""
-        self.sim.load_step()
+        """Start the physics thread (after construction, once the executor has the node)."""
         self.loop.start()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop the physics thread after its current step; close the recording."""
-        self.loop.stop(timeout)  # the thread closes the bag it writes
+    def stop(self, timeout: float = STOP_WAIT) -> None:
+        """Stop the physics thread after its current step (it closes the bag it writes); if
+        it is still busy after `timeout` (s), in a compile a service started, close the bag
+        here (`Recording` serializes the two threads' writes and close)."""
+        self.loop.stop(timeout)
         self.recording.close("shutdown")
 
     def destroy_node(self) -> None:
@@ -162,12 +171,16 @@ def main(args: list[str] | None = None) -> int:
     # executor thread take arriving messages within about a step instead of 5 ms.
     sys.setswitchinterval(SWITCH_INTERVAL)
     node: SimNode | None = None
+    running = False
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except Exception as e:  # noqa: BLE001 - bad command line, e.g. an unreadable --params-file
         print(f"sim_node: cannot start: {e}", file=sys.stderr)
         return 1
     try:
+        # Loading the robot, its meshes and the kernels (perhaps compiling them for a minute):
+        # a signal ends the process at once, even inside a compile.
+        signals.exit_at_once()
         try:
             node = SimNode()
         except StartupError as e:
@@ -183,12 +196,14 @@ def main(args: list[str] | None = None) -> int:
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         signals.running(wake=node.requests.wake)
+        running = True
         node.interfaces.quit = signals.request_stop
         node.start()
         while not signals.stop.is_set():
             executor.spin_once(timeout_sec=0.2)
     finally:
-        signals.finish()
+        # A failed start keeps its exit status 1: no deadline then.
+        signals.finish(deadline=FINISH_DEADLINE if running else None)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
