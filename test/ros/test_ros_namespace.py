@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from launch_helpers import COMMANDS, Launched, other_domain, run_until, sim_node_pids
 from ros_helpers import Probe, wait_until
-from test_ros_cli import COMMANDS, Launched, _sim_node_pids, other_domain, run_until
-from test_ros_cli import cli as cli  # noqa: PLC0414 - the fixture, used by this module
 
 NS = "/robot1"
 GLOBAL = {"/tf", "/tf_static", "/clock", "/rosout", "/parameter_events"}
@@ -83,7 +82,7 @@ def test_run_in_a_namespace(domain_probe: tuple[dict[str, str], Probe], tmp_path
     from std_msgs.msg import Float64MultiArray
 
     env, probe = domain_probe
-    before = _sim_node_pids()
+    before = sim_node_pids()
     js = probe.collect(JointState, f"{NS}/joint_states", 100)
     clock = probe.collect(Clock, "/clock")
     tf, tf_static = _transforms(probe)
@@ -137,7 +136,7 @@ def test_run_in_a_namespace(domain_probe: tuple[dict[str, str], Probe], tmp_path
     finally:
         rc = sim.ctrl_c()
     assert rc == 0 and "Traceback" not in sim.output, sim.output
-    assert _sim_node_pids() <= before, "sim_node left running"
+    assert sim_node_pids() <= before, "sim_node left running"
 
 
 def test_record_in_a_namespace_with_frame_prefix_replays(
@@ -178,7 +177,7 @@ def test_launch_in_a_namespace(domain_probe: tuple[dict[str, str], Probe],
     from sensor_msgs.msg import JointState
 
     env, probe = domain_probe
-    before = _sim_node_pids()
+    before = sim_node_pids()
     js = probe.collect(JointState, f"{NS}/joint_states", 100)
     sim = Launched(env, "launch_ns", tmp_path / "launch.log")
 
@@ -197,7 +196,7 @@ def test_launch_in_a_namespace(domain_probe: tuple[dict[str, str], Probe],
         rc = sim.ctrl_c()
     out = sim.output
     assert rc == 0 and "Traceback" not in out and "[ERROR]" not in out, out
-    assert _sim_node_pids() <= before, "sim_node left running"
+    assert sim_node_pids() <= before, "sim_node left running"
 
 
 def test_namespace_commands_are_documented() -> None:
