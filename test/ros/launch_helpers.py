@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from ros_helpers import REPO, STARTUP_TIMEOUT
@@ -222,3 +223,19 @@ def other_domain(env: dict[str, str]) -> dict[str, str]:
     running, and service calls must reach the node this test starts."""
     domain = int(env.get("ROS_DOMAIN_ID", "0"))
     return {**env, "ROS_DOMAIN_ID": str((domain + 50) % 100 + 1)}
+
+
+def grows(path: Path) -> Callable[[], bool]:
+    """A condition: whether the file at `path` has grown since it was first seen (a bag's
+    recorder flushed steps to it)."""
+    first: list[int] = []
+
+    def grown() -> bool:
+        if not path.is_file():
+            return False
+        size = path.stat().st_size
+        if not first:
+            first.append(size)
+        return size > first[0]
+
+    return grown

@@ -19,11 +19,10 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from launch_helpers import Launched, children, clean_exit, run, seconds_to_end
+from launch_helpers import Launched, children, clean_exit, grows, run, seconds_to_end
 from ros_helpers import wait_until
 
 from mb_sim._jit import kernel_cache_dir
@@ -128,22 +127,6 @@ def test_stop_at_the_first_step(cli: dict[str, str], tmp_path: Path, way: str) -
     _ends_cleanly(launch, seconds, status)
 
 
-def _grows(path: Path) -> Callable[[], bool]:
-    """Whether the file at `path` has grown since it was first seen (the recorder flushed
-    steps to it)."""
-    first: list[int] = []
-
-    def grown() -> bool:
-        if not path.is_file():
-            return False
-        size = path.stat().st_size
-        if not first:
-            first.append(size)
-        return size > first[0]
-
-    return grown
-
-
 def _bag_steps(bag: Path) -> int:
     """joint_states messages in the bag (which must open: closed cleanly)."""
     from rosbags.rosbag2 import Reader
@@ -158,7 +141,7 @@ def test_ctrl_c_while_recording(cli: dict[str, str], tmp_path: Path) -> None:
     bag = tmp_path / "my_run"
     launch = Launched(cli, "launch_record", tmp_path / "launch.log", cwd=tmp_path)
     launch.wait_for(f"recording to {bag}")
-    assert wait_until(_grows(bag / "my_run.mcap"), timeout=30.0, period=0.1), launch.output
+    assert wait_until(grows(bag / "my_run.mcap"), timeout=30.0, period=0.1), launch.output
     seconds, status = _stop(launch, *WAYS["ctrl_c"])
     _ends_cleanly(launch, seconds, status)
     assert "recording closed (shutdown)" in launch.output
@@ -173,7 +156,7 @@ def test_sigterm_while_recording(cli: dict[str, str], tmp_path: Path) -> None:
     assert "recording to" in run(cli, "record_start", cwd=tmp_path)
     bags = list(tmp_path.glob("mb_sim_*"))
     assert len(bags) == 1, launch.output
-    assert wait_until(_grows(bags[0] / f"{bags[0].name}.mcap"), timeout=30.0, period=0.1)
+    assert wait_until(grows(bags[0] / f"{bags[0].name}.mcap"), timeout=30.0, period=0.1)
     seconds, status = _stop(launch, *WAYS["sigterm"])
     _ends_cleanly(launch, seconds, status)
     assert _bag_steps(bags[0]) > 0
