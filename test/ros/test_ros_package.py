@@ -237,6 +237,9 @@ def test_launch_arguments(launch_module: types.ModuleType, tmp_path: Path,
 
     _, nodes = _evaluate(launch_module, world="none")
     assert nodes[0].kwargs["parameters"][1]["world_file"] == ""
+    assert "record" not in nodes[0].kwargs["parameters"][1]  # records nothing by default
+    _, nodes = _evaluate(launch_module, record="my_run")
+    assert nodes[0].kwargs["parameters"][1]["record"] == str(Path("my_run").absolute())
     own = tmp_path / "mine.yaml"
     own.write_text("bodies: []\n")
     _, nodes = _evaluate(launch_module, world=str(own))
