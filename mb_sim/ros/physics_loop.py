@@ -135,6 +135,11 @@ class PhysicsLoop:
         self.restart_clock()
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """Whether the thread runs (it has started and not yet ended)."""
+        return self._thread.is_alive()
+
     def stop(self, timeout: float = 5.0) -> None:
         """End the thread after its current step (it calls `on_stop`); wait `timeout` s at
         most for it (an action between steps, such as a compile, is not interrupted)."""

@@ -63,11 +63,15 @@ from mb_sim.ros.sim_interfaces import SimulationInterfaces
 
 SWITCH_INTERVAL = 0.0005
 """Python's thread switch interval in the node, s (the default is 0.005)."""
+SPIN_PERIOD = 0.1
+"""Longest wait of the executor, s: a signal's Python handler runs in the main thread once
+the wait ends (rclpy's wait is not interrupted by signals)."""
 STOP_WAIT = 0.8
 """Seconds the shutdown waits for the physics thread to finish its step and close the bag."""
 FINISH_DEADLINE = 1.6
-"""Seconds from the end of the spin loop (within 0.2 s of a signal) to the end of the process
-at the latest, whatever is still running: SIGINT and SIGTERM end the node within 2 s."""
+"""Seconds from the end of the spin loop (within SPIN_PERIOD of a signal) to the end of the
+process at the latest, whatever is still running: SIGINT and SIGTERM end the node within
+2 s."""
 
 
 class SimNode(Node):
@@ -200,13 +204,19 @@ def main(args: list[str] | None = None) -> int:
         node.interfaces.quit = signals.request_stop
         node.start()
         while not signals.stop.is_set():
-            executor.spin_once(timeout_sec=0.2)
+            executor.spin_once(timeout_sec=SPIN_PERIOD)
     finally:
         # A failed start keeps its exit status 1: no deadline then.
         signals.finish(deadline=FINISH_DEADLINE if running else None)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        if node is not None and node.loop.alive:
+            # Still in an action that does not end (a compile): Python's finalization would
+            # run under it. Everything is closed; end here.
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(0)
     return 0
 
 

@@ -31,7 +31,7 @@ NODE_LIMIT = 2.5
 """Seconds from the signal to the end of sim_node (and of the processes it started). The
 node's own bound is 2 s: a signal ends it at once while it loads or compiles, and once it
 runs, it ends itself at the latest `sim_node.FINISH_DEADLINE` after its spin loop ends (which
-is within 0.2 s of the signal). The 0.5 s on top leave room for a loaded machine scheduling
+is within 0.1 s of the signal). The 0.5 s on top leave room for a loaded machine scheduling
 this test's polling and the node's last instructions; measured here: 0.02-0.4 s."""
 COMPILING = "compiling the physics kernels"
 """What sim_node says when it starts compiling its kernels."""
