@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from launch_helpers import HOW, cli_env, ros2_executable
 from ros_helpers import ARM_URDF, REPO, Probe, SimProcess, wait_until
-from test_ros_cli import HOW, _env, _ros2
 
 from mb_sim.replay import replay_bag
 
@@ -80,9 +80,9 @@ def _floats(out: str, field: str) -> list[float]:
 
 @pytest.fixture(scope="module")
 def env() -> Iterator[dict[str, str]]:
-    if _ros2() is None:
+    if ros2_executable() is None:
         pytest.skip(HOW)
-    env = _env()
+    env = cli_env()
     yield env
     # The ros2 commands start a daemon per domain; leave none behind.
     subprocess.run(["ros2", "daemon", "stop"], env=env, capture_output=True, timeout=30,
