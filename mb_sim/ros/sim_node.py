@@ -38,6 +38,7 @@ exit_quietly_until_started()  # before the imports below: a signal exits quietly
 import gc
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -213,11 +214,18 @@ def main(args: list[str] | None = None) -> int:
         rclpy.try_shutdown()
         if node is not None and node.loop.alive:
             # Still in an action that does not end (a compile): Python's finalization would
-            # run under it. Everything is closed; end here.
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(0)
+            # run under it. Everything is closed; end here (after the error, if there is one).
+            _exit_now(sys.exc_info()[1])
     return 0
+
+
+def _exit_now(error: BaseException | None) -> None:
+    """End the process at once: status 0, or 1 after printing `error`."""
+    if error is not None:
+        traceback.print_exception(error)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if error is None else 1)
 
 
 if __name__ == "__main__":
