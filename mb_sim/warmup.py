@@ -197,8 +197,9 @@ def kernels_ready() -> bool:
 
 
 def ensure_compiled(say: Callable[[str], None] = print) -> None:
-    """Compile the kernels unless this version's are cached, saying what happens."""
-    if kernels_ready():
+    """Compile the kernels unless this version's are cached, saying what happens. Nothing to
+    do with NUMBA_DISABLE_JIT=1 (the kernels run interpreted; the cache is left alone)."""
+    if not JIT or kernels_ready():
         return
     folder = kernel_cache_dir()
     remove_stale_temporaries(folder)  # what killed warm-ups left

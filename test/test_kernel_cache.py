@@ -186,3 +186,17 @@ def test_interrupted_warm_up(tmp_path: Path, sig: int) -> None:
     check = subprocess.run([sys.executable, "-c", ready], env=_env(cache), capture_output=True,
                            text=True, timeout=60, check=False)
     assert check.stdout.strip() == "False", check.stdout + check.stderr
+
+
+def test_interpreted_runs_leave_the_cache_alone(tmp_path: Path) -> None:
+    """With NUMBA_DISABLE_JIT=1 (a node started interpreted) there is nothing to compile: no
+    warm-up runs and no stamp says kernels are ready that were never compiled."""
+    cache = tmp_path / "cache"
+    env = {**_env(cache), "NUMBA_DISABLE_JIT": "1"}
+    script = ("from mb_sim.warmup import ensure_compiled, kernels_ready; "
+              "ensure_compiled(); print(kernels_ready())")
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "False", proc.stdout
+    assert not cache.exists() or not any(cache.iterdir())
