@@ -21,7 +21,15 @@ from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterType, ParameterValue
 from rcl_interfaces.srv import GetParameters, SetParameters
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from ros_helpers import ARM_URDF, DATA, STARTUP_TIMEOUT, TABLE_WORLD, reach, wait_until
+from ros_helpers import (
+    ARM_URDF,
+    DATA,
+    STARTUP_TIMEOUT,
+    STOP_LIMIT,
+    TABLE_WORLD,
+    reach,
+    wait_until,
+)
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -147,7 +155,8 @@ def test_starts_from_params_file_rates_tf_and_clock(start_sim: Any, probe: Any) 
 def test_constant_effort_moves_joint_the_expected_way(start_sim: Any, probe: Any) -> None:
     # At q = 0 the arm stands straight up and gravity exerts no torque; joint1 turns about z.
     # 0.5 N m against 0.3 N m of joint friction and 0.5 N m s of damping: about 0.4 rad/s.
-    sim = start_sim(arm_params(command_timeout=0.5))
+    # (A long watchdog: this process, stalled on a loaded machine, may publish late.)
+    sim = start_sim(arm_params(command_timeout=10.0))
     js = probe.collect(JointState, "joint_states")
     pub = probe.publisher(Float64MultiArray, "/effort_controller/commands")
     wait_first(js, sim)
@@ -212,12 +221,16 @@ def test_watchdog_zeroes_efforts(start_sim: Any, probe: Any) -> None:
     js = probe.collect(JointState, "joint_states")
     named = probe.publisher(JointState, "joint_commands")
     wait_first(js, sim)
-    reach(named, JointState(name=["joint1"], effort=[3.0]))
-    assert wait_until(lambda: js[-1][1].effort[0] == 3.0, 3.0)
-    t_cmd = time_to_seconds(js[-1][1].header.stamp)
-    assert wait_until(lambda: js[-1][1].effort[0] == 0.0, 3.0)
-    t_zero = next(time_to_seconds(m.header.stamp) for _, m in js
-                  if time_to_seconds(m.header.stamp) > t_cmd and m.effort[0] == 0.0)
+    reach(named, JointState(name=["joint1"], effort=[0.0]))
+    named.publish(JointState(name=["joint1"], effort=[3.0]))
+
+    def stamps(effort: float) -> list[float]:
+        return [time_to_seconds(m.header.stamp) for _, m in js if m.effort[0] == effort]
+
+    assert wait_until(lambda: bool(stamps(3.0)), 30.0)
+    t_cmd = stamps(3.0)[0]  # the first joint_states with the effort applied
+    assert wait_until(lambda: any(t > t_cmd for t in stamps(0.0)), 30.0)
+    t_zero = min(t for t in stamps(0.0) if t > t_cmd)
     assert 0.25 <= t_zero - t_cmd <= 0.35
     assert sim.wait_for_output("no effort command for 0.3 s", 3.0), sim.output
 
@@ -476,7 +489,7 @@ def test_signal_exits_cleanly(start_sim: Any, probe: Any, sig: int) -> None:
     elapsed = time.monotonic() - t0
     sim.stop()  # the output read to its end
     assert rc == 0, sim.output
-    assert elapsed < 2.0
+    assert elapsed < STOP_LIMIT
     assert "Traceback" not in sim.output
 
 

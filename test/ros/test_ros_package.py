@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from launch_helpers import children, seconds_to_end
-from ros_helpers import REPO, STARTUP_TIMEOUT, wait_until
+from ros_helpers import REPO, STARTUP_TIMEOUT, STOP_LIMIT, wait_until
 
 from mb_sim.ros import launching
 
@@ -360,7 +360,7 @@ def test_launch_for_real_when_launch_ros_is_installed(colcon_ws: Path, tmp_path:
         assert wait_until(listed, 60.0, 0.5), topics
     finally:
         seconds, out = _ctrl_c(proc, log)
-    assert seconds < 2.5, f"sim_node took {seconds:.2f} s to end:\n{out}"
+    assert seconds < STOP_LIMIT, f"sim_node took {seconds:.2f} s to end:\n{out}"
 
 
 def test_launch_stops_while_the_install_compiles_its_kernels(colcon_ws: Path,
@@ -384,7 +384,7 @@ def test_launch_stops_while_the_install_compiles_its_kernels(colcon_ws: Path,
         time.sleep(max(0.0, 3.0 - (time.monotonic() - start)))  # a few seconds into it
     finally:
         seconds, out = _ctrl_c(proc, log)
-    assert seconds < 2.5, f"sim_node took {seconds:.2f} s to end:\n{out}"
+    assert seconds < STOP_LIMIT, f"sim_node took {seconds:.2f} s to end:\n{out}"
     assert "simulating" not in out
 
 

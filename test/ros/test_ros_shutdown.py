@@ -5,7 +5,7 @@ Each test starts `ros2 launch mb_sim arm.launch.py` in a process group of its ow
 moment the phase is under way (a line of the node's output, a bag that grows), sends either
 SIGINT to the whole group, as a terminal's Ctrl-C does (sim_node gets the terminal's signal,
 then launch's own), or SIGTERM to sim_node alone, as `kill` or a process manager does. Then:
-sim_node and the processes it started end within NODE_LIMIT, launch reports that it finished
+sim_node and the processes it started end within STOP_LIMIT, launch reports that it finished
 cleanly (exit status 0) and ends with status 0 itself, nothing prints a traceback, and a bag
 being recorded opens and holds the steps before the signal.
 
@@ -23,16 +23,10 @@ from pathlib import Path
 
 import pytest
 from launch_helpers import Launched, children, clean_exit, grows, run, seconds_to_end
-from ros_helpers import wait_until
+from ros_helpers import STOP_LIMIT, wait_until
 
 from mb_sim._jit import kernel_cache_dir
 
-NODE_LIMIT = 2.5
-"""Seconds from the signal to the end of sim_node (and of the processes it started). The
-node's own bound is 2 s: a signal ends it at once while it loads or compiles, and once it
-runs, it ends itself at the latest `sim_node.FINISH_DEADLINE` after its spin loop ends (which
-is within 0.1 s of the signal). The 0.5 s on top leave room for a loaded machine scheduling
-this test's polling and the node's last instructions; measured here: 0.02-0.4 s."""
 COMPILING = "compiling the physics kernels"
 """What sim_node says when it starts compiling its kernels."""
 SIMULATING = "simulating 'mb_sim_arm'"
@@ -65,7 +59,7 @@ def _stop(launch: Launched, sig: int, to_group: bool) -> tuple[float, int]:
 
 def _ends_cleanly(launch: Launched, seconds: float, status: int) -> None:
     clean_exit(launch, status)
-    assert seconds < NODE_LIMIT, f"sim_node took {seconds:.2f} s to end:\n{launch.output}"
+    assert seconds < STOP_LIMIT, f"sim_node took {seconds:.2f} s to end:\n{launch.output}"
 
 
 WAYS = {"ctrl_c": (signal.SIGINT, True), "sigterm": (signal.SIGTERM, False)}
