@@ -12,11 +12,14 @@ Four phases:
   machine code (`mb_sim.ros.native_exit`): numba compiling in the main thread, or a thread
   holding the GIL, would hold a Python handler back for seconds.
 - running: the first signal sets `Signals.stop` (and wakes the spin loop); later ones, such as
-  the second Ctrl-C that `ros2 launch` forwards after the terminal's own, are ignored.
+  the second Ctrl-C that `ros2 launch` forwards after the terminal's own, are ignored. With a
+  `deadline`, the first signal also arms it: the process ends with status 0 that many seconds
+  later, whatever it is still doing then (a long callback the spin loop waits for).
 - finishing (`Signals.finish`): both signals are ignored. Python puts its default handlers back
   while it finalizes; a late Ctrl-C would then end the process with SIGINT instead of 0. With
-  a `deadline`, the process ends with status 0 that many seconds later whatever is still
-  running (a handler in machine code again): the executable closes what it must first.
+  a `deadline` (unless a signal armed one already), the process ends with status 0 that many
+  seconds later whatever is still running (a handler in machine code again): the executable
+  closes what it must first.
 
 Nothing here imports rclpy: `mb_sim.replay` uses it too.
 """
@@ -71,21 +74,32 @@ class Signals:
     def __init__(self) -> None:
         self.stop = threading.Event()
         self._wake: Any = None
+        self._deadline: float | None = None
+        self._armed = False
         exit_quietly_until_started()
 
     def exit_at_once(self) -> None:
         """Loading and compiling: a signal ends the process at once, status 0."""
         exit_at_once(zero=True)
 
-    def running(self, wake: Any = None) -> None:
+    def running(self, wake: Any = None, deadline: float | None = None) -> None:
         """From now on a signal sets `stop` and calls `wake.trigger()` (an rclpy guard
-        condition that ends the executor's wait), once."""
+        condition that ends the executor's wait), once; with a `deadline` (s), the first
+        signal also ends the process with status 0 that much later at the latest."""
         self._wake = wake
+        self._deadline = deadline
         for sig in STOP_SIGNALS:
             signal.signal(sig, self._on_signal)
 
     def _on_signal(self, _signum: int, _frame: object) -> None:
+        if not self.stop.is_set() and self._deadline is not None:
+            self._arm(self._deadline)
         self.request_stop()
+
+    def _arm(self, deadline: float) -> None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self._armed = native_exit.arm_deadline(deadline)
 
     def request_stop(self) -> None:
         """Set `stop` and wake the spin loop, once (a signal, or a request to quit)."""
@@ -101,7 +115,5 @@ class Signals:
         self.stop.set()
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
-        if deadline is not None:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            native_exit.arm_deadline(deadline)
+        if deadline is not None and not self._armed:
+            self._arm(deadline)

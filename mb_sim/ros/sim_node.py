@@ -69,10 +69,12 @@ SPIN_PERIOD = 0.1
 the wait ends (rclpy's wait is not interrupted by signals)."""
 STOP_WAIT = 0.8
 """Seconds the shutdown waits for the physics thread to finish its step and close the bag."""
+STOP_DEADLINE = 1.8
+"""Seconds from SIGINT or SIGTERM to the end of the process at the latest, whatever is still
+running (a long callback, a compile in the physics thread): the node ends within 2 s."""
 FINISH_DEADLINE = 1.6
-"""Seconds from the end of the spin loop (within SPIN_PERIOD of a signal) to the end of the
-process at the latest, whatever is still running: SIGINT and SIGTERM end the node within
-2 s."""
+"""The same from the end of the spin loop when no signal ended it (a simulation_interfaces
+request to quit)."""
 
 
 class SimNode(Node):
@@ -200,7 +202,7 @@ def main(args: list[str] | None = None) -> int:
         gc.freeze()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        signals.running(wake=node.requests.wake)
+        signals.running(wake=node.requests.wake, deadline=STOP_DEADLINE)
         running = True
         node.interfaces.quit = signals.request_stop
         node.start()

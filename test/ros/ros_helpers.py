@@ -23,9 +23,9 @@ STARTUP_TIMEOUT = float(os.environ.get("MB_SIM_TEST_STARTUP_TIMEOUT", "120"))
 """Seconds allowed for a node's first message (numba compiles on a fresh checkout)."""
 STOP_LIMIT = 2.5
 """Seconds from SIGINT or SIGTERM to the end of an executable (and of what it started). Their
-own bound is 2 s: sim_node ends at once while it loads or compiles, and once it runs it ends
-itself at the latest `sim_node.FINISH_DEADLINE` after its spin loop, which ends within
-`sim_node.SPIN_PERIOD` of the signal; the others end within a few tenths of a second. The
+own bound is 2 s: sim_node ends at once while it loads or compiles, and once it runs, the
+signal arms a deadline that ends it `sim_node.STOP_DEADLINE` later at the latest (the
+controllers: `spin.STOP_DEADLINE`); normally they end within a few tenths of a second. The
 0.5 s on top are for a loaded machine (two cores shared with other work) scheduling the
 test's polling and the processes' last instructions; measured idle: 0.001-0.4 s."""
 

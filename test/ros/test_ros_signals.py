@@ -100,6 +100,29 @@ def test_running_one_stop_request_then_signals_are_ignored() -> None:
     proc.wait()
 
 
+BUSY_CALLBACK = """
+import hashlib
+from mb_sim.ros.signals import Signals
+signals = Signals()
+signals.running(deadline=0.5)
+print("in a long callback", flush=True)
+for _ in range(100):  # Python between C calls: the handler runs, the loop goes on
+    hashlib.pbkdf2_hmac('sha256', b'x', b'y', 1_000_000)
+print("finished", flush=True)
+"""
+
+
+def test_running_the_signal_arms_the_deadline() -> None:
+    """A long callback keeps the spin loop from seeing the stop request: the signal's deadline
+    ends the process anyway, with status 0."""
+    proc = _start(BUSY_CALLBACK)
+    _wait_line(proc, "in a long callback")
+    proc.send_signal(signal.SIGINT)
+    status, seconds, out = _stopped(proc, timeout=10.0)
+    assert status == 0 and "finished" not in out and "Traceback" not in out, out
+    assert 0.3 < seconds < 1.5, seconds
+
+
 def test_finishing_the_deadline_ends_the_process() -> None:
     """Finishing takes longer than the deadline (its busy call): the process ends with status 0
     at the deadline, without a Python handler having to run."""
