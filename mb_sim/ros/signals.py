@@ -26,6 +26,7 @@ Nothing here imports rclpy: `mb_sim.replay` uses it too.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -37,9 +38,16 @@ from mb_sim.ros import native_exit
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+def _flush() -> None:
+    """Write what Python buffered for stdout and stderr (from a signal's handler too, which may
+    have interrupted a write: then that stream is left as it is)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(RuntimeError, OSError, ValueError, AttributeError):
+            stream.flush()
+
+
 def _exit_now(_signum: int, _frame: object) -> None:
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush()
     os._exit(0)
 
 
@@ -54,8 +62,7 @@ def exit_at_once(zero: bool = True) -> None:
     handler is set again), whatever its threads are doing: status 0 (`zero`) or 128 + the
     signal's number. What is buffered for stdout and stderr is written first. Where the
     machine-code handler cannot be made, a Python one that exits the same way."""
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush()
     if native_exit.install(STOP_SIGNALS, zero=zero):
         return
     for sig in STOP_SIGNALS:
@@ -63,8 +70,7 @@ def exit_at_once(zero: bool = True) -> None:
 
 
 def _exit_with_signal(signum: int, _frame: object) -> None:
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush()
     os._exit(128 + signum)
 
 
@@ -88,17 +94,19 @@ class Signals:
         signal also ends the process with status 0 that much later at the latest."""
         self._wake = wake
         self._deadline = deadline
+        if deadline is not None:
+            native_exit.prepare()  # not inside the handler: a second signal may interrupt it
         for sig in STOP_SIGNALS:
             signal.signal(sig, self._on_signal)
 
     def _on_signal(self, _signum: int, _frame: object) -> None:
-        if not self.stop.is_set() and self._deadline is not None:
+        first = not self.stop.is_set()
+        self.request_stop()  # first: a signal that interrupts what follows finds it set
+        if first and self._deadline is not None:
             self._arm(self._deadline)
-        self.request_stop()
 
     def _arm(self, deadline: float) -> None:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush()
         self._armed = native_exit.arm_deadline(deadline)
 
     def request_stop(self) -> None:

@@ -112,12 +112,18 @@ print("finished", flush=True)
 """
 
 
-def test_running_the_signal_arms_the_deadline() -> None:
+@pytest.mark.parametrize("signals", [1, 2], ids=["one-signal", "two-at-once"])
+def test_running_the_signal_arms_the_deadline(signals: int) -> None:
     """A long callback keeps the spin loop from seeing the stop request: the signal's deadline
-    ends the process anyway, with status 0."""
+    ends the process anyway, with status 0; also when a second signal comes at once, as
+    `ros2 launch` forwards the terminal's Ctrl-C (it must not interrupt the first's handling
+    into a deadlock)."""
     proc = _start(BUSY_CALLBACK)
     _wait_line(proc, "in a long callback")
     proc.send_signal(signal.SIGINT)
+    if signals == 2:
+        time.sleep(0.03)  # as launch's own Ctrl-C follows the terminal's
+        proc.send_signal(signal.SIGINT)
     status, seconds, out = _stopped(proc, timeout=10.0)
     assert status == 0 and "finished" not in out and "Traceback" not in out, out
     assert 0.3 < seconds < 1.5, seconds
