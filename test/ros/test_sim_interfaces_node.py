@@ -322,11 +322,14 @@ def test_simulate_steps_feedback_and_cancel(start_sim: object, probe: Probe) -> 
     a long goal canceled stops between two slices and the node stays paused."""
     from action_msgs.msg import GoalStatus
     from rclpy.action import ActionClient
+    from rclpy.qos import QoSProfile
     from simulation_interfaces.action import SimulateSteps
 
     sim = start_sim(START)
     assert sim.wait_for_output("simulating", timeout=120), sim.output
-    client = ActionClient(probe.node, SimulateSteps, "/sim_node/simulate_steps")
+    # room for a goal's 100 feedback messages, however late this process reads them
+    client = ActionClient(probe.node, SimulateSteps, "/sim_node/simulate_steps",
+                          feedback_sub_qos_profile=QoSProfile(depth=100))
     assert client.wait_for_server(timeout_sec=30)
     feedback: list[tuple[int, int]] = []
 
