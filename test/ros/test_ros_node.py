@@ -72,10 +72,18 @@ def lift_params(**extra: Any) -> dict[str, Any]:
     return params
 
 
+def fresh(js: list, timeout: float = 30.0) -> Any:
+    """The next joint_states message to arrive from now on (the last one received may be old:
+    a subscription that matched late gets its first messages in a burst)."""
+    n = len(js)
+    assert wait_until(lambda: len(js) > n, timeout), "no joint_states"
+    return js[-1][1]
+
+
 def publish_for(js: list, seconds: float, publish: Callable[[], None]) -> None:
     """Call `publish` every 20 ms of wall time until `seconds` of simulated time have passed
     (by joint_states' stamps; a loaded machine runs slower than real time)."""
-    end = time_to_seconds(js[-1][1].header.stamp) + seconds
+    end = time_to_seconds(fresh(js).header.stamp) + seconds
     deadline = time.monotonic() + 30.0 * seconds
     while time_to_seconds(js[-1][1].header.stamp) < end:
         assert time.monotonic() < deadline, "the simulation does not advance"
@@ -164,7 +172,7 @@ def test_constant_effort_moves_joint_the_expected_way(start_sim: Any, probe: Any
     i = model.joint_names.index("joint1")
     tau = np.zeros(model.nq)
     reach(pub, Float64MultiArray(data=tau.tolist()))
-    q_start = js[-1][1].position[i]
+    q_start = fresh(js).position[i]
     tau[i] = 0.5
     publish_for(js, 1.5, lambda: pub.publish(Float64MultiArray(data=tau.tolist())))
     last = js[-1][1]
@@ -176,7 +184,7 @@ def test_constant_effort_moves_joint_the_expected_way(start_sim: Any, probe: Any
 
     # Same through JointState commands, the other way round, one joint named.
     cmd = probe.publisher(JointState, "joint_commands")
-    v0 = js[-1][1].velocity[i]
+    v0 = fresh(js).velocity[i]
     reach(cmd, JointState(name=["joint1"], effort=[-1.0]))
     publish_for(js, 1.0, lambda: cmd.publish(JointState(name=["joint1"], effort=[-1.0])))
     assert js[-1][1].velocity[i] < -0.5 < v0
