@@ -1,4 +1,4 @@
-"""Compile the physics kernels ahead of time: `python -m mb_sim.warmup` (or `mb_sim_warmup`).
+"""Compile the physics kernels ahead of time: `python -m mb_sim.warmup` (`make kernels`).
 
 numba compiles each kernel on its first call and caches the machine code on disk, beside the
 installed package and per version of its sources (`mb_sim._jit.kernel_cache_dir`), so the
@@ -8,12 +8,26 @@ with revolute, prismatic and mimic joints touching free bodies of every shape, a
 both integrators), so later processes start at once; a stamp in the cache folder says the
 kernels of this version are ready, and a second run returns at once. With two cores or more, a
 second process compiles half of the step's stages and the queries meanwhile.
+
+Interrupted (Ctrl-C, SIGTERM, or killed outright), it leaves a cache that the next run
+completes: no stamp is written, every kernel compiled so far is kept (numba writes each file
+under a temporary name and renames it; `mb_sim._jit.KernelCache` compiles a damaged one
+again), and the second process ends with the first, whatever ended that one. SIGINT and
+SIGTERM end it within microseconds, even in the middle of a compile, with the status a shell
+expects (130, 143) and no traceback.
 """
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # before the imports below: a signal ends the process quietly
+    from mb_sim.ros.signals import exit_at_once
+
+    exit_at_once(zero=False)
+
+import ctypes
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -22,7 +36,7 @@ from collections.abc import Callable
 import numpy as np
 
 import mb_sim
-from mb_sim._jit import JIT, kernel_cache_dir
+from mb_sim._jit import JIT, kernel_cache_dir, remove_stale_temporaries
 from mb_sim.sim.link_frames import LinkFrames
 
 ROBOT = """<robot name="warmup">
@@ -98,7 +112,8 @@ def warm_up(steps: int = 40, parallel: bool = True) -> float:
     side = None
     try:
         if parallel and JIT and (os.cpu_count() or 1) > 1:
-            side = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup", "--part", "side"])
+            side = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup", "--part", "side",
+                                     str(os.getpid())])
         _dynamics()
         if side is not None:
             _step_parts("solver")
@@ -176,34 +191,61 @@ def _stamp() -> str:
 
 
 def kernels_ready() -> bool:
-    """Whether this version's kernels were compiled (and cached) already."""
+    """Whether this version's kernels were compiled (and cached) by a warm-up that ran to its
+    end (the stamp is written last, under a temporary name renamed into place)."""
     return os.path.exists(_stamp())
 
 
 def ensure_compiled(say: Callable[[str], None] = print) -> None:
-    """Compile the kernels unless this version's are cached, saying what happens."""
-    if kernels_ready():
+    """Compile the kernels unless this version's are cached, saying what happens. Nothing to
+    do with NUMBA_DISABLE_JIT=1 (the kernels run interpreted; the cache is left alone)."""
+    if not JIT or kernels_ready():
         return
+    folder = kernel_cache_dir()
+    remove_stale_temporaries(folder)  # what killed warm-ups left
     say(f"mb_sim: compiling the physics kernels, once per version (about 1-2 min; cached in "
-        f"{kernel_cache_dir()}) ...")
+        f"{folder}) ...")
     seconds = warm_up()
-    os.makedirs(kernel_cache_dir(), exist_ok=True)
-    with open(_stamp(), "w") as f:
+    os.makedirs(folder, exist_ok=True)
+    temporary = f"{_stamp()}.tmp.{os.getpid()}"
+    with open(temporary, "w") as f:
         f.write(f"{seconds:.1f}\n")
+    os.replace(temporary, _stamp())
     say(f"mb_sim: kernels ready in {seconds:.1f} s")
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
+PR_SET_PDEATHSIG = 1
+"""prctl(2): the signal a process gets when the thread that started it ends (Linux)."""
+
+
+def _end_with(parent: int) -> None:
+    """The second process of a parallel warm-up ends when `parent` does, however that one
+    ended (SIGKILL included): Linux's parent-death signal. Elsewhere it finishes its half
+    alone."""
     try:
-        if args == ["--part", "side"]:  # the second process of a parallel warm-up
-            logging.getLogger("mb_sim").setLevel(logging.ERROR)
-            _step_parts("contacts")
-            _queries()
-        else:
-            ensure_compiled(lambda text: print(text, flush=True))
-    except KeyboardInterrupt:  # Ctrl-C: nothing is stamped ready, the next run compiles again
-        return 130
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent ended before the call above
+        os._exit(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m mb_sim.warmup`: 0 when the kernels are ready; after SIGINT or SIGTERM 130 or
+    143 (so that `make kernels` stops), at once and without a traceback."""
+    from mb_sim.ros.signals import exit_at_once
+
+    exit_at_once(zero=False)
+    args = sys.argv[1:] if argv is None else argv
+    if args[:2] == ["--part", "side"]:  # the second process of a parallel warm-up
+        if len(args) > 2:
+            _end_with(int(args[2]))
+        logging.getLogger("mb_sim").setLevel(logging.ERROR)
+        _step_parts("contacts")
+        _queries()
+    else:
+        ensure_compiled(lambda text: print(text, flush=True))
     return 0
 
 

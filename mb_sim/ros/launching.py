@@ -9,7 +9,8 @@ without .yaml, `table.sdf` for a Gazebo SDF world, a path to a world file, or "n
 (default false; without rviz2 installed a warning, and the simulation runs alone) and `viewer`
 (default false: the browser view on http://127.0.0.1:8080, `mb_sim.viewer`) and `namespace`
 (default none: every node of the launch in that ROS namespace, e.g. robot1; a launch included
-under PushRosNamespace gets the pushed one in front); with a demo controller also `controller`
+under PushRosNamespace gets the pushed one in front), `record` (default none: a bag folder to
+record from the first step, sim_node's `record` parameter); with a demo controller also `controller`
 (default true: it starts the paused simulation once it has the robot). When sim_node exits (it
 could not start, or it was stopped) the whole launch ends.
 The launch packages are imported when a description is made, not with this module.
@@ -77,11 +78,14 @@ class RobotLaunch:
         namespace = config.get("namespace", "").strip().strip("/")
         if world and not os.path.isfile(world):
             raise RuntimeError(f"world {config.get('world')!r}: no such file {world}")
+        overrides: dict[str, object] = {"urdf_file": os.path.join(share, self.urdf),
+                                        "world_file": world, "use_sim_time": use_sim_time}
+        record = config.get("record", "").strip()
+        if record:
+            overrides["record"] = os.path.abspath(os.path.expanduser(record))
         actions: list[object] = [Node(
             package=PACKAGE, executable="sim_node", name="sim_node", namespace=namespace,
-            output="screen", parameters=[os.path.join(share, self.params),
-                        {"urdf_file": os.path.join(share, self.urdf), "world_file": world,
-                         "use_sim_time": use_sim_time}],
+            output="screen", parameters=[os.path.join(share, self.params), overrides],
             on_exit=Shutdown(reason="sim_node exited"),
         )]
         if self.controller and _true(config.get("controller", "true")):
@@ -130,6 +134,10 @@ class RobotLaunch:
                 "namespace", default_value="",
                 description="ROS namespace of the nodes (e.g. robot1); /tf, /tf_static and "
                             "/clock stay global"),
+            DeclareLaunchArgument(
+                "record", default_value="",
+                description="Record a bag in this folder (it must not exist) from the first "
+                            "step until the launch ends"),
         ]
         if self.controller:
             arguments.append(DeclareLaunchArgument(

@@ -15,7 +15,8 @@ A wait lasts POLL_PERIOD at most, after which the commands that arrived are take
 What a step does (commands, efforts, the step, the outputs due) is the `Cycle`'s business; the
 loop also asks it for /clock at most every CLOCK_PERIOD of wall time and for a status line
 every `status_period`. A step that raises pauses the simulation and fails the step requests;
-the thread lives on (~/reset or ~/pause false continue).
+the thread lives on (~/reset or ~/pause false continue). `stop` ends the thread after the
+step under way, not at the end of its round or of a step request's slice.
 
 No rclpy here: the loop runs, and is tested, without ROS.
 """
@@ -134,8 +135,14 @@ class PhysicsLoop:
         self.restart_clock()
         self._thread.start()
 
+    @property
+    def alive(self) -> bool:
+        """Whether the thread runs (it has started and not yet ended)."""
+        return self._thread.is_alive()
+
     def stop(self, timeout: float = 5.0) -> None:
-        """End the thread after its current step (it calls `on_stop`)."""
+        """End the thread after its current step (it calls `on_stop`); wait `timeout` s at
+        most for it (an action between steps, such as a compile, is not interrupted)."""
         self._stopping.set()
         self._work.set()
         if self._thread.is_alive():
@@ -211,8 +218,7 @@ class PhysicsLoop:
         if self.rtf > 0.0:
             idle = self._paced_steps()
         else:
-            for _ in range(FAST_CHUNK):
-                self.cycle.step()
+            self._steps(FAST_CHUNK)
             idle = 0.0
         after = steady()
         if after - self._last_clock >= CLOCK_PERIOD:
@@ -233,8 +239,7 @@ class PhysicsLoop:
                       f"{shown}; simulated time runs slower, every command is still applied")
         if n == 0:
             self.cycle.idle()
-        for _ in range(min(n, ROUND_STEPS)):
-            self.cycle.step()
+        self._steps(min(n, ROUND_STEPS))
         if n > ROUND_STEPS:
             return 0.0
         due = self.pacer.wall_at(self.sim.time + self._pace_steps * self.dt)
@@ -247,15 +252,20 @@ class PhysicsLoop:
             self._status(steady())
             return POLL_PERIOD
         job = self._jobs[0]
-        n = min(job.remaining, STEP_SLICE)
-        for _ in range(n):
-            self.cycle.step()
-        job.remaining -= n
+        job.remaining -= self._steps(min(job.remaining, STEP_SLICE))
         if job.remaining == 0:
             self._jobs.popleft()
             self.cycle.publish_all()
             job.done((True, f"t = {self.sim.time:.9f} s"))
         return 0.0
+
+    def _steps(self, n: int) -> int:
+        """Up to n steps, fewer when the thread is asked to stop; how many ran."""
+        for done in range(n):
+            if self._stopping.is_set():
+                return done
+            self.cycle.step()
+        return n
 
     def _status(self, now: float) -> None:
         period = self.status_period

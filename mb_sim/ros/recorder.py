@@ -19,6 +19,7 @@ t = 0, the simulation state at the start.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -103,11 +104,14 @@ class Recorder:
 
 class Recording:
     """The bag the node writes, if any: opened, written and closed on the physics thread. A
-    write that fails is logged and closes the bag; nothing else stops."""
+    write that fails is logged and closes the bag; nothing else stops. At shutdown the main
+    thread closes the bag when the physics thread does not end in time (busy in a compile):
+    writing and closing take a lock, so a bag is never closed in the middle of a write."""
 
     def __init__(self, logger: Any) -> None:
         self._logger = logger
         self.recorder: Recorder | None = None
+        self._lock = threading.Lock()
 
     @property
     def active(self) -> bool:
@@ -129,15 +133,20 @@ class Recording:
 
     def write(self, topic: str, msgtype: str, data: bytes, sim_time: float) -> None:
         """Append a serialized message, if recording."""
-        recorder = self.recorder
-        if recorder is None:
+        if self.recorder is None:
             return
-        try:
-            recorder.write(topic, msgtype, data, sim_time)
-        except Exception as e:  # noqa: BLE001 - a full disk: keep what is written, go on
-            self._logger.error(f"recording to {recorder.path} failed: {e}; closing the bag "
-                               "(readable up to the last flush)")
-            self.close("write error")
+        with self._lock:
+            recorder = self.recorder
+            if recorder is None:  # closed meanwhile
+                return
+            try:
+                recorder.write(topic, msgtype, data, sim_time)
+                return
+            except Exception as e:  # noqa: BLE001 - a full disk: keep what is written, go on
+                error = e
+        self._logger.error(f"recording to {recorder.path} failed: {error}; closing the bag "
+                           "(readable up to the last flush)")
+        self.close("write error")
 
     def write_message(self, topic: str, msg: Any, sim_time: float) -> None:
         """Append an rclpy message, if recording."""
@@ -146,13 +155,17 @@ class Recording:
 
     def close(self, why: str) -> str:
         """Close the bag, if any; what was closed ("not recording" when nothing)."""
-        recorder, self.recorder = self.recorder, None
-        if recorder is None:
-            return "not recording"
-        try:
-            recorder.close()
-        except Exception as e:  # noqa: BLE001 - a full disk, a broken file: report, go on
-            self._logger.error(f"closing the bag {recorder.path} failed ({why}): {e}; "
+        with self._lock:
+            recorder, self.recorder = self.recorder, None
+            if recorder is None:
+                return "not recording"
+            try:
+                recorder.close()
+                error: Exception | None = None
+            except Exception as e:  # noqa: BLE001 - a full disk, a broken file: report, go on
+                error = e
+        if error is not None:
+            self._logger.error(f"closing the bag {recorder.path} failed ({why}): {error}; "
                                "it is readable up to the last flush")
         else:
             self._logger.info(f"recording closed ({why}): {recorder.path}, "

@@ -39,6 +39,7 @@ def _stop(procs: list[subprocess.Popen[bytes]]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    signals = Signals()  # until the nodes start, a signal ends this script quietly at once
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     env_duration = os.environ.get("DURATION") or None
     parser.add_argument("--duration", type=float, default=env_duration,
@@ -75,7 +76,6 @@ def main(argv: list[str] | None = None) -> int:
     print(f"run_demo: sim_node with {urdf} and {world}"
           f"{f' for {args.duration:g} s' if args.duration else ' (Ctrl-C to stop)'}", flush=True)
 
-    signals = Signals()
     signals.running()
     # Children get their own process group, so a Ctrl-C in the terminal reaches them only
     # through this script, once, in order.

@@ -26,6 +26,7 @@ import yaml
 from geometry_msgs.msg import Vector3
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.node import Node
+from rclpy.qos import QoSProfile
 from rclpy.task import Future
 from simulation_interfaces.action import SimulateSteps
 from simulation_interfaces.msg import (
@@ -154,10 +155,13 @@ class SimulationInterfaces:
         ):
             node.create_service(srv_type, f"~/{name}", callback, qos_profile=QOS_SERVICES,
                                 callback_group=group)
+        # The feedback writer keeps a goal's every feedback (at most FEEDBACK_SLICES) for a
+        # client that reads late: with rclpy's default depth of 10, a loaded client lost some.
         self.action = ActionServer(
             node, SimulateSteps, "~/simulate_steps", self._simulate_steps,
             callback_group=group, goal_callback=lambda _goal: GoalResponse.ACCEPT,
-            cancel_callback=lambda _goal: CancelResponse.ACCEPT)
+            cancel_callback=lambda _goal: CancelResponse.ACCEPT,
+            feedback_pub_qos_profile=QoSProfile(depth=FEEDBACK_SLICES))
 
     # --- events recorded for the replay ------------------------------------------------------
     def _record(self, event: dict[str, Any]) -> None:

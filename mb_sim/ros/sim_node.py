@@ -41,6 +41,7 @@ exit_quietly_until_started()  # before the imports below: a signal exits quietly
 import gc
 import os
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,17 @@ from mb_sim.ros.sim_interfaces import SimulationInterfaces
 
 SWITCH_INTERVAL = 0.0005
 """Python's thread switch interval in the node, s (the default is 0.005)."""
+SPIN_PERIOD = 0.1
+"""Longest wait of the executor, s: a signal's Python handler runs in the main thread once
+the wait ends (rclpy's wait is not interrupted by signals)."""
+STOP_WAIT = 0.8
+"""Seconds the shutdown waits for the physics thread to finish its step and close the bag."""
+STOP_DEADLINE = 1.8
+"""Seconds from SIGINT or SIGTERM to the end of the process at the latest, whatever is still
+running (a long callback, a compile in the physics thread): the node ends within 2 s."""
+FINISH_DEADLINE = 1.6
+"""The same from the end of the spin loop when no signal ended it (a simulation_interfaces
+request to quit)."""
 
 
 class SimNode(Node):
@@ -109,6 +121,11 @@ class SimNode(Node):
         self.interfaces = SimulationInterfaces(self, self.requests, self.make_ports, group)
         self.outputs.publish_latched()
         self.outputs.publish_all(force=True)
+        # Whatever the first step needs is compiled (or loaded from the kernel cache) here,
+        # while a signal still ends the process at once (`Signals.exit_at_once`), not in the
+        # physics thread after the node said it simulates: there, a compile holds the stop
+        # back, and in the first paced step it would put the clock half a second behind.
+        sim.load_step()
         if p.record:
             bag = _new_bag(p.record)
             # The bag is opened by the physics thread (its first action), which writes it.
@@ -146,15 +163,14 @@ class SimNode(Node):
                 f"{world}{rate}")
 
     def start(self) -> None:
-        """Start the physics thread (after construction, once the executor has the node). The
-        compiled step is loaded first: in the first paced step it would put the clock half a
-        second behind."""
-        self.sim.load_step()
+        """Start the physics thread (after construction, once the executor has the node)."""
         self.loop.start()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop the physics thread after its current step; close the recording."""
-        self.loop.stop(timeout)  # the thread closes the bag it writes
+    def stop(self, timeout: float = STOP_WAIT) -> None:
+        """Stop the physics thread after its current step (it closes the bag it writes); if
+        it is still busy after `timeout` (s), in a compile a service started, close the bag
+        here (`Recording` serializes the two threads' writes and close)."""
+        self.loop.stop(timeout)
         self.recording.close("shutdown")
 
     def destroy_node(self) -> None:
@@ -182,12 +198,16 @@ def main(args: list[str] | None = None) -> int:
     # executor thread take arriving messages within about a step instead of 5 ms.
     sys.setswitchinterval(SWITCH_INTERVAL)
     node: SimNode | None = None
+    running = False
     try:
         rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
     except Exception as e:  # noqa: BLE001 - bad command line, e.g. an unreadable --params-file
         print(f"sim_node: cannot start: {e}", file=sys.stderr)
         return 1
     try:
+        # Loading the robot, its meshes and the kernels (perhaps compiling them for a minute):
+        # a signal ends the process at once, even inside a compile.
+        signals.exit_at_once()
         try:
             node = SimNode()
         except StartupError as e:
@@ -202,17 +222,32 @@ def main(args: list[str] | None = None) -> int:
         gc.freeze()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        signals.running(wake=node.requests.wake)
+        signals.running(wake=node.requests.wake, deadline=STOP_DEADLINE)
+        running = True
         node.interfaces.quit = signals.request_stop
         node.start()
         while not signals.stop.is_set():
-            executor.spin_once(timeout_sec=0.2)
+            executor.spin_once(timeout_sec=SPIN_PERIOD)
     finally:
-        signals.finish()
+        # A failed start keeps its exit status 1: no deadline then.
+        signals.finish(deadline=FINISH_DEADLINE if running else None)
         if node is not None:
             node.destroy_node()
         rclpy.try_shutdown()
+        if node is not None and node.loop.alive:
+            # Still in an action that does not end (a compile): Python's finalization would
+            # run under it. Everything is closed; end here (after the error, if there is one).
+            _exit_now(sys.exc_info()[1])
     return 0
+
+
+def _exit_now(error: BaseException | None) -> None:
+    """End the process at once: status 0, or 1 after printing `error`."""
+    if error is not None:
+        traceback.print_exception(error)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if error is None else 1)
 
 
 if __name__ == "__main__":

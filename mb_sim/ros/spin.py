@@ -1,6 +1,7 @@
 """What the demo controllers share: run one node until SIGINT or SIGTERM, then exit 0 quietly
-(`mb_sim.ros.signals`: the first signal ends the spin loop; a second one, as `ros2 launch`
-sends, is ignored; no traceback), and start a paused simulation once the controller is ready."""
+(`mb_sim.ros.signals`: the first signal ends the spin loop, and the process STOP_DEADLINE
+later at the latest; a second one, as `ros2 launch` sends, is ignored; no traceback), and start
+a paused simulation once the controller is ready."""
 
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ from rclpy.signals import SignalHandlerOptions
 from std_srvs.srv import SetBool
 
 from mb_sim.ros.signals import Signals
+
+STOP_DEADLINE = 1.5
+"""Seconds from the first signal to the end of the process at the latest: a callback that
+runs long (the demo controller plans its waypoints when the robot arrives, seconds of CPU on
+a loaded machine) keeps the spin loop from ending, not the process."""
 
 
 def start_when_ready(node: Node, service: str, ready: Callable[[], bool]) -> None:
@@ -44,7 +50,7 @@ def spin_until_signal(make_node: Callable[[], Node], args: list[str] | None = No
         node = make_node()
         executor = SingleThreadedExecutor()
         executor.add_node(node)
-        signals.running()
+        signals.running(deadline=STOP_DEADLINE)
         while not signals.stop.is_set():
             executor.spin_once(timeout_sec=0.1)
     except ExternalShutdownException:

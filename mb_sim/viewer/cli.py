@@ -16,7 +16,6 @@ exit_quietly_until_started()  # before the imports below: a signal exits quietly
 
 import argparse
 import sys
-import threading
 
 from mb_sim.ros.signals import Signals
 from mb_sim.viewer import INSTALL_HINT, ViewerUnavailable, require_viser
@@ -44,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args, ros_args = _arguments(argv)
     signals = Signals()
-    signals.running()
+    signals.exit_at_once()  # importing viser, reading a bag: a signal ends it at once
     stop = signals.stop
     try:
         require_viser()
@@ -53,9 +52,10 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     try:
         if args.bag:
-            return _show_bag(args, stop)
+            return _show_bag(args, signals)
         from mb_sim.viewer.node import serve
 
+        signals.running()
         return serve(args.node, args.host, args.port, stop, ["viewer", *ros_args])
     except OSError as e:  # the port is taken, the address is not this machine's
         print(f"viewer: cannot serve on {args.host}:{args.port}: {e}", file=sys.stderr)
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         signals.finish()
 
 
-def _show_bag(args: argparse.Namespace, stop: threading.Event) -> int:
+def _show_bag(args: argparse.Namespace, signals: Signals) -> int:
     from mb_sim.viewer.bag import BagError, BagView
 
     try:
@@ -72,12 +72,13 @@ def _show_bag(args: argparse.Namespace, stop: threading.Event) -> int:
     except BagError as e:
         print(f"viewer: {e}", file=sys.stderr)
         return 1
+    signals.running()  # serving: a signal closes the page's server
     rec = bag.recording
     print(f"viewer: {args.bag}: {rec.messages} messages, t = {rec.start:.3f} .. {rec.end:.3f} s"
           f"{'' if rec.complete else ' (the recording ended early)'}; serving on {bag.url}; "
           f"{bag.view.camera}", flush=True)
     try:
-        stop.wait()
+        signals.stop.wait()
     finally:
         bag.close()
     return 0

@@ -6,11 +6,13 @@ session gets a ROS_DOMAIN_ID of its own, so parallel test runs never see each ot
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from launch_helpers import COMMANDS, HOW, cli_env, ros2_executable
 from ros_helpers import ARM_URDF, TABLE_WORLD, Probe, SimProcess, keep_dds_on_this_machine
 
 keep_dds_on_this_machine()
@@ -68,3 +70,24 @@ def probe(ros_context: None) -> Iterator[Probe]:
     p = Probe()
     yield p
     p.close()
+
+
+@pytest.fixture(scope="module")
+def cli() -> Iterator[dict[str, str]]:
+    """The ros2 command line's environment (skips the module where ros2 is not installed); at
+    the end no ros2 daemon is left running."""
+    if ros2_executable() is None:
+        pytest.skip(HOW)
+    env = cli_env()
+    probe = subprocess.run(["bash", "-c", COMMANDS["prefix"]], env=env, capture_output=True,
+                           text=True, timeout=60, check=False)
+    if probe.returncode != 0:
+        pytest.fail(f"ros2 is installed but does not find mb_sim (run `make env`): "
+                    f"{probe.stdout}{probe.stderr}")
+    yield env
+    # The ros2 commands start a daemon per domain; leave none behind.
+    subprocess.run(["ros2", "daemon", "stop"], env=env, capture_output=True, timeout=30,
+                   check=False)
+    status = subprocess.run(["ros2", "daemon", "status"], env=env, capture_output=True,
+                            text=True, timeout=30, check=False)
+    assert "not running" in status.stdout, status.stdout

@@ -21,6 +21,13 @@ ARM_URDF = REPO / "urdf" / "arm.urdf"
 TABLE_WORLD = REPO / "config" / "worlds" / "table.yaml"
 STARTUP_TIMEOUT = float(os.environ.get("MB_SIM_TEST_STARTUP_TIMEOUT", "120"))
 """Seconds allowed for a node's first message (numba compiles on a fresh checkout)."""
+STOP_LIMIT = 2.5
+"""Seconds from SIGINT or SIGTERM to the end of an executable (and of what it started). Their
+own bound is 2 s: sim_node ends at once while it loads or compiles, and once it runs, the
+signal arms a deadline that ends it `sim_node.STOP_DEADLINE` later at the latest (the
+controllers: `spin.STOP_DEADLINE`); normally they end within a few tenths of a second. The
+0.5 s on top are for a loaded machine (two cores shared with other work) scheduling the
+test's polling and the processes' last instructions; measured idle: 0.001-0.4 s."""
 
 
 def keep_dds_on_this_machine() -> None:
@@ -142,6 +149,16 @@ class Probe:
     def publisher(self, msg_type: Any, topic: str, qos: Any = 10) -> Any:
         return self.node.create_publisher(msg_type, topic, qos)
 
+    def matched(self, topic: str, timeout: float = 30.0) -> bool:
+        """Until the subscriptions `collect` made on `topic` have each matched a publisher
+        (what is published from then on reaches them)."""
+        subs = [s for s in self.node.subscriptions if s.topic_name == self._name(topic)]
+        assert subs, f"no subscription on {topic}"
+        return wait_until(lambda: all(s.get_publisher_count() > 0 for s in subs), timeout)
+
+    def _name(self, topic: str) -> str:
+        return topic if topic.startswith("/") else f"{self.node.get_namespace().rstrip('/')}/{topic}"
+
     def close(self) -> None:
         self._stop = True
         self._thread.join(timeout=2)
@@ -157,3 +174,18 @@ def wait_until(pred: Callable[[], bool], timeout: float, period: float = 0.02) -
         time.sleep(period)
     return pred()
 
+
+def reach(publisher: Any, message: Any, timeout: float = 30.0) -> int:
+    """Publish `message` once the node's subscription has matched `publisher` on both sides,
+    and wait until it has acknowledged it: from then on nothing this publisher sends is lost
+    to discovery. (The writer sees a new reader before the reader has matched the writer;
+    waiting for the writer's side alone left a loaded machine to drop the first messages.)
+    Returns 1, the messages published (a test that counts commands adds it)."""
+    from rclpy.duration import Duration
+
+    assert wait_until(lambda: publisher.get_subscription_count() > 0, timeout), \
+        f"nobody subscribes to {publisher.topic_name}"
+    publisher.publish(message)
+    assert publisher.wait_for_all_acked(Duration(seconds=timeout)), \
+        f"{publisher.topic_name}: the first message was not acknowledged in {timeout} s"
+    return 1

@@ -18,7 +18,7 @@ import pytest
 from nav_msgs.msg import Odometry
 from rclpy.node import NodeNameNonExistentError
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from ros_helpers import DATA, STARTUP_TIMEOUT, wait_until
+from ros_helpers import DATA, STARTUP_TIMEOUT, reach, wait_until
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
@@ -207,7 +207,8 @@ def test_floating_robot_in_free_fall(start_sim: Any, probe: Any, params: dict[st
     tf_static = probe.collect(TFMessage, "/tf_static", LATCHED)
     wait_topic(probe, sim, "/odom")
     wait_topic(probe, sim, "/imu")
-    time.sleep(0.5)
+    for topic in ("odom", "imu", "joint_states", "/tf", "/tf_static"):
+        assert probe.matched(topic), topic  # what the steps below publish reaches the probe
     calls = 0
 
     def stamped(got: list, t: float) -> Any:
@@ -295,13 +296,12 @@ def test_floating_robot_is_recorded_with_odom_and_imu_and_replays(
     sim = start_sim({"urdf_file": str(FLOATER), "world_file": str(FALL_WORLD),
                      "record": str(bag), "status_period": 0.0, "command_timeout": 0.1})
     assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
-    # The writer keeps every message (depth 100 > 40) and waits until the node's reader has
-    # matched it too: a reliable writer drops what its history no longer holds for a reader
-    # that matched late, as under load, and the node cannot apply what never arrived.
+    # The writer keeps every message (depth 100 > 41), and the node acknowledges the first
+    # before the others go out (`reach`): a reliable writer drops what its history no longer
+    # holds for a reader that matched late, as under load, and the node cannot apply what
+    # never arrived.
     pub = probe.publisher(JointState, "joint_commands", 100)
-    assert wait_until(lambda: pub.get_subscription_count() > 0, 30.0)
-    time.sleep(0.5)
-    sent = 0
+    sent = reach(pub, JointState(name=["hip"], effort=[0.5]))
     for k in range(40):
         pub.publish(JointState(name=["hip"], effort=[0.5 if k < 20 else -0.3]))
         sent += 1
@@ -336,7 +336,8 @@ def test_floating_box_resting_on_the_ground(start_sim: Any, probe: Any) -> None:
     tf_static = probe.collect(TFMessage, "/tf_static", LATCHED)
     tf = probe.collect(TFMessage, "/tf", 100)
     wait_topic(probe, sim, "/imu")
-    time.sleep(0.5)
+    for topic in ("odom", "imu", "/tf", "/tf_static"):
+        assert probe.matched(topic), topic
     for _ in range(5):  # imu is best effort: step until a reading after t = 1 s has come
         assert probe.call(Trigger, "/sim_node/step", Trigger.Request()).success
         if wait_until(lambda: any(time_to_seconds(m.header.stamp) >= 1.0 for _, m in imu), 1.0):

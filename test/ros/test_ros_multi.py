@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from launch_helpers import COMMANDS, Launched, clean_exit, run_until, sim_node_pids
 from ros_helpers import DATA, REPO, STARTUP_TIMEOUT, Probe, wait_until
-from test_ros_cli import COMMANDS, Launched, _clean_exit, _sim_node_pids, run_until
-from test_ros_cli import cli as cli  # noqa: PLC0414 - the fixture, used by this module
 from test_ros_namespace import domain_probe as domain_probe  # noqa: PLC0414 - the fixture
 
 pytestmark = pytest.mark.usefixtures("ros_context")
@@ -526,7 +525,7 @@ def test_multi_launch_starts_and_stops_cleanly(domain_probe: tuple[dict[str, str
     from rclpy.qos import qos_profile_sensor_data
 
     env, probe = domain_probe
-    before = _sim_node_pids()
+    before = sim_node_pids()
     hands = {side: probe.collect(WrenchStamped, f"/{side}/contact/hand",
                                  qos_profile_sensor_data) for side in ("left_arm", "right_arm")}
 
@@ -548,8 +547,8 @@ def test_multi_launch_starts_and_stops_cleanly(domain_probe: tuple[dict[str, str
         assert "joint7" in run_until(env, "echo_third", ["name:", "joint7", "position:"])
     finally:
         rc = sim.ctrl_c()
-    _clean_exit(sim, rc)
-    assert _sim_node_pids() <= before, "sim_node left running"
+    clean_exit(sim, rc)
+    assert sim_node_pids() <= before, "sim_node left running"
 
 
 def test_multi_commands_are_documented() -> None:

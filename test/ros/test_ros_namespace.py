@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from ros_helpers import Probe, wait_until
-from test_ros_cli import COMMANDS, Launched, _sim_node_pids, other_domain, run_until
-from test_ros_cli import cli as cli  # noqa: PLC0414 - the fixture, used by this module
+from launch_helpers import COMMANDS, Launched, other_domain, run_until, sim_node_pids
+from ros_helpers import Probe, reach, wait_until
 
 NS = "/robot1"
 GLOBAL = {"/tf", "/tf_static", "/clock", "/rosout", "/parameter_events"}
@@ -83,7 +82,7 @@ def test_run_in_a_namespace(domain_probe: tuple[dict[str, str], Probe], tmp_path
     from std_msgs.msg import Float64MultiArray
 
     env, probe = domain_probe
-    before = _sim_node_pids()
+    before = sim_node_pids()
     js = probe.collect(JointState, f"{NS}/joint_states", 100)
     clock = probe.collect(Clock, "/clock")
     tf, tf_static = _transforms(probe)
@@ -116,10 +115,9 @@ def test_run_in_a_namespace(domain_probe: tuple[dict[str, str], Probe], tmp_path
         # efforts on both command topics in the namespace turn joint1 (a vertical axis)
         array = probe.publisher(Float64MultiArray, f"{NS}/effort_controller/commands")
         named = probe.publisher(JointState, f"{NS}/joint_commands")
-        assert wait_until(lambda: array.get_subscription_count() > 0
-                          and named.get_subscription_count() > 0, 30.0)
         start = js[-1][1].position[0]
-        sent = 0
+        sent = reach(array, Float64MultiArray(data=[20.0, 0, 0, 0, 0, 0, 0])) + \
+            reach(named, JointState(name=["joint1"], effort=[20.0]))
         for k in range(30):
             if k % 2:
                 named.publish(JointState(name=["joint1"], effort=[20.0]))
@@ -137,7 +135,7 @@ def test_run_in_a_namespace(domain_probe: tuple[dict[str, str], Probe], tmp_path
     finally:
         rc = sim.ctrl_c()
     assert rc == 0 and "Traceback" not in sim.output, sim.output
-    assert _sim_node_pids() <= before, "sim_node left running"
+    assert sim_node_pids() <= before, "sim_node left running"
 
 
 def test_record_in_a_namespace_with_frame_prefix_replays(
@@ -156,11 +154,13 @@ def test_record_in_a_namespace_with_frame_prefix_replays(
     try:
         sim.wait_for("recording to")
         named = probe.publisher(JointState, f"{NS}/joint_commands")
-        assert wait_until(lambda: named.get_subscription_count() > 0 and tf and tf_static, 30.0)
+        assert wait_until(lambda: bool(tf and tf_static), 30.0)
+        sent = reach(named, JointState(name=["joint1", "joint3"], effort=[5.0, -2.0]))
         for k in range(20):
             named.publish(JointState(name=["joint1", "joint3"], effort=[5.0, -2.0 + 0.1 * k]))
+            sent += 1
             time.sleep(0.02)
-        assert wait_until(lambda: _stats(probe)["commands"]["applied"] == 20, 30.0, 0.2)
+        assert wait_until(lambda: _stats(probe)["commands"]["applied"] == sent, 30.0, 0.2)
     finally:
         rc = sim.ctrl_c()
     assert rc == 0 and "Traceback" not in sim.output, sim.output
@@ -168,7 +168,7 @@ def test_record_in_a_namespace_with_frame_prefix_replays(
     static = {(t.header.frame_id, t.child_frame_id) for _, m in tf_static for t in m.transforms}
     assert ("world", "robot1/base_link") in static, static
     result = replay_bag(work / "ns_run")
-    assert result.ok and result.commands == 20 and result.compared > 100, result
+    assert result.ok and result.commands == sent and result.compared > 100, result
 
 
 def test_launch_in_a_namespace(domain_probe: tuple[dict[str, str], Probe],
@@ -178,7 +178,7 @@ def test_launch_in_a_namespace(domain_probe: tuple[dict[str, str], Probe],
     from sensor_msgs.msg import JointState
 
     env, probe = domain_probe
-    before = _sim_node_pids()
+    before = sim_node_pids()
     js = probe.collect(JointState, f"{NS}/joint_states", 100)
     sim = Launched(env, "launch_ns", tmp_path / "launch.log")
 
@@ -197,7 +197,7 @@ def test_launch_in_a_namespace(domain_probe: tuple[dict[str, str], Probe],
         rc = sim.ctrl_c()
     out = sim.output
     assert rc == 0 and "Traceback" not in out and "[ERROR]" not in out, out
-    assert _sim_node_pids() <= before, "sim_node left running"
+    assert sim_node_pids() <= before, "sim_node left running"
 
 
 def test_namespace_commands_are_documented() -> None:

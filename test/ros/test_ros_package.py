@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -19,7 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
-from ros_helpers import REPO, STARTUP_TIMEOUT, wait_until
+from launch_helpers import children, seconds_to_end
+from ros_helpers import REPO, STARTUP_TIMEOUT, STOP_LIMIT, wait_until
 
 from mb_sim.ros import launching
 
@@ -235,6 +237,9 @@ def test_launch_arguments(launch_module: types.ModuleType, tmp_path: Path,
 
     _, nodes = _evaluate(launch_module, world="none")
     assert nodes[0].kwargs["parameters"][1]["world_file"] == ""
+    assert "record" not in nodes[0].kwargs["parameters"][1]  # records nothing by default
+    _, nodes = _evaluate(launch_module, record="my_run")
+    assert nodes[0].kwargs["parameters"][1]["record"] == str(Path("my_run").absolute())
     own = tmp_path / "mine.yaml"
     own.write_text("bodies: []\n")
     _, nodes = _evaluate(launch_module, world=str(own))
@@ -293,32 +298,94 @@ def test_robot_launch_files(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch, la
     assert [n.kwargs["namespace"] for n in nodes] == ["robot1"] * 3  # sim, controller, viewer
 
 
-def test_launch_for_real_when_launch_ros_is_installed(colcon_ws: Path) -> None:
+def _ros2_env(env: dict[str, str]) -> dict[str, str]:
+    """`env` with the venv's ros2 first on PATH; skips where launch_ros or the ros2 command
+    line is missing."""
     pytest.importorskip("launch_ros", reason="launch_ros is not installed: `make test` installs "
                         "it from ../shared/ros2, or source a ROS 2 Jazzy install")
-    path = f"{Path(sys.prefix) / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    path = f"{Path(sys.prefix) / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     if shutil.which("ros2", path=path) is None:
         pytest.skip("ros2 command line not installed: `make test` installs it from "
                     "../shared/ros2, or source a ROS 2 Jazzy install")
-    os.environ["PATH"] = path
-    proc = subprocess.Popen(
-        ["bash", "-c", "source install/setup.bash && exec ros2 launch mb_sim arm.launch.py"],
-        cwd=colcon_ws, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,
-    )
+    return {**env, "PATH": path, "PYTHONUNBUFFERED": "1"}
+
+
+def _launch_for_real(colcon_ws: Path, log: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """`ros2 launch mb_sim arm.launch.py` from the sourced install, in a process group of its
+    own, its output in `log`."""
+    with log.open("w") as sink:
+        return subprocess.Popen(
+            ["bash", "-c", "source install/setup.bash && exec ros2 launch mb_sim arm.launch.py"],
+            cwd=colcon_ws, stdout=sink, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True, env=env)
+
+
+def _ctrl_c(proc: subprocess.Popen[str], log: Path) -> tuple[float, str]:
+    """Ctrl-C to the launch's process group: the seconds until its sim_node ended, and the
+    launch's output (the launch must end with status 0, cleanly)."""
+    nodes = children(proc.pid, "sim_node")
+    os.killpg(proc.pid, signal.SIGINT)
+    seconds = seconds_to_end(nodes, timeout=15.0)
     try:
-        topics = ""
-        # This installed copy compiles its own kernels on the first start (a minute or two).
-        end = time.monotonic() + max(STARTUP_TIMEOUT, 300.0)
-        while time.monotonic() < end and "/joint_states" not in topics:
-            time.sleep(1.0)
-            topics = sourced(colcon_ws, "ros2 topic list --no-daemon", timeout=30).stdout
-        assert "/joint_states" in topics and "/sim_node/contacts" in topics
+        proc.wait(timeout=20)
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        out, _ = proc.communicate(timeout=20)
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    out = log.read_text()
+    assert len(nodes) == 1, out
     assert proc.returncode == 0, out
     assert "Traceback" not in out and "process has finished cleanly" in out, out
+    return seconds, out
+
+
+def test_launch_for_real_when_launch_ros_is_installed(colcon_ws: Path, tmp_path: Path) -> None:
+    """The installed launch file, launched for real: the node's topics are there; Ctrl-C ends
+    everything cleanly. (Interpreted kernels, as above: this copy's compile is the next
+    test's business.)"""
+    log = tmp_path / "launch.log"
+    env = _ros2_env({**os.environ, "NUMBA_DISABLE_JIT": "1"})
+    proc = _launch_for_real(colcon_ws, log, env)
+    try:
+        assert wait_until(lambda: "simulating 'mb_sim_arm'" in log.read_text()
+                          or proc.poll() is not None, STARTUP_TIMEOUT, 0.1), log.read_text()
+        assert proc.poll() is None, log.read_text()
+        expected = ("/joint_states", "/sim_node/contacts")
+        topics: list[str] = []
+
+        def listed() -> bool:  # discovery takes a moment after the node is up
+            topics[:] = sourced(colcon_ws, "ros2 topic list --no-daemon", timeout=60,
+                                env=env).stdout.split()
+            return all(t in topics for t in expected)
+
+        assert wait_until(listed, 60.0, 0.5), topics
+    finally:
+        seconds, out = _ctrl_c(proc, log)
+    assert seconds < STOP_LIMIT, f"sim_node took {seconds:.2f} s to end:\n{out}"
+
+
+def test_launch_stops_while_the_install_compiles_its_kernels(colcon_ws: Path,
+                                                             tmp_path: Path) -> None:
+    """An install whose kernels were not compiled (the build skipped them): the first launch
+    compiles them into the cache beside the installed package, and Ctrl-C a few seconds
+    into that compile ends it within 2 s, cleanly (a node that compiled after its signal
+    handlers had switched to asking for a stop was killed by launch 15 s later)."""
+    install = colcon_ws / "install" / "mb_sim"
+    log = tmp_path / "launch.log"
+    env = _ros2_env({k: v for k, v in os.environ.items()
+                     if k not in ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")})
+    proc = _launch_for_real(colcon_ws, log, env)
+    try:
+        assert wait_until(lambda: "compiling the physics kernels" in log.read_text()
+                          or proc.poll() is not None, STARTUP_TIMEOUT, 0.1), log.read_text()
+        cache = re.search(r"cached in (\S+)\)", log.read_text())
+        assert cache and Path(cache.group(1)).is_relative_to(install), log.read_text()
+        start = time.monotonic()
+        assert wait_until(lambda: any(Path(cache.group(1)).rglob("*.nbi")), 60.0, 0.05)
+        time.sleep(max(0.0, 3.0 - (time.monotonic() - start)))  # a few seconds into it
+    finally:
+        seconds, out = _ctrl_c(proc, log)
+    assert seconds < STOP_LIMIT, f"sim_node took {seconds:.2f} s to end:\n{out}"
+    assert "simulating" not in out
 
 
 # --- the activated venv ----------------------------------------------------------------------

@@ -156,6 +156,85 @@ def test_a_failing_step_pauses_and_fails_the_requests() -> None:
 JOINTS = ("a", "b", "c")
 
 
+def test_stop_ends_the_thread_after_the_step_under_way() -> None:
+    """A stop request ends the thread after the step it is in, not after a step request's
+    slice of STEP_SLICE steps (here 20 ms each: 2 s a slice)."""
+    loop, cycle, _ = make_loop(rtf=0.0, paused=True)
+    step = cycle.step
+
+    def slow_step() -> None:
+        time.sleep(0.02)
+        step()
+
+    cycle.step = slow_step  # type: ignore[method-assign]
+    stopped = threading.Event()
+    loop.on_stop = stopped.set
+    loop.start()
+    loop.submit(lambda: loop.run_steps(10 * STEP_SLICE, lambda _result: None))
+    assert wait_for(lambda: cycle.steps >= 5)
+    start = time.monotonic()
+    loop.stop(timeout=10.0)
+    assert stopped.is_set() and time.monotonic() - start < 0.5
+    assert cycle.steps < STEP_SLICE
+
+
+def test_stop_waits_at_most_its_timeout_for_a_busy_thread() -> None:
+    """An action between steps (a compile a service started) is not interrupted: `stop` gives
+    up after its timeout (the node then closes the bag itself), and the thread ends when the
+    action does."""
+    loop, _cycle, _ = make_loop(rtf=0.0, paused=True)
+    busy, release = threading.Event(), threading.Event()
+    stopped = threading.Event()
+    loop.on_stop = stopped.set
+    loop.submit(lambda: (busy.set(), release.wait(10.0)))
+    loop.start()
+    assert busy.wait(5.0)
+    start = time.monotonic()
+    loop.stop(timeout=0.3)
+    assert 0.25 < time.monotonic() - start < 2.0 and not stopped.is_set()
+    release.set()
+    assert stopped.wait(5.0)
+
+
+def test_recording_closed_by_another_thread_while_written(tmp_path: Any) -> None:
+    """At shutdown the main thread may close the bag while the physics thread writes: the bag
+    closes between two writes, later writes are dropped, and it opens with what was written."""
+    from rosbags.rosbag2 import Reader
+
+    from mb_sim.ros.recorder import Recording
+
+    log = Log()
+    recording = Recording(log)
+    bag = tmp_path / "bag"
+    assert recording.start(bag, "mcap", {}).startswith("recording to")
+    written = threading.Event()
+    done = threading.Event()
+
+    def write() -> None:
+        t = 0.0
+        while not done.is_set():
+            recording.write("/chatter", "std_msgs/msg/String", CHATTER, t)
+            t += 0.001
+            written.set()
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        assert written.wait(5.0)
+        time.sleep(0.05)
+        assert recording.close("shutdown").startswith("stopped:")
+    finally:
+        done.set()
+        writer.join(5.0)
+    with Reader(bag) as reader:
+        assert reader.message_count > 0
+    assert not recording.active and not [x for x in log.lines if "failed" in x]
+
+
+CHATTER = bytes([0, 1, 0, 0, 6, 0, 0, 0]) + b"hello\0" + bytes(2)
+"""A std_msgs/String "hello" in CDR (little endian): header, length with the 0, text, padding."""
+
+
 class Array:
     def __init__(self, data: list[float]) -> None:
         self.data = data

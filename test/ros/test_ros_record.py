@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 import yaml
-from ros_helpers import STARTUP_TIMEOUT, wait_until
+from ros_helpers import STARTUP_TIMEOUT, reach, wait_until
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -57,12 +57,12 @@ def drive(probe: Any, seconds: float, rate: float = 200.0) -> int:
     """Efforts on both command topics for `seconds`; how many messages were sent."""
     js_pub = probe.publisher(JointState, "joint_commands")
     arr_pub = probe.publisher(Float64MultiArray, "/effort_controller/commands")
-    assert wait_until(lambda: js_pub.get_subscription_count() > 0
-                      and arr_pub.get_subscription_count() > 0, 30.0)
-    time.sleep(0.5)
-    sent, start = 0, time.monotonic()
+    # the first message of each is acknowledged by the node before the others go out
+    sent = reach(js_pub, JointState(name=["joint2", "joint4"], effort=[5.0, -2.0])) + \
+        reach(arr_pub, Float64MultiArray(data=[0.0] * 7))
+    k, start = 0, time.monotonic()
     while time.monotonic() - start < seconds:
-        k = sent
+        k += 1
         if k % 2:
             js_pub.publish(JointState(name=["joint2", "joint4"], effort=[5.0 + 0.01 * k, -2.0]))
         else:

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from launch_helpers import HOW, cli_env, ros2_executable
 from ros_helpers import ARM_URDF, REPO, Probe, SimProcess, wait_until
-from test_ros_cli import HOW, _env, _ros2
 
 from mb_sim.replay import replay_bag
 
@@ -80,9 +80,9 @@ def _floats(out: str, field: str) -> list[float]:
 
 @pytest.fixture(scope="module")
 def env() -> Iterator[dict[str, str]]:
-    if _ros2() is None:
+    if ros2_executable() is None:
         pytest.skip(HOW)
-    env = _env()
+    env = cli_env()
     yield env
     # The ros2 commands start a daemon per domain; leave none behind.
     subprocess.run(["ros2", "daemon", "stop"], env=env, capture_output=True, timeout=30,
@@ -328,11 +328,14 @@ def test_simulate_steps_feedback_and_cancel(start_sim: object, probe: Probe) -> 
     a long goal canceled stops between two slices and the node stays paused."""
     from action_msgs.msg import GoalStatus
     from rclpy.action import ActionClient
+    from rclpy.qos import QoSProfile
     from simulation_interfaces.action import SimulateSteps
 
     sim = start_sim(START)
     assert sim.wait_for_output("simulating", timeout=120), sim.output
-    client = ActionClient(probe.node, SimulateSteps, "/sim_node/simulate_steps")
+    # room for a goal's 100 feedback messages, however late this process reads them
+    client = ActionClient(probe.node, SimulateSteps, "/sim_node/simulate_steps",
+                          feedback_sub_qos_profile=QoSProfile(depth=100))
     assert client.wait_for_server(timeout_sec=30)
     feedback: list[tuple[int, int]] = []
 

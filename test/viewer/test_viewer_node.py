@@ -14,7 +14,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +79,13 @@ def _stats(probe: Any) -> dict[str, Any]:
     return json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)
 
 
+def _stamp(got: list) -> float:
+    """Simulated time of the last message collected (a JointState or a TFMessage)."""
+    msg = got[-1][1]
+    header = msg.header if hasattr(msg, "header") else msg.transforms[0].header
+    return header.stamp.sec + 1e-9 * header.stamp.nanosec
+
+
 def _sim_time(text: str) -> float | None:
     m = re.search(r"sim time\s+([0-9.]+) s", text)
     return float(m.group(1)) if m else None
@@ -131,7 +137,11 @@ def test_live_view_follows_the_node_and_its_buttons_drive_it(browser, probe, tmp
         browser.click_button("Pause")
         assert wait_until(lambda: _stats(probe)["paused"], 10), "the node did not pause"
         assert wait_until(lambda: "paused" in browser.text(), 10), browser.text()
-        time.sleep(0.5)  # the last messages before the pause arrive
+        # the last messages before the pause arrive: joint_states (250 Hz) and /tf (50 Hz) of
+        # the paused time
+        paused_at = _stats(probe)["sim_time"]
+        assert wait_until(lambda: _stamp(joint_states) > paused_at - 0.004 - 1e-6
+                          and _stamp(tf) > paused_at - 0.02 - 1e-6, 10), paused_at
 
         model = mb_sim.load_urdf(str(ARM_URDF))
         world = mb_sim.load_world(str(TABLE))
