@@ -88,7 +88,7 @@ Bodies, BodiesRecord = record("Bodies", "The free bodies' mass properties (Bende
 Geoms, GeomsRecord = record("Geoms", """Every collision geometry (robot links, free bodies,
 ground) in one table (mb_sim.model.shapes.CollisionScene, Holck 2005, fig. 2.4 and sec. 3.7),
 with its owner and surface.""", (
-    Field("kind", INDEX, ("g",), "PLANE, SPHERE, BOX, CAPSULE, CYLINDER or CONVEX "
+    Field("kind", INDEX, ("g",), "PLANE, SPHERE, BOX, CAPSULE, CYLINDER, CONVEX or MESH "
           "(mb_sim.model.shapes)"),
     Field("size", REAL, ("g", 3), "box half extents; sphere (r, 0, 0); capsule, cylinder "
           "(r, half length, 0) along local z"),
@@ -112,7 +112,28 @@ with its owner and surface.""", (
     Field("edge_verts", INDEX, ("e", 2), "the edge's end vertices"),
     Field("edge_faces", INDEX, ("e", 2), "the edge's two faces"),
     Field("centroid", REAL, ("g", 3), "mean of the vertices, geometry frame"),
+    "triangle meshes (MESH: static meshes, heightfields; mb_sim.model.triangles)",
+    Field("tri_start", INDEX, ("g",), "first triangle in tri_corner, tri_normal, tri_flags"),
+    Field("tri_count", INDEX, ("g",), "number of triangles"),
+    Field("tri_corner", REAL, ("t", 3, 3), "corners a, b, c, geometry frame, counter-clockwise "
+          "about the normal; in the leaf order of the mesh's BVH"),
+    Field("tri_normal", REAL, ("t", 3), "unit normal, geometry frame"),
+    Field("tri_flags", INDEX, ("t",), "active edges (from the front, from the back) and "
+          "vertices: where a contact keeps its own normal"),
+    Field("mesh_sides", INDEX, ("g",), "ONE_SIDED (touched from the front) or TWO_SIDED"),
+    Field("bvh_start", INDEX, ("g",), "the mesh's root node in bvh_* (mb_sim.bvh)"),
+    Field("bvh_lo", REAL, ("nd", 3), "node box, geometry frame: low corner"),
+    Field("bvh_hi", REAL, ("nd", 3), "... high corner"),
+    Field("bvh_right", INDEX, ("nd",), "an inner node's right child (local to its mesh; the "
+          "left child is the next node); -1 for a leaf"),
+    Field("bvh_first", INDEX, ("nd",), "a leaf's first triangle (local to its mesh)"),
+    Field("bvh_count", INDEX, ("nd",), "a leaf's triangles (0: an inner node)"),
+    "bounding boxes",
+    Field("box_center", REAL, ("g", 3), "centre of the bounding box in the geometry frame "
+          "(each step only moves it: hulls and meshes are never walked for their box)"),
+    Field("box_half", REAL, ("g", 3), "its half extents (infinite for a plane)"),
     "pairs and surfaces",
+    Field("static", FLAG, ("g",), "never moves (the world's, or a fixed base's)"),
     Field("pair_allowed", FLAG, ("g", "g"), "may collide (Holck 2005, sec. 3.7, Table 3.6: not the same "
           "owner, not parent and child links, not both static)"),
     Field("max_face_verts", int, (), "most vertices of one face"),
@@ -124,7 +145,8 @@ with its owner and surface.""", (
     Field("friction", REAL, ("g",), "surface friction coefficient"),
     Field("restitution", REAL, ("g",), "surface restitution coefficient"),
 ), {"g": "geometries", "v": "polyhedron vertices", "h": "polyhedron faces",
-    "k": "face vertex indices", "e": "polyhedron edges"})
+    "k": "face vertex indices", "e": "polyhedron edges", "t": "mesh triangles",
+    "nd": "mesh BVH nodes"})
 WorldJoints, WorldJointsRecord = record("WorldJoints", """The joints between free bodies in
 maximal coordinates (Bender et al. n.d., Mikhailyuk & Strashnov 2016).""", (
     Field("jtype", INDEX, ("j",), "BALL_JOINT, REVOLUTE_JOINT, PRISMATIC_JOINT or FIXED_JOINT"),
@@ -447,7 +469,12 @@ def geoms_of(cs: CollisionScene) -> Geoms:
         face_verts=ro(cs.face_verts), edge_start=ro(cs.edge_start),
         edge_count=ro(cs.edge_count), edge_verts=ro(cs.edge_verts),
         edge_faces=ro(cs.edge_faces), centroid=ro(cs.centroid),
-        pair_allowed=ro(cs.pair_allowed), max_face_verts=int(cs.max_face_verts),
+        tri_start=ro(cs.tri_start), tri_count=ro(cs.tri_count), tri_corner=ro(cs.tri_corner),
+        tri_normal=ro(cs.tri_normal), tri_flags=ro(cs.tri_flags),
+        mesh_sides=ro(cs.mesh_sides), bvh_start=ro(cs.bvh_start), bvh_lo=ro(cs.bvh_lo),
+        bvh_hi=ro(cs.bvh_hi), bvh_right=ro(cs.bvh_right), bvh_first=ro(cs.bvh_first),
+        bvh_count=ro(cs.bvh_count), box_center=ro(cs.box_center), box_half=ro(cs.box_half),
+        static=ro(cs.static), pair_allowed=ro(cs.pair_allowed), max_face_verts=int(cs.max_face_verts),
         max_verts=int(cs.max_verts), max_faces=int(cs.face_count.max()) if n else 0,
         what=frozen(np.full(n, STATIC), np.int64), index=frozen(np.full(n, -1), np.int64),
         friction=frozen(np.zeros(n)), restitution=frozen(np.zeros(n)),
