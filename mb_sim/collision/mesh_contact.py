@@ -29,8 +29,8 @@ Each triangle (world frame: corners a, b, c counter-clockwise about its unit nor
   point, or an edge lying on a face of the shape clipped to that face.
 
 Manifold: the points of every triangle are gathered, a point already found (within DEDUP,
-same normal) keeping the deeper of the two, and reduced to four (`manifold.reduce4`): a box
-resting across many coplanar triangles keeps the corners of its face.
+same normal) keeping the deeper of the two, and reduced to four (`reduce_mesh`): a box resting
+across many coplanar triangles keeps the corners of its face.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from mb_sim.collision.features import (
     segment_on_face,
 )
 from mb_sim.collision.gjk import epa, gjk, support
-from mb_sim.collision.manifold import clip_face_contacts, closest_segments, emit, reduce4
+from mb_sim.collision.manifold import clip_face_contacts, closest_segments, emit, reduce_from
 from mb_sim.collision.poses import Shapes, shapes_of
 from mb_sim.collision.work import MAX_PER_PAIR
 from mb_sim.model.shapes import CAPSULE, CONVEX, SPHERE
@@ -60,6 +60,8 @@ ONE_SIDED = 1
 DEDUP = 1e-6
 """Two points of one pair closer than this (m) with the same normal are one."""
 SAME_NORMAL = 1.0 - 1e-6
+DEPTH_TIE = 1e-6
+"""Points this close (m) to the deepest count as deepest when the manifold is reduced."""
 FACE = 0
 """Where a point of a triangle lies: FACE, 1 + k on edge k (corner k to k + 1), 4 + k at
 corner k."""
@@ -338,6 +340,28 @@ def _triangle(g: Any, w: Any, ia: int, ib: int, t: int, round_shape: bool,
 
 
 @helper
+def reduce_mesh(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int) -> int:
+    """`manifold.reduce4` starting from the deepest point (within DEPTH_TIE) farthest from
+    the points' centroid: a face resting on many coplanar triangles keeps its corners, not a
+    vertex of the mesh under its middle."""
+    if m <= MAX_PER_PAIR:
+        return m
+    deepest = -np.inf
+    centre = (0.0, 0.0, 0.0)
+    for k in range(m):
+        deepest = max(deepest, cd[k])
+        centre = madd(centre, 1.0 / m, row(cp, k))
+    first = 0
+    far = -1.0
+    for k in range(m):
+        d = sub(row(cp, k), centre)
+        if cd[k] >= deepest - DEPTH_TIE and dot(d, d) > far:
+            far = dot(d, d)
+            first = k
+    return reduce_from(cp, cn, cd, cf, m, first)
+
+
+@helper
 def _gather(w: Any, total: int, m: int, tri: int) -> int:
     """Add a triangle's m candidates to the pair's points (w.mesh_*): one already there
     (within DEDUP, same normal) keeps the deeper; a full list is reduced to four first."""
@@ -358,7 +382,7 @@ def _gather(w: Any, total: int, m: int, tri: int) -> int:
                 put(mp, same, p)
             continue
         if total == md.shape[0]:
-            total = reduce4(mp, mn, md, mf, total)
+            total = reduce_mesh(mp, mn, md, mf, total)
         total = emit(mp, mn, md, mf, total, p, n, cd[q], tri * 1048576 + cf[q] % 1048576)
     return total
 
@@ -427,7 +451,7 @@ def mesh_contacts(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
         for q in range(n):
             m = _triangle(g, w, ia, ib, first + hits[q], round_shape, env)
             total = _gather(w, total, m, hits[q])
-    total = reduce4(w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature, total)
+    total = reduce_mesh(w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature, total)
     for q in range(min(total, MAX_PER_PAIR)):
         emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, q,
              row(w.mesh_point, q), row(w.mesh_normal, q), w.mesh_depth[q],

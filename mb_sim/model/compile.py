@@ -20,6 +20,7 @@ Defaults come from one place: `mb_sim.model.world.SolverSettings` and the surfac
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,10 +31,13 @@ import numpy as np
 from mb_sim._jit import njit
 from mb_sim.errors import ModelError, WorldError
 from mb_sim.model.collision_filter import OverlapQuery, excluded_robot_pairs, without_overlaps
+from mb_sim.model.decompose import convex_pieces
 from mb_sim.model.forest import Tree, compile_forest, new_tree
 from mb_sim.model.mesh import MeshError, convex_hull_vertices
 from mb_sim.model.model import Model
 from mb_sim.model.shapes import (
+    CONVEX,
+    MESH,
     PLANE,
     WORLD,
     CollisionScene,
@@ -41,6 +45,7 @@ from mb_sim.model.shapes import (
     build_scene,
     spec_from_geometry,
 )
+from mb_sim.model.triangles import heightfield_triangles, mesh_triangles
 from mb_sim.model.world import (
     DEFAULT_FRICTION,
     DEFAULT_GRAVITY,
@@ -319,6 +324,28 @@ def _mesh_vertices(geom: Any, owner: str, error: type[Exception]) -> np.ndarray 
         raise error(f"{owner}: collision mesh {geom.mesh}: {exc}") from None
 
 
+def shape_specs(geom: Any, owner: int, static: bool, where: str,
+                error: type[Exception]) -> list[GeomSpec]:
+    """The collision geometries of one shape, in its own frame: a heightfield's or a static
+    mesh's triangles (MESH: `mb_sim.model.triangles`), a moving mesh's convex pieces
+    (`decompose`: `mb_sim.model.decompose`) or its hull, a primitive. `error` names `where`
+    (a link, a body) and the file when a mesh cannot be read."""
+    if geom.kind == "heightfield":
+        return [GeomSpec(owner, MESH, triangles=heightfield_triangles(
+            geom.heights, geom.size, geom.mesh or "<inline>"))]
+    if geom.kind == "mesh" and (static or geom.decompose):
+        if geom.mesh_error:
+            raise error(f"{where}: collision mesh needed but {geom.mesh_error}")
+        try:
+            if static:
+                return [GeomSpec(owner, MESH, triangles=mesh_triangles(geom.mesh, geom.scale))]
+            return [GeomSpec(owner, CONVEX, verts=v) for v in convex_pieces(geom.mesh,
+                                                                           geom.scale)]
+        except MeshError as exc:
+            raise error(f"{where}: collision mesh {geom.mesh}: {exc}") from None
+    return [spec_from_geometry(geom, owner, _mesh_vertices(geom, where, error))]
+
+
 @dataclass
 class _GeomRows:
     """The geometries of a scene as they are gathered, one row each."""
@@ -397,21 +424,30 @@ def _robot_geoms(rows: _GeomRows, placed: Placed, tree: Tree, k: int, base_owner
     mu = float(getattr(placement, "friction", DEFAULT_FRICTION))
     e = float(getattr(placement, "restitution", DEFAULT_RESTITUTION))
     many = len(tree.tree_body) > 2
+    decompose = bool(getattr(placement, "decompose", False))
+    fixed_object = not floating and not robot.joint_names
     for link in robot.link_names:
         b = robot.link_body[link]
         for geom in robot.collision_geometries[link]:
             T = robot.link_offset[link] @ _pose_matrix(geom.xyz, geom.rpy)
             if b < 0 and not floating:
                 T = base_T @ T
-            hull = _mesh_vertices(geom, f"{robot.source}: link {link!r}", ModelError)
-            spec = spec_from_geometry(geom, b0 + b if b >= 0 else base_owner, hull)
+            if decompose and geom.kind == "mesh":
+                geom = dataclasses.replace(geom, decompose=True)
             if b >= 0:
                 what = (ROBOT, b0 + b)
             else:
                 what = (ROBOT, n + k) if floating else (STATIC, -1)
-            rows.add(GeomSpec(spec.owner, spec.kind, spec.size, tuple(T[:3, 3]),
-                              T[:3, :3].copy(), spec.verts),
-                     f"{placed.name}/{link}" if many else link, what, mu, e, placed.name, link)
+            for spec in shape_specs(geom, b0 + b if b >= 0 else base_owner,
+                                    fixed_object and b < 0, f"{robot.source}: link {link!r}",
+                                    ModelError):
+                rows.add(_placed(spec, T), f"{placed.name}/{link}" if many else link, what,
+                         mu, e, placed.name, link)
+
+
+def _placed(spec: GeomSpec, T: np.ndarray) -> GeomSpec:
+    """The spec at pose T in its owner's frame."""
+    return dataclasses.replace(spec, local_pos=tuple(T[:3, 3]), local_rot=T[:3, :3].copy())
 
 
 def _body_geoms(rows: _GeomRows, world: Any, world_bodies: Sequence[Any], dynamic: np.ndarray,
@@ -421,17 +457,16 @@ def _body_geoms(rows: _GeomRows, world: Any, world_bodies: Sequence[Any], dynami
     for i, b in enumerate(world_bodies):
         owner = n + i if dynamic[i] else WORLD
         geom = b.geometry
-        hull = _mesh_vertices(geom, f"{world.source}: body {b.name!r}", WorldError)
-        spec = spec_from_geometry(geom, owner, hull)
         T = _pose_matrix(geom.xyz, geom.rpy)
         if owner == WORLD:
             Tb = np.eye(4)
             Tb[:3, :3] = matrix_from_quat(body_quat[i])
             Tb[:3, 3] = body_pos[i]
             T = Tb @ T
-        rows.add(GeomSpec(owner, spec.kind, spec.size, tuple(T[:3, 3]), T[:3, :3].copy(),
-                          spec.verts), b.name, (BODY, i) if dynamic[i] else (STATIC, -1),
-                 float(b.friction), float(b.restitution), b.name, "")
+        for spec in shape_specs(geom, owner, owner == WORLD,
+                                f"{world.source}: body {b.name!r}", WorldError):
+            rows.add(_placed(spec, T), b.name, (BODY, i) if dynamic[i] else (STATIC, -1),
+                     float(b.friction), float(b.restitution), b.name, "")
 
 
 def _jointed_body_pairs(world: Any, world_bodies: Sequence[Any], dynamic: np.ndarray,

@@ -27,16 +27,18 @@ RANKS = 64
 
 def geom_identities(scene: CompiledScene) -> list[Hashable]:
     """What owns each geometry of the scene: ("tree", name, i) for a tree's i-th geometry,
-    ("body", name) or ("ground",)."""
+    ("body", name, i) for a body's i-th (its convex pieces) or ("ground",)."""
     ids: list[Hashable] = []
     firsts = {name: first for name, (first, _) in zip(scene.tree_names, scene.tree_geoms)}
+    pieces: dict[str, int] = {}
     for g, entity in enumerate(scene.geom_entity):
         if entity in firsts and scene.geom_link[g]:
             ids.append(("tree", entity, g - firsts[entity]))
         elif entity == "ground" and g == len(scene.geom_entity) - 1:
             ids.append(("ground",))
         else:
-            ids.append(("body", entity))
+            pieces[entity] = pieces.get(entity, -1) + 1
+            ids.append(("body", entity, pieces[entity]))
     return ids
 
 

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.errors import WorldError
+from mb_sim.model import decompose
 from mb_sim.model.mesh import MeshError, resolve_uri
 from mb_sim.model.srdf import read_disabled_collisions
 from mb_sim.model.world import schema
@@ -118,6 +119,8 @@ def _robot(label: str, folder: str, path: str, d: Mapping[str, Any]) -> RobotPla
     xyz, quat = pose(label, path, d)
     name = d.get("name")
     srdf = _robot_file(label, folder, path, d, "srdf")
+    if d.get("decompose") and not decompose.available():
+        fail(label, key(path, "decompose"), decompose.missing_message(), True)
     return RobotPlacement(
         xyz=frozen(xyz), quat_xyzw=frozen(quat),
         urdf=_robot_file(label, folder, path, d, "urdf"),
