@@ -22,19 +22,22 @@ Each triangle (world frame: corners a, b, c counter-clockwise about its unit nor
   the shape's feature facing the triangle (a face polygon, a segment, a point:
   `mb_sim.collision.features`) clipped to the triangle's prism (its side planes) gives the
   points, each with depth -n_s . (p - a); when nothing is left (the shape lies over a
-  neighbour's side of an internal edge) the closest point alone, along n_s. A shape sliding
+  neighbour's side of an internal edge) the closest point alone, along n_s, kept only when no
+  other triangle touches the shape (`WEAK`: over the ridge between two slightly tilted
+  triangles, where neither prism holds the shape, both do). A shape sliding
   over a flat part made of many triangles thus only ever meets the face normal: it neither
   catches nor jitters at the edges between them.
 - a contact on an active edge or corner (a boundary, a ridge) keeps its own direction: one
   point, or an edge lying on a face of the shape clipped to that face.
 
-Manifold: the points of every triangle are gathered, a point already found (within DEDUP,
-same normal) keeping the deeper of the two, and reduced to four (`reduce_mesh`): a box resting
+Manifold: the points of every triangle are gathered, a point already found (within MERGE of
+the shape's size, normals within MERGE_ANGLE) keeping the deeper of the two, and reduced to four (`reduce_mesh`): a box resting
 across many coplanar triangles keeps the corners of its face.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -57,9 +60,17 @@ from mb_sim.vec3 import Vec, add, col, cross, dot, madd, norm, put, rot_mul, row
 
 ONE_SIDED = 1
 """`Geoms.mesh_sides`: touched from the front only (mb_sim.model.triangles)."""
-DEDUP = 1e-6
-"""Two points of one pair closer than this (m) with the same normal are one."""
-SAME_NORMAL = 1.0 - 1e-6
+MERGE = 0.1
+"""Two points of one pair closer than this fraction of the shape's smallest half extent, with
+normals within MERGE_ANGLE, are one contact (the deeper kept): a foot on a bumpy surface
+touching two or three nearly coplanar triangles at one place makes one contact, not three."""
+MERGE_ANGLE = 0.0873
+"""5 degrees: the angle below which neighbouring triangles are flat (mb_sim.model.triangles)."""
+COS_MERGE = math.cos(MERGE_ANGLE)
+WEAK = 1 << 40
+"""A candidate's feature bit: the closest point along the face normal of a triangle whose prism
+the shape lies outside of (next to an internal edge), kept only when no triangle touches the
+shape through its face or an active feature."""
 DEPTH_TIE = 1e-6
 """Points this close (m) to the deepest count as deepest when the manifold is reduced."""
 FACE = 0
@@ -222,7 +233,7 @@ def _round(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
         s = dot(ns, sub(qc, a)) - r
         if s < env:
             m = emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0,
-                     madd(madd(qc, -r, ns), -0.5 * s, ns), ns, -s, 8 + region)
+                     madd(madd(qc, -r, ns), -0.5 * s, ns), ns, -s, WEAK + region)
     return m
 
 
@@ -300,9 +311,14 @@ def _solid(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
             return _edge(g, w, ia, P, region, nrm, depth, pa, pb, env)
         from_edge = region != FACE
     m = _face(g, w, ia, P, ns, env)
-    if m == 0 and (from_edge or _inside(P, ns, sup)):
-        m = emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0,
-                 madd(sup, -0.5 * s, ns), ns, -s, 0)
+    inside = _inside(P, ns, sup)
+    deepest = -np.inf
+    for q in range(m):
+        deepest = max(deepest, w.cand_depth[q])
+    if (m == 0 and from_edge) or (inside and -s > deepest + 1e-9 and s < env):
+        # the deepest point itself (a cap polygon's corners miss a tilted rim's lowest point)
+        m = emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, m,
+                 madd(sup, -0.5 * s, ns), ns, -s, 0 if inside else WEAK)
     return m
 
 
@@ -362,9 +378,10 @@ def reduce_mesh(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, 
 
 
 @helper
-def _gather(w: Any, total: int, m: int, tri: int) -> int:
+def _gather(w: Any, total: int, m: int, tri: int, merge: float) -> int:
     """Add a triangle's m candidates to the pair's points (w.mesh_*): one already there
-    (within DEDUP, same normal) keeps the deeper; a full list is reduced to four first."""
+    (closer than `merge`, normals within MERGE_ANGLE) keeps the deeper; a full list is
+    reduced to four first."""
     cp, cn, cd, cf = w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature
     mp, mn, md, mf = w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature
     for q in range(m):
@@ -373,18 +390,40 @@ def _gather(w: Any, total: int, m: int, tri: int) -> int:
         same = -1
         for e in range(total):
             d = sub(p, row(mp, e))
-            if dot(d, d) < DEDUP * DEDUP and dot(n, row(mn, e)) > SAME_NORMAL:
+            if dot(d, d) < merge * merge and dot(n, row(mn, e)) > COS_MERGE:
                 same = e
                 break
         if same >= 0:
             if cd[q] > md[same]:
                 md[same] = cd[q]
                 put(mp, same, p)
+                put(mn, same, n)
+            if cf[q] & WEAK == 0:  # a point any triangle touches through its face is not weak
+                mf[same] = mf[same] & ~WEAK
             continue
         if total == md.shape[0]:
             total = reduce_mesh(mp, mn, md, mf, total)
-        total = emit(mp, mn, md, mf, total, p, n, cd[q], tri * 1048576 + cf[q] % 1048576)
+        total = emit(mp, mn, md, mf, total, p, n, cd[q],
+                     (cf[q] & WEAK) + tri * 1048576 + cf[q] % 1048576)
     return total
+
+
+@helper
+def _drop_weak(w: Any, total: int) -> int:
+    """Without the WEAK candidates when any other is there (kept in order)."""
+    mp, mn, md, mf = w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature
+    strong = 0
+    for e in range(total):
+        if mf[e] & WEAK == 0:
+            strong += 1
+    if strong == 0 or strong == total:
+        return total
+    kept = 0
+    for e in range(total):
+        if mf[e] & WEAK == 0:
+            emit(mp, mn, md, mf, kept, row(mp, e), row(mn, e), md[e], mf[e])
+            kept += 1
+    return kept
 
 
 @helper
@@ -443,6 +482,7 @@ def mesh_contacts(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     t = BVH(g.bvh_lo, g.bvh_hi, g.bvh_right, g.bvh_first, g.bvh_count)
     root, first = g.bvh_start[ib], g.tri_start[ib]
     stack, hits = w.tri_stack, w.tri_hits
+    merge = MERGE * min(g.box_half[ia, 0], min(g.box_half[ia, 1], g.box_half[ia, 2]))
     stack[0] = 0
     sp = 1
     total = 0
@@ -450,8 +490,9 @@ def mesh_contacts(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
         n, sp = query_next(t, root, qlo, qhi, stack, sp, hits)
         for q in range(n):
             m = _triangle(g, w, ia, ib, first + hits[q], round_shape, env)
-            total = _gather(w, total, m, hits[q])
-    total = reduce_mesh(w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature, total)
+            total = _gather(w, total, m, hits[q], merge)
+    total = reduce_mesh(w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature,
+                        _drop_weak(w, total))
     for q in range(min(total, MAX_PER_PAIR)):
         emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, q,
              row(w.mesh_point, q), row(w.mesh_normal, q), w.mesh_depth[q],

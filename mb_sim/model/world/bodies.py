@@ -54,8 +54,8 @@ def make_body(label: str, folder: str, path: str, d: Mapping[str, Any], moving: 
               ) -> Body:
     """The body of a validated `bodies:` entry `d` (at `path` in file `label`; mesh paths
     relative to `folder`); `moving` moving bodies come before it (its default colour)."""
-    shape = _shape(label, folder, path, d)
-    static = bool(d.get("static", shape.kind == "heightfield"))
+    static = bool(d.get("static", d["shape"] == "heightfield"))
+    shape = _shape(label, folder, path, d, static)
     _collision(label, path, d, shape, static)
     m, inertia, com_shape = _mass(label, path, d, shape, static)
     origin, quat = pose(label, path, d)
@@ -91,10 +91,11 @@ def _color(d: Mapping[str, Any], static: bool, moving: int) -> tuple[float, floa
     return (rgba[0], rgba[1], rgba[2], rgba[3] if len(rgba) == 4 else 1.0)
 
 
-def _shape(label: str, folder: str, path: str, d: Mapping[str, Any]) -> Geometry:
-    """The body's shape in its own frame: `size` of a primitive, a mesh file (resolved and
-    its hull read once, so a bad mesh is an error here) with its `scale`, or a heightfield's
-    grid."""
+def _shape(label: str, folder: str, path: str, d: Mapping[str, Any], static: bool
+           ) -> Geometry:
+    """The body's shape in its own frame: `size` of a primitive, a mesh file (resolved, and
+    a moving one's hull read once, so a bad mesh is an error here) with its `scale`, or a
+    heightfield's grid."""
     kind = d["shape"]
     if kind == "heightfield":
         return _heightfield(label, folder, path, d)
@@ -105,7 +106,8 @@ def _shape(label: str, folder: str, path: str, d: Mapping[str, Any]) -> Geometry
     scale = tuple(float(x) for x in (scale if isinstance(scale, (list, tuple)) else [scale] * 3))
     try:
         mesh_path = resolve_uri(uri, folder)
-        convex_hull_mesh(mesh_path, scale)
+        if not static:
+            convex_hull_mesh(mesh_path, scale)
     except MeshError as exc:
         fail(label, key(path, "mesh"), str(exc)[:300], uri)
     return Geometry(kind=kind, size=(), mesh=mesh_path, scale=scale,
@@ -148,8 +150,8 @@ def _mass(label: str, path: str, d: Mapping[str, Any], shape: Geometry, static: 
     """(mass, inertia about the centre of mass, centre of mass in the shape frame): `mass` or
     `density` (default DEFAULT_DENSITY) times the shape's volume, the inertia given or that of
     the uniform solid moved to `com` (parallel axis); zero for a static body."""
-    if shape.kind == "heightfield":
-        return 0.0, np.zeros((3, 3)), np.zeros(3)
+    if static and shape.kind in ("heightfield", "mesh"):  # only its triangles are needed
+        return 0.0, np.zeros((3, 3)), np.array(d.get("com", (0.0, 0.0, 0.0)), dtype=float)
     given = _inertia(label, key(path, "inertia"), d["inertia"]) if "inertia" in d else None
     shape_key = "mesh" if shape.kind == "mesh" else "size"
     try:
