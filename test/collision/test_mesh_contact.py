@@ -116,7 +116,7 @@ def test_ridge_is_active_from_the_front_and_a_valley_is_not() -> None:
     assert len(c.depths) == 1
     np.testing.assert_allclose(c.normals[0], [0, 0, 1], atol=1e-12)
     assert c.depths[0] == pytest.approx(0.001, abs=1e-12)
-    valley = cook(verts * [1, 1, -1], roof[:, ::-1], "valley", one_sided=True)
+    valley = cook(verts * [1, 1, -1], roof, "valley", one_sided=True)  # still facing up
     c = contacts(sphere, [0, 0.2, 0.1 * math.sqrt(2) - 0.001], np.eye(3),
                  GeomSpec(WORLD, MESH, triangles=valley))
     assert len(c.depths) == 2
