@@ -7,7 +7,8 @@
   bumps of a few millimetres);
 - config/worlds/meshes/stairs.stl: six steps 0.05 m high and 0.30 m deep, 1.2 m wide, as one
   closed, consistently wound solid;
-- test/assets/bowl.obj: a spherical cap (radius 0.5 m, 60 degrees), an open surface;
+- test/assets/bowl.obj: a spherical cap (radius 0.5 m, 60 degrees, 40 rings of 40 sectors:
+  3160 triangles), an open surface;
 - test/assets/mug.stl: a closed cup (outer radius 0.06 m, inner 0.05 m, 0.12 m high, a
   0.01 m bottom), 24 sides;
 - test/assets/tray.stl: a closed square tray 0.4 x 0.4 x 0.06 m with 0.01 m walls and floor.
@@ -107,8 +108,8 @@ def cup(outer: float, inner: float, height: float, floor: float, sides: int,
     return b
 
 
-def bowl(radius: float = 0.5, angle: float = math.radians(60.0), rings: int = 16,
-         sectors: int = 32) -> Builder:
+def bowl(radius: float = 0.5, angle: float = math.radians(60.0), rings: int = 40,
+         sectors: int = 40) -> Builder:
     """A spherical cap of the sphere of `radius` centred `radius` above its lowest point,
     open, its triangles facing up (into the bowl)."""
     b = Builder()

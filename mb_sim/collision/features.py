@@ -49,9 +49,10 @@ POINT = 0
 
 
 @inline
-def _polyhedron_face(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
-                     ids: np.ndarray) -> tuple[int, int, Vec, float]:
-    """The face of polyhedron i most along d, when within FEATURE_TILT of it (`facing_feature`)."""
+def _polyhedron_face(g: Any, w: Any, i: int, d: Vec, out: np.ndarray, ids: np.ndarray,
+                     flat_cos: float) -> tuple[int, int, Vec, float]:
+    """The face of polyhedron i most along d, when its normal's cosine with d is at least
+    flat_cos (`facing_feature`)."""
     face_start, face_normal, gr = g.face_start[i], g.face_normal, w.geom_rot
     best = -2.0
     bf = 0
@@ -63,7 +64,7 @@ def _polyhedron_face(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
             best = t
             bf = f
             bn = nw
-    if best < COS_TILT:
+    if best < flat_cos:
         return POINT, 0, (0.0, 0.0, 0.0), 0.0
     world_verts(g, w, i, w.verts_a)
     cnt = face_polygon(g, i, bf, w.verts_a, out, ids)
@@ -73,16 +74,17 @@ def _polyhedron_face(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
 
 
 @helper
-def facing_feature(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
-             ids: np.ndarray) -> tuple[int, int, Vec, float]:
+def facing_feature(g: Any, w: Any, i: int, d: Vec, out: np.ndarray, ids: np.ndarray,
+                   flat_cos: float) -> tuple[int, int, Vec, float]:
     """The feature of geometry i facing direction d: (FLAT, count, outward normal, 0) for a
-    face or a cylinder cap within FEATURE_TILT of d, (LINE, 2, -, radius) for a capsule
-    segment or a cylinder rim line lying across d, (POINT, 0, -, 0) otherwise. Points go to
-    out, their ids to ids."""
+    face or a cylinder cap whose normal's cosine with d is at least flat_cos (COS_TILT:
+    within FEATURE_TILT), (LINE, 2, -, radius) for a capsule segment or a cylinder rim line
+    lying across d (within FEATURE_TILT of the plane across it), (POINT, 0, -, 0) otherwise.
+    Points go to out, their ids to ids."""
     k = g.kind[i]
     zero = (0.0, 0.0, 0.0)
     if k == BOX or k == CONVEX:
-        return _polyhedron_face(g, w, i, d, out, ids)
+        return _polyhedron_face(g, w, i, d, out, ids, flat_cos)
     if k != CYLINDER and k != CAPSULE:
         return POINT, 0, zero, 0.0
     size, gr = g.size, w.geom_rot
@@ -90,7 +92,7 @@ def facing_feature(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
     ax = col(gr, i, 2)
     t = dot(ax, d)
     hl = size[i, 1]
-    if k == CYLINDER and abs(t) >= COS_TILT:
+    if k == CYLINDER and abs(t) >= flat_cos:
         sg = 1.0 if t > 0.0 else -1.0
         cap_polygon(madd(center, sg * hl, ax), ax, col(gr, i, 0), col(gr, i, 1), size[i, 0], sg,
                     out, ids, CAP_POINTS)

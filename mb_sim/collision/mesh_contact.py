@@ -21,17 +21,18 @@ Each triangle (world frame: corners a, b, c counter-clockwise about its unit nor
   folds up), or whose direction lies within FEATURE_TILT of n_s, takes the face normal n_s:
   the shape's feature facing the triangle (a face polygon, a segment, a point:
   `mb_sim.collision.features`) clipped to the triangle's prism (its side planes) gives the
-  points, each with depth -n_s . (p - a); when nothing is left (the shape lies over a
-  neighbour's side of an internal edge) the closest point alone, along n_s, kept only when no
-  other triangle touches the shape (`WEAK`: over the ridge between two slightly tilted
-  triangles, where neither prism holds the shape, both do). A shape sliding
+  points, each with depth -n_s . (p - a); when nothing is left of a round shape (it lies
+  over a neighbour's side of an internal edge) its core's closest point alone, along n_s
+  (over the ridge between two slightly tilted triangles neither prism holds a ball, and both
+  push it). A shape sliding
   over a flat part made of many triangles thus only ever meets the face normal: it neither
   catches nor jitters at the edges between them.
 - a contact on an active edge or corner (a boundary, a ridge) keeps its own direction: one
   point, or an edge lying on a face of the shape clipped to that face.
 
 Manifold: the points of every triangle are gathered, a point already found (within MERGE of
-the shape's size, normals within MERGE_ANGLE) keeping the deeper of the two, and reduced to four (`reduce_mesh`): a box resting
+the shape's size, normals within MERGE_ANGLE) merged with it (the deeper point, the mean
+normal), and reduced to four (`reduce_mesh`): a box resting
 across many coplanar triangles keeps the corners of its face.
 """
 
@@ -48,6 +49,7 @@ from mb_sim.collision.features import (
     COS_TILT,
     FLAT,
     LINE,
+    SIN_TILT,
     facing_feature,
     segment_on_face,
 )
@@ -56,7 +58,21 @@ from mb_sim.collision.manifold import clip_face_contacts, closest_segments, emit
 from mb_sim.collision.poses import Shapes, shapes_of
 from mb_sim.collision.work import MAX_PER_PAIR
 from mb_sim.model.shapes import CAPSULE, CONVEX, SPHERE
-from mb_sim.vec3 import Vec, add, col, cross, dot, madd, norm, put, rot_mul, row, scale, sub
+from mb_sim.vec3 import (
+    Vec,
+    add,
+    col,
+    cross,
+    dot,
+    madd,
+    norm,
+    normalize,
+    put,
+    rot_mul,
+    row,
+    scale,
+    sub,
+)
 
 ONE_SIDED = 1
 """`Geoms.mesh_sides`: touched from the front only (mb_sim.model.triangles)."""
@@ -67,10 +83,6 @@ touching two or three nearly coplanar triangles at one place makes one contact, 
 MERGE_ANGLE = 0.0873
 """5 degrees: the angle below which neighbouring triangles are flat (mb_sim.model.triangles)."""
 COS_MERGE = math.cos(MERGE_ANGLE)
-WEAK = 1 << 40
-"""A candidate's feature bit: the closest point along the face normal of a triangle whose prism
-the shape lies outside of (next to an internal edge), kept only when no triangle touches the
-shape through its face or an active feature."""
 DEPTH_TIE = 1e-6
 """Points this close (m) to the deepest count as deepest when the manifold is reduced."""
 FACE = 0
@@ -233,15 +245,17 @@ def _round(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
         s = dot(ns, sub(qc, a)) - r
         if s < env:
             m = emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0,
-                     madd(madd(qc, -r, ns), -0.5 * s, ns), ns, -s, WEAK + region)
+                     madd(madd(qc, -r, ns), -0.5 * s, ns), ns, -s, 8 + region)
     return m
 
 
 @helper
 def _face(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, env: float) -> int:
-    """The shape's feature facing the triangle P clipped to the triangle's prism."""
+    """The shape's feature facing the triangle P clipped to the triangle's prism: as SAT's
+    incident face, a box's or hull's face most against n_s however tilted (within 78
+    degrees), a cylinder's cap unless the cylinder lies, then its rim line."""
     FA, IA = w.polygon_a, w.polygon_a_id
-    t, n, _, rad = facing_feature(g, w, ia, scale(ns, -1.0), FA, IA)
+    t, n, _, rad = facing_feature(g, w, ia, scale(ns, -1.0), FA, IA, SIN_TILT)
     if t == FLAT:
         return clip_face_contacts(w, P, 3, ns, FA, IA, n, 1.0, env, 0)
     if t == LINE:
@@ -258,7 +272,7 @@ def _edge(g: Any, w: Any, ia: int, P: np.ndarray, region: int, nrm: Vec, depth: 
     m = 0
     if region < 4:
         FA, IA = w.polygon_a, w.polygon_a_id
-        t, n, fn, _ = facing_feature(g, w, ia, scale(nrm, -1.0), FA, IA)
+        t, n, fn, _ = facing_feature(g, w, ia, scale(nrm, -1.0), FA, IA, COS_TILT)
         if t == FLAT:
             k = region - 1
             m = segment_on_face(w, FA, n, fn, row(P, k), row(P, (k + 1) % 3), 0.0, -1.0, env,
@@ -300,7 +314,6 @@ def _solid(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
     s = dot(ns, sub(sup, a))
     if s > env:
         return 0
-    from_edge = False
     if edges | corners:
         _, nrm, depth, pa, pb = _closest(w, P, s, ns, sup)
         if depth < -env:
@@ -309,16 +322,14 @@ def _solid(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
         along = dot(nrm, ns)
         if _active(region, edges, corners) and 0.0 < along < COS_TILT:
             return _edge(g, w, ia, P, region, nrm, depth, pa, pb, env)
-        from_edge = region != FACE
     m = _face(g, w, ia, P, ns, env)
-    inside = _inside(P, ns, sup)
     deepest = -np.inf
     for q in range(m):
         deepest = max(deepest, w.cand_depth[q])
-    if (m == 0 and from_edge) or (inside and -s > deepest + 1e-9 and s < env):
+    if -s > deepest + 1e-9 and s < env and _inside(P, ns, sup):
         # the deepest point itself (a cap polygon's corners miss a tilted rim's lowest point)
         m = emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, m,
-                 madd(sup, -0.5 * s, ns), ns, -s, 0 if inside else WEAK)
+                 madd(sup, -0.5 * s, ns), ns, -s, 0)
     return m
 
 
@@ -380,8 +391,9 @@ def reduce_mesh(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, 
 @helper
 def _gather(w: Any, total: int, m: int, tri: int, merge: float) -> int:
     """Add a triangle's m candidates to the pair's points (w.mesh_*): one already there
-    (closer than `merge`, normals within MERGE_ANGLE) keeps the deeper; a full list is
-    reduced to four first."""
+    (closer than `merge`, normals within MERGE_ANGLE) becomes one contact with the deeper
+    point and depth and the mean of the normals (a ball in the cone of many facets meeting at
+    a mesh vertex is pushed along its axis); a full list is reduced to four first."""
     cp, cn, cd, cf = w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature
     mp, mn, md, mf = w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature
     for q in range(m):
@@ -390,40 +402,27 @@ def _gather(w: Any, total: int, m: int, tri: int, merge: float) -> int:
         same = -1
         for e in range(total):
             d = sub(p, row(mp, e))
-            if dot(d, d) < merge * merge and dot(n, row(mn, e)) > COS_MERGE:
+            if dot(d, d) < merge * merge and dot(n, normalize(row(mn, e))) > COS_MERGE:
                 same = e
                 break
         if same >= 0:
             if cd[q] > md[same]:
                 md[same] = cd[q]
                 put(mp, same, p)
-                put(mn, same, n)
-            if cf[q] & WEAK == 0:  # a point any triangle touches through its face is not weak
-                mf[same] = mf[same] & ~WEAK
+            put(mn, same, add(row(mn, same), n))  # normalised in `_finish`
             continue
         if total == md.shape[0]:
-            total = reduce_mesh(mp, mn, md, mf, total)
-        total = emit(mp, mn, md, mf, total, p, n, cd[q],
-                     (cf[q] & WEAK) + tri * 1048576 + cf[q] % 1048576)
+            total = reduce_mesh(mp, mn, md, mf, _finish(w, total))
+        total = emit(mp, mn, md, mf, total, p, n, cd[q], tri * 1048576 + cf[q] % 1048576)
     return total
 
 
 @helper
-def _drop_weak(w: Any, total: int) -> int:
-    """Without the WEAK candidates when any other is there (kept in order)."""
-    mp, mn, md, mf = w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature
-    strong = 0
+def _finish(w: Any, total: int) -> int:
+    """The merged points' normals made unit again."""
     for e in range(total):
-        if mf[e] & WEAK == 0:
-            strong += 1
-    if strong == 0 or strong == total:
-        return total
-    kept = 0
-    for e in range(total):
-        if mf[e] & WEAK == 0:
-            emit(mp, mn, md, mf, kept, row(mp, e), row(mn, e), md[e], mf[e])
-            kept += 1
-    return kept
+        put(w.mesh_normal, e, normalize(row(w.mesh_normal, e)))
+    return total
 
 
 @helper
@@ -492,7 +491,7 @@ def mesh_contacts(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
             m = _triangle(g, w, ia, ib, first + hits[q], round_shape, env)
             total = _gather(w, total, m, hits[q], merge)
     total = reduce_mesh(w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature,
-                        _drop_weak(w, total))
+                        _finish(w, total))
     for q in range(min(total, MAX_PER_PAIR)):
         emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, q,
              row(w.mesh_point, q), row(w.mesh_normal, q), w.mesh_depth[q],

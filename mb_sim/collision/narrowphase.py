@@ -32,6 +32,7 @@ from mb_sim._jit import helper, inline, njit
 from mb_sim.collision.broadphase import BroadPhase, broad_phase
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.features import (
+    COS_TILT,
     FLAT,
     LINE,
     facing_feature,
@@ -406,8 +407,8 @@ def _facing_manifold(g: Any, w: Any, ia: int, ib: int, nrm: Vec, env: float) -> 
     (polygon, segment) clipped against it; two lying segments: their overlap. Returns the
     candidates written (0: the single point of `_core_contact` stands alone)."""
     FA, IA, FB, IB = w.polygon_a, w.polygon_a_id, w.polygon_b, w.polygon_b_id
-    ta, na, fna, rada = facing_feature(g, w, ia, scale(nrm, -1.0), FA, IA)
-    tb, nb, fnb, radb = facing_feature(g, w, ib, nrm, FB, IB)
+    ta, na, fna, rada = facing_feature(g, w, ia, scale(nrm, -1.0), FA, IA, COS_TILT)
+    tb, nb, fnb, radb = facing_feature(g, w, ib, nrm, FB, IB, COS_TILT)
     if ta == FLAT and tb >= LINE and (tb == LINE or abs(dot(fna, nrm)) >= abs(dot(fnb, nrm))):
         if tb == FLAT:
             return clip_face_contacts(w, FA, na, fna, FB, IB, nb, -1.0, env, 1 << 16)
