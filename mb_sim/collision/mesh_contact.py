@@ -133,7 +133,7 @@ def _corner(a: Vec, b: Vec, c: Vec, k: int) -> Vec:
     return c
 
 
-@helper
+@inline
 def segment_triangle(p0: Vec, p1: Vec, a: Vec, b: Vec, c: Vec,
                      n: Vec) -> tuple[Vec, Vec, int]:
     """Closest points of segment p0 p1 and triangle abc (unit normal n): (on the segment, on
@@ -195,7 +195,7 @@ def triangle_region(q: Vec, a: Vec, b: Vec, c: Vec) -> int:
     return 4 if not za else 5 if not zb else 6
 
 
-@helper
+@inline
 def _active(region: int, edges: int, corners: int) -> bool:
     """Whether the edge or corner at `region` keeps its own normal (bits of tri_flags)."""
     if region == FACE:
@@ -205,7 +205,7 @@ def _active(region: int, edges: int, corners: int) -> bool:
     return (corners >> (region - 4)) & 1 == 1
 
 
-@helper
+@inline
 def _inside(P: np.ndarray, ns: Vec, q: Vec) -> bool:
     """Point q within the prism of the triangle P (counter-clockwise about ns)."""
     for k in range(3):
@@ -216,7 +216,7 @@ def _inside(P: np.ndarray, ns: Vec, q: Vec) -> bool:
     return True
 
 
-@helper
+@inline
 def _round(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners: int,
            env: float) -> int:
     """A sphere or capsule (core point or segment, radius r) against triangle P."""
@@ -229,6 +229,8 @@ def _round(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
         p1 = madd(p0, size[ia, 1], ax)
         p0 = madd(p0, -size[ia, 1], ax)
     a, b, c = row(P, 0), row(P, 1), row(P, 2)
+    if min(dot(ns, sub(p0, a)), dot(ns, sub(p1, a))) > r + env:  # the core above its plane
+        return 0
     qc, qt, region = segment_triangle(p0, p1, a, b, c, ns)
     dv = sub(qc, qt)
     dist = norm(dv)
@@ -333,7 +335,7 @@ def _solid(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
     return m
 
 
-@helper
+@inline
 def _triangle(g: Any, w: Any, ia: int, ib: int, t: int, round_shape: bool,
               env: float) -> int:
     """Triangle t of mesh ib against shape ia: its world corners into w.polygon_b
@@ -388,7 +390,7 @@ def reduce_mesh(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, 
     return reduce_from(cp, cn, cd, cf, m, first)
 
 
-@helper
+@inline
 def _gather(w: Any, total: int, m: int, tri: int, merge: float) -> int:
     """Add a triangle's m candidates to the pair's points (w.mesh_*): one already there
     (closer than `merge`, normals within MERGE_ANGLE) becomes one contact with the deeper
@@ -469,6 +471,17 @@ def _query_box(g: Any, w: Any, ia: int, ib: int, env: float) -> tuple[Vec, Vec]:
     return lo, hi
 
 
+@inline
+def _apart(corner: np.ndarray, t: int, qlo: Vec, qhi: Vec) -> bool:
+    """Triangle t's box (mesh frame) misses the box [qlo, qhi] (a leaf holds several)."""
+    for x in range(3):
+        lo = min(corner[t, 0, x], min(corner[t, 1, x], corner[t, 2, x]))
+        hi = max(corner[t, 0, x], max(corner[t, 1, x], corner[t, 2, x]))
+        if lo > qhi[x] or hi < qlo[x]:
+            return True
+    return False
+
+
 @helper
 def mesh_contacts(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     """Contacts of convex shape ia with the triangles of MESH ib (geometries g posed in the
@@ -485,10 +498,14 @@ def mesh_contacts(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     stack[0] = 0
     sp = 1
     total = 0
+    corner = g.tri_corner
     while sp > 0:
         n, sp = query_next(t, root, qlo, qhi, stack, sp, hits)
         for q in range(n):
-            m = _triangle(g, w, ia, ib, first + hits[q], round_shape, env)
+            k = first + hits[q]
+            if _apart(corner, k, qlo, qhi):
+                continue
+            m = _triangle(g, w, ia, ib, k, round_shape, env)
             total = _gather(w, total, m, hits[q], merge)
     total = reduce_mesh(w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature,
                         _finish(w, total))
