@@ -58,6 +58,7 @@ from mb_sim.collision.manifold import clip_face_contacts, closest_segments, emit
 from mb_sim.collision.poses import Shapes, shapes_of
 from mb_sim.collision.work import MAX_PER_PAIR
 from mb_sim.model.shapes import CAPSULE, CONVEX, SPHERE
+from mb_sim.records import INDEX, REAL, Field, view
 from mb_sim.vec3 import (
     Vec,
     add,
@@ -66,7 +67,6 @@ from mb_sim.vec3 import (
     dot,
     madd,
     norm,
-    normalize,
     put,
     rot_mul,
     row,
@@ -77,12 +77,21 @@ from mb_sim.vec3 import (
 ONE_SIDED = 1
 """`Geoms.mesh_sides`: touched from the front only (mb_sim.model.triangles)."""
 MERGE = 0.1
-"""Two points of one pair closer than this fraction of the shape's smallest half extent, with
-normals within MERGE_ANGLE, are one contact (the deeper kept): a foot on a bumpy surface
-touching two or three nearly coplanar triangles at one place makes one contact, not three."""
-MERGE_ANGLE = 0.0873
-"""5 degrees: the angle below which neighbouring triangles are flat (mb_sim.model.triangles)."""
+"""Two points of one pair closer than this fraction of the shape's smallest half extent (or
+than the chord of MERGE_ANGLE on a round shape's radius), with normals within MERGE_ANGLE,
+are one contact: a foot on a bumpy surface touching two or three nearly coplanar triangles at
+one place makes one contact, not three."""
+MERGE_ANGLE = math.radians(15.0)
+"""Normals closer than this are merged (the deeper point, the mean normal)."""
 COS_MERGE = math.cos(MERGE_ANGLE)
+Candidates = view("Candidates", """Contact candidates: a collider's of one triangle
+(CollisionWork.cand_*) or a pair's gathered over the mesh (mesh_*), read in the per-triangle
+loop without going through the workspace record.""", (
+    Field("point", REAL, ("m", 3), "point, world"),
+    Field("normal", REAL, ("m", 3), "normal, from the mesh to the shape"),
+    Field("depth", REAL, ("m",), "depth, m"),
+    Field("feature", INDEX, ("m",), "feature id"),
+), {"m": "candidates"})
 DEPTH_TIE = 1e-6
 """Points this close (m) to the deepest count as deepest when the manifold is reduced."""
 FACE = 0
@@ -217,21 +226,52 @@ def _inside(P: np.ndarray, ns: Vec, q: Vec) -> bool:
 
 
 @inline
-def _round(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners: int,
-           env: float) -> int:
-    """A sphere or capsule (core point or segment, radius r) against triangle P."""
-    gp, gr, size = w.geom_pos, w.geom_rot, g.size
-    r = size[ia, 0]
-    p0 = row(gp, ia)
-    p1 = p0
-    if g.kind[ia] == CAPSULE:
-        ax = col(gr, ia, 2)
-        p1 = madd(p0, size[ia, 1], ax)
-        p0 = madd(p0, -size[ia, 1], ax)
-    a, b, c = row(P, 0), row(P, 1), row(P, 2)
+def _in_prism(P: np.ndarray, ns: Vec, q0: Vec, q1: Vec) -> tuple[bool, Vec, Vec]:
+    """The part of segment q0 q1 within the prism of triangle P (its side planes, normals
+    (v1 - v0) x n_s outward); (anything left, its ends)."""
+    for k in range(3):
+        v0 = row(P, k)
+        sn = cross(sub(row(P, (k + 1) % 3), v0), ns)
+        d0 = dot(sn, sub(q0, v0))
+        d1 = dot(sn, sub(q1, v0))
+        if d0 > 0.0 and d1 > 0.0:
+            return False, q0, q1
+        if d0 > 0.0:
+            q0 = madd(q0, d0 / (d0 - d1), sub(q1, q0))
+        elif d1 > 0.0:
+            q1 = madd(q0, d0 / (d0 - d1), sub(q1, q0))
+    return True, q0, q1
+
+
+@inline
+def _segment_on_triangle(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray,
+                         P: np.ndarray, ns: Vec, q0: Vec, q1: Vec, r: float,
+                         env: float) -> int:
+    """A core segment's (radius r) part within triangle P's prism, its ends against the
+    triangle's plane: depth r - n_s . (q - a), point midway."""
+    ok, q0, q1 = _in_prism(P, ns, q0, q1)
+    if not ok:
+        return 0
+    a = row(P, 0)
+    dq = sub(q1, q0)
+    m = 0
+    for k in range(1 if dot(dq, dq) < 1e-18 else 2):
+        q = q0 if k == 0 else q1
+        s = dot(ns, sub(q, a)) - r
+        if s < env:
+            m = emit(cp, cn, cd, cf, m, madd(q, -r - 0.5 * s, ns), ns, -s, k)
+    return m
+
+
+@inline
+def _round(c: Any, P: np.ndarray, ns: Vec, edges: int, corners: int, p0: Vec, p1: Vec,
+           r: float, env: float) -> int:
+    """A sphere or capsule (core point p0 or segment p0 p1, radius r) against triangle P;
+    candidates into the arrays of c (a `Candidates` view)."""
+    a, b, cc = row(P, 0), row(P, 1), row(P, 2)
     if min(dot(ns, sub(p0, a)), dot(ns, sub(p1, a))) > r + env:  # the core above its plane
         return 0
-    qc, qt, region = segment_triangle(p0, p1, a, b, c, ns)
+    qc, qt, region = segment_triangle(p0, p1, a, b, cc, ns)
     dv = sub(qc, qt)
     dist = norm(dv)
     if dist > r + env:
@@ -240,13 +280,13 @@ def _round(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
     if _active(region, edges, corners) and 0.0 < along < COS_TILT * dist:
         nrm = scale(dv, 1.0 / dist)
         point = scale(add(madd(qc, -r, nrm), qt), 0.5)
-        return emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0, point, nrm,
-                    r - dist, 8 + region)
-    m = segment_on_face(w, P, 3, ns, p0, p1, r, 1.0, env, 0)
+        return emit(c.point, c.normal, c.depth, c.feature, 0, point, nrm, r - dist,
+                    8 + region)
+    m = _segment_on_triangle(c.point, c.normal, c.depth, c.feature, P, ns, p0, p1, r, env)
     if m == 0 and region != FACE:
         s = dot(ns, sub(qc, a)) - r
         if s < env:
-            m = emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, 0,
+            m = emit(c.point, c.normal, c.depth, c.feature, 0,
                      madd(madd(qc, -r, ns), -0.5 * s, ns), ns, -s, 8 + region)
     return m
 
@@ -336,36 +376,28 @@ def _solid(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
 
 
 @inline
-def _triangle(g: Any, w: Any, ia: int, ib: int, t: int, round_shape: bool,
-              env: float) -> int:
-    """Triangle t of mesh ib against shape ia: its world corners into w.polygon_b
-    (counter-clockwise about n_s), then `_round` or `_solid`."""
-    gp, gr = w.geom_pos, w.geom_rot
-    pm = row(gp, ib)
-    n = rot_mul(gr, ib, row(g.tri_normal, t))
-    centre = row(gp, ia)
-    if g.kind[ia] == CONVEX:
-        centre = add(centre, rot_mul(gr, ia, row(g.centroid, ia)))
-    a = add(pm, rot_mul(gr, ib, (g.tri_corner[t, 0, 0], g.tri_corner[t, 0, 1],
-                                 g.tri_corner[t, 0, 2])))
-    front = g.mesh_sides[ib] == ONE_SIDED or dot(n, sub(centre, a)) >= 0.0
-    P = w.polygon_b
+def _place(corner: np.ndarray, normal: np.ndarray, flags: np.ndarray, t: int, gr: np.ndarray,
+           ib: int, pm: Vec, centre: Vec, one_sided: bool,
+           P: np.ndarray) -> tuple[Vec, int, int]:
+    """Triangle t of mesh ib in the world: its corners into P counter-clockwise about n_s (the
+    side the shape at `centre` is touched from), (n_s, its active edges and corners in P's
+    order)."""
+    n = rot_mul(gr, ib, row(normal, t))
+    a = add(pm, rot_mul(gr, ib, (corner[t, 0, 0], corner[t, 0, 1], corner[t, 0, 2])))
+    front = one_sided or dot(n, sub(centre, a)) >= 0.0
     put(P, 0, a)
     for k in (1, 2):
-        v = add(pm, rot_mul(gr, ib, (g.tri_corner[t, k, 0], g.tri_corner[t, k, 1],
-                                     g.tri_corner[t, k, 2])))
+        v = add(pm, rot_mul(gr, ib, (corner[t, k, 0], corner[t, k, 1], corner[t, k, 2])))
         put(P, k if front else 3 - k, v)
-    flags = g.tri_flags[t]
-    edges = flags & 7 if front else (flags >> 3) & 7
-    if not front:  # the corners run a, c, b: edge k of the flipped triangle is edge 2 - k
-        edges = ((edges & 1) << 2) | (edges & 2) | ((edges >> 2) & 1)
-    corners = (flags >> 6) & 7
-    if not front:
-        corners = (corners & 1) | ((corners & 2) << 1) | ((corners & 4) >> 1)
-    ns = n if front else scale(n, -1.0)
-    if round_shape:
-        return _round(g, w, ia, P, ns, edges, corners, env)
-    return _solid(g, w, ia, P, ns, edges, corners, env)
+    f = flags[t]
+    corners = (f >> 6) & 7
+    if front:
+        return n, f & 7, corners
+    # the corners run a, c, b: edge k of the flipped triangle is edge 2 - k, corner k is 3 - k
+    edges = (f >> 3) & 7
+    edges = ((edges & 1) << 2) | (edges & 2) | ((edges >> 2) & 1)
+    corners = (corners & 1) | ((corners & 2) << 1) | ((corners & 4) >> 1)
+    return scale(n, -1.0), edges, corners
 
 
 @helper
@@ -391,39 +423,48 @@ def reduce_mesh(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, 
 
 
 @inline
-def _gather(w: Any, total: int, m: int, tri: int, merge: float) -> int:
-    """Add a triangle's m candidates to the pair's points (w.mesh_*): one already there
-    (closer than `merge`, normals within MERGE_ANGLE) becomes one contact with the deeper
-    point and depth and the mean of the normals (a ball in the cone of many facets meeting at
-    a mesh vertex is pushed along its axis); a full list is reduced to four first."""
-    cp, cn, cd, cf = w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature
-    mp, mn, md, mf = w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature
-    for q in range(m):
-        p = row(cp, q)
-        n = row(cn, q)
-        same = -1
-        for e in range(total):
-            d = sub(p, row(mp, e))
-            if dot(d, d) < merge * merge and dot(n, normalize(row(mn, e))) > COS_MERGE:
-                same = e
-                break
-        if same >= 0:
-            if cd[q] > md[same]:
-                md[same] = cd[q]
-                put(mp, same, p)
-            put(mn, same, add(row(mn, same), n))  # normalised in `_finish`
-            continue
-        if total == md.shape[0]:
-            total = reduce_mesh(mp, mn, md, mf, _finish(w, total))
-        total = emit(mp, mn, md, mf, total, p, n, cd[q], tri * 1048576 + cf[q] % 1048576)
+def _unit_normals(mn: np.ndarray, total: int) -> int:
+    """The summed normals of the pair's points made unit again."""
+    for e in range(total):
+        s = math.sqrt(mn[e, 0] ** 2 + mn[e, 1] ** 2 + mn[e, 2] ** 2)
+        for x in range(3):
+            mn[e, x] /= s
     return total
 
 
-@helper
-def _finish(w: Any, total: int) -> int:
-    """The merged points' normals made unit again."""
-    for e in range(total):
-        put(w.mesh_normal, e, normalize(row(w.mesh_normal, e)))
+@inline
+def _gather(c: Any, p: Any, total: int, m: int, tri: int, merge: float) -> int:
+    """Add a triangle's m candidates to the pair's points (w.mesh_*): one already there
+    (closer than `merge`, normals within MERGE_ANGLE) becomes one contact with the deeper
+    point and depth and the mean direction of the normals (a ball in the cone of many facets
+    meeting at a mesh vertex is pushed along its axis); a full list is reduced to four
+    first."""
+    cp, cn, cd, cf = c.point, c.normal, c.depth, c.feature
+    mp, mn, md, mf = p.point, p.normal, p.depth, p.feature
+    merge2 = merge * merge
+    for q in range(m):
+        same = -1
+        for e in range(total):
+            dx = cp[q, 0] - mp[e, 0]
+            dy = cp[q, 1] - mp[e, 1]
+            dz = cp[q, 2] - mp[e, 2]
+            if dx * dx + dy * dy + dz * dz < merge2 and (
+                    cn[q, 0] * mn[e, 0] + cn[q, 1] * mn[e, 1] + cn[q, 2] * mn[e, 2]
+                    > COS_MERGE * math.sqrt(mn[e, 0] ** 2 + mn[e, 1] ** 2 + mn[e, 2] ** 2)):
+                same = e
+                break
+        if same >= 0:  # mesh_normal sums the normals merged (made unit in mesh_contacts)
+            if cd[q] > md[same]:
+                md[same] = cd[q]
+                for x in range(3):
+                    mp[same, x] = cp[q, x]
+            for x in range(3):
+                mn[same, x] += cn[q, x]
+            continue
+        if total == md.shape[0]:
+            total = reduce_mesh(mp, mn, md, mf, _unit_normals(mn, total))
+        total = emit(mp, mn, md, mf, total, row(cp, q), row(cn, q), cd[q],
+                     tri * 1048576 + cf[q] % 1048576)
     return total
 
 
@@ -488,29 +529,52 @@ def mesh_contacts(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
     workspace w) into its candidates, normals from the mesh to the shape; returns their
     number (at most MAX_PER_PAIR)."""
     qlo, qhi = _query_box(g, w, ia, ib, env)
-    round_shape = g.kind[ia] == SPHERE or g.kind[ia] == CAPSULE
+    kind = g.kind[ia]
+    round_shape = kind == SPHERE or kind == CAPSULE
+    gp, gr = w.geom_pos, w.geom_rot
+    centre = row(gp, ia)
+    p0 = centre
+    p1 = centre
+    r = g.size[ia, 0]
+    if kind == CAPSULE:
+        ax = col(gr, ia, 2)
+        p0 = madd(centre, -g.size[ia, 1], ax)
+        p1 = madd(centre, g.size[ia, 1], ax)
+    elif kind == CONVEX:
+        centre = add(centre, rot_mul(gr, ia, row(g.centroid, ia)))
     if not round_shape:
         _pair_shapes(g, w, ia)
     t = BVH(g.bvh_lo, g.bvh_hi, g.bvh_right, g.bvh_first, g.bvh_count)
     root, first = g.bvh_start[ib], g.tri_start[ib]
+    corner, normal, flags = g.tri_corner, g.tri_normal, g.tri_flags
+    one_sided = g.mesh_sides[ib] == ONE_SIDED
+    pm = row(gp, ib)
+    P = w.polygon_b
+    cand = Candidates(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature)
+    pair = Candidates(w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature)
     stack, hits = w.tri_stack, w.tri_hits
     merge = MERGE * min(g.box_half[ia, 0], min(g.box_half[ia, 1], g.box_half[ia, 2]))
+    if round_shape:  # its points lie on spheres of radius r: the chord of MERGE_ANGLE
+        merge = max(merge, 2.0 * r * math.sin(0.5 * MERGE_ANGLE))
     stack[0] = 0
     sp = 1
     total = 0
-    corner = g.tri_corner
     while sp > 0:
         n, sp = query_next(t, root, qlo, qhi, stack, sp, hits)
         for q in range(n):
             k = first + hits[q]
             if _apart(corner, k, qlo, qhi):
                 continue
-            m = _triangle(g, w, ia, ib, k, round_shape, env)
-            total = _gather(w, total, m, hits[q], merge)
-    total = reduce_mesh(w.mesh_point, w.mesh_normal, w.mesh_depth, w.mesh_feature,
-                        _finish(w, total))
+            ns, edges, corners = _place(corner, normal, flags, k, gr, ib, pm, centre,
+                                        one_sided, P)
+            if round_shape:
+                m = _round(cand, P, ns, edges, corners, p0, p1, r, env)
+            else:
+                m = _solid(g, w, ia, P, ns, edges, corners, env)
+            total = _gather(cand, pair, total, m, hits[q], merge)
+    total = reduce_mesh(pair.point, pair.normal, pair.depth, pair.feature,
+                        _unit_normals(pair.normal, total))
     for q in range(min(total, MAX_PER_PAIR)):
-        emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, q,
-             row(w.mesh_point, q), row(w.mesh_normal, q), w.mesh_depth[q],
-             w.mesh_feature[q])
+        emit(cand.point, cand.normal, cand.depth, cand.feature, q, row(pair.point, q),
+             row(pair.normal, q), pair.depth[q], pair.feature[q])
     return total
