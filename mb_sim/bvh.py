@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper, njit
+from mb_sim._jit import helper, inline, njit
 from mb_sim.records import INDEX, REAL, Field, view
 from mb_sim.vec3 import Vec
 
@@ -58,7 +58,7 @@ def node_capacity(items: int) -> int:
     return max(2 * items - 1, 1)
 
 
-@helper
+@inline
 def _item_box(item_lo: np.ndarray, item_hi: np.ndarray, order: np.ndarray, first: int,
               count: int, t: Any, node: int) -> None:
     """Node `node`'s box: the union of the items at positions first .. first + count - 1."""
@@ -161,7 +161,7 @@ def refit(t: Any, root: int, nodes: int, order: np.ndarray, item_lo: np.ndarray,
     return area
 
 
-@helper
+@inline
 def surface_area(t: Any, i: int) -> float:
     """Surface area of node i's box (0 for an empty or unbounded one)."""
     x = t.hi[i, 0] - t.lo[i, 0]
@@ -171,7 +171,7 @@ def surface_area(t: Any, i: int) -> float:
     return s if s >= 0.0 and s < np.inf else 0.0
 
 
-@helper
+@inline
 def query_next(t: Any, root: int, qlo: Vec, qhi: Vec, stack: np.ndarray, sp: int,
                out: np.ndarray) -> tuple[int, int]:
     """Walk the tree from the nodes on stack[:sp] (start with stack[0] = 0, sp = 1): the leaf

@@ -24,9 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper, njit
-from mb_sim.bvh import BVH, build, query_next, refit, surface_area
-from mb_sim.collision.poses import Shapes, shapes_of
+from mb_sim._jit import helper, inline, njit
+from mb_sim.bvh import BVH, build, refit, surface_area
 from mb_sim.collision.work import SceneTree, allocate_scene_tree
 from mb_sim.model.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, CollisionScene
 
@@ -55,12 +54,12 @@ def _plane_box(gr: np.ndarray, gp: np.ndarray, i: int, margin: float, lo: np.nda
 
 
 @njit
-def world_boxes(sh: Any, center: np.ndarray, half: np.ndarray, margin: float,
-                lo: np.ndarray, hi: np.ndarray) -> None:
-    """World axis-aligned boxes of the posed geometries sh (a `Shapes` view), grown by
+def world_boxes(kind: np.ndarray, size: np.ndarray, gp: np.ndarray, gr: np.ndarray,
+                center: np.ndarray, half: np.ndarray, margin: float, lo: np.ndarray,
+                hi: np.ndarray) -> None:
+    """World axis-aligned boxes of the geometries (kinds, sizes) posed at gp, gr, grown by
     margin: closed forms for spheres, boxes, capsules and cylinders; the box in the
     geometry's frame (center, half) moved for hulls and meshes."""
-    kind, size, gp, gr = sh.kind, sh.size, sh.pos, sh.rot
     for i in range(kind.shape[0]):
         k = kind[i]
         if k == PLANE:
@@ -103,7 +102,7 @@ def _rebuild(kind: np.ndarray, lo: np.ndarray, hi: np.ndarray, t: Any, items: np
     area[0] = total
 
 
-@helper
+@inline
 def _update(kind: np.ndarray, lo: np.ndarray, hi: np.ndarray, t: Any, items: np.ndarray,
             size: np.ndarray, area: np.ndarray) -> None:
     """Refit the tree to this step's boxes, or build it (the first time, or loosened)."""
@@ -115,16 +114,28 @@ def _update(kind: np.ndarray, lo: np.ndarray, hi: np.ndarray, t: Any, items: np.
         _rebuild(kind, lo, hi, t, items, size, area)
 
 
-@helper
+@inline
 def _add(out: np.ndarray, count: int, i: int, j: int) -> int:
     out[count, 0] = min(i, j)
     out[count, 1] = max(i, j)
     return count + 1
 
 
-@helper
+@inline
 def _sort_pairs(out: np.ndarray, count: int, ng: int) -> None:
-    """Pairs (i, j) in lexicographic order."""
+    """Pairs (i, j) in lexicographic order: insertion sort when few (no allocation), else
+    numpy's sort of the keys i ng + j."""
+    if count <= 32:
+        for p in range(1, count):
+            a, b = out[p, 0], out[p, 1]
+            q = p - 1
+            while q >= 0 and (out[q, 0] > a or (out[q, 0] == a and out[q, 1] > b)):
+                out[q + 1, 0] = out[q, 0]
+                out[q + 1, 1] = out[q, 1]
+                q -= 1
+            out[q + 1, 0] = a
+            out[q + 1, 1] = b
+        return
     keys = np.empty(count, dtype=np.int64)
     for p in range(count):
         keys[p] = out[p, 0] * ng + out[p, 1]
@@ -134,17 +145,19 @@ def _sort_pairs(out: np.ndarray, count: int, ng: int) -> None:
         out[p, 1] = keys[p] % ng
 
 
-@helper
+@inline
 def _overlap(lo: np.ndarray, hi: np.ndarray, i: int, j: int) -> bool:
     return (lo[i, 0] <= hi[j, 0] and lo[j, 0] <= hi[i, 0] and lo[i, 1] <= hi[j, 1]
             and lo[j, 1] <= hi[i, 1] and lo[i, 2] <= hi[j, 2] and lo[j, 2] <= hi[i, 2])
 
 
-@helper
+@inline
 def _tree_pairs(static: np.ndarray, allowed: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                 t: Any, items: np.ndarray, n_items: int, stack: np.ndarray,
-                hits: np.ndarray, out: np.ndarray) -> int:
-    """The pairs of bounded geometries, found by each moving one walking the tree."""
+                out: np.ndarray) -> int:
+    """The pairs of bounded geometries, found by each moving one walking the tree (the walk
+    of `mb_sim.bvh.query_next`, its leaves' items tested here as they are reached)."""
+    tlo, thi, right, first, cnt = t.lo, t.hi, t.right, t.first, t.count
     count = 0
     for p in range(n_items):
         i = items[p]
@@ -153,10 +166,19 @@ def _tree_pairs(static: np.ndarray, allowed: np.ndarray, lo: np.ndarray, hi: np.
         stack[0] = 0
         sp = 1
         while sp > 0:
-            n, sp = query_next(t, 0, (lo[i, 0], lo[i, 1], lo[i, 2]),
-                               (hi[i, 0], hi[i, 1], hi[i, 2]), stack, sp, hits)
-            for q in range(n):
-                j = items[hits[q]]
+            sp -= 1
+            node = stack[sp]
+            if (tlo[node, 0] > hi[i, 0] or thi[node, 0] < lo[i, 0] or tlo[node, 1] > hi[i, 1]
+                    or thi[node, 1] < lo[i, 1] or tlo[node, 2] > hi[i, 2]
+                    or thi[node, 2] < lo[i, 2]):
+                continue
+            if cnt[node] == 0:
+                stack[sp] = right[node]
+                stack[sp + 1] = node + 1
+                sp += 2
+                continue
+            for q in range(first[node], first[node] + cnt[node]):
+                j = items[q]
                 if j == i or not allowed[i, j] or (not static[j] and j < i):
                     continue
                 if _overlap(lo, hi, i, j):
@@ -173,7 +195,7 @@ def scene_pairs(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray, lo: n
     t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
     _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
     count = _tree_pairs(static, allowed, lo, hi, t, tree.items, tree.size[ITEMS],
-                        tree.stack, tree.hits, out)
+                        tree.stack, out)
     ng = kind.shape[0]
     for i in range(ng):
         if kind[i] != PLANE:
@@ -198,15 +220,10 @@ def broad_phase(g: Any, w: Any, margin: float) -> int:
     """Pairs of the geometries `g` (a `mb_sim.model.compile.Geoms` record) posed at
     w.geom_pos, w.geom_rot whose world boxes grown by `margin` overlap, into w.pairs (a
     `CollisionWork`); returns their number."""
-    world_boxes(shapes_of(g, w), g.box_center, g.box_half, margin, w.aabb_lo, w.aabb_hi)
+    world_boxes(g.kind, g.size, w.geom_pos, w.geom_rot, g.box_center, g.box_half, margin,
+                w.aabb_lo, w.aabb_hi)
     return scene_pairs(g.kind, g.static, g.pair_allowed, w.aabb_lo, w.aabb_hi, scene_tree(w),
                        w.pairs)
-
-
-def _scene_shapes(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.ndarray) -> Any:
-    return Shapes(scene.kind, scene.size, scene.vert_start, scene.vert_count, scene.verts,
-                  np.ascontiguousarray(geom_pos, dtype=np.float64),
-                  np.ascontiguousarray(geom_rot, dtype=np.float64))
 
 
 def aabbs(
@@ -217,20 +234,21 @@ def aabbs(
     g = scene.n_geoms
     lo = np.empty((g, 3))
     hi = np.empty((g, 3))
-    world_boxes(_scene_shapes(scene, geom_pos, geom_rot), scene.box_center, scene.box_half,
-                float(margin), lo, hi)
+    world_boxes(scene.kind, scene.size, np.ascontiguousarray(geom_pos, dtype=np.float64),
+                np.ascontiguousarray(geom_rot, dtype=np.float64), scene.box_center,
+                scene.box_half, float(margin), lo, hi)
     return lo, hi
 
 
 @njit
-def _pairs_kernel(sh: Any, center: np.ndarray, half: np.ndarray, margin: float,
-                  static: np.ndarray, allowed: np.ndarray, tree: Any,
-                  out: np.ndarray) -> int:
-    g = sh.kind.shape[0]
+def _pairs_kernel(kind: np.ndarray, size: np.ndarray, gp: np.ndarray, gr: np.ndarray,
+                  center: np.ndarray, half: np.ndarray, margin: float, static: np.ndarray,
+                  allowed: np.ndarray, tree: Any, out: np.ndarray) -> int:
+    g = kind.shape[0]
     lo = np.empty((g, 3))
     hi = np.empty((g, 3))
-    world_boxes(sh, center, half, margin, lo, hi)
-    return scene_pairs(sh.kind, static, allowed, lo, hi, tree, out)
+    world_boxes(kind, size, gp, gr, center, half, margin, lo, hi)
+    return scene_pairs(kind, static, allowed, lo, hi, tree, out)
 
 
 class BroadPhase:
@@ -255,6 +273,8 @@ class BroadPhase:
             raise ValueError(f"geom_pos, geom_rot must be ({g}, 3), ({g}, 3, 3); got "
                              f"{geom_pos.shape}, {geom_rot.shape}")
         out = np.empty((max(g * (g - 1) // 2, 1), 2), dtype=np.int64)
-        n = _pairs_kernel(_scene_shapes(sc, geom_pos, geom_rot), sc.box_center, sc.box_half,
-                          float(margin), sc.static, sc.pair_allowed, self.tree, out)
+        n = _pairs_kernel(sc.kind, sc.size, np.ascontiguousarray(geom_pos, dtype=np.float64),
+                          np.ascontiguousarray(geom_rot, dtype=np.float64), sc.box_center,
+                          sc.box_half, float(margin), sc.static, sc.pair_allowed, self.tree,
+                          out)
         return out[:n]
