@@ -9,9 +9,10 @@ of it) is built once, then refitted bottom-up every step, and built again when r
 loosened it: when its inner nodes' surface area has grown past REBUILD times what it was
 after the last build.
 
-Candidate pairs: every geometry that moves walks the tree with its box and pairs with the
-geometries whose boxes it overlaps (closed intervals: touching boxes overlap), each moving
-pair once; a plane is tested against every other geometry. Pairs are filtered by
+Candidate pairs: every leaf holding a geometry that moves walks the tree with its box, and
+the items of each leaf it meets are paired with its own when their boxes overlap (closed
+intervals: touching boxes overlap), each pair once; a plane is tested against every other
+geometry. Pairs are filtered by
 `Geoms.pair_allowed` (Holck 2005, sec. 3.7: same owner, excluded owners such as robot
 parent/child links, static-static) and sorted, (i, j) with i < j in lexicographic order, so
 they never depend on the tree's history: the same boxes give the same pairs in the same order.
@@ -152,41 +153,65 @@ def _overlap(lo: np.ndarray, hi: np.ndarray, i: int, j: int) -> bool:
 
 
 @inline
+def _moves(static: np.ndarray, items: np.ndarray, first: int, count: int) -> bool:
+    """Whether a leaf holds a geometry that moves."""
+    for q in range(first, first + count):
+        if not static[items[q]]:
+            return True
+    return False
+
+
+@inline
+def _leaf_pairs(static: np.ndarray, allowed: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                items: np.ndarray, a0: int, na: int, b0: int, nb: int, out: np.ndarray,
+                count: int) -> int:
+    """The allowed overlapping pairs of an item of leaf a with one of leaf b (a leaf with
+    itself: each pair once), not both static."""
+    for qa in range(a0, a0 + na):
+        i = items[qa]
+        start = qa + 1 if a0 == b0 else b0
+        for qb in range(start, b0 + nb):
+            j = items[qb]
+            if (static[i] and static[j]) or not allowed[i, j]:
+                continue
+            if _overlap(lo, hi, i, j):
+                count = _add(out, count, i, j)
+    return count
+
+
+@inline
 def _tree_pairs(static: np.ndarray, allowed: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                t: Any, items: np.ndarray, n_items: int, stack: np.ndarray,
+                t: Any, items: np.ndarray, nodes: int, stack: np.ndarray,
                 out: np.ndarray) -> int:
-    """The pairs of bounded geometries, found by each moving one walking the tree (the walk
-    of `mb_sim.bvh.query_next`, its leaves' items tested here as they are reached)."""
+    """The pairs of bounded geometries: each leaf holding a moving geometry walks the tree
+    with its box; the leaves it meets pair their items with its own (a leaf pair once: the
+    walking leaf with itself, with later leaves, and with leaves of static geometries only,
+    which never walk)."""
     tlo, thi, right, first, cnt = t.lo, t.hi, t.right, t.first, t.count
     count = 0
-    for p in range(n_items):
-        i = items[p]
-        if static[i]:
+    for a in range(nodes):
+        if cnt[a] == 0 or not _moves(static, items, first[a], cnt[a]):
             continue
         stack[0] = 0
         sp = 1
         while sp > 0:
             sp -= 1
-            node = stack[sp]
-            if (tlo[node, 0] > hi[i, 0] or thi[node, 0] < lo[i, 0] or tlo[node, 1] > hi[i, 1]
-                    or thi[node, 1] < lo[i, 1] or tlo[node, 2] > hi[i, 2]
-                    or thi[node, 2] < lo[i, 2]):
+            b = stack[sp]
+            if (tlo[b, 0] > thi[a, 0] or thi[b, 0] < tlo[a, 0] or tlo[b, 1] > thi[a, 1]
+                    or thi[b, 1] < tlo[a, 1] or tlo[b, 2] > thi[a, 2]
+                    or thi[b, 2] < tlo[a, 2]):
                 continue
-            if cnt[node] == 0:
-                stack[sp] = right[node]
-                stack[sp + 1] = node + 1
+            if cnt[b] == 0:
+                stack[sp] = right[b]
+                stack[sp + 1] = b + 1
                 sp += 2
-                continue
-            for q in range(first[node], first[node] + cnt[node]):
-                j = items[q]
-                if j == i or not allowed[i, j] or (not static[j] and j < i):
-                    continue
-                if _overlap(lo, hi, i, j):
-                    count = _add(out, count, i, j)
+            elif b == a or b > a or not _moves(static, items, first[b], cnt[b]):
+                count = _leaf_pairs(static, allowed, lo, hi, items, first[a], cnt[a],
+                                    first[b], cnt[b], out, count)
     return count
 
 
-@helper
+@inline
 def scene_pairs(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray, lo: np.ndarray,
                 hi: np.ndarray, tree: Any, out: np.ndarray) -> int:
     """The candidate pairs of the geometries whose world boxes are lo, hi into out (the
@@ -194,7 +219,7 @@ def scene_pairs(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray, lo: n
     their number."""
     t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
     _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
-    count = _tree_pairs(static, allowed, lo, hi, t, tree.items, tree.size[ITEMS],
+    count = _tree_pairs(static, allowed, lo, hi, t, tree.items, tree.size[NODES],
                         tree.stack, out)
     ng = kind.shape[0]
     for i in range(ng):
@@ -208,7 +233,7 @@ def scene_pairs(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray, lo: n
     return count
 
 
-@helper
+@inline
 def scene_tree(w: Any) -> Any:
     """The `SceneTree` view of the workspace w's tree arrays."""
     return SceneTree(w.scene_lo, w.scene_hi, w.scene_right, w.scene_first, w.scene_count,
