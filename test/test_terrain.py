@@ -382,3 +382,70 @@ def test_quadruped_stands_on_terrain(world: str) -> None:
     assert np.ptp(last) < 1e-3 and np.all(slip < 1e-3)
     assert touching == set(FEET)
     assert 0.2 < last.mean() < 0.5
+
+
+# --- bad inputs ----------------------------------------------------------------------------
+
+
+def heightfield_world(heights: object, size: object = (1.0, 1.0, 0.1)) -> dict:
+    return {"bodies": [{"name": "hills", "shape": "heightfield", "heights": heights,
+                        "size": list(size)}]}
+
+
+def test_bad_heightfields_name_the_file_key_and_value(tmp_path: Path) -> None:
+    world = tmp_path / "world.yaml"
+    nan = np.full((4, 5), 0.5)
+    nan[2, 3] = np.nan
+    np.save(tmp_path / "nan.npy", nan)
+    (tmp_path / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nnot really a picture")
+    np.save(tmp_path / "cube.npy", np.zeros((3, 3, 3)))
+    cases = [
+        ("heights: nan.npy", "bodies[0].heights", "row 2, column 3 is nan", "nan.npy"),
+        ("heights: broken.png", "bodies[0].heights", "cannot read the PNG", "broken.png"),
+        ("heights: cube.npy", "bodies[0].heights", "2D grid", "cube.npy"),
+        ("heights: missing.png", "bodies[0].heights", "missing.png", "missing.png"),
+        ("heights: [[0, 0.5, 1], [1, 0]]", "bodies[0].heights", "same length",
+         "[[0, 0.5, 1], [1, 0]]"),
+        ("heights: [[0, 0.5], [1]]", "bodies[0].heights[1]", "must be a row of heights",
+         "[1]"),
+        ("heights: [[0, 0.5], [1, 2]]", "bodies[0].heights[1][1]", "must be >= 0 and <= 1",
+         "2"),
+        ("heights: [[0, 0.5], [1, 0]]\n    size: [1, 1]", "bodies[0].size",
+         "must have 3 elements", "[1, 1]"),
+        ("heights: [[0, 0.5], [1, 0]]\n    size: [1, 1, 0.1]\n    static: false",
+         "bodies[0].static", "always static", "False"),
+    ]
+    for keys, path, why, value in cases:
+        body = keys if "size" in keys else keys + "\n    size: [1, 1, 0.1]"
+        world.write_text(f"bodies:\n  - name: hills\n    shape: heightfield\n    {body}\n")
+        with pytest.raises(mb_sim.WorldError) as err:
+            mb_sim.load_world(world)
+        text = str(err.value)
+        assert str(world) in text and f"{path}:" in text and why in text and value in text, text
+
+
+def test_decompose_without_coacd_names_the_extra(monkeypatch: pytest.MonkeyPatch,
+                                                 tmp_path: Path) -> None:
+    monkeypatch.setattr(decompose, "available", lambda: False)
+    world = tmp_path / "world.yaml"
+    world.write_text(f"bodies:\n  - {{name: mug, shape: mesh, mesh: {ASSETS / 'mug.stl'}, "
+                     "decompose: true, mass: 0.3}\n")
+    with pytest.raises(mb_sim.WorldError, match=r"bodies\[0\]\.decompose: .*mb_sim\[decompose\]"
+                       r".*\(got True\)"):
+        mb_sim.load_world(world)
+    world.write_text(f"robots:\n  - {{name: cup, urdf: {ASSETS / 'floating_box.urdf'}, "
+                     "decompose: true}\n")
+    with pytest.raises(mb_sim.WorldError, match=r"robots\[0\]\.decompose: .*pip install coacd"):
+        mb_sim.load_world(world)
+
+
+def test_shapes_that_take_no_triangles_refuse_the_mesh_keys() -> None:
+    with pytest.raises(mb_sim.WorldError, match=r"bodies\[0\]\.decompose: is only used by shape "
+                       "mesh, not box"):
+        mb_sim.load_world({"bodies": [{"name": "b", "shape": "box", "size": [1, 1, 1],
+                                       "decompose": True}]})
+    with pytest.raises(mb_sim.WorldError, match=r"bodies\[0\]\.mass: is not used by a "
+                       "heightfield"):
+        mb_sim.load_world(heightfield_world([[0, 1], [1, 0]]) | {"bodies": [{
+            "name": "h", "shape": "heightfield", "heights": [[0, 1], [1, 0]],
+            "size": [1, 1, 1], "mass": 2.0}]})
