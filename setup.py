@@ -86,6 +86,7 @@ setup(
         "pycollada",
         "xacro",
         "rosbags",
+        "pillow",
     ],
     extras_require={
         # the browser view (mb_sim.viewer); trimesh, which it uses for meshes, is required anyway
@@ -94,6 +95,8 @@ setup(
         "learning": ["gymnasium>=1.0"],
         # sweeps and bag replays on a Ray cluster (mb_sim.sweep); Parquet output
         "scale": ["ray>=2.9", "pyarrow"],
+        # convex pieces of concave moving meshes (decompose: true; mb_sim.model.decompose)
+        "decompose": ["coacd"],
     },
     zip_safe=True,
     maintainer="mb_sim maintainers",

@@ -78,6 +78,9 @@ WORLD = {
     "bodies": [
         {"name": "box", "shape": "box", "size": [0.1, 0.1, 0.1], "mass": 0.5,
          "xyz": [0.4, 0.0, 0.05]},
+        # a heightfield under the pill and the can: the BVH's build and the mesh contacts
+        {"name": "bumps", "shape": "heightfield", "heights": [[0, 0.5, 0], [0.5, 1, 0.5]],
+         "size": [0.4, 0.4, 0.02], "xyz": [-0.3, 0.15, -0.01]},
         {"name": "ball", "shape": "sphere", "size": [0.05], "mass": 0.2, "xyz": [0.4, 0.0, 0.2],
          "restitution": 0.5},
         {"name": "can", "shape": "cylinder", "size": [0.04, 0.1], "mass": 0.2,

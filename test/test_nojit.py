@@ -28,11 +28,22 @@ drop = mb_sim.Simulation(box, mb_sim.load_world({"ground": {}, "robot": {"floati
                          "xyz": [0, 0, 0.12], "rpy": [0.3, 0.2, 0.1]}}), integrator="rk4",
                       contact_sensors=["base"])
 drop.step(60)
+terrain = mb_sim.Simulation(world=mb_sim.load_world({"bodies": [
+    {"name": "hills", "shape": "heightfield", "heights": [[0, 0.4, 0.1], [0.3, 1, 0.2],
+                                                          [0, 0.5, 0.1]], "size": [1, 1, 0.1]},
+    {"name": "pyramid", "shape": "mesh", "mesh": "test/assets/pyramid.obj", "static": True,
+     "scale": 0.2, "xyz": [1, 0, 0]},
+    {"name": "ball", "shape": "sphere", "size": [0.05], "mass": 0.2, "xyz": [0.1, 0.05, 0.2]},
+    {"name": "box", "shape": "box", "size": [0.1, 0.1, 0.1], "mass": 0.5, "xyz": [-0.2, 0, 0.2],
+     "rpy": [0.3, 0.2, 0.1]},
+    {"name": "can", "shape": "cylinder", "size": [0.05, 0.1], "mass": 0.5, "xyz": [1, 0, 0.3]}]}))
+terrain.step(200)
 print(json.dumps({
     "q": sim.q.tolist(), "bodies": sim.state.body_pos.tolist(), "contacts": len(sim.contacts),
     "sensors": [[*w.force, *w.torque] for w in (*sim.read_ft_sensors().values(),
                                                  *drop.read_contact_sensors().values())],
     "floating": drop.q.tolist(), "floating_contacts": len(drop.contacts),
+    "terrain": terrain.state.body_pos.tolist(), "terrain_contacts": len(terrain.contacts),
     "aba": mb_sim.aba(model, q, qd, tau).tolist(), "rnea": mb_sim.rnea(model, q, qd, tau).tolist(),
     "crba": mb_sim.crba(model, q).tolist(),
 }))
@@ -51,8 +62,9 @@ def test_kernels_run_and_agree_without_numba():
     compiled, interpreted = run(False), run(True)
     assert compiled["contacts"] == interpreted["contacts"] > 0
     assert compiled["floating_contacts"] == interpreted["floating_contacts"] > 0
+    assert compiled["terrain_contacts"] == interpreted["terrain_contacts"] > 0
     for key in ("aba", "rnea", "crba"):
         np.testing.assert_allclose(interpreted[key], compiled[key], rtol=1e-12, atol=1e-12)
     assert all(any(abs(x) > 0 for x in w) for w in compiled["sensors"])  # the box landed
-    for key in ("q", "bodies", "floating", "sensors"):
+    for key in ("q", "bodies", "floating", "sensors", "terrain"):
         np.testing.assert_allclose(interpreted[key], compiled[key], rtol=1e-9, atol=1e-9)

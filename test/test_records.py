@@ -12,8 +12,9 @@ import pytest
 import mb_sim
 import mb_sim.sim.step  # declares the step's records (the others come with it)
 from mb_sim import records
+from mb_sim.bvh import STACK
 from mb_sim.collision.gjk import EPA_MAX_FACES, EPA_MAX_VERTS
-from mb_sim.collision.work import CAP_POINTS
+from mb_sim.collision.work import CAP_POINTS, HITS, MESH_CANDIDATES
 from mb_sim.records import ARANGE, IDENTITY, REAL, Field, allocate, dimension, mismatches, record
 from mb_sim.sim.state import State, StateArrays
 from mb_sim.warmup import ROBOT, WORLD
@@ -47,12 +48,14 @@ def test_arrays_match_their_declarations(floating: bool) -> None:
     rows = d.rows.kind.shape[0]
     ng = g.kind.shape[0]
     geom_sizes = {"g": ng, "v": g.verts.shape[0], "h": g.face_normal.shape[0],
-                  "k": g.face_verts.shape[0], "e": g.edge_verts.shape[0]}
+                  "k": g.face_verts.shape[0], "e": g.edge_verts.shape[0],
+                  "t": g.tri_flags.shape[0], "nd": g.bvh_count.shape[0]}
     assert g.verts.shape[0] > 0 and g.edge_verts.shape[0] > 0
     polygon = 2 * max(g.max_face_verts, CAP_POINTS) + 4
     work_sizes = {"o": n + nb + 1, "g": ng, "p": ng * (ng - 1) // 2, "pv": EPA_MAX_VERTS,
                   "pf": EPA_MAX_FACES, "hv": g.max_verts, "hf": g.max_faces, "c": polygon,
-                  "m": max(polygon + 2, g.max_verts + 2, 16)}
+                  "m": max(polygon + 2, g.max_verts + 2, 16), "nodes": max(2 * ng - 1, 1),
+                  "stack": STACK, "hits": HITS, "mc": MESH_CANDIDATES}
     problems = (
         mismatches(sc.tree, n=n, m=sc.tree.mimic.shape[0], t=1)
         + mismatches(sc.bodies, b=nb) + mismatches(g, **geom_sizes)

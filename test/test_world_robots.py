@@ -273,14 +273,13 @@ def test_schema_is_valid_json_schema() -> None:
 
 
 def test_a_key_added_to_the_schema_is_accepted_and_documented(monkeypatch: Any) -> None:
-    d = {"bodies": [{"name": "a", "shape": "sphere", "size": [0.1], "decompose": True}]}
-    assert "bodies[0].decompose: unknown key" in error(d)
-    monkeypatch.setitem(schema.BODY, "decompose", schema.boolean("split into convex parts",
-                                                                 False))
+    d = {"bodies": [{"name": "a", "shape": "sphere", "size": [0.1], "floats": True}]}
+    assert "bodies[0].floats: unknown key" in error(d)
+    monkeypatch.setitem(schema.BODY, "floats", schema.boolean("lighter than water", False))
     assert load_world(d).bodies[0].name == "a"
-    assert "| `decompose` | true, false | `false` | split into convex parts |" in keys_markdown()
-    d["bodies"][0]["decompose"] = "yes"
-    assert "bodies[0].decompose: must be true or false (got 'yes')" in error(d)
+    assert "| `floats` | true, false | `false` | lighter than water |" in keys_markdown()
+    d["bodies"][0]["floats"] = "yes"
+    assert "bodies[0].floats: must be true or false (got 'yes')" in error(d)
 
 
 def test_the_shallowest_error_is_reported_then_the_first() -> None:

@@ -1,5 +1,6 @@
-"""Collision detection: sweep and prune, narrow phase and contact manifolds (Holck 2005,
-fig. 2.4 and sec. 3.7)."""
+"""Collision detection: the scene's bounding-volume hierarchy (broad phase), narrow phase,
+convex shapes against meshes' triangles, and contact manifolds (Holck 2005, fig. 2.4 and sec.
+3.7)."""
 
 from mb_sim.collision.broadphase import BroadPhase, aabbs
 from mb_sim.collision.contacts import Contacts
@@ -14,6 +15,7 @@ from mb_sim.model.shapes import (
     CAPSULE,
     CONVEX,
     CYLINDER,
+    MESH,
     PLANE,
     SPHERE,
     WORLD,
@@ -29,6 +31,7 @@ __all__ = [
     "CAPSULE",
     "CONVEX",
     "CYLINDER",
+    "MESH",
     "PLANE",
     "SPHERE",
     "WORLD",

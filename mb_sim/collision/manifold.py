@@ -53,15 +53,11 @@ def emit(
 
 
 @inline
-def _pick4(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray,
-           m: int) -> tuple[int, int, int, int]:
-    """The candidates reduce4 keeps (-1: none): the deepest, the one farthest from it, the one
-    making the largest triangle with these two, the one adding the largest area outside it."""
+def _pick4(cp: np.ndarray, cn: np.ndarray, m: int, i1: int) -> tuple[int, int, int, int]:
+    """The candidates reduce4 keeps (-1: none): i1 (the deepest), the one farthest from it,
+    the one making the largest triangle with these two, the one adding the largest area
+    outside it."""
     nrm = row(cn, 0)
-    i1 = 0
-    for k in range(1, m):
-        if cd[k] > cd[i1]:
-            i1 = k
     p1 = row(cp, i1)
     i2 = -1
     best = 1e-24
@@ -102,11 +98,24 @@ def _pick4(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray,
 
 @njit
 def reduce4(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int) -> int:
-    """Keep at most four of the m candidates (`_pick4`); ties keep the lower index. The kept
-    candidates are moved to the front in the order chosen."""
+    """Keep at most four of the m candidates (`_pick4` from the deepest); ties keep the lower
+    index. The kept candidates are moved to the front in the order chosen."""
     if m <= 4:
         return m
-    keep = _pick4(cp, cn, cd, m)
+    i1 = 0
+    for k in range(1, m):
+        if cd[k] > cd[i1]:
+            i1 = k
+    return reduce_from(cp, cn, cd, cf, m, i1)
+
+
+@helper
+def reduce_from(cp: np.ndarray, cn: np.ndarray, cd: np.ndarray, cf: np.ndarray, m: int,
+                first: int) -> int:
+    """`reduce4` with the first point kept given."""
+    if m <= 4:
+        return m
+    keep = _pick4(cp, cn, m, first)
     tp = np.empty((4, 3))  # the kept rows, copied out before the front is overwritten
     tn = np.empty((4, 3))
     td = np.empty(4)

@@ -13,7 +13,8 @@ against each other: SAT with face clipping (manifold.py). Everything else (pairs
 capsule-box, capsule-convex, sphere-convex): GJK distance on the shape cores, EPA when the cores
 overlap (gjk.py); then, when a flat feature of one shape faces the other, the facing feature of
 the other (polygon, cylinder rim line, capsule segment) is clipped against it to get several
-points.
+points (features.py). Any convex shape against a mesh's triangles: the mesh's BVH walked with
+the shape's box, each triangle met collided, the points reduced (mesh_contact.py).
 
 Which function handles a pair is one table, `COLLIDER[kind a, kind b]` (kinds ordered a <= b),
 as MuJoCo's mjCOLLISIONFUNC; every collider has the signature (g, w, ia, ib, envelope) and
@@ -30,22 +31,26 @@ import numpy as np
 from mb_sim._jit import helper, inline, njit
 from mb_sim.collision.broadphase import BroadPhase, broad_phase
 from mb_sim.collision.contacts import Contacts
+from mb_sim.collision.features import (
+    COS_TILT,
+    FLAT,
+    LINE,
+    facing_feature,
+    segment_on_face,
+    segments_parallel,
+)
 from mb_sim.collision.gjk import core_radius, epa, gjk
 from mb_sim.collision.manifold import (
-    cap_polygon,
     clip_face_contacts,
-    clip_segment,
     closest_segments,
     emit,
-    face_polygon,
     reduce4,
     sat_boxes,
     sat_polytopes,
-    world_verts,
 )
+from mb_sim.collision.mesh_contact import mesh_contacts
 from mb_sim.collision.poses import geometry_poses_into, owner_poses, shapes_of
 from mb_sim.collision.work import (
-    CAP_POINTS,
     MAX_PER_PAIR,
     allocate_collision_work,
     allocate_contact_list,
@@ -54,10 +59,7 @@ from mb_sim.collision.work import (
 )
 from mb_sim.model.compile import geoms_of, new_geoms
 from mb_sim.model.shapes import (
-    BOX,
-    CAPSULE,
-    CONVEX,
-    CYLINDER,
+    MESH,
     PLANE,
     CollisionScene,
 )
@@ -71,7 +73,6 @@ from mb_sim.vec3 import (
     madd,
     norm,
     normalize,
-    put,
     rot_mul,
     rot_tmul,
     row,
@@ -79,11 +80,6 @@ from mb_sim.vec3 import (
     sub,
 )
 
-FEATURE_TILT = 0.2
-"""A face or cylinder cap within this angle (rad) of the contact normal is treated as flat
-against the other shape; a capsule or cylinder axis within it of the contact plane as lying."""
-COS_TILT = math.cos(FEATURE_TILT)
-SIN_TILT = math.sin(FEATURE_TILT)
 PARALLEL_SIN = 0.02
 """Two capsules closer than this (sine of the angle) to parallel touch along a line: two points."""
 
@@ -377,140 +373,6 @@ def _capsule_capsule(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
 
 # ---------------------------------------------------------------- GJK / EPA with features
 
-FLAT = 3
-"""`_feature`: a face or cylinder cap facing the other shape."""
-LINE = 2
-"""`_feature`: a capsule segment or cylinder rim line lying across the contact normal."""
-POINT = 0
-"""`_feature`: neither; the contact has one point."""
-
-
-@inline
-def _polyhedron_face(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
-                     ids: np.ndarray) -> tuple[int, int, Vec, float]:
-    """The face of polyhedron i most along d, when within FEATURE_TILT of it (`_feature`)."""
-    face_start, face_normal, gr = g.face_start[i], g.face_normal, w.geom_rot
-    best = -2.0
-    bf = 0
-    bn = (0.0, 0.0, 0.0)
-    for f in range(g.face_count[i]):
-        nw = rot_mul(gr, i, row(face_normal, face_start + f))
-        t = dot(nw, d)
-        if t > best:
-            best = t
-            bf = f
-            bn = nw
-    if best < COS_TILT:
-        return POINT, 0, (0.0, 0.0, 0.0), 0.0
-    world_verts(g, w, i, w.verts_a)
-    cnt = face_polygon(g, i, bf, w.verts_a, out, ids)
-    for q in range(cnt):
-        ids[q] += 256 * bf
-    return FLAT, cnt, bn, 0.0
-
-
-@helper
-def _feature(g: Any, w: Any, i: int, d: Vec, out: np.ndarray,
-             ids: np.ndarray) -> tuple[int, int, Vec, float]:
-    """The feature of geometry i facing direction d: (FLAT, count, outward normal, 0) for a
-    face or a cylinder cap within FEATURE_TILT of d, (LINE, 2, -, radius) for a capsule
-    segment or a cylinder rim line lying across d, (POINT, 0, -, 0) otherwise. Points go to
-    out, their ids to ids."""
-    k = g.kind[i]
-    zero = (0.0, 0.0, 0.0)
-    if k == BOX or k == CONVEX:
-        return _polyhedron_face(g, w, i, d, out, ids)
-    if k != CYLINDER and k != CAPSULE:
-        return POINT, 0, zero, 0.0
-    size, gr = g.size, w.geom_rot
-    center = row(w.geom_pos, i)
-    ax = col(gr, i, 2)
-    t = dot(ax, d)
-    hl = size[i, 1]
-    if k == CYLINDER and abs(t) >= COS_TILT:
-        sg = 1.0 if t > 0.0 else -1.0
-        cap_polygon(madd(center, sg * hl, ax), ax, col(gr, i, 0), col(gr, i, 1), size[i, 0], sg,
-                    out, ids, CAP_POINTS)
-        if sg < 0.0:
-            for q in range(CAP_POINTS):
-                ids[q] += 16
-        return FLAT, CAP_POINTS, scale(ax, sg), 0.0
-    if abs(t) <= SIN_TILT:
-        if k == CYLINDER:
-            u = scale(normalize(madd(d, -t, ax)), size[i, 0])
-            rad = 0.0
-        else:
-            u = zero
-            rad = size[i, 0]
-        put(out, 0, add(madd(center, -hl, ax), u))
-        put(out, 1, add(madd(center, hl, ax), u))
-        ids[0] = 0
-        ids[1] = 1
-        return LINE, 2, zero, rad
-    return POINT, 0, zero, 0.0
-
-
-@helper
-def _segment_on_face(w: Any, ref: np.ndarray, nref: int, ref_n: Vec, q0: Vec, q1: Vec,
-                     rad: float, sign: float, env: float, base: int) -> int:
-    """A segment (capsule core with radius rad, or a cylinder rim line) clipped to the side
-    planes of a reference polygon; its two ends against the reference plane."""
-    q0 = madd(q0, -rad, ref_n)
-    q1 = madd(q1, -rad, ref_n)
-    for k in range(nref):
-        v0 = row(ref, k)
-        sn = normalize(cross(sub(row(ref, (k + 1) % nref), v0), ref_n))
-        ok, q0, q1 = clip_segment(q0, q1, sn, dot(sn, v0))
-        if not ok:
-            return 0
-    off = dot(ref_n, row(ref, 0))
-    nrm = scale(ref_n, sign)
-    dq = sub(q1, q0)
-    ends = 1 if dot(dq, dq) < 1e-18 else 2
-    m = 0
-    for k in range(ends):
-        q = q0 if k == 0 else q1
-        s = dot(ref_n, q) - off
-        if s < env:
-            m = emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, m,
-                     madd(q, -0.5 * s, ref_n), nrm, -s, base + k)
-    return m
-
-
-@helper
-def _segments_parallel(w: Any, a0: Vec, a1: Vec, ra: float, b0: Vec, b1: Vec, rb: float,
-                       nrm: Vec, env: float) -> int:
-    """Two nearly parallel segments (capsule cores or cylinder rim lines): the ends of their
-    overlap along a, each with the gap measured along the contact normal."""
-    la = norm(sub(a1, a0))
-    if la < 1e-12:
-        return 0
-    ua = scale(sub(a1, a0), 1.0 / la)
-    ub = normalize(sub(b1, b0))
-    if norm(cross(ua, ub)) > SIN_TILT:
-        return 0
-    t0 = dot(sub(b0, a0), ua)
-    t1 = dot(sub(b1, a0), ua)
-    if abs(t1 - t0) < 1e-12:
-        return 0
-    lo = max(0.0, min(t0, t1))
-    hi = min(la, max(t0, t1))
-    if hi - lo <= 1e-9:
-        return 0
-    m = 0
-    for k in range(2):
-        t = lo if k == 0 else hi
-        pa = madd(a0, t, ua)
-        pb = madd(b0, (t - t0) / (t1 - t0), sub(b1, b0))
-        sa = madd(pa, -ra, nrm)
-        sb = madd(pb, rb, nrm)
-        depth = -dot(sub(sa, sb), nrm)
-        if depth > -env:
-            m = emit(w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature, m,
-                     scale(add(sa, sb), 0.5), nrm, depth, 8 + k)
-    return m
-
-
 @inline
 def _core_contact(g: Any, w: Any, ia: int, ib: int, env: float) -> tuple[bool, Vec, float, Vec]:
     """GJK on the cores; EPA when they overlap: (within the envelope, normal from b to a,
@@ -540,25 +402,25 @@ def _core_contact(g: Any, w: Any, ia: int, ib: int, env: float) -> tuple[bool, V
 
 
 @inline
-def _feature_manifold(g: Any, w: Any, ia: int, ib: int, nrm: Vec, env: float) -> int:
+def _facing_manifold(g: Any, w: Any, ia: int, ib: int, nrm: Vec, env: float) -> int:
     """When a flat feature of one shape faces the other, the facing feature of the other
     (polygon, segment) clipped against it; two lying segments: their overlap. Returns the
     candidates written (0: the single point of `_core_contact` stands alone)."""
     FA, IA, FB, IB = w.polygon_a, w.polygon_a_id, w.polygon_b, w.polygon_b_id
-    ta, na, fna, rada = _feature(g, w, ia, scale(nrm, -1.0), FA, IA)
-    tb, nb, fnb, radb = _feature(g, w, ib, nrm, FB, IB)
+    ta, na, fna, rada = facing_feature(g, w, ia, scale(nrm, -1.0), FA, IA, COS_TILT)
+    tb, nb, fnb, radb = facing_feature(g, w, ib, nrm, FB, IB, COS_TILT)
     if ta == FLAT and tb >= LINE and (tb == LINE or abs(dot(fna, nrm)) >= abs(dot(fnb, nrm))):
         if tb == FLAT:
             return clip_face_contacts(w, FA, na, fna, FB, IB, nb, -1.0, env, 1 << 16)
-        return _segment_on_face(w, FA, na, fna, row(FB, 0), row(FB, 1), radb, -1.0, env,
+        return segment_on_face(w, FA, na, fna, row(FB, 0), row(FB, 1), radb, -1.0, env,
                                 1 << 16)
     if tb == FLAT and ta >= LINE:
         if ta == FLAT:
             return clip_face_contacts(w, FB, nb, fnb, FA, IA, na, 1.0, env, 2 << 16)
-        return _segment_on_face(w, FB, nb, fnb, row(FA, 0), row(FA, 1), rada, 1.0, env,
+        return segment_on_face(w, FB, nb, fnb, row(FA, 0), row(FA, 1), rada, 1.0, env,
                                 2 << 16)
     if ta == LINE and tb == LINE:
-        return _segments_parallel(w, row(FA, 0), row(FA, 1), rada, row(FB, 0), row(FB, 1),
+        return segments_parallel(w, row(FA, 0), row(FA, 1), rada, row(FB, 0), row(FB, 1),
                                   radb, nrm, env)
     return 0
 
@@ -566,11 +428,11 @@ def _feature_manifold(g: Any, w: Any, ia: int, ib: int, nrm: Vec, env: float) ->
 @helper
 def _generic(g: Any, w: Any, ia: int, ib: int, env: float, manifold: bool) -> int:
     """GJK/EPA's point (`_core_contact`), and with `manifold` the feature manifold
-    (`_feature_manifold`) with that point added when it lies deeper."""
+    (`_facing_manifold`) with that point added when it lies deeper."""
     near, nrm, depth, point = _core_contact(g, w, ia, ib, env)
     if not near:
         return 0
-    m = _feature_manifold(g, w, ia, ib, nrm, env) if manifold else 0
+    m = _facing_manifold(g, w, ia, ib, nrm, env) if manifold else 0
     cp, cn, cd, cf = w.cand_point, w.cand_normal, w.cand_depth, w.cand_feature
     if m == 0:
         return emit(cp, cn, cd, cf, 0, point, nrm, depth, 0)
@@ -596,23 +458,27 @@ def _gjk_manifold(g: Any, w: Any, ia: int, ib: int, env: float) -> int:
 
 (NONE, PLANE_SPHERE, PLANE_BOX, PLANE_CAPSULE, PLANE_CYLINDER, PLANE_CONVEX, SPHERE_SPHERE,
  SPHERE_BOX, SPHERE_CAPSULE, SPHERE_CYLINDER, BOX_BOX, POLYTOPES, CAPSULE_CAPSULE, GJK_POINT,
- GJK_MANIFOLD) = range(15)
+ GJK_MANIFOLD, TRIANGLES) = range(16)
 """The colliders, by number (see `collide_pair`)."""
 
 _ = NONE
+T = TRIANGLES
 COLLIDER = np.array([
-    # PLANE  SPHERE         BOX         CAPSULE          CYLINDER         CONVEX
-    [_, PLANE_SPHERE, PLANE_BOX, PLANE_CAPSULE, PLANE_CYLINDER, PLANE_CONVEX],  # PLANE
-    [_, SPHERE_SPHERE, SPHERE_BOX, SPHERE_CAPSULE, SPHERE_CYLINDER, GJK_POINT],  # SPHERE
-    [_, _, BOX_BOX, GJK_MANIFOLD, GJK_MANIFOLD, POLYTOPES],  # BOX
-    [_, _, _, CAPSULE_CAPSULE, GJK_MANIFOLD, GJK_MANIFOLD],  # CAPSULE
-    [_, _, _, _, GJK_MANIFOLD, GJK_MANIFOLD],  # CYLINDER
-    [_, _, _, _, _, POLYTOPES],  # CONVEX
+    # PLANE  SPHERE         BOX         CAPSULE          CYLINDER         CONVEX     MESH
+    [_, PLANE_SPHERE, PLANE_BOX, PLANE_CAPSULE, PLANE_CYLINDER, PLANE_CONVEX, _],  # PLANE
+    [_, SPHERE_SPHERE, SPHERE_BOX, SPHERE_CAPSULE, SPHERE_CYLINDER, GJK_POINT, T],  # SPHERE
+    [_, _, BOX_BOX, GJK_MANIFOLD, GJK_MANIFOLD, POLYTOPES, T],  # BOX
+    [_, _, _, CAPSULE_CAPSULE, GJK_MANIFOLD, GJK_MANIFOLD, T],  # CAPSULE
+    [_, _, _, _, GJK_MANIFOLD, GJK_MANIFOLD, T],  # CYLINDER
+    [_, _, _, _, _, POLYTOPES, T],  # CONVEX
+    [_, _, _, _, _, _, _],  # MESH
 ], dtype=np.int64)
 """COLLIDER[kind a, kind b] (kind a <= kind b) handles a pair: closed forms, SAT with face
 clipping (BOX_BOX, POLYTOPES), GJK/EPA's single point (GJK_POINT) or with the feature manifold
-(GJK_MANIFOLD); NONE: the pair never collides (two planes)."""
-assert COLLIDER.shape == (CONVEX + 1, CONVEX + 1)
+(GJK_MANIFOLD), a convex shape against a mesh's triangles (TRIANGLES:
+`mb_sim.collision.mesh_contact`); NONE: the pair never collides (two planes, a plane or a mesh
+with a mesh: static shapes)."""
+assert COLLIDER.shape == (MESH + 1, MESH + 1)
 
 
 @helper
@@ -646,6 +512,8 @@ def collide_pair(code: int, g: Any, w: Any, ia: int, ib: int, env: float) -> int
         return _gjk_point(g, w, ia, ib, env)
     if code == GJK_MANIFOLD:
         return _gjk_manifold(g, w, ia, ib, env)
+    if code == TRIANGLES:
+        return mesh_contacts(g, w, ia, ib, env)
     return 0
 
 
@@ -709,8 +577,9 @@ def narrow_phase_into(g: Any, w: Any, c: Any, npairs: int, env: float,
 
 @njit
 def detect_into(g: Any, w: Any, c: Any, env: float) -> bool:
-    """Owner poses (w.owner_pos, w.owner_rot) -> geometry poses -> sweep and prune (AABBs
-    grown by the envelope) -> contacts into c. False when the contacts do not fit."""
+    """Owner poses (w.owner_pos, w.owner_rot) -> geometry poses -> the scene tree's pairs
+    (world boxes grown by the envelope) -> contacts into c. False when the contacts do not
+    fit."""
     geometry_poses_into(g, w)
     npairs = broad_phase(g, w, env)
     w.pair_count[0] = npairs
@@ -780,9 +649,9 @@ def generic_contact(scene: CollisionScene, geom_pos: np.ndarray, geom_rot: np.nd
 
 def detect(scene: CollisionScene, broadphase: BroadPhase, owner_pos: np.ndarray,
            owner_rot: np.ndarray, envelope: float) -> Contacts:
-    """Owner poses -> geometry poses -> SAP pairs (AABBs grown by the envelope) -> contacts,
-    in one compiled call; the same result as geometry_poses, BroadPhase.pairs and
-    narrow_phase in turn."""
+    """Owner poses -> geometry poses -> the scene tree's pairs (world boxes grown by the
+    envelope) -> contacts, in one compiled call; the same result as geometry_poses,
+    BroadPhase.pairs and narrow_phase in turn."""
     if broadphase.scene is not scene:
         raise ValueError("detect: the broad phase was built for another scene")
     owner_pos, owner_rot = owner_poses(scene, owner_pos, owner_rot)
@@ -793,7 +662,7 @@ def detect(scene: CollisionScene, broadphase: BroadPhase, owner_pos: np.ndarray,
     g, w, c = _records(scene, owner_pos.shape[0], ng * (ng - 1) // 2)
     w.owner_pos[...] = owner_pos
     w.owner_rot[...] = owner_rot
-    w = w._replace(end_value=broadphase.end_value, end_id=broadphase.end_id,
-                   overlap_axes=broadphase.overlap_axes)
+    t = broadphase.tree
+    w = w._replace(**{"scene_" + f: getattr(t, f) for f in t._fields})
     detect_into(new_geoms(g), new_collision_work(w), new_contact_list(c), env)
     return Contacts.found(c)

@@ -1,5 +1,5 @@
-"""The collision stage's records: its workspace (poses, the broad phase's sorted end points,
-the narrow phase's scratch) and what it finds, the contacts (Holck 2005, fig. 2.4).
+"""The collision stage's records: its workspace (poses, the broad phase's tree over the
+geometries, the narrow phase's scratch) and what it finds, the contacts (Holck 2005, fig. 2.4).
 
 Contact c is between geometries geom_a[c] and geom_b[c]; its normal points from b to a, its
 depth is positive when overlapping, its point lies midway between the surfaces, and `feature`
@@ -12,16 +12,42 @@ from __future__ import annotations
 from typing import Any
 
 from mb_sim._jit import njit
+from mb_sim.bvh import STACK
 from mb_sim.collision.gjk import EPA_MAX_FACES, EPA_MAX_VERTS
-from mb_sim.records import ARANGE, COUNT8, FLAG, IDENTITY, INDEX, REAL, Field, allocate, record
+from mb_sim.records import FLAG, IDENTITY, INDEX, REAL, Field, allocate, record, view
 
 MAX_PER_PAIR = 4
 CAP_POINTS = 8
 """Rim points of a cylinder cap used as a contact polygon."""
+HITS = 64
+"""Leaf entries one chunk of a tree walk returns (mb_sim.bvh.query_next)."""
+MESH_CANDIDATES = 32
+"""Contacts of one shape with a mesh's triangles gathered before they are reduced."""
+
+SCENE_TREE = (
+    Field("scene_lo", REAL, ("nodes", 3), "node boxes, world: low corner"),
+    Field("scene_hi", REAL, ("nodes", 3), "... high corner"),
+    Field("scene_right", INDEX, ("nodes",), "an inner node's right child (the left one is the "
+          "next node); -1: a leaf"),
+    Field("scene_first", INDEX, ("nodes",), "a leaf's first entry in scene_items"),
+    Field("scene_count", INDEX, ("nodes",), "a leaf's geometries (0: an inner node)"),
+    Field("scene_items", INDEX, ("g",), "the bounded geometries (planes stay out), in leaf "
+          "order"),
+    Field("scene_size", INDEX, (2,), "nodes in use (0: not built yet), geometries in the tree"),
+    Field("scene_area", REAL, (1,), "the inner nodes' surface area after the last build, m^2"),
+    Field("scene_stack", INDEX, ("stack",), "a walk's stack"),
+    Field("scene_hits", INDEX, ("hits",), "the leaf entries one chunk of a walk reached"),
+)
+SceneTree = view("SceneTree", """The scene's bounding-volume hierarchy over the geometries'
+world boxes (mb_sim.bvh layout), with its scratch: the fields scene_* of CollisionWork.""",
+                 tuple(Field(f.name[len("scene_"):], f.dtype, f.shape, f.doc)
+                       for f in SCENE_TREE),
+                 {"nodes": "nodes, 2 g - 1", "g": "geometries", "stack": "STACK",
+                  "hits": "HITS"})
 
 CollisionWork, CollisionWorkRecord = record("CollisionWork", """The collision stage's
-workspace: where every geometry is this step, the sweep-and-prune lists kept from step to step,
-and the narrow phase's scratch.""", (
+workspace: where every geometry is this step, the tree over their boxes kept from step to
+step, and the narrow phase's scratch.""", (
     "poses",
     Field("owner_pos", REAL, ("o", 3), "world position of each geometry owner (robot bodies, "
           "free bodies, a floating base), m"),
@@ -30,13 +56,27 @@ and the narrow phase's scratch.""", (
     Field("geom_rot", REAL, ("g", 3, 3), "... and rotation"),
     Field("aabb_lo", REAL, ("g", 3), "world bounding box grown by the envelope: low corner"),
     Field("aabb_hi", REAL, ("g", 3), "... high corner"),
-    "sweep and prune (mb_sim.collision.broadphase), kept between steps",
-    Field("end_value", REAL, (3, "2*g"), "per axis, the box end points in sorted order"),
-    Field("end_id", INDEX, (3, "2*g"), "their ids, 2 geometry + (0: low, 1: high)",
-          fill=ARANGE),
-    Field("overlap_axes", COUNT8, ("g", "g"), "on how many axes the boxes of i < j overlap"),
+    "the scene's bounding-volume hierarchy (mb_sim.collision.broadphase), kept between steps",
+    *SCENE_TREE,
     Field("pairs", INDEX, ("p", 2), "candidate pairs of this step"),
     Field("pair_count", INDEX, (1,), "pairs in use"),
+    "a shape against a mesh's triangles (mb_sim.collision.mesh_contact)",
+    Field("tri_hits", INDEX, ("hits",), "triangles one chunk of the mesh BVH's walk reached"),
+    Field("tri_stack", INDEX, ("stack",), "that walk's stack"),
+    Field("pair_kind", INDEX, (2,), "the shape and the triangle as two geometries GJK reads: "
+          "kinds"),
+    Field("pair_size", REAL, (2, 3), "... sizes"),
+    Field("pair_vert_start", INDEX, (2,), "... first vertex in pair_verts"),
+    Field("pair_vert_count", INDEX, (2,), "... vertex counts"),
+    Field("pair_verts", REAL, ("hv+3", 3), "the shape's hull vertices (its frame), then the "
+          "triangle's corners (world)"),
+    Field("pair_pos", REAL, (2, 3), "... world positions (the triangle's: zero)"),
+    Field("pair_rot", REAL, (2, 3, 3), "... world rotations (the triangle's: the identity)",
+          fill=IDENTITY),
+    Field("mesh_point", REAL, ("mc", 3), "contacts with the mesh so far: point, world"),
+    Field("mesh_normal", REAL, ("mc", 3), "... normal, from the mesh to the shape"),
+    Field("mesh_depth", REAL, ("mc",), "... depth, m"),
+    Field("mesh_feature", INDEX, ("mc",), "... feature id"),
     "GJK and EPA (mb_sim.collision.gjk)",
     Field("simplex", REAL, (4, 3), "GJK simplex: points of the Minkowski difference A - B"),
     Field("simplex_a", REAL, (4, 3), "their support points on A"),
@@ -70,6 +110,8 @@ and the narrow phase's scratch.""", (
     Field("cand_depth", REAL, ("m",), "depth (> 0: overlapping), m"),
     Field("cand_feature", INDEX, ("m",), "feature id"),
 ), {"o": "geometry owners", "g": "geometries", "p": "pair capacity, g (g - 1) / 2",
+    "nodes": "scene tree nodes, 2 g - 1", "stack": "STACK (mb_sim.bvh)", "hits": "HITS",
+    "mc": "MESH_CANDIDATES",
     "pv": "EPA_MAX_VERTS", "pf": "EPA_MAX_FACES", "hv": "most vertices of one polyhedron",
     "hf": "most faces of one polyhedron",
     "c": "polygon room: 2 max(most vertices of a face, CAP_POINTS) + 4",
@@ -100,11 +142,18 @@ def new_contact_list(values: ContactList) -> Any:
     return ContactListRecord(*values)
 
 
+def allocate_scene_tree(g: int) -> Any:
+    """The arrays of a scene tree over g geometries (not built yet)."""
+    return allocate(SceneTree, nodes=max(2 * g - 1, 1), g=g, stack=STACK, hits=HITS)
+
+
 def allocate_collision_work(g: Any, n_owners: int, pair_capacity: int) -> CollisionWork:
     """The workspace for the geometries g (a `mb_sim.model.compile.Geoms`) of n_owners
     owners."""
     polygon = 2 * max(int(g.max_face_verts), CAP_POINTS) + 4
-    return allocate(CollisionWork, o=n_owners, g=g.kind.shape[0], p=pair_capacity,
+    ng = g.kind.shape[0]
+    return allocate(CollisionWork, o=n_owners, g=ng, p=pair_capacity,
+                    nodes=max(2 * ng - 1, 1), stack=STACK, hits=HITS, mc=MESH_CANDIDATES,
                     pv=EPA_MAX_VERTS, pf=EPA_MAX_FACES, hv=max(int(g.max_verts), 1),
                     hf=max(int(g.max_faces), 1), c=polygon,
                     m=max(polygon + 2, int(g.max_verts) + 2, 16))

@@ -20,6 +20,7 @@ Defaults come from one place: `mb_sim.model.world.SolverSettings` and the surfac
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,10 +31,13 @@ import numpy as np
 from mb_sim._jit import njit
 from mb_sim.errors import ModelError, WorldError
 from mb_sim.model.collision_filter import OverlapQuery, excluded_robot_pairs, without_overlaps
+from mb_sim.model.decompose import convex_pieces
 from mb_sim.model.forest import Tree, compile_forest, new_tree
 from mb_sim.model.mesh import MeshError, convex_hull_vertices
 from mb_sim.model.model import Model
 from mb_sim.model.shapes import (
+    CONVEX,
+    MESH,
     PLANE,
     WORLD,
     CollisionScene,
@@ -41,6 +45,7 @@ from mb_sim.model.shapes import (
     build_scene,
     spec_from_geometry,
 )
+from mb_sim.model.triangles import heightfield_triangles, mesh_triangles
 from mb_sim.model.world import (
     DEFAULT_FRICTION,
     DEFAULT_GRAVITY,
@@ -88,7 +93,7 @@ Bodies, BodiesRecord = record("Bodies", "The free bodies' mass properties (Bende
 Geoms, GeomsRecord = record("Geoms", """Every collision geometry (robot links, free bodies,
 ground) in one table (mb_sim.model.shapes.CollisionScene, Holck 2005, fig. 2.4 and sec. 3.7),
 with its owner and surface.""", (
-    Field("kind", INDEX, ("g",), "PLANE, SPHERE, BOX, CAPSULE, CYLINDER or CONVEX "
+    Field("kind", INDEX, ("g",), "PLANE, SPHERE, BOX, CAPSULE, CYLINDER, CONVEX or MESH "
           "(mb_sim.model.shapes)"),
     Field("size", REAL, ("g", 3), "box half extents; sphere (r, 0, 0); capsule, cylinder "
           "(r, half length, 0) along local z"),
@@ -112,7 +117,28 @@ with its owner and surface.""", (
     Field("edge_verts", INDEX, ("e", 2), "the edge's end vertices"),
     Field("edge_faces", INDEX, ("e", 2), "the edge's two faces"),
     Field("centroid", REAL, ("g", 3), "mean of the vertices, geometry frame"),
+    "triangle meshes (MESH: static meshes, heightfields; mb_sim.model.triangles)",
+    Field("tri_start", INDEX, ("g",), "first triangle in tri_corner, tri_normal, tri_flags"),
+    Field("tri_count", INDEX, ("g",), "number of triangles"),
+    Field("tri_corner", REAL, ("t", 3, 3), "corners a, b, c, geometry frame, counter-clockwise "
+          "about the normal; in the leaf order of the mesh's BVH"),
+    Field("tri_normal", REAL, ("t", 3), "unit normal, geometry frame"),
+    Field("tri_flags", INDEX, ("t",), "active edges (from the front, from the back) and "
+          "vertices: where a contact keeps its own normal"),
+    Field("mesh_sides", INDEX, ("g",), "ONE_SIDED (touched from the front) or TWO_SIDED"),
+    Field("bvh_start", INDEX, ("g",), "the mesh's root node in bvh_* (mb_sim.bvh)"),
+    Field("bvh_lo", REAL, ("nd", 3), "node box, geometry frame: low corner"),
+    Field("bvh_hi", REAL, ("nd", 3), "... high corner"),
+    Field("bvh_right", INDEX, ("nd",), "an inner node's right child (local to its mesh; the "
+          "left child is the next node); -1 for a leaf"),
+    Field("bvh_first", INDEX, ("nd",), "a leaf's first triangle (local to its mesh)"),
+    Field("bvh_count", INDEX, ("nd",), "a leaf's triangles (0: an inner node)"),
+    "bounding boxes",
+    Field("box_center", REAL, ("g", 3), "centre of the bounding box in the geometry frame "
+          "(each step only moves it: hulls and meshes are never walked for their box)"),
+    Field("box_half", REAL, ("g", 3), "its half extents (infinite for a plane)"),
     "pairs and surfaces",
+    Field("static", FLAG, ("g",), "never moves (the world's, or a fixed base's)"),
     Field("pair_allowed", FLAG, ("g", "g"), "may collide (Holck 2005, sec. 3.7, Table 3.6: not the same "
           "owner, not parent and child links, not both static)"),
     Field("max_face_verts", int, (), "most vertices of one face"),
@@ -124,7 +150,8 @@ with its owner and surface.""", (
     Field("friction", REAL, ("g",), "surface friction coefficient"),
     Field("restitution", REAL, ("g",), "surface restitution coefficient"),
 ), {"g": "geometries", "v": "polyhedron vertices", "h": "polyhedron faces",
-    "k": "face vertex indices", "e": "polyhedron edges"})
+    "k": "face vertex indices", "e": "polyhedron edges", "t": "mesh triangles",
+    "nd": "mesh BVH nodes"})
 WorldJoints, WorldJointsRecord = record("WorldJoints", """The joints between free bodies in
 maximal coordinates (Bender et al. n.d., Mikhailyuk & Strashnov 2016).""", (
     Field("jtype", INDEX, ("j",), "BALL_JOINT, REVOLUTE_JOINT, PRISMATIC_JOINT or FIXED_JOINT"),
@@ -297,6 +324,28 @@ def _mesh_vertices(geom: Any, owner: str, error: type[Exception]) -> np.ndarray 
         raise error(f"{owner}: collision mesh {geom.mesh}: {exc}") from None
 
 
+def shape_specs(geom: Any, owner: int, static: bool, where: str,
+                error: type[Exception]) -> list[GeomSpec]:
+    """The collision geometries of one shape, in its own frame: a heightfield's or a static
+    mesh's triangles (MESH: `mb_sim.model.triangles`), a moving mesh's convex pieces
+    (`decompose`: `mb_sim.model.decompose`) or its hull, a primitive. `error` names `where`
+    (a link, a body) and the file when a mesh cannot be read."""
+    if geom.kind == "heightfield":
+        return [GeomSpec(owner, MESH, triangles=heightfield_triangles(
+            geom.heights, geom.size, geom.mesh or "<inline>"))]
+    if geom.kind == "mesh" and (static or geom.decompose):
+        if geom.mesh_error:
+            raise error(f"{where}: collision mesh needed but {geom.mesh_error}")
+        try:
+            if static:
+                return [GeomSpec(owner, MESH, triangles=mesh_triangles(geom.mesh, geom.scale))]
+            return [GeomSpec(owner, CONVEX, verts=v) for v in convex_pieces(geom.mesh,
+                                                                           geom.scale)]
+        except MeshError as exc:
+            raise error(f"{where}: collision mesh {geom.mesh}: {exc}") from None
+    return [spec_from_geometry(geom, owner, _mesh_vertices(geom, where, error))]
+
+
 @dataclass
 class _GeomRows:
     """The geometries of a scene as they are gathered, one row each."""
@@ -375,21 +424,30 @@ def _robot_geoms(rows: _GeomRows, placed: Placed, tree: Tree, k: int, base_owner
     mu = float(getattr(placement, "friction", DEFAULT_FRICTION))
     e = float(getattr(placement, "restitution", DEFAULT_RESTITUTION))
     many = len(tree.tree_body) > 2
+    decompose = bool(getattr(placement, "decompose", False))
+    fixed_object = not floating and not robot.joint_names
     for link in robot.link_names:
         b = robot.link_body[link]
         for geom in robot.collision_geometries[link]:
             T = robot.link_offset[link] @ _pose_matrix(geom.xyz, geom.rpy)
             if b < 0 and not floating:
                 T = base_T @ T
-            hull = _mesh_vertices(geom, f"{robot.source}: link {link!r}", ModelError)
-            spec = spec_from_geometry(geom, b0 + b if b >= 0 else base_owner, hull)
+            if decompose and geom.kind == "mesh":
+                geom = dataclasses.replace(geom, decompose=True)
             if b >= 0:
                 what = (ROBOT, b0 + b)
             else:
                 what = (ROBOT, n + k) if floating else (STATIC, -1)
-            rows.add(GeomSpec(spec.owner, spec.kind, spec.size, tuple(T[:3, 3]),
-                              T[:3, :3].copy(), spec.verts),
-                     f"{placed.name}/{link}" if many else link, what, mu, e, placed.name, link)
+            for spec in shape_specs(geom, b0 + b if b >= 0 else base_owner,
+                                    fixed_object and b < 0, f"{robot.source}: link {link!r}",
+                                    ModelError):
+                rows.add(_placed(spec, T), f"{placed.name}/{link}" if many else link, what,
+                         mu, e, placed.name, link)
+
+
+def _placed(spec: GeomSpec, T: np.ndarray) -> GeomSpec:
+    """The spec at pose T in its owner's frame."""
+    return dataclasses.replace(spec, local_pos=tuple(T[:3, 3]), local_rot=T[:3, :3].copy())
 
 
 def _body_geoms(rows: _GeomRows, world: Any, world_bodies: Sequence[Any], dynamic: np.ndarray,
@@ -399,17 +457,16 @@ def _body_geoms(rows: _GeomRows, world: Any, world_bodies: Sequence[Any], dynami
     for i, b in enumerate(world_bodies):
         owner = n + i if dynamic[i] else WORLD
         geom = b.geometry
-        hull = _mesh_vertices(geom, f"{world.source}: body {b.name!r}", WorldError)
-        spec = spec_from_geometry(geom, owner, hull)
         T = _pose_matrix(geom.xyz, geom.rpy)
         if owner == WORLD:
             Tb = np.eye(4)
             Tb[:3, :3] = matrix_from_quat(body_quat[i])
             Tb[:3, 3] = body_pos[i]
             T = Tb @ T
-        rows.add(GeomSpec(owner, spec.kind, spec.size, tuple(T[:3, 3]), T[:3, :3].copy(),
-                          spec.verts), b.name, (BODY, i) if dynamic[i] else (STATIC, -1),
-                 float(b.friction), float(b.restitution), b.name, "")
+        for spec in shape_specs(geom, owner, owner == WORLD,
+                                f"{world.source}: body {b.name!r}", WorldError):
+            rows.add(_placed(spec, T), b.name, (BODY, i) if dynamic[i] else (STATIC, -1),
+                     float(b.friction), float(b.restitution), b.name, "")
 
 
 def _jointed_body_pairs(world: Any, world_bodies: Sequence[Any], dynamic: np.ndarray,
@@ -447,7 +504,12 @@ def geoms_of(cs: CollisionScene) -> Geoms:
         face_verts=ro(cs.face_verts), edge_start=ro(cs.edge_start),
         edge_count=ro(cs.edge_count), edge_verts=ro(cs.edge_verts),
         edge_faces=ro(cs.edge_faces), centroid=ro(cs.centroid),
-        pair_allowed=ro(cs.pair_allowed), max_face_verts=int(cs.max_face_verts),
+        tri_start=ro(cs.tri_start), tri_count=ro(cs.tri_count), tri_corner=ro(cs.tri_corner),
+        tri_normal=ro(cs.tri_normal), tri_flags=ro(cs.tri_flags),
+        mesh_sides=ro(cs.mesh_sides), bvh_start=ro(cs.bvh_start), bvh_lo=ro(cs.bvh_lo),
+        bvh_hi=ro(cs.bvh_hi), bvh_right=ro(cs.bvh_right), bvh_first=ro(cs.bvh_first),
+        bvh_count=ro(cs.bvh_count), box_center=ro(cs.box_center), box_half=ro(cs.box_half),
+        static=ro(cs.static), pair_allowed=ro(cs.pair_allowed), max_face_verts=int(cs.max_face_verts),
         max_verts=int(cs.max_verts), max_faces=int(cs.face_count.max()) if n else 0,
         what=frozen(np.full(n, STATIC), np.int64), index=frozen(np.full(n, -1), np.int64),
         friction=frozen(np.zeros(n)), restitution=frozen(np.zeros(n)),

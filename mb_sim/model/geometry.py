@@ -6,9 +6,11 @@ vertices (`mb_sim.model.mesh`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-KINDS = ("box", "sphere", "cylinder", "capsule", "mesh")
+import numpy as np
+
+KINDS = ("box", "sphere", "cylinder", "capsule", "mesh", "heightfield")
 
 
 @dataclass(frozen=True)
@@ -16,7 +18,9 @@ class Geometry:
     """One collision or visual shape, posed in the frame that owns it.
 
     size: box full extents (x, y, z); sphere (r,); cylinder and capsule (r, length) along local z;
-    mesh: () with `mesh` the file and `scale` its scale.
+    mesh: () with `mesh` the file and `scale` its scale; heightfield: (x extent, y extent, max
+    height) with `heights` the grid of values 0..1 (row 0 the +y edge, column 0 the -x edge,
+    centred on the frame's origin) and `mesh` the file it came from (None: given inline).
     """
 
     kind: str
@@ -27,3 +31,7 @@ class Geometry:
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
     mesh_error: str | None = None
     """Why `mesh` could not be resolved (reported only when the file is needed)."""
+    decompose: bool = False
+    """A moving mesh collides as convex pieces of it (`mb_sim.model.decompose`), not its hull."""
+    heights: np.ndarray | None = field(default=None, compare=False)
+    """A heightfield's grid of values 0..1, (rows, columns)."""

@@ -28,6 +28,7 @@ from mb_sim.rotations import rpy_matrix
 
 if TYPE_CHECKING:
     from mb_sim.model.geometry import Geometry
+    from mb_sim.model.triangles import TriangleSet
 
 PLANE = 0
 SPHERE = 1
@@ -35,8 +36,9 @@ BOX = 2
 CAPSULE = 3
 CYLINDER = 4
 CONVEX = 5
+MESH = 6
 
-KIND_NAMES = ("plane", "sphere", "box", "capsule", "cylinder", "convex")
+KIND_NAMES = ("plane", "sphere", "box", "capsule", "cylinder", "convex", "mesh")
 
 WORLD = -1
 """Owner index of geometries fixed in the world frame."""
@@ -47,9 +49,10 @@ class GeomSpec:
     """One collision geometry before compilation.
 
     size: box half extents (x, y, z); sphere (r, 0, 0); capsule and cylinder (r, half_length, 0)
-    with the axis along local z; plane and convex ignore it. A plane's surface passes through its
-    pose origin with normal local +z, solid below. `verts`: (n, 3) vertices in the geometry frame
-    for CONVEX (the shape is their convex hull).
+    with the axis along local z; plane, convex and mesh ignore it. A plane's surface passes
+    through its pose origin with normal local +z, solid below. `verts`: (n, 3) vertices in the
+    geometry frame for CONVEX (the shape is their convex hull); `triangles`: a MESH's triangles
+    in the geometry frame (`mb_sim.model.triangles`), which collide as they are.
     """
 
     owner: int
@@ -58,6 +61,7 @@ class GeomSpec:
     local_pos: tuple[float, float, float] = (0.0, 0.0, 0.0)
     local_rot: np.ndarray = field(default_factory=lambda: np.eye(3))
     verts: np.ndarray | None = None
+    triangles: TriangleSet | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,10 @@ class CollisionScene:
     the face), `face_vert_start/face_vert_count` into `face_verts` (vertex indices local to the
     geometry, counter-clockwise about the outward normal); edges `edge_start/edge_count` into
     `edge_verts` and `edge_faces` (local indices of the two end vertices and the two faces).
+    MESH geometries (counts 0 for the others) have triangles `tri_start/tri_count` into
+    `tri_corner`, `tri_normal`, `tri_flags` and a BVH from node `bvh_start` in `bvh_*`
+    (`mb_sim.model.triangles`). Every geometry has a bounding box in its own frame,
+    `box_center` +- `box_half` (infinite for planes).
     """
 
     kind: np.ndarray
@@ -92,6 +100,20 @@ class CollisionScene:
     edge_verts: np.ndarray
     edge_faces: np.ndarray
     centroid: np.ndarray
+    tri_start: np.ndarray
+    tri_count: np.ndarray
+    tri_corner: np.ndarray
+    tri_normal: np.ndarray
+    tri_flags: np.ndarray
+    mesh_sides: np.ndarray
+    bvh_start: np.ndarray
+    bvh_lo: np.ndarray
+    bvh_hi: np.ndarray
+    bvh_right: np.ndarray
+    bvh_first: np.ndarray
+    bvh_count: np.ndarray
+    box_center: np.ndarray
+    box_half: np.ndarray
     static: np.ndarray
     pair_allowed: np.ndarray
     excluded_owner_pairs: np.ndarray
@@ -342,8 +364,11 @@ def _check_spec(i: int, g: GeomSpec) -> tuple[int, int, np.ndarray, np.ndarray, 
         ) from None
     if owner < WORLD:
         raise ValueError(f"{where}: owner must be >= -1, got {owner}")
-    if kind not in range(6):
-        raise ValueError(f"{where}: kind must be one of 0..5 ({KIND_NAMES}), got {kind}")
+    if kind not in range(len(KIND_NAMES)):
+        raise ValueError(f"{where}: kind must be one of 0..{len(KIND_NAMES) - 1} "
+                         f"({KIND_NAMES}), got {kind}")
+    if kind == MESH and g.triangles is None:
+        raise ValueError(f"{where}: a mesh geometry needs its triangles, got None")
     size = np.asarray(g.size, dtype=float).reshape(-1)
     if size.shape != (3,) or not np.all(np.isfinite(size)):
         raise ValueError(f"{where}: size must be 3 finite numbers, got {g.size!r}")
@@ -397,6 +422,8 @@ def build_scene(
         local_pos=lpos,
         local_rot=lrot,
         **_polytope_tables(polys),
+        **_mesh_tables(geoms, kind),
+        **_boxes(kind, size, polys, geoms),
         static=static,
         pair_allowed=allowed,
         excluded_owner_pairs=np.array(sorted(excl), dtype=np.int64).reshape(-1, 2),
@@ -461,6 +488,66 @@ def _polytope_tables(polys: Sequence[_Polytope | None]) -> dict[str, np.ndarray 
         "max_face_verts": max((int(p.face_sizes.max()) for p in present), default=0),
         "max_verts": max((p.verts.shape[0] for p in present), default=0),
     }
+
+
+def _mesh_tables(geoms: Sequence[GeomSpec], kind: np.ndarray) -> dict[str, np.ndarray]:
+    """The MESH geometries' triangles and BVH nodes one after another, with each geometry's
+    first triangle and first node (counts 0 for the other kinds)."""
+    n = len(geoms)
+    tri_start, tri_count = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    bvh_start, sides = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    sets = []
+    nt = nn = 0
+    for i, g in enumerate(geoms):
+        if kind[i] != MESH or g.triangles is None:
+            continue
+        ts = g.triangles
+        sets.append(ts)
+        tri_start[i], tri_count[i], bvh_start[i], sides[i] = nt, len(ts.flags), nn, ts.sides
+        nt += len(ts.flags)
+        nn += len(ts.nodes.count)
+
+    def joined(parts: list[np.ndarray], empty: tuple[int, ...], dtype: type = float
+               ) -> np.ndarray:
+        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(empty, dtype))
+
+    return {
+        "tri_start": tri_start, "tri_count": tri_count,
+        "tri_corner": joined([s.corners for s in sets], (0, 3, 3)),
+        "tri_normal": joined([s.normals for s in sets], (0, 3)),
+        "tri_flags": joined([s.flags for s in sets], (0,), np.int64),
+        "mesh_sides": sides, "bvh_start": bvh_start,
+        "bvh_lo": joined([s.nodes.lo for s in sets], (0, 3)),
+        "bvh_hi": joined([s.nodes.hi for s in sets], (0, 3)),
+        "bvh_right": joined([s.nodes.right for s in sets], (0,), np.int64),
+        "bvh_first": joined([s.nodes.first for s in sets], (0,), np.int64),
+        "bvh_count": joined([s.nodes.count for s in sets], (0,), np.int64),
+    }
+
+
+def _boxes(kind: np.ndarray, size: np.ndarray, polys: Sequence[_Polytope | None],
+           geoms: Sequence[GeomSpec]) -> dict[str, np.ndarray]:
+    """Each geometry's bounding box in its own frame, (centre, half extents): a sphere's
+    r, a box's half extents, a capsule's (r, r, h + r), a cylinder's (r, r, h), a hull's or a
+    mesh's from its points; a plane's is infinite."""
+    n = len(kind)
+    center, half = np.zeros((n, 3)), np.zeros((n, 3))
+    for i in range(n):
+        r, h = size[i, 0], size[i, 1]
+        if kind[i] == PLANE:
+            half[i] = np.inf
+        elif kind[i] == SPHERE:
+            half[i] = r
+        elif kind[i] == BOX:
+            half[i] = size[i]
+        elif kind[i] in (CAPSULE, CYLINDER):
+            half[i] = (r, r, h + (r if kind[i] == CAPSULE else 0.0))
+        elif kind[i] == CONVEX and polys[i] is not None:
+            lo, hi = polys[i].verts.min(axis=0), polys[i].verts.max(axis=0)
+            center[i], half[i] = 0.5 * (lo + hi), 0.5 * (hi - lo)
+        elif kind[i] == MESH and geoms[i].triangles is not None:
+            center[i], half[i] = geoms[i].triangles.box
+    return {"box_center": center, "box_half": half}
 
 
 def _owner_count(owner: np.ndarray, excl: list[tuple[int, int]], stat: list[int],

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.model.geometry import Geometry
-from mb_sim.model.mesh import convex_hull_vertices
+from mb_sim.model.mesh import MeshError, convex_hull_vertices, load_mesh
 from mb_sim.model.spawn import SpawnedBody, spawn_body
 from mb_sim.rotations import matrix_from_quat, quat_from_matrix, rpy_matrix
 
@@ -59,8 +59,15 @@ def geometry_points(geometry: Geometry) -> np.ndarray:
         top = half_length + (r if kind == "capsule" else 0.0)
         pts = np.array([[x * r, y * r, z * top] for x in (-1, 1) for y in (-1, 1)
                         for z in (-1, 1)])
+    elif kind == "heightfield":
+        x, y, top = (float(v) for v in geometry.size)
+        pts = np.array([[sx * x / 2, sy * y / 2, z] for sx in (-1, 1) for sy in (-1, 1)
+                        for z in (0.0, top)])
     else:
-        pts = np.asarray(convex_hull_vertices(geometry.mesh, geometry.scale), dtype=float)
+        try:
+            pts = np.asarray(convex_hull_vertices(geometry.mesh, geometry.scale), dtype=float)
+        except MeshError:  # a flat static mesh (a floor) has no hull: its own points
+            pts = np.asarray(load_mesh(geometry.mesh, geometry.scale)[0], dtype=float)
     return pts @ rpy_matrix(geometry.rpy).T + np.asarray(geometry.xyz, dtype=float)
 
 

@@ -11,7 +11,8 @@ palette colour when floating):
     box -> CUBE (scale = full extents); sphere -> SPHERE (scale = diameter);
     cylinder -> CYLINDER (scale x, y = diameter, z = length, along z);
     capsule -> CYLINDER and two SPHEREs at its ends; mesh -> MESH_RESOURCE (file:// URI,
-    scale = the mesh scale).
+    scale = the mesh scale); heightfield -> TRIANGLE_LIST (two triangles per cell of its
+    grid, `mb_sim.model.triangles.grid`).
 
 The ground is a thin CUBE in namespace `ground` in world_frame whose top face is the ground
 plane (GROUND_SIZE square, GROUND_THICKNESS thick). No world: an empty array.
@@ -23,9 +24,10 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from builtin_interfaces.msg import Time
-from geometry_msgs.msg import Pose
+from geometry_msgs.msg import Point, Pose
 from visualization_msgs.msg import Marker, MarkerArray
 
+from mb_sim.model.triangles import grid
 from mb_sim.model.world import PALETTE, STATIC_COLOR
 from mb_sim.rotations import quat_from_rpy, quat_to_matrix
 
@@ -71,7 +73,8 @@ def _geometry_markers(g: Any, frame: str, ns: str, first: int, color: tuple[floa
     `first`."""
     quat = quat_from_rpy(g.rpy)
     kinds = {"box": Marker.CUBE, "sphere": Marker.SPHERE, "cylinder": Marker.CYLINDER,
-             "capsule": Marker.CYLINDER, "mesh": Marker.MESH_RESOURCE}
+             "capsule": Marker.CYLINDER, "mesh": Marker.MESH_RESOURCE,
+             "heightfield": Marker.TRIANGLE_LIST}
     m = _marker(frame, ns, first, kinds[g.kind], stamp, color)
     m.pose = _pose(g.xyz, quat)
     s = m.scale
@@ -82,6 +85,11 @@ def _geometry_markers(g: Any, frame: str, ns: str, first: int, color: tuple[floa
     elif g.kind in ("cylinder", "capsule"):
         s.x = s.y = 2.0 * float(g.size[0])
         s.z = float(g.size[1])
+    elif g.kind == "heightfield":
+        s.x = s.y = s.z = 1.0
+        verts, tris = grid(g.heights, tuple(float(v) for v in g.size))
+        m.points = [Point(x=float(x), y=float(y), z=float(z))
+                    for x, y, z in verts[tris.reshape(-1)]]
     else:
         m.mesh_resource = "file://" + str(g.mesh)
         s.x, s.y, s.z = (float(v) for v in g.scale)

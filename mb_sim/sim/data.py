@@ -1,7 +1,7 @@
 """Data: the preallocated workspace of one simulation (MuJoCo's mjData without the state).
 
 Every stage of the step writes here; nothing in it outlives a step except the broad phase's
-sorted end points (an acceleration structure) and the last step's contacts and rows, which
+tree over the geometries (an acceleration structure) and the last step's contacts and rows, which
 `Simulation.contacts` reports. Capacity (contacts, rows) is chosen at allocation and grown
 between steps by `Simulation` when a step reports that it needs more. Each record's fields
 are declared with their meaning below and in the modules named (docs/architecture.md lists
@@ -82,7 +82,7 @@ records.""", (
     Field("tree", TreeWork, (), "the articulated-body quantities of the current q (Holck 2005, ch. 3), "
           "link poses, the impulse-response scratch"),
     Field("frames", BodyFrames, (), "the free bodies' world frames and inverse inertias"),
-    Field("collision", CollisionWork, (), "geometry poses, sweep and prune, narrow-phase "
+    Field("collision", CollisionWork, (), "geometry poses, the scene tree, narrow-phase "
           "scratch"),
     Field("contacts", ContactList, (), "the contacts found"),
     Field("rows", Rows, (), "the constraint rows (mb_sim.solver.rows)"),
@@ -147,8 +147,9 @@ def data_record(d: Data) -> Any:
 
 ROWS_PER_WORLD_JOINT = 11
 """6 bilateral, up to 3 friction, 2 limit rows."""
-KEPT = ("end_value", "end_id", "overlap_axes")
-"""What carries over when the workspace grows: the sweep-and-prune order."""
+KEPT = ("scene_lo", "scene_hi", "scene_right", "scene_first", "scene_count", "scene_items",
+        "scene_size", "scene_area")
+"""What carries over when the workspace grows: the scene's tree (mb_sim.collision.broadphase)."""
 
 
 def row_capacity(scene: Any, contact_capacity: int) -> int:
@@ -161,7 +162,7 @@ def row_capacity(scene: Any, contact_capacity: int) -> int:
 def allocate_data(scene: Any, contact_capacity: int = 0,
                   old: Data | None = None) -> Data:
     """Workspace for `scene` (a `mb_sim.model.compile.SceneModel`). With `old`, the broad
-    phase's sorted end points carry over (capacity growth between steps)."""
+    phase's tree carries over (capacity growth between steps)."""
     sizes = forest_sizes(scene.tree)
     n, t, nv, nq = sizes["n"], sizes["t"], sizes["nv"], sizes["nq"]
     nb = scene.bodies.inv_mass.shape[0]

@@ -27,16 +27,19 @@ RANKS = 64
 
 def geom_identities(scene: CompiledScene) -> list[Hashable]:
     """What owns each geometry of the scene: ("tree", name, i) for a tree's i-th geometry,
-    ("body", name) or ("ground",)."""
+    ("body", name) for a body's (its first), ("body", name, i) for a body's i-th convex piece
+    after the first, or ("ground",)."""
     ids: list[Hashable] = []
     firsts = {name: first for name, (first, _) in zip(scene.tree_names, scene.tree_geoms)}
+    pieces: dict[str, int] = {}
     for g, entity in enumerate(scene.geom_entity):
         if entity in firsts and scene.geom_link[g]:
             ids.append(("tree", entity, g - firsts[entity]))
         elif entity == "ground" and g == len(scene.geom_entity) - 1:
             ids.append(("ground",))
         else:
-            ids.append(("body", entity))
+            k = pieces[entity] = pieces.get(entity, -1) + 1
+            ids.append(("body", entity) if k == 0 else ("body", entity, k))
     return ids
 
 

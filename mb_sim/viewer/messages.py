@@ -17,7 +17,7 @@ from mb_sim.rotations import quat_to_matrix
 from mb_sim.viewer.scene import Pose, Visual
 
 # visualization_msgs/Marker: type and action constants
-ARROW, CUBE, SPHERE, CYLINDER, MESH_RESOURCE = 0, 1, 2, 3, 10
+ARROW, CUBE, SPHERE, CYLINDER, MESH_RESOURCE, TRIANGLE_LIST = 0, 1, 2, 3, 10, 11
 GROUND_NAMESPACE = "ground"
 """Namespace of the marker of `~/world` that stands for the ground plane."""
 
@@ -70,13 +70,18 @@ def world_visuals(msg: Any) -> tuple[tuple[Visual, ...], float | None]:
         elif m.type == MESH_RESOURCE:
             uri = m.mesh_resource
             kind, size, mesh = "mesh", (), uri.removeprefix("file://")
+        elif m.type == TRIANGLE_LIST:
+            kind, size, mesh = "triangles", (), None
         else:
             continue
-        scale = (s.x, s.y, s.z) if kind == "mesh" else (1.0, 1.0, 1.0)
+        scale = (s.x, s.y, s.z) if kind in ("mesh", "triangles") else (1.0, 1.0, 1.0)
+        points = (np.array([(v.x, v.y, v.z) for v in m.points], dtype=float).reshape(-1, 3)
+                  if kind == "triangles" else None)
         visuals.append(Visual(m.header.frame_id, kind, tuple(float(v) for v in size),
                               tuple(float(v) for v in xyz), tuple(float(v) for v in quat),
                               tuple(float(v) for v in rgba), mesh,
-                              tuple(float(v) for v in scale)))  # type: ignore[arg-type]
+                              tuple(float(v) for v in scale),  # type: ignore[arg-type]
+                              points=points))
     return tuple(visuals), ground
 
 

@@ -38,7 +38,9 @@ class Visual:
     """One shape drawn attached to `frame`, at (xyz, quat_xyzw) in that frame.
 
     kind and size as `mb_sim.model.geometry.Geometry`: box full extents, sphere (r,), cylinder
-    and capsule (r, length) along local z; mesh: the file `mesh`, scaled by `scale`."""
+    and capsule (r, length) along local z; mesh: the file `mesh`, scaled by `scale`;
+    heightfield: (x extent, y extent, max height) and its grid `heights`; triangles: the
+    corners `points` (3 per triangle) of a triangle list (a heightfield read from `~/world`)."""
 
     frame: str
     kind: str
@@ -48,6 +50,8 @@ class Visual:
     rgba: tuple[float, float, float, float]
     mesh: str | None = None
     scale: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    heights: np.ndarray | None = field(default=None, compare=False)
+    points: np.ndarray | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -178,7 +182,7 @@ def world_visuals(world: World) -> tuple[Visual, ...]:
         g = body.geometry
         q = quat_from_rpy(g.rpy)
         out.append(Visual(body.name, g.kind, tuple(g.size), g.xyz, (q[0], q[1], q[2], q[3]),
-                          body.color, g.mesh, g.scale))
+                          body.color, g.mesh, g.scale, g.heights))
     return tuple(out)
 
 

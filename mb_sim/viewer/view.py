@@ -252,6 +252,17 @@ class View:
             if mesh is not None:
                 add.add_mesh_simple(name, mesh[0], mesh[1], color=color, opacity=opacity,
                                     flat_shading=False, **pose)
+        elif v.kind == "heightfield" and v.heights is not None:
+            from mb_sim.model.triangles import grid
+
+            vertices, faces = grid(v.heights, (v.size[0], v.size[1], v.size[2]))
+            add.add_mesh_simple(name, vertices.astype(np.float32), faces.astype(np.uint32),
+                                color=color, opacity=opacity, flat_shading=False, **pose)
+        elif v.kind == "triangles" and v.points is not None and len(v.points) >= 3:
+            count = len(v.points) // 3
+            add.add_mesh_simple(name, v.points[:3 * count].astype(np.float32),
+                                np.arange(3 * count, dtype=np.uint32).reshape(-1, 3),
+                                color=color, opacity=opacity, flat_shading=False, **pose)
 
     def show(self, snap: Snapshot) -> None:
         """Move the frames to the snapshot's poses, draw its contacts, update the panel."""

@@ -76,6 +76,32 @@ def test_the_world_message_describes_every_body_as_the_world_file_does() -> None
     assert empty == () and no_ground is None
 
 
+def test_heightfields_and_static_meshes_are_drawn() -> None:
+    """A heightfield goes to ~/world as a triangle list (two triangles per cell of its grid,
+    the viewer's own heightfield shape) and a static mesh as its file."""
+    pytest.importorskip("visualization_msgs", reason="ROS message packages (make env)")
+    from builtin_interfaces.msg import Time
+
+    from mb_sim.model.triangles import grid
+    from mb_sim.ros.world_description import world_markers
+
+    heights = [[0.0, 0.5, 1.0], [0.2, 0.4, 0.0]]
+    world = mb_sim.load_world({"bodies": [
+        {"name": "hills", "shape": "heightfield", "heights": heights, "size": [2, 1, 0.3],
+         "xyz": [1, 0, 0]},
+        {"name": "floor", "shape": "mesh", "mesh": str(ASSETS / "cube.stl"), "static": True}]})
+    visuals = {v.frame: v for v in world_visuals(world)}
+    assert visuals["hills"].kind == "heightfield"
+    assert np.array_equal(visuals["hills"].heights, heights)
+    assert visuals["floor"].kind == "mesh" and visuals["floor"].mesh.endswith("cube.stl")
+    drawn, _ = msgs.world_visuals(world_markers(world, "world", Time()))
+    hills = next(d for d in drawn if d.frame == "hills")
+    verts, tris = grid(np.array(heights), (2.0, 1.0, 0.3))
+    assert hills.kind == "triangles" and len(hills.points) == 3 * 2 * 2 * 1
+    np.testing.assert_allclose(hills.points, verts[tris.reshape(-1)])
+    assert next(d for d in drawn if d.frame == "floor").kind == "mesh"
+
+
 def test_contact_arrows_follow_the_rule_of_the_node_markers() -> None:
     pytest.importorskip("visualization_msgs", reason="ROS message packages (make env)")
     from builtin_interfaces.msg import Time

@@ -3,7 +3,8 @@
 The schema has checked each key on its own (types, ranges, which keys a shape takes); what is
 checked here needs the numbers together: a quaternion that is not zero, an inertia that a body
 can have, a mass from density x volume within range, a body not too thin to rotate, and a mesh
-file that exists and has a hull. Mass properties are those of `mb_sim.model.mass` for a
+file that exists and has a hull (its convex pieces with `decompose`), and a heightfield's
+grid (`mb_sim.model.heightfield`). Mass properties are those of `mb_sim.model.mass` for a
 uniform solid of the given density, or of the density mass / volume when `mass` is given.
 """
 
@@ -17,9 +18,12 @@ from typing import Any
 import numpy as np
 
 from mb_sim.inertia import parallel_axis
+from mb_sim.model.decompose import convex_pieces
 from mb_sim.model.geometry import Geometry
+from mb_sim.model.heightfield import HeightfieldError, read_heights
 from mb_sim.model.mass import check_inertia, shape_properties
 from mb_sim.model.mesh import MeshError, convex_hull_mesh
+from mb_sim.model.triangles import heightfield_triangles, mesh_triangles
 from mb_sim.model.world.messages import fail, key
 from mb_sim.model.world.parts import (
     DEFAULT_DENSITY,
@@ -51,8 +55,9 @@ def make_body(label: str, folder: Files, path: str, d: Mapping[str, Any], moving
               ) -> Body:
     """The body of a validated `bodies:` entry `d` (at `path` in file `label`; mesh paths
     relative to `folder`); `moving` moving bodies come before it (its default colour)."""
-    shape = _shape(label, folder, path, d)
-    static = bool(d.get("static", False))
+    static = bool(d.get("static", d["shape"] == "heightfield"))
+    shape = _shape(label, folder, path, d, static)
+    _collision(label, path, d, shape, static)
     m, inertia, com_shape = _mass(label, path, d, shape, static)
     origin, quat = pose(label, path, d)
     geometry = dataclasses.replace(shape, xyz=tuple(0.0 - float(x) for x in com_shape))
@@ -89,10 +94,14 @@ def _color(d: Mapping[str, Any], static: bool, moving: int) -> tuple[float, floa
     return (rgba[0], rgba[1], rgba[2], rgba[3] if len(rgba) == 4 else 1.0)
 
 
-def _shape(label: str, folder: Files, path: str, d: Mapping[str, Any]) -> Geometry:
-    """The body's shape in its own frame: `size` of a primitive, or a mesh file (resolved and
-    its hull read once, so a bad mesh is an error here) with its `scale`."""
+def _shape(label: str, folder: Files, path: str, d: Mapping[str, Any], static: bool
+           ) -> Geometry:
+    """The body's shape in its own frame: `size` of a primitive, a mesh file (resolved, and
+    a moving one's hull read once, so a bad mesh is an error here) with its `scale`, or a
+    heightfield's grid."""
     kind = d["shape"]
+    if kind == "heightfield":
+        return _heightfield(label, folder, path, d)
     if kind != "mesh":
         return Geometry(kind=kind, size=tuple(float(x) for x in d["size"]))
     uri = d["mesh"]
@@ -100,10 +109,43 @@ def _shape(label: str, folder: Files, path: str, d: Mapping[str, Any]) -> Geomet
     scale = tuple(float(x) for x in (scale if isinstance(scale, (list, tuple)) else [scale] * 3))
     try:
         mesh_path = folder.resolve(uri)
-        convex_hull_mesh(mesh_path, scale)
+        if not static:
+            convex_hull_mesh(mesh_path, scale)
     except MeshError as exc:
         fail(label, key(path, "mesh"), str(exc)[:2000], uri)
-    return Geometry(kind=kind, size=(), mesh=mesh_path, scale=scale)
+    return Geometry(kind=kind, size=(), mesh=mesh_path, scale=scale,
+                    decompose=bool(d.get("decompose", False)))
+
+
+def _heightfield(label: str, folder: Files, path: str, d: Mapping[str, Any]) -> Geometry:
+    """A heightfield: its grid from a PNG, a .npy file or inline rows, and its size."""
+    value = d["heights"]
+    source = None
+    try:
+        if isinstance(value, str):
+            source = folder.resolve(value)
+        heights = read_heights(value, source)
+    except (MeshError, HeightfieldError) as exc:
+        fail(label, key(path, "heights"), str(exc)[:300], value)
+    return Geometry(kind="heightfield", size=tuple(float(x) for x in d["size"]), mesh=source,
+                    heights=heights)
+
+
+def _collision(label: str, path: str, d: Mapping[str, Any], shape: Geometry,
+               static: bool) -> None:
+    """What collides, made once here so that a bad file is an error of this key: a static
+    mesh's or a heightfield's triangles, a moving mesh's convex pieces (`decompose`)."""
+    blamed = "heights" if shape.kind == "heightfield" else "decompose" if shape.decompose \
+        else "mesh"
+    try:
+        if shape.kind == "heightfield":
+            heightfield_triangles(shape.heights, shape.size, shape.mesh or "<inline>")
+        elif shape.kind == "mesh" and static:
+            mesh_triangles(shape.mesh, shape.scale)
+        elif shape.kind == "mesh" and shape.decompose:
+            convex_pieces(shape.mesh, shape.scale)
+    except MeshError as exc:
+        fail(label, key(path, blamed), str(exc)[:300], d.get(blamed))
 
 
 def _mass(label: str, path: str, d: Mapping[str, Any], shape: Geometry, static: bool
@@ -111,6 +153,8 @@ def _mass(label: str, path: str, d: Mapping[str, Any], shape: Geometry, static: 
     """(mass, inertia about the centre of mass, centre of mass in the shape frame): `mass` or
     `density` (default DEFAULT_DENSITY) times the shape's volume, the inertia given or that of
     the uniform solid moved to `com` (parallel axis); zero for a static body."""
+    if static and shape.kind in ("heightfield", "mesh"):  # only its triangles are needed
+        return 0.0, np.zeros((3, 3)), np.array(d.get("com", (0.0, 0.0, 0.0)), dtype=float)
     given = _inertia(label, key(path, "inertia"), d["inertia"]) if "inertia" in d else None
     shape_key = "mesh" if shape.kind == "mesh" else "size"
     try:

@@ -125,6 +125,9 @@ class RobotPlacement:
     """The robot's ROS namespace, relative to the node's ("" for none: today's topic names)."""
     tf: str = TF_MODES[0]
     """How the node publishes its TF: one of `TF_MODES`."""
+    decompose: bool = False
+    """The robot's or object's mesh collision shapes collide as convex pieces of each mesh
+    (`mb_sim.model.decompose`), not as its hull."""
     inertia_from_geometry: float | None = None
     """A density (kg/m^3): moving links with no <inertial> or zero mass get the mass and
     inertia of their collision shapes at this density (`load_urdf`); None: not used."""
@@ -318,6 +321,7 @@ def robot_to_dict(r: RobotPlacement) -> dict[str, Any]:
               "joint_limit_restitution": r.joint_limit_restitution,
               "initial_positions": dict(r.initial_positions),
               "floating": r.floating, "self_collision": r.self_collision,
+              "decompose": r.decompose,
               "exclude_pairs": [list(p) for p in r.exclude_pairs],
               "gains": {k: dict(zip("pid", v)) for k, v in r.gains.items()},
               "ft_sensors": list(r.ft_sensors),
@@ -337,8 +341,16 @@ def body_to_dict(b: Body) -> dict[str, Any]:
     if geo.kind == "mesh":
         d["mesh"] = geo.mesh
         d["scale"] = list(geo.scale)
+        if geo.decompose:
+            d["decompose"] = True
     else:
         d["size"] = list(geo.size)
+    if geo.kind == "heightfield":
+        d["heights"] = geo.mesh if geo.mesh is not None else geo.heights.tolist()
+        d["static"] = True
+        d["friction"], d["restitution"], d["color"] = b.friction, b.restitution, list(b.color)
+        d["xyz"], d["quat_xyzw"] = b.xyz.tolist(), b.quat_xyzw.tolist()
+        return d
     if not b.static:
         d["mass"] = b.mass
         d["inertia"] = b.inertia.tolist()

@@ -20,6 +20,7 @@ from types import MappingProxyType
 from typing import Any
 
 from mb_sim.errors import WorldError
+from mb_sim.model import decompose
 from mb_sim.model.mesh import MeshError
 from mb_sim.model.sensors import Noise, SensorSpec
 from mb_sim.model.srdf import read_disabled_collisions
@@ -142,6 +143,8 @@ def _robot(label: str, folder: Files, path: str, d: Mapping[str, Any]) -> RobotP
     xyz, quat = pose(label, path, d)
     name = d.get("name")
     srdf = _robot_file(label, folder, path, d, "srdf")
+    if d.get("decompose") and not decompose.available():
+        fail(label, key(path, "decompose"), decompose.missing_message(), True)
     return RobotPlacement(
         xyz=frozen(xyz), quat_xyzw=frozen(quat),
         urdf=_robot_file(label, folder, path, d, "urdf"),

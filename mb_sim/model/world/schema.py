@@ -79,7 +79,8 @@ ROS_NAME = r"^[A-Za-z][A-Za-z0-9_]*$"
 ROS_NAMESPACE = r"^([A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)*)?$"
 """A robot's namespace, relative: ROS name tokens joined by /, or "" for none."""
 SIZE_DOC = {"box": "[x, y, z] full extents", "sphere": "[radius]",
-            "cylinder": "[radius, length]", "capsule": "[radius, length]"}
+            "cylinder": "[radius, length]", "capsule": "[radius, length]",
+            "heightfield": "[x extent, y extent, max height]"}
 """What `size` holds for each primitive shape (its length is the number of items)."""
 
 
@@ -267,6 +268,8 @@ ROBOT: dict[str, Schema] = {
     "restitution": restitution("coefficient of restitution of the robot's link surfaces"),
     "joint_limit_restitution": number(0.0, 1.0, "restitution of the impulses that keep joints "
                                       "within their limits", default=0.0),
+    "decompose": boolean("the robot's or object's mesh collision shapes collide as convex "
+                         "pieces of each mesh, not its hull (needs the CoACD package)", False),
     "inertia_from_geometry": {
         **number(*LINK_DENSITY, "a density: moving links with no <inertial> or zero mass get "
                  "the mass and inertia of their collision shapes", "kg/m³"),
@@ -282,18 +285,28 @@ def robot_entry(required: Iterable[str] = ()) -> Schema:
 
 
 def _shape_rules() -> list[Schema]:
-    """Per shape: which of size, mesh and scale it needs or takes."""
+    """Per shape: which of size, mesh, scale, decompose and heights it needs or takes; a
+    heightfield is static and has no mass."""
     rules = []
     for kind, doc in SIZE_DOC.items():
         n = len(doc.split(","))
+        only = {k: forbidden(f"is only used by shape {owner}, not {kind}")
+                for k, owner in (("mesh", "mesh"), ("scale", "mesh"), ("decompose", "mesh"),
+                                 ("heights", "heightfield")) if owner != kind}
         rules.append(when("shape", [kind], {"allOf": [
             needs("size", f"shape {kind} needs size {doc}"),
-            {"properties": {"size": {"minItems": n, "maxItems": n},
-                            "mesh": forbidden(f"is only used by shape mesh, not {kind}"),
-                            "scale": forbidden(f"is only used by shape mesh, not {kind}")}}]}))
+            {"properties": {"size": {"minItems": n, "maxItems": n}, **only}}]}))
     rules.append(when("shape", ["mesh"], {"allOf": [
         needs("mesh", "shape mesh needs a mesh file"),
-        {"properties": {"size": forbidden("is not used by shape mesh (use scale)")}}]}))
+        {"properties": {"size": forbidden("is not used by shape mesh (use scale)"),
+                        "heights": forbidden("is only used by shape heightfield, not mesh")}}]}))
+    still = "a heightfield is always static"
+    rules.append(when("shape", ["heightfield"], {"allOf": [
+        needs("heights", "shape heightfield needs heights (a PNG, a .npy file or rows)"),
+        {"properties": {"static": {"const": True, "errorMessage": {"const": still}},
+                        **{k: forbidden(f"is not used by a heightfield ({still})")
+                           for k in ("mass", "density", "inertia", "com", "linear_velocity",
+                                     "angular_velocity")}}}]}))
     return rules
 
 
@@ -318,11 +331,14 @@ BODY: dict[str, Schema] = {
                               "pattern": "must be a non-empty string",
                               "not": f"{WORLD!r} is reserved for the fixed world frame"}},
     "shape": choice(KINDS, "box, sphere, cylinder and capsule (along z) as size gives them; "
-                    "mesh: the convex hull of a mesh file"),
+                    "mesh: a mesh file (moving: its convex hull, or convex pieces with "
+                    "decompose; static: its triangles); heightfield: a grid of heights "
+                    "(static)"),
     "size": {"type": "array", "minItems": 1, "maxItems": 3,
              "items": {"type": "number", "minimum": SIZE[0], "maximum": SIZE[1]},
              "unit": "m", "description": "box [x, y, z] full extents; sphere [radius]; "
-                                         "cylinder, capsule [radius, length]"},
+                                         "cylinder, capsule [radius, length]; heightfield "
+                                         "[x extent, y extent, max height], centred on xyz"},
     "mesh": {"type": "string", "minLength": 1, "description": "shape mesh: an STL, OBJ or "
              "Collada file, relative to the world file, absolute, file:// or package://",
              "errorMessage": {"type": "must be a file path or URI",
@@ -333,6 +349,20 @@ BODY: dict[str, Schema] = {
               "description": "shape mesh: scale factor, or [sx, sy, sz]", "default": 1.0,
               "errorMessage": {k: "must be a number or [sx, sy, sz]"
                                for k in ("type", "minItems", "maxItems")}},
+    "decompose": boolean("shape mesh, moving: collide as convex pieces of the mesh, not its "
+                         "hull (needs the CoACD package); a static mesh collides with its "
+                         "triangles", False),
+    "heights": {"type": ["string", "array"], "minLength": 1, "minItems": 2,
+                "items": {"type": "array", "minItems": 2,
+                          "items": {"type": "number", "minimum": 0.0, "maximum": 1.0},
+                          "errorMessage": {k: "must be a row of heights, each 0..1"
+                                           for k in ("type", "minItems")}},
+                "description": "shape heightfield: a grayscale PNG or .npy file, or rows of "
+                               "values 0..1 (row 0: the +y edge, column 0: the -x edge); "
+                               "height = value x max height",
+                "errorMessage": {"type": "must be a .png or .npy file, or a list of rows",
+                                 "minLength": "must be a .png or .npy file, or a list of rows",
+                                 "minItems": "needs at least 2 rows"}},
     "mass": number(*MASS, "mass (give mass or density; neither: density "
                    f"{DEFAULT_DENSITY:g} kg/m³)", "kg"),
     "density": number(*DENSITY, "density of the uniform solid", "kg/m³"),
@@ -353,7 +383,8 @@ BODY: dict[str, Schema] = {
     "linear_velocity": vector(3, -SPEED, SPEED, "of the centre of mass, world frame", "m/s",
                               [0, 0, 0]),
     "angular_velocity": vector(3, -SPIN, SPIN, "world frame", "rad/s", [0, 0, 0]),
-    "static": boolean("never moves (infinite mass; velocities zero)", False),
+    "static": boolean("never moves (infinite mass; velocities zero); a heightfield always",
+                      False),
     "friction": friction(),
     "restitution": restitution(),
     "color": {"type": "array", "minItems": 3, "maxItems": 4,

@@ -95,6 +95,8 @@ def _list(schema: Mapping[str, Any]) -> str:
         return f"{count}numbers or rows of {items['minItems']}, {number_range(items, unit)}"
     if "properties" in items:
         return "list of mappings"
+    if kinds == ["array"] and _types(items.get("items", {})) == ["number"]:
+        return f"rows of {items['minItems']} or more numbers, {number_range(items['items'])}"
     if kinds == ["array"]:
         return f"list of [{', '.join(['name'] * items['minItems'])}]"
     return f"list of {count}names"
