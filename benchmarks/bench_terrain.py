@@ -41,8 +41,8 @@ from mb_sim.model.triangles import grid
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from make_meshes import rough_terrain, write_obj  # noqa: E402
-from mujoco_scene import mjcf  # noqa: E402
+from make_meshes import rough_terrain, write_obj
+from mujoco_scene import mjcf
 
 URDF = ROOT / "urdf" / "quadruped.urdf"
 DT = 0.001

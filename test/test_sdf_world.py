@@ -424,6 +424,41 @@ _BALL = ('<link name="l"><collision name="c"><geometry><sphere><radius>0.1</radi
          "</geometry></collision></link>")
 
 
+def test_a_heightmap_is_a_heightfield_seen_from_above_as_its_image(tmp_path: Path) -> None:
+    """A heightmap whose image is white in its top half (rows 0..15 of 33, the +y side) and
+    mid-grey below, 4 x 4 m, white = 1 m, its grid centred on <pos> 0 0 -0.5 in a model at
+    x = 1: balls (r 0.1) dropped on the +y and -y sides come to rest at 0.5 + r and
+    -0.5 + 128/255 + r."""
+    from PIL import Image
+
+    image = np.full((33, 33), 128, dtype=np.uint8)
+    image[:16] = 255
+    Image.fromarray(image).save(tmp_path / "terrain.png")
+
+    def ball(name: str, y: float) -> str:
+        return (f'<model name="{name}"><pose>1.2 {y} 1.5 0 0 0</pose><link name="b"><inertial>'
+                "<mass>1</mass><inertia><ixx>0.004</ixx><iyy>0.004</iyy><izz>0.004</izz>"
+                '</inertia></inertial><collision name="c"><geometry><sphere><radius>0.1'
+                "</radius></sphere></geometry></collision></link></model>")
+
+    path = tmp_path / "hills.sdf"
+    path.write_text(_sdf(
+        '<model name="hills"><static>true</static><pose>1 0 0 0 0 0</pose><link name="l">'
+        '<collision name="c"><geometry><heightmap><uri>terrain.png</uri><size>4 4 1</size>'
+        "<pos>0 0 -0.5</pos></heightmap></geometry></collision></link></model>"
+        + ball("north", 1.2) + ball("south", -1.2)))
+    world = mb_sim.load_world(path)
+    hills = world.bodies[0]
+    assert hills.geometry.kind == "heightfield" and hills.static
+    np.testing.assert_allclose(hills.xyz, [1.0, 0.0, -0.5])
+    assert hills.geometry.size == (4.0, 4.0, 1.0)
+    sim = mb_sim.Simulation(world=world)
+    sim.step(1500)
+    z = {name: sim.body_pose(name)[0][2] for name in ("north", "south")}
+    assert z["north"] == pytest.approx(0.5 + 0.1, abs=2e-3)
+    assert z["south"] == pytest.approx(-0.5 + 128 / 255 + 0.1, abs=2e-3)
+
+
 @pytest.mark.parametrize(("body", "fragments"), [
     ('<model name="a"><link name="l">', ["malformed XML"]),
     ("<include><uri>model://no_such_model</uri></include>",
@@ -476,7 +511,7 @@ _BALL = ('<link name="l"><collision name="c"><geometry><sphere><radius>0.1</radi
      ["world/model[b]/link[l]/collision[c]: a plane collides only as part of a static model"]),
     (('<model name="hills"><static>true</static><link name="l"><collision name="c"><geometry>'
      "<heightmap><uri>terrain.png</uri><size>10 10 2</size></heightmap></geometry></collision>"
-     "</link></model>"), ["world/model[hills]/link[l]/collision[c]/geometry", "heightmap needs",
+     "</link></model>"), ["world/model[hills]/link[l]/collision[c].heights", "cannot read the PNG",
                          "terrain.png"]),
     (('<model name="b"><link name="l"><collision name="c"><geometry><mesh><uri>missing.stl</uri>'
      "</mesh></geometry></collision></link></model>"),

@@ -196,3 +196,44 @@ def test_a_bad_declaration_is_refused_naming_the_sensor_and_field(change, field)
     with pytest.raises(WorldError, match=rf"sensor 'bad_one'.*{field}"):
         sim.add_sensor(spec)
     assert sim.sensor_names == ()
+
+
+def test_rays_meet_triangle_meshes_through_their_bvh(tmp_path: Path) -> None:
+    """The room as one static triangle mesh (its box subdivided into 3,072 triangles, seen
+    from inside) reads as the six boxes do; a lidar looking down at a heightfield ramp
+    z = x tan(th) reads the plane's distance t = (tan(th) p_x - p_z) / (d_z - tan(th) d_x)."""
+    trimesh = pytest.importorskip("trimesh")
+    c, e = (LO + HI) / 2, HI - LO
+    box = trimesh.creation.box(extents=e)
+    for _ in range(4):
+        box = box.subdivide()
+    assert len(box.faces) == 3072
+    box.apply_translation(c)
+    box.export(tmp_path / "room.stl")
+    sim = mb_sim.Simulation(world=mb_sim.load_world({"ground": None, "bodies": [
+        {"name": "room", "shape": "mesh", "mesh": str(tmp_path / "room.stl"), "static": True}]}))
+    spec = SensorSpec("solid", "lidar", xyz=(0.4, -0.3, 1.1), rpy=(0.1, 0.2, 0.3), samples=90,
+                      vertical_samples=16, min_vertical_angle=-1.2, max_vertical_angle=1.2,
+                      max_range=20.0)
+    sim.add_sensor(spec)
+    xyz, quat = sim.sensor_pose("solid")
+    d = _lidar_dirs(spec) @ matrix_from_quat(quat).T
+    np.testing.assert_allclose(sim.read_sensor("solid").reshape(-1), _expected(xyz, d),
+                               rtol=0, atol=1e-9)
+
+    slope = math.tan(math.radians(15.0))
+    ramp = {"name": "ramp", "shape": "heightfield", "size": [4.0, 4.0, 4.0 * slope],
+            "heights": np.tile(np.linspace(0.0, 1.0, 33), (33, 1)).tolist(),
+            "xyz": [0.0, 0.0, -2.0 * slope]}
+    sim = mb_sim.Simulation(world=mb_sim.load_world({"ground": None, "bodies": [ramp]}))
+    down = SensorSpec("down", "lidar", xyz=(0.3, 0.2, 1.5), rpy=(0.0, 1.2, 0.4), samples=50,
+                      min_angle=-0.6, max_angle=0.6, vertical_samples=5,
+                      min_vertical_angle=-0.3, max_vertical_angle=0.3, max_range=20.0)
+    sim.add_sensor(down)
+    p, quat = sim.sensor_pose("down")
+    d = _lidar_dirs(down) @ matrix_from_quat(quat).T
+    expected = (slope * p[0] - p[2]) / (d[:, 2] - slope * d[:, 0])
+    hits = p + expected[:, None] * d
+    assert np.all(expected > 0) and np.all(np.abs(hits[:, :2]) < 2.0)  # on the grid
+    np.testing.assert_allclose(sim.read_sensor("down").reshape(-1), expected, rtol=0,
+                               atol=1e-9)

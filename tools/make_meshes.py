@@ -36,8 +36,7 @@ def write_stl(path: Path, verts: np.ndarray, tris: np.ndarray) -> None:
     with open(path, "wb") as f:
         f.write(b"binary STL".ljust(80, b" "))
         f.write(struct.pack("<I", len(tris)))
-        for n, c in zip(normals, p):
-            f.write(struct.pack("<12fH", *n, *c.reshape(-1), 0))
+        f.writelines(struct.pack("<12fH", *n, *c.reshape(-1), 0) for n, c in zip(normals, p))
 
 
 class Builder:

@@ -88,12 +88,18 @@ def world_boxes(kind: np.ndarray, size: np.ndarray, gp: np.ndarray, gr: np.ndarr
 @helper
 def _rebuild(kind: np.ndarray, lo: np.ndarray, hi: np.ndarray, t: Any, items: np.ndarray,
              size: np.ndarray, area: np.ndarray) -> None:
-    """The tree over the bounded geometries, built from scratch in index order."""
+    """The tree over the bounded geometries, built from scratch in index order; the planes
+    follow them in `items` (for the walks that test planes apart, as rays do)."""
     n = 0
     for i in range(kind.shape[0]):
         if kind[i] != PLANE:
             items[n] = i
             n += 1
+    planes = n
+    for i in range(kind.shape[0]):
+        if kind[i] == PLANE:
+            items[planes] = i
+            planes += 1
     size[ITEMS] = n
     size[NODES] = build(lo, hi, items[:n], t, 0) if n > 0 else 0
     total = 0.0
@@ -231,6 +237,17 @@ def scene_pairs(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray, lo: n
                 count = _add(out, count, i, j)
     _sort_pairs(out, count, ng)
     return count
+
+
+@helper
+def fit_scene_tree(g: Any, w: Any) -> None:
+    """The world boxes of the geometries `g` posed at w.geom_pos, w.geom_rot (no margin) and
+    the scene tree refitted (or built) to them, for queries between steps such as rays."""
+    world_boxes(g.kind, g.size, w.geom_pos, w.geom_rot, g.box_center, g.box_half, 0.0,
+                w.aabb_lo, w.aabb_hi)
+    tree = scene_tree(w)
+    t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
+    _update(g.kind, w.aabb_lo, w.aabb_hi, t, tree.items, tree.size, tree.area)
 
 
 @inline

@@ -10,10 +10,15 @@ ch. 5.3):
   components, within |z| <= l; the caps, planes z = +-l within the radius;
 - capsule: the side as a cylinder, the caps as spheres at z = +-l;
 - convex hull: its face planes n.x <= c, clipped as slabs (Cyrus-Beck);
+- triangle mesh (a static mesh, a heightfield): the triangles its BVH's leaves reach along
+  the ray (`mb_sim.bvh.ray_next`, nearer boxes first), each by Moller and Trumbore's test,
+  t from Cramer's rule on o + t d = a + u (b - a) + v (c - a), u, v >= 0, u + v <= 1;
+  either side of a triangle is seen (a ray from inside a closed mesh meets its far wall).
 A ray that starts inside a solid meets it at t = 0 (a sensor buried in a wall reads 0).
 Every function returns t (inf: no hit) and writes the outward normal at the hit, in the
-geometry's frame, into `normal`; `cast_ray` tries every geometry of the scene whose world box
-the ray crosses and keeps the nearest hit.
+geometry's frame, into `normal`; `cast_ray` walks the scene's tree of world boxes
+(`mb_sim.collision.broadphase`, the one the broad phase keeps) with the ray, tries the
+geometries of the leaves it reaches and the planes, and keeps the nearest hit.
 """
 
 from __future__ import annotations
@@ -24,7 +29,9 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline, njit
-from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, PLANE, SPHERE
+from mb_sim.bvh import BVH, inverse_direction, ray_next
+from mb_sim.collision.broadphase import ITEMS, NODES, scene_tree
+from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, MESH, PLANE, SPHERE
 
 INF = math.inf
 
@@ -189,6 +196,59 @@ def ray_convex(g: Any, i: int, ox: float, oy: float, oz: float, dx: float, dy: f
 
 
 @helper
+def ray_triangle(corner: np.ndarray, k: int, ox: float, oy: float, oz: float, dx: float,
+                 dy: float, dz: float, tmax: float) -> float:
+    """Triangle k of `corner` (a, b, c) met by the ray within [0, tmax] (inf: missed; a ray
+    in the triangle's plane misses it)."""
+    ax, ay, az = corner[k, 0, 0], corner[k, 0, 1], corner[k, 0, 2]
+    e1x, e1y, e1z = corner[k, 1, 0] - ax, corner[k, 1, 1] - ay, corner[k, 1, 2] - az
+    e2x, e2y, e2z = corner[k, 2, 0] - ax, corner[k, 2, 1] - ay, corner[k, 2, 2] - az
+    px, py, pz = dy * e2z - dz * e2y, dz * e2x - dx * e2z, dx * e2y - dy * e2x
+    det = e1x * px + e1y * py + e1z * pz
+    if abs(det) < 1e-300:
+        return INF
+    inv = 1.0 / det
+    sx, sy, sz = ox - ax, oy - ay, oz - az
+    u = (sx * px + sy * py + sz * pz) * inv
+    if u < 0.0 or u > 1.0:
+        return INF
+    qx, qy, qz = sy * e1z - sz * e1y, sz * e1x - sx * e1z, sx * e1y - sy * e1x
+    v = (dx * qx + dy * qy + dz * qz) * inv
+    if v < 0.0 or u + v > 1.0:
+        return INF
+    t = (e2x * qx + e2y * qy + e2z * qz) * inv
+    return t if 0.0 <= t <= tmax else INF
+
+
+@helper
+def ray_mesh(g: Any, w: Any, i: int, ox: float, oy: float, oz: float, dx: float, dy: float,
+             dz: float, normal: np.ndarray) -> float:
+    """Mesh geometry i of `g`: its BVH walked along the ray (w.tri_stack, w.tri_hits), the
+    triangles of the leaves reached tested; the normal faces the ray."""
+    t = BVH(g.bvh_lo, g.bvh_hi, g.bvh_right, g.bvh_first, g.bvh_count)
+    root, first = g.bvh_start[i], g.tri_start[i]
+    stack, hits, tri_normal = w.tri_stack, w.tri_hits, g.tri_normal
+    origin = (ox, oy, oz)
+    inv = inverse_direction((dx, dy, dz))
+    best, hit = INF, -1
+    stack[0] = 0
+    sp = 1
+    while sp > 0:
+        n, sp = ray_next(t, root, origin, inv, min(best, 1e300), stack, sp, hits)
+        for q in range(n):
+            k = first + hits[q]
+            s = ray_triangle(g.tri_corner, k, ox, oy, oz, dx, dy, dz, best)
+            if s < best:
+                best, hit = s, k
+    if hit >= 0:
+        facing = tri_normal[hit, 0] * dx + tri_normal[hit, 1] * dy + tri_normal[hit, 2] * dz
+        sign = -1.0 if facing > 0.0 else 1.0
+        _set(normal, sign * tri_normal[hit, 0], sign * tri_normal[hit, 1],
+             sign * tri_normal[hit, 2])
+    return best
+
+
+@helper
 def ray_geometry(g: Any, w: Any, i: int, o: np.ndarray, d: np.ndarray,
                  normal: np.ndarray) -> float:
     """Distance along the ray (o, unit d) to geometry i of `g` (a `Geoms` record) posed at
@@ -215,6 +275,8 @@ def ray_geometry(g: Any, w: Any, i: int, o: np.ndarray, d: np.ndarray,
         t = ray_convex(g, i, ox, oy, oz, dx, dy, dz, normal)
     elif k == PLANE:
         t = ray_plane(ox, oy, oz, dx, dy, dz, normal)
+    elif k == MESH:
+        t = ray_mesh(g, w, i, ox, oy, oz, dx, dy, dz, normal)
     else:
         return INF
     nx, ny, nz = normal[0], normal[1], normal[2]
@@ -223,46 +285,47 @@ def ray_geometry(g: Any, w: Any, i: int, o: np.ndarray, d: np.ndarray,
     return t
 
 
-@inline
-def _crosses_box(lo: np.ndarray, hi: np.ndarray, i: int, o: np.ndarray, d: np.ndarray,
-                 tmax: float) -> bool:
-    """Whether the ray (o, d) meets geometry i's world box within [0, tmax] (the slabs)."""
-    t0, t1 = 0.0, tmax
-    for k in range(3):
-        if abs(d[k]) < 1e-300:
-            if o[k] < lo[i, k] or o[k] > hi[i, k]:
-                return False
-            continue
-        a, b = (lo[i, k] - o[k]) / d[k], (hi[i, k] - o[k]) / d[k]
-        if a > b:
-            a, b = b, a
-        t0, t1 = max(t0, a), min(t1, b)
-        if t0 > t1:
-            return False
-    return True
+@helper
+def _nearer(g: Any, w: Any, i: int, o: np.ndarray, d: np.ndarray, skip_owner: int,
+            best: float, hit: int, normal: np.ndarray, scratch: np.ndarray) -> tuple[float, int]:
+    """The nearer of the hit so far and geometry i's (unless its owner is skipped)."""
+    if skip_owner >= 0 and g.owner[i] == skip_owner:
+        return best, hit
+    t = ray_geometry(g, w, i, o, d, scratch)
+    if t < best:
+        for k in range(3):
+            normal[k] = scratch[k]
+        return t, i
+    return best, hit
 
 
 @njit
 def cast_ray(g: Any, w: Any, o: np.ndarray, d: np.ndarray, tmax: float,
              skip_owner: int, normal: np.ndarray, scratch: np.ndarray) -> tuple[float, int]:
     """(distance, geometry) of the first hit of the ray (o, unit d) within tmax among the
-    geometries of `g` posed in `w` (their world boxes in w.aabb_lo, w.aabb_hi), or (inf, -1);
-    geometries of owner `skip_owner` (the sensor's own body; -2: none) are not seen. The
-    outward normal at the hit into `normal`, world axes."""
+    geometries of `g` posed in `w` with its scene tree fitted to them
+    (`mb_sim.collision.broadphase.fit_scene_tree`), or (inf, -1); geometries of owner
+    `skip_owner` (the sensor's own body; -2: none) are not seen. The outward normal at the
+    hit into `normal`, world axes."""
     best, hit = tmax, -1
-    lo, hi, owner = w.aabb_lo, w.aabb_hi, g.owner
-    for i in range(g.kind.shape[0]):
-        if owner[i] == skip_owner and skip_owner >= 0:
-            continue
-        if g.kind[i] != PLANE and not _crosses_box(lo, hi, i, o, d, best):
-            continue
-        t = ray_geometry(g, w, i, o, d, scratch)
-        if t < best:
-            best, hit = t, i
-            for k in range(3):
-                normal[k] = scratch[k]
+    items, size = w.scene_items, w.scene_size
+    for q in range(size[ITEMS], g.kind.shape[0]):  # the planes, after the tree's items
+        best, hit = _nearer(g, w, items[q], o, d, skip_owner, best, hit, normal, scratch)
+    if size[NODES] > 0:
+        tree = scene_tree(w)
+        t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
+        origin = (o[0], o[1], o[2])
+        inv = inverse_direction((d[0], d[1], d[2]))
+        stack, hits = w.scene_stack, w.scene_hits
+        stack[0] = 0
+        sp = 1
+        while sp > 0:
+            n, sp = ray_next(t, 0, origin, inv, best, stack, sp, hits)
+            for q in range(n):
+                best, hit = _nearer(g, w, items[hits[q]], o, d, skip_owner, best, hit,
+                                    normal, scratch)
     return (best if hit >= 0 else INF), hit
 
 
 __all__ = ["INF", "cast_ray", "ray_box", "ray_capsule", "ray_convex", "ray_cylinder",
-           "ray_geometry", "ray_plane", "ray_sphere"]
+           "ray_geometry", "ray_mesh", "ray_plane", "ray_sphere", "ray_triangle"]

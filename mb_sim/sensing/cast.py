@@ -1,7 +1,8 @@
 """The sensors' compiled stage: the scene posed at a state, and a sensor's rays cast into it.
 
 `pose_scene` poses every tree's bodies (forward kinematics), the free bodies and the
-geometries at the given state, and their world boxes, in a workspace of the sensors' own
+geometries at the given state, their world boxes and the scene's bounding-volume hierarchy
+over them (`mb_sim.bvh`, the tree the broad phase keeps), in a workspace of the sensors' own
 (the step's is never touched). `cast_rays` then meets each ray of a sensor, turned into the
 world by the sensor's pose, with the collision geometry (`mb_sim.collision.rays.cast_ray`);
 `shade` gives a colour camera's pixels: the colour of the geometry hit, lit by a light from
@@ -16,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import njit
-from mb_sim.collision.broadphase import _aabb_kernel
-from mb_sim.collision.poses import geometry_poses_into, shapes_of
+from mb_sim.collision.broadphase import fit_scene_tree
+from mb_sim.collision.poses import geometry_poses_into
 from mb_sim.collision.rays import cast_ray
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.rotations import quat_rotation
@@ -33,7 +34,7 @@ SKY = (0.78, 0.85, 0.93)
 @njit
 def pose_scene(m: Any, tree_work: Any, cw: Any, q: np.ndarray, body_pos: np.ndarray,
                body_quat: np.ndarray) -> None:
-    """Bodies, geometries and world boxes of the scene model m at the state (q, body_pos,
+    """Bodies, geometries, world boxes and the scene tree of the scene model m at the state (q, body_pos,
     body_quat) into tree_work (a TreeWork) and cw (a CollisionWork)."""
     tree = m.tree
     n = tree.parent.shape[0]
@@ -49,7 +50,7 @@ def pose_scene(m: Any, tree_work: Any, cw: Any, q: np.ndarray, body_pos: np.ndar
             cw.owner_pos[n + nb + k] = tree_work.pos[n + k]
             cw.owner_rot[n + nb + k] = tree_work.rot[n + k]
     geometry_poses_into(m.geoms, cw)
-    _aabb_kernel(shapes_of(m.geoms, cw), 0.0, cw.aabb_lo, cw.aabb_hi)
+    fit_scene_tree(m.geoms, cw)
 
 
 @njit

@@ -19,7 +19,8 @@ restitution: the first collision's (a note says when others differ). A model's l
 with each other when its `<self_collide>` says so (SDF's default: not).
 
 Planes: the first plane facing up (+z) is the ground at its height; any other plane is a
-static box 1 m thick with its top face on the plane. Heightmaps go through `heightmap_body`.
+static box 1 m thick with its top face on the plane. Heightmaps become heightfield bodies
+(`heightmap_body`).
 """
 
 from __future__ import annotations
@@ -53,14 +54,15 @@ PLANE_THICKNESS = 1.0
 """m: the thickness of the static box a tilted (or second) plane becomes."""
 
 
-def heightmap_body(collision: Collision, pose: np.ndarray, name: str) -> dict[str, Any]:
-    """The body of a heightmap collision at world `pose`: a heightfield body, once mb_sim has
-    them; until then a WorldError naming the element and the file."""
-    collision.shape.node.fail(
-        f"heightmap needs heightfield bodies (shape: heightfield), which this version of "
-        f"mb_sim does not have yet; body {name!r} at {np.round(pose[:3, 3], 6).tolist()} "
-        "cannot be made (export the terrain as a mesh and use <mesh> for now)",
-        collision.shape.path)
+def heightmap_body(collision: Collision, pose: np.ndarray) -> dict[str, Any]:
+    """The heightfield body of a heightmap collision at world `pose`: its image as `heights`
+    (row 0 the +y edge), its <size> (x, y extents and the height of white), the grid centred
+    on its <pos> in the collision frame, static."""
+    shape = collision.shape
+    centre = pose[:3, :3] @ np.array(shape.offset) + pose[:3, 3]
+    return {"shape": "heightfield", "heights": shape.path, "size": list(shape.size),
+            "xyz": centre.tolist(), "quat_xyzw": _quat(pose), "static": True,
+            "friction": collision.friction, "restitution": collision.restitution}
 
 
 @dataclass
@@ -154,7 +156,7 @@ class Parts:
                 self.report.note(link.node, "static link of several collisions",
                                  "one static body per collision", mapped=True)
             if collision.shape.kind == "heightmap":
-                entry = heightmap_body(collision, world, name)
+                entry = heightmap_body(collision, world)
             else:
                 entry = _shape_entry(collision)
                 entry.update(xyz=world[:3, 3].tolist(), quat_xyzw=_quat(world), static=True)
