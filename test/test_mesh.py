@@ -195,3 +195,81 @@ def test_collada_without_its_reader_names_the_file_and_the_link(
     monkeypatch.undo()
     meshmod._hull_cached.cache_clear()
     assert mb_sim.Simulation(model).scene.geom_names == ("shell",)
+
+
+def _distance_to_hull(p: np.ndarray, verts: np.ndarray) -> float:
+    """Distance from p to the convex hull of verts, independently of mb_sim: the nearest
+    convex combination V^T l (l >= 0, sum l = 1) by non-negative least squares, the sum
+    held by a heavily weighted row."""
+    from scipy.optimize import nnls
+
+    weight = 1e4
+    A = np.vstack([verts.T, weight * np.ones(len(verts))])
+    lam, _ = nnls(A, np.concatenate([p, [weight]]), maxiter=50 * len(verts))
+    return float(np.linalg.norm(verts.T @ lam - p))
+
+
+def test_simplified_hulls_of_real_robots_stay_within_their_tolerance() -> None:
+    """Hulls of example-robot-data meshes simplified to 0.5 mm: every exact hull vertex left
+    out is within 0.5 mm of the simplified hull (measured by an independent solver), the
+    simplified hull's vertices are the exact hull's, and dense hulls lose most vertices."""
+    from robot_data import robots_dir
+
+    files = sorted(p for p in robots_dir().rglob("*") if p.suffix.lower() in (".stl", ".obj"))
+    assert len(files) > 100
+    before = after = 0
+    for path in files[::40]:
+        try:
+            exact = convex_hull_vertices(path)
+        except MeshError:
+            continue
+        simple = meshmod.simplify_hull(exact, 0.0005)
+        rows = {tuple(v) for v in exact}
+        assert all(tuple(v) in rows for v in simple), path
+        dropped = np.array([v for v in exact if tuple(v) not in {tuple(s) for s in simple}])
+        for p in dropped[:: max(1, len(dropped) // 20)]:
+            assert _distance_to_hull(p, simple) <= 0.0005 + 1e-6, path
+        before, after = before + len(exact), after + len(simple)
+    assert after < 0.6 * before, (before, after)
+
+
+def test_a_hull_vertex_cap_and_no_tolerance() -> None:
+    rng = np.random.default_rng(3)
+    ball = rng.normal(size=(3000, 3))
+    ball /= np.linalg.norm(ball, axis=1)[:, None]  # 3,000 points on a unit sphere
+    exact = convex_hull(ball)[0]
+    assert len(meshmod.simplify_hull(exact, 0.0)) == len(exact)
+    capped = meshmod.simplify_hull(exact, 0.0, max_vertices=40)
+    assert len(capped) == 40
+    # the farthest-point order spreads them: every point of the sphere within 0.25 of them
+    assert max(_distance_to_hull(p, capped) for p in exact[::50]) < 0.25
+    coarse, fine = (meshmod.simplify_hull(exact, tol) for tol in (0.01, 0.001))
+    assert len(coarse) < len(fine) < len(exact)
+    assert max(_distance_to_hull(p, coarse) for p in exact[::30]) <= 0.01 + 1e-6
+
+
+def test_a_robot_entry_sets_how_its_hulls_are_simplified(tmp_path: Path) -> None:
+    import mb_sim
+
+    urdf = tmp_path / "ball.urdf"
+    sphere = tmp_path / "sphere.obj"
+    rng = np.random.default_rng(1)
+    pts = rng.normal(size=(2000, 3))
+    pts = 0.1 * pts / np.linalg.norm(pts, axis=1)[:, None]
+    faces = convex_hull(pts)[1]
+    sphere.write_text("".join(f"v {x} {y} {z}\n" for x, y, z in pts)
+                      + "".join(f"f {a + 1} {b + 1} {c + 1}\n" for a, b, c in faces))
+    urdf.write_text(
+        '<robot name="r"><link name="base"/><link name="l"><inertial><mass value="1"/>'
+        '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial>'
+        f'<collision><geometry><mesh filename="{sphere}"/></geometry></collision></link>'
+        '<joint name="j" type="revolute"><parent link="base"/><child link="l"/>'
+        '<axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" velocity="1"/></joint>'
+        '</robot>')
+    counts = {}
+    for entry in ({}, {"hull_tolerance": 0.0}, {"max_hull_vertices": 16}):
+        world = mb_sim.load_world({"ground": None, "robot": {"urdf": str(urdf), **entry}})
+        sim = mb_sim.Simulation(world=world)
+        counts[str(entry)] = int(sim.scene.arrays.geoms.vert_count[0])
+    assert counts["{'max_hull_vertices': 16}"] == 16
+    assert counts["{}"] < counts["{'hull_tolerance': 0.0}"] == len(convex_hull(pts)[0])

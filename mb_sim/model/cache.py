@@ -1,6 +1,6 @@
 """What is computed once per input file and kept on disk: the triangles and BVH of a static
 mesh or a heightfield image (`mb_sim.model.triangles`), a mesh's convex decomposition
-(`mb_sim.model.decompose`).
+(`mb_sim.model.decompose`), a mesh's simplified hull (`mb_sim.model.mesh.simplify_hull`).
 
 An entry is a `.npz` file of arrays named by a hash of what it depends on: the file's real
 path, size and modification time, the parameters (scale, decomposition settings) and the

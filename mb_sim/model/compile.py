@@ -33,7 +33,7 @@ from mb_sim.errors import ModelError, WorldError
 from mb_sim.model.collision_filter import OverlapQuery, excluded_robot_pairs, without_overlaps
 from mb_sim.model.decompose import convex_pieces
 from mb_sim.model.forest import Tree, compile_forest, new_tree
-from mb_sim.model.mesh import MeshError, convex_hull_vertices
+from mb_sim.model.mesh import HULL_TOLERANCE, MeshError, collision_hull_vertices
 from mb_sim.model.model import Model
 from mb_sim.model.shapes import (
     CONVEX,
@@ -311,25 +311,29 @@ def compile_bodies(world: Any) -> tuple[Bodies, np.ndarray, np.ndarray, np.ndarr
     return arrays, pos, quat, vel
 
 
-def _mesh_vertices(geom: Any, owner: str, error: type[Exception]) -> np.ndarray | None:
-    """The hull vertices of a mesh geometry (None for a primitive); `error` names the owner
-    (link or body) and the file when the mesh cannot be found or read."""
+def _mesh_vertices(geom: Any, owner: str, error: type[Exception],
+                   hull: tuple[float, int | None]) -> np.ndarray | None:
+    """The colliding hull's vertices of a mesh geometry, scaled (None for a primitive): its
+    hull simplified within hull = (tolerance m, most vertices or None)
+    (`mb_sim.model.mesh.simplify_hull`); `error` names the owner (link or body) and the file
+    when the mesh cannot be found or read."""
     if geom.kind != "mesh":
         return None
     if geom.mesh_error:
         raise error(f"{owner}: collision mesh needed but {geom.mesh_error}")
     try:
-        return convex_hull_vertices(geom.mesh, (1.0, 1.0, 1.0))
+        return collision_hull_vertices(geom.mesh, geom.scale, *hull)
     except MeshError as exc:
         raise error(f"{owner}: collision mesh {geom.mesh}: {exc}") from None
 
 
-def shape_specs(geom: Any, owner: int, static: bool, where: str,
-                error: type[Exception]) -> list[GeomSpec]:
+def shape_specs(geom: Any, owner: int, static: bool, where: str, error: type[Exception],
+                hull: tuple[float, int | None] = (HULL_TOLERANCE, None)) -> list[GeomSpec]:
     """The collision geometries of one shape, in its own frame: a heightfield's or a static
     mesh's triangles (MESH: `mb_sim.model.triangles`), a moving mesh's convex pieces
     (`decompose`: `mb_sim.model.decompose`) or its hull, a primitive. `error` names `where`
-    (a link, a body) and the file when a mesh cannot be read."""
+    (a link, a body) and the file when a mesh cannot be read; `hull` limits a hull's
+    simplification (`_mesh_vertices`)."""
     if geom.kind == "heightfield":
         return [GeomSpec(owner, MESH, triangles=heightfield_triangles(
             geom.heights, geom.size, geom.mesh or "<inline>"))]
@@ -343,7 +347,10 @@ def shape_specs(geom: Any, owner: int, static: bool, where: str,
                                                                            geom.scale)]
         except MeshError as exc:
             raise error(f"{where}: collision mesh {geom.mesh}: {exc}") from None
-    return [spec_from_geometry(geom, owner, _mesh_vertices(geom, where, error))]
+    verts = _mesh_vertices(geom, where, error, hull)
+    if verts is not None:  # scaled already
+        geom = dataclasses.replace(geom, scale=(1.0, 1.0, 1.0))
+    return [spec_from_geometry(geom, owner, verts)]
 
 
 @dataclass
@@ -425,6 +432,8 @@ def _robot_geoms(rows: _GeomRows, placed: Placed, tree: Tree, k: int, base_owner
     e = float(getattr(placement, "restitution", DEFAULT_RESTITUTION))
     many = len(tree.tree_body) > 2
     decompose = bool(getattr(placement, "decompose", False))
+    hull = (float(getattr(placement, "hull_tolerance", HULL_TOLERANCE)),
+            getattr(placement, "max_hull_vertices", None))
     fixed_object = not floating and not robot.joint_names
     for link in robot.link_names:
         b = robot.link_body[link]
@@ -440,7 +449,7 @@ def _robot_geoms(rows: _GeomRows, placed: Placed, tree: Tree, k: int, base_owner
                 what = (ROBOT, n + k) if floating else (STATIC, -1)
             for spec in shape_specs(geom, b0 + b if b >= 0 else base_owner,
                                     fixed_object and b < 0, f"{robot.source}: link {link!r}",
-                                    ModelError):
+                                    ModelError, hull):
                 rows.add(_placed(spec, T), f"{placed.name}/{link}" if many else link, what,
                          mu, e, placed.name, link)
 

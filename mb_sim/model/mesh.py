@@ -3,7 +3,9 @@
 Formats: STL (binary and ASCII) and Wavefront OBJ are read by this module; when the `trimesh`
 package is installed it reads them (and every other format it knows, e.g. PLY, OFF, GLB) instead.
 Vertices are multiplied by the per-axis `scale`. A mesh collides as its convex hull, which is
-built once per (file, modification time, scale) and cached.
+built once per (file, modification time, scale) and cached; what collides is that hull
+simplified (`simplify_hull`) to within HULL_TOLERANCE of it, the mass properties use the
+exact one.
 
 Errors are `MeshError` (a ValueError) with the file named; the URDF and world loaders wrap
 them into their own errors with the element or key path.
@@ -248,6 +250,101 @@ def convex_hull(vertices: np.ndarray, name: str = "mesh") -> tuple[np.ndarray, n
     return pts[used], remap[tris]
 
 
+HULL_TOLERANCE = 0.0005
+"""m: the default deviation of a colliding hull from the exact hull of its mesh."""
+HULL_VERSION = 1
+"""Of `simplify_hull`: simplified hulls kept on disk (`mb_sim.model.cache`) are made again
+when it changes."""
+
+
+def simplify_hull(points: np.ndarray, tolerance: float = HULL_TOLERANCE,
+                  max_vertices: int | None = None) -> np.ndarray:
+    """A subset of the hull vertices `points` whose hull lies within `tolerance` (m) of the
+    whole: no point of the exact hull is farther than that from the simplified one, which
+    lies inside it. Greedy farthest-point insertion (the Quickhull order, Barber et al. 1996)
+    from the points farthest apart: every face of the hull so far takes its farthest point
+    beyond its plane while that is more than `tolerance` away; once none is, the true
+    distances (to the nearest triangle, not the plane) are checked and the farthest point is
+    added until all are within. `max_vertices` (4 or more; MuJoCo's `maxhullvert`) stops the
+    insertion earlier, the deviation then unbounded. Points spanning no volume are returned
+    as they are."""
+    from scipy.spatial import ConvexHull, QhullError
+
+    pts = np.asarray(points, dtype=float)
+    cap = len(pts) if max_vertices is None else max(4, int(max_vertices))
+    if len(pts) <= 4 or (tolerance <= 0.0 and cap >= len(pts)):
+        return pts
+    chosen = _initial_simplex(pts)
+    try:
+        hull = ConvexHull(pts[chosen], incremental=True)
+    except (QhullError, ValueError):
+        return pts
+    active = np.setdiff1d(np.arange(len(pts)), chosen)  # the hull grows: inside stays inside
+    while len(chosen) < cap and len(active):
+        eq = hull.equations
+        above = pts[active] @ eq[:, :3].T + eq[:, 3]
+        face = np.argmax(above, axis=1)
+        beyond = above[np.arange(len(active)), face]
+        keep = beyond > 0.0
+        active, face, beyond, above = active[keep], face[keep], beyond[keep], above[keep]
+        far = np.flatnonzero(beyond > tolerance)
+        if len(far):  # each face's farthest point beyond it
+            order = far[np.lexsort((-beyond[far], face[far]))]
+            firsts = order[np.r_[True, face[order][1:] != face[order][:-1]]]
+        elif len(active):
+            true = _distances(pts[active], pts[chosen][hull.simplices], above)
+            if true.max() <= tolerance:
+                break
+            firsts = np.array([int(np.argmax(true))])
+        else:
+            break
+        new = active[firsts[np.argsort(-beyond[firsts])]][:cap - len(chosen)]
+        chosen += new.tolist()
+        active = np.setdiff1d(active, new)
+        hull.add_points(pts[new])
+    hull.close()
+    return pts[np.sort(chosen)]
+
+
+def _initial_simplex(pts: np.ndarray) -> list[int]:
+    """Four points spanning a large tetrahedron: the extremes along x, the farthest from
+    their line, the farthest from their plane."""
+    a, b = int(np.argmin(pts[:, 0])), int(np.argmax(pts[:, 0]))
+    if a == b:
+        b = int(np.argmax(np.linalg.norm(pts - pts[a], axis=1)))
+    ab = pts[b] - pts[a]
+    c = int(np.argmax(np.linalg.norm(np.cross(pts - pts[a], ab), axis=1)))
+    n = np.cross(ab, pts[c] - pts[a])
+    d = int(np.argmax(np.abs((pts - pts[a]) @ n)))
+    return list(dict.fromkeys([a, b, c, d]))
+
+
+def _distances(points: np.ndarray, tri: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """Distance of each point outside a convex polytope to it: to the nearest of the triangles
+    tri (t, 3, 3) whose planes it lies above (`above` > 0, (p, t); the nearest point of a
+    convex polytope lies on such a face), to the plane when the foot falls inside the
+    triangle, else to the nearest of its edges."""
+    ip, it = np.nonzero(above > 0.0)
+    p = points[ip]
+    a, b, c = tri[it, 0], tri[it, 1], tri[it, 2]
+    n = np.cross(b - a, c - a)
+    n /= np.maximum(np.linalg.norm(n, axis=1), 1e-300)[:, None]
+    h = np.einsum("ik,ik->i", p - a, n)
+    foot = p - h[:, None] * n
+    inside = np.ones(len(ip), dtype=bool)
+    for u, v in ((a, b), (b, c), (c, a)):
+        inside &= np.einsum("ik,ik->i", np.cross(v - u, foot - u), n) >= 0.0
+    best = np.where(inside, np.abs(h), np.inf)
+    for u, v in ((a, b), (b, c), (c, a)):
+        e = v - u
+        t = np.clip(np.einsum("ik,ik->i", p - u, e) / np.maximum(
+            np.einsum("ik,ik->i", e, e), 1e-300), 0.0, 1.0)
+        best = np.minimum(best, np.linalg.norm(p - u - t[:, None] * e, axis=1))
+    out = np.full(len(points), np.inf)
+    np.minimum.at(out, ip, best)
+    return out
+
+
 def _distinct(points: np.ndarray) -> np.ndarray:
     """The points without exact repeats (a triangle soup lists each vertex about six times):
     grouped by a hash of their bits, the points that differ from their group's first kept
@@ -280,6 +377,35 @@ def convex_hull_mesh(path: str | os.PathLike[str],
     except OSError as exc:
         raise MeshError(f"mesh file {path!r} does not exist") from exc
     return _hull_cached(path, (st.st_mtime_ns, st.st_size), s)
+
+
+@functools.lru_cache(maxsize=256)
+def _collision_hull_cached(path: str, _stamp: tuple[int, int], scale: tuple[float, float, float],
+                           tolerance: float, max_vertices: int | None) -> np.ndarray:
+    from mb_sim.model import cache
+
+    entry = cache.key("hull", cache.file_stamp(path), scale, tolerance, max_vertices,
+                      HULL_VERSION)
+    verts = cache.cached(entry, lambda: {"verts": simplify_hull(
+        _hull_cached(path, _stamp, scale)[0], tolerance, max_vertices)})["verts"]
+    verts.setflags(write=False)
+    return verts
+
+
+def collision_hull_vertices(path: str | os.PathLike[str],
+                            scale: float | tuple[float, ...] = (1.0, 1.0, 1.0),
+                            tolerance: float = HULL_TOLERANCE,
+                            max_vertices: int | None = None) -> np.ndarray:
+    """Read-only vertices (k, 3) of the hull that collides: the mesh's scaled hull simplified
+    to within `tolerance` m (`simplify_hull`), cached per file, scale and limits."""
+    path = os.path.realpath(str(path))
+    s = tuple(float(x) for x in _scale_vector(scale))
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise MeshError(f"mesh file {path!r} does not exist") from exc
+    return _collision_hull_cached(path, (st.st_mtime_ns, st.st_size), s, float(tolerance),
+                                  max_vertices)
 
 
 def convex_hull_vertices(path: str | os.PathLike[str],

@@ -34,6 +34,7 @@ import numpy as np
 
 from mb_sim.errors import WorldError
 from mb_sim.model.geometry import Geometry
+from mb_sim.model.mesh import HULL_TOLERANCE
 from mb_sim.records import frozen
 from mb_sim.rotations import matrix_from_quat
 
@@ -128,6 +129,11 @@ class RobotPlacement:
     decompose: bool = False
     """The robot's or object's mesh collision shapes collide as convex pieces of each mesh
     (`mb_sim.model.decompose`), not as its hull."""
+    hull_tolerance: float = HULL_TOLERANCE
+    """m: a mesh's colliding hull lies within this of its exact hull (0: the exact hull;
+    `mb_sim.model.mesh.simplify_hull`)."""
+    max_hull_vertices: int | None = None
+    """Most vertices of a colliding hull (MuJoCo's maxhullvert); None: no cap."""
     inertia_from_geometry: float | None = None
     """A density (kg/m^3): moving links with no <inertial> or zero mass get the mass and
     inertia of their collision shapes at this density (`load_urdf`); None: not used."""
@@ -321,12 +327,12 @@ def robot_to_dict(r: RobotPlacement) -> dict[str, Any]:
               "joint_limit_restitution": r.joint_limit_restitution,
               "initial_positions": dict(r.initial_positions),
               "floating": r.floating, "self_collision": r.self_collision,
-              "decompose": r.decompose,
+              "decompose": r.decompose, "hull_tolerance": r.hull_tolerance,
               "exclude_pairs": [list(p) for p in r.exclude_pairs],
               "gains": {k: dict(zip("pid", v)) for k, v in r.gains.items()},
               "ft_sensors": list(r.ft_sensors),
               "contact_sensors": list(r.contact_sensors)})
-    for key in ("urdf", "srdf", "inertia_from_geometry"):
+    for key in ("urdf", "srdf", "inertia_from_geometry", "max_hull_vertices"):
         if getattr(r, key) is not None:
             d[key] = getattr(r, key)
     return d

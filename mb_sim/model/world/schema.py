@@ -30,6 +30,7 @@ from typing import Any
 
 from mb_sim.errors import WorldError
 from mb_sim.model.geometry import KINDS
+from mb_sim.model.mesh import HULL_TOLERANCE
 from mb_sim.model.world.messages import from_schema_error
 from mb_sim.model.world.parts import (
     DEFAULT_DENSITY,
@@ -270,6 +271,11 @@ ROBOT: dict[str, Schema] = {
                                       "within their limits", default=0.0),
     "decompose": boolean("the robot's or object's mesh collision shapes collide as convex "
                          "pieces of each mesh, not its hull (needs the CoACD package)", False),
+    "hull_tolerance": number(0.0, 0.01, "a mesh collides as its convex hull simplified to "
+                             "within this of the exact hull (0: exact)", "m", HULL_TOLERANCE),
+    "max_hull_vertices": {**integer(4, 100000, "most vertices of a mesh's colliding hull "
+                                    "(MuJoCo's maxhullvert; none: no cap)"),
+                          "type": ["integer", "null"]},
     "inertia_from_geometry": {
         **number(*LINK_DENSITY, "a density: moving links with no <inertial> or zero mass get "
                  "the mass and inertia of their collision shapes", "kg/m³"),
