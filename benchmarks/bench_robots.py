@@ -11,9 +11,10 @@ mb_sim: the robot's `arrays` (views written in place, checked by the step); MuJo
 d.qvel, d.ctrl, mj_step. No collision in either (MuJoCo's geoms get contype = conaffinity = 0;
 mb_sim's world `self_collision: false`, no ground). With --self-collision, mb_sim also runs
 with its default self-collision on (nothing touches at the hold pose: that is what it costs
-to look). Printed per robot: us per step of each loop (the
-PD included), the ratio mb_sim / MuJoCo, mb_sim with self-collision against without, the
-contacts; and the median ratio. Numbers only, no pass/fail.
+to look), and again with its hulls exact (`hull_tolerance: 0`, not simplified). Printed per
+robot: us per step of each loop (the PD included), the ratio mb_sim / MuJoCo, mb_sim with
+self-collision against without, the contacts, the same with exact hulls; and the median
+ratio. Numbers only, no pass/fail.
 
 MuJoCo loads each URDF with `<mujoco><compiler balanceinertia="true" discardvisual="true"
 strippath="false"/></mujoco>` added and its collision meshes given as absolute paths (Collada
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 import mb_sim
-from mb_sim.model.mesh import MeshError, resolve_uri
+from mb_sim.model.mesh import HULL_TOLERANCE, MeshError, resolve_uri
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test"))
@@ -58,12 +59,13 @@ ROBOTS = {
 }
 
 
-def mb_sim_loop(rel: str, seconds: float, self_collision: bool) -> dict[str, float]:
+def mb_sim_loop(rel: str, seconds: float, self_collision: bool,
+                hull_tolerance: float = HULL_TOLERANCE) -> dict[str, float]:
     """us per step of the user loop in mb_sim, and the mean number of contacts."""
     model = load_fixed(rel)
     q0 = hold_pose(model)
     world = mb_sim.load_world({"ground": None, "robot": {
-        "self_collision": self_collision,
+        "self_collision": self_collision, "hull_tolerance": hull_tolerance,
         "initial_positions": dict(zip(model.joint_names, q0.tolist()))}})
     sim = mb_sim.Simulation(model, world, dt=DT)
     a = sim._robot().arrays
@@ -161,7 +163,7 @@ def main() -> None:
           f"{args.seconds:g} s each")
     header = f"{'robot':<12}{'dof':>5}{'mb_sim us':>11}{'MuJoCo us':>11}{'ratio':>7}"
     if args.self_collision:
-        header += f"{'self-coll us':>14}{'vs off':>8}{'contacts':>10}"
+        header += f"{'self-coll us':>14}{'vs off':>8}{'contacts':>10}{'exact hulls us':>16}"
     print(header)
     ratios = []
     with quiet(), tempfile.TemporaryDirectory() as tmp:
@@ -178,8 +180,9 @@ def main() -> None:
                 line += f"{'':>11}{'':>7}"
             if args.self_collision:
                 coll = mb_sim_loop(rel, args.seconds, True)
+                exact = mb_sim_loop(rel, args.seconds, True, 0.0)
                 line += (f"{coll['us']:>14.1f}{coll['us'] / mine['us']:>8.2f}"
-                         f"{coll['contacts']:>10.1f}")
+                         f"{coll['contacts']:>10.1f}{exact['us']:>16.1f}")
             print(line, flush=True)
     if ratios:
         print(f"median ratio mb_sim / MuJoCo: {statistics.median(ratios):.2f} "

@@ -54,7 +54,13 @@ from mb_sim.collision.features import (
     segment_on_face,
 )
 from mb_sim.collision.gjk import epa, gjk, support
-from mb_sim.collision.manifold import clip_face_contacts, closest_segments, emit, reduce_from
+from mb_sim.collision.manifold import (
+    clip_face_contacts,
+    clip_segment,
+    closest_segments,
+    emit,
+    reduce_from,
+)
 from mb_sim.collision.poses import Shapes, shapes_of
 from mb_sim.collision.work import MAX_PER_PAIR
 from mb_sim.model.shapes import CAPSULE, CONVEX, SPHERE
@@ -232,14 +238,9 @@ def _in_prism(P: np.ndarray, ns: Vec, q0: Vec, q1: Vec) -> tuple[bool, Vec, Vec]
     for k in range(3):
         v0 = row(P, k)
         sn = cross(sub(row(P, (k + 1) % 3), v0), ns)
-        d0 = dot(sn, sub(q0, v0))
-        d1 = dot(sn, sub(q1, v0))
-        if d0 > 0.0 and d1 > 0.0:
+        left, q0, q1 = clip_segment(q0, q1, sn, dot(sn, v0))
+        if not left:
             return False, q0, q1
-        if d0 > 0.0:
-            q0 = madd(q0, d0 / (d0 - d1), sub(q1, q0))
-        elif d1 > 0.0:
-            q1 = madd(q0, d0 / (d0 - d1), sub(q1, q0))
     return True, q0, q1
 
 
