@@ -273,3 +273,13 @@ def test_a_robot_entry_sets_how_its_hulls_are_simplified(tmp_path: Path) -> None
         counts[str(entry)] = int(sim.scene.arrays.geoms.vert_count[0])
     assert counts["{'max_hull_vertices': 16}"] == 16
     assert counts["{}"] < counts["{'hull_tolerance': 0.0}"] == len(convex_hull(pts)[0])
+
+
+def test_a_negative_scale_mirrors_the_colliding_hull() -> None:
+    """URDFs of symmetric limbs mirror a mesh with a negative scale: its colliding hull is
+    the mirror image of the hull at the positive scale."""
+    plain = meshmod.collision_hull_vertices(PYRAMID, (0.5, 0.5, 0.5))
+    mirrored = meshmod.collision_hull_vertices(PYRAMID, (0.5, -0.5, 0.5))
+    np.testing.assert_array_equal(mirrored, plain * [1.0, -1.0, 1.0])
+    with pytest.raises(MeshError, match="finite and > 0"):
+        meshmod.collision_hull_vertices(PYRAMID, (0.5, 0.0, 0.5))

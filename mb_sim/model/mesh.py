@@ -396,16 +396,20 @@ def collision_hull_vertices(path: str | os.PathLike[str],
                             scale: float | tuple[float, ...] = (1.0, 1.0, 1.0),
                             tolerance: float = HULL_TOLERANCE,
                             max_vertices: int | None = None) -> np.ndarray:
-    """Read-only vertices (k, 3) of the hull that collides: the mesh's scaled hull simplified
-    to within `tolerance` m (`simplify_hull`), cached per file, scale and limits."""
+    """Vertices (k, 3) of the hull that collides: the mesh's scaled hull simplified to within
+    `tolerance` m (`simplify_hull`), cached per file, scale and limits. A negative scale
+    mirrors the mesh (as URDF files of symmetric limbs use it): the hull is made at the
+    scale's magnitudes and mirrored, distances unchanged."""
     path = os.path.realpath(str(path))
-    s = tuple(float(x) for x in _scale_vector(scale))
+    given = np.broadcast_to(np.asarray(scale, dtype=float), (3,))
+    s = tuple(float(x) for x in _scale_vector(np.abs(given)))
     try:
         st = os.stat(path)
     except OSError as exc:
         raise MeshError(f"mesh file {path!r} does not exist") from exc
-    return _collision_hull_cached(path, (st.st_mtime_ns, st.st_size), s, float(tolerance),
-                                  max_vertices)
+    verts = _collision_hull_cached(path, (st.st_mtime_ns, st.st_size), s, float(tolerance),
+                                   max_vertices)
+    return verts * np.where(given < 0.0, -1.0, 1.0)
 
 
 def convex_hull_vertices(path: str | os.PathLike[str],

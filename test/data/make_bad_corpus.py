@@ -235,7 +235,7 @@ raw("world_alias_bomb.yaml", "alias",
 raw("world_one_alias.yaml", "alias", "gravity: &g [0, 0, -9.81]\nsolver: {iterations: 3}\n"
     "bodies:\n  - {name: a, shape: sphere, size: [0.1], xyz: *g}\n")
 raw("world_not_yaml_binary.yaml", "UTF-8", bytes(range(256)) * 4)
-raw("world_xml_text.yaml", "<top level>", '<robot name="r"><link name="a"/></robot>\n')
+raw("world_xml_text.yaml", "a URDF goes into a world as `robot: {urdf: file}`", '<robot name="r"><link name="a"/></robot>\n')
 raw("world_list_top_level.yaml", "<top level>", "- gravity\n- ground\n")
 raw("world_bodies_mapping.yaml", "bodies:", "bodies: {name: a, shape: box}\n")
 raw("world_unknown_key.yaml", "bodies[0].sise", "bodies:\n  - {name: a, shape: box, sise: [1, 1, 1]}\n")

@@ -29,6 +29,7 @@ COMMANDS = {
     # is here, and the tests run each as written
     "launch": "ros2 launch mb_sim arm.launch.py",
     "launch_door": "ros2 launch mb_sim arm.launch.py world:=door use_sim_time:=true",
+    "launch_sdf": "ros2 launch mb_sim arm.launch.py world:=table.sdf",
     "launch_rviz": "ros2 launch mb_sim arm.launch.py rviz:=true world:=door use_sim_time:=true",
     "launch_viewer": "ros2 launch mb_sim arm.launch.py viewer:=true",
     "launch_record": "ros2 launch mb_sim arm.launch.py record:=my_run",

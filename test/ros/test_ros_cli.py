@@ -103,7 +103,8 @@ def test_node_info(cli: dict[str, str], launched: Launched) -> None:
         assert text in info, info
 
 
-@pytest.mark.parametrize("name", ["launch_door", "launch_rviz", "run", "launch_viewer"])
+@pytest.mark.parametrize("name", ["launch_door", "launch_sdf", "launch_rviz", "run",
+                                  "launch_viewer"])
 def test_other_launches_start_and_stop_cleanly(cli: dict[str, str], tmp_path: Path,
                                                name: str) -> None:
     cli = other_domain(cli)

@@ -178,7 +178,9 @@ class Reader:
     def world(self, root: Node) -> WorldModels:
         """The models of an <sdf> holding a <world> (or a lone <model>: a world of it)."""
         if root.tag not in ("sdf", "world", "model"):
-            root.fail("an SDF world's root element is <sdf>", f"<{root.tag}>")
+            hint = " (a URDF goes into a world as `robot: {urdf: file}`)" \
+                if root.tag == "robot" else ""
+            root.fail(f"an SDF world's root element is <sdf>{hint}", f"<{root.tag}>")
         world = root if root.tag == "world" else root.child("world")
         if world is None:
             models = root.children("model") if root.tag == "sdf" else [root]
