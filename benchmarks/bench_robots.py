@@ -122,7 +122,11 @@ def mujoco_loop(rel: str, seconds: float, folder: Path) -> dict[str, float] | No
         import mujoco
     except ImportError:
         return None
-    m = mujoco.MjModel.from_xml_string(mujoco_xml(rel, folder))
+    try:
+        m = mujoco.MjModel.from_xml_string(mujoco_xml(rel, folder))
+    except ValueError as exc:  # MuJoCo refuses some URDFs (e.g. a link's inertia)
+        print(f"  {rel}: MuJoCo does not load it: {str(exc).splitlines()[0]}")
+        return None
     m.opt.timestep = DT
     m.geom_contype[:] = 0
     m.geom_conaffinity[:] = 0

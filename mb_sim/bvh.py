@@ -224,7 +224,7 @@ def ray_box(lo: np.ndarray, hi: np.ndarray, i: int, origin: Vec, inv: Vec,
     return t0 if t0 <= t1 else np.inf
 
 
-@helper
+@inline
 def ray_next(t: Any, root: int, origin: Vec, inv: Vec, tmax: float, stack: np.ndarray,
              sp: int, out: np.ndarray) -> tuple[int, int]:
     """Walk the tree for a ray o + s d, s in [0, tmax] (inv = 1 / d, `inverse_direction`),

@@ -16,7 +16,7 @@ ch. 5.3):
   either side of a triangle is seen (a ray from inside a closed mesh meets its far wall).
 A ray that starts inside a solid meets it at t = 0 (a sensor buried in a wall reads 0).
 Every function returns t (inf: no hit) and writes the outward normal at the hit, in the
-geometry's frame, into `normal`; `cast_ray` walks the scene's tree of world boxes
+geometry's frame, into `normal`; `cast_rays` walks the scene's tree of world boxes
 (`mb_sim.collision.broadphase`, the one the broad phase keeps) with the ray, tries the
 geometries of the leaves it reaches and the planes, and keeps the nearest hit.
 """
@@ -30,6 +30,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline, njit
 from mb_sim.bvh import BVH, inverse_direction, ray_next
+from mb_sim.bvh import ray_box as crosses_box
 from mb_sim.collision.broadphase import ITEMS, NODES, scene_tree
 from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER, MESH, PLANE, SPHERE
 
@@ -285,47 +286,58 @@ def ray_geometry(g: Any, w: Any, i: int, o: np.ndarray, d: np.ndarray,
     return t
 
 
-@helper
-def _nearer(g: Any, w: Any, i: int, o: np.ndarray, d: np.ndarray, skip_owner: int,
-            best: float, hit: int, normal: np.ndarray, scratch: np.ndarray) -> tuple[float, int]:
-    """The nearer of the hit so far and geometry i's (unless its owner is skipped)."""
-    if skip_owner >= 0 and g.owner[i] == skip_owner:
-        return best, hit
-    t = ray_geometry(g, w, i, o, d, scratch)
-    if t < best:
-        for k in range(3):
-            normal[k] = scratch[k]
-        return t, i
-    return best, hit
-
-
 @njit
-def cast_ray(g: Any, w: Any, o: np.ndarray, d: np.ndarray, tmax: float,
-             skip_owner: int, normal: np.ndarray, scratch: np.ndarray) -> tuple[float, int]:
-    """(distance, geometry) of the first hit of the ray (o, unit d) within tmax among the
-    geometries of `g` posed in `w` with its scene tree fitted to them
-    (`mb_sim.collision.broadphase.fit_scene_tree`), or (inf, -1); geometries of owner
-    `skip_owner` (the sensor's own body; -2: none) are not seen. The outward normal at the
-    hit into `normal`, world axes."""
-    best, hit = tmax, -1
-    items, size = w.scene_items, w.scene_size
-    for q in range(size[ITEMS], g.kind.shape[0]):  # the planes, after the tree's items
-        best, hit = _nearer(g, w, items[q], o, d, skip_owner, best, hit, normal, scratch)
-    if size[NODES] > 0:
-        tree = scene_tree(w)
-        t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
-        origin = (o[0], o[1], o[2])
+def cast_rays(g: Any, w: Any, origin: np.ndarray, R: np.ndarray, dirs: np.ndarray,
+              tmax: float, skip_owner: int, t_out: np.ndarray, geom_out: np.ndarray,
+              normal_out: np.ndarray) -> None:
+    """Ray k: from `origin` along R dirs[k] (unit; world), among the geometries of `g` posed
+    in `w` with its scene tree fitted to them (`mb_sim.collision.broadphase.fit_scene_tree`):
+    the distance to the first hit within tmax (inf: none) into t_out, that geometry (-1)
+    into geom_out and the outward normal there (world) into normal_out. Geometries of owner
+    `skip_owner` (the sensor's own body; -2: none) are not seen. Each ray tests the planes,
+    then walks the tree, nearer boxes first, and tests each geometry of the leaves it reaches
+    against that geometry's own box before its shape. The workspace's arrays are taken out
+    of their records once for all the rays: taken per ray, they cost more than the ray."""
+    tree = scene_tree(w)
+    t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
+    items, size, owner, kind = w.scene_items, w.scene_size, g.owner, g.kind
+    lo, hi, stack, hits = w.aabb_lo, w.aabb_hi, w.scene_stack, w.scene_hits
+    d = np.empty(3)
+    scratch = np.empty(3)
+    o = (origin[0], origin[1], origin[2])
+    for k in range(dirs.shape[0]):
+        for r in range(3):
+            d[r] = R[r, 0] * dirs[k, 0] + R[r, 1] * dirs[k, 1] + R[r, 2] * dirs[k, 2]
+        best, hit = tmax, -1
+        for q in range(size[ITEMS], kind.shape[0]):  # the planes, after the tree's items
+            i = items[q]
+            if skip_owner < 0 or owner[i] != skip_owner:
+                s = ray_geometry(g, w, i, origin, d, scratch)
+                if s < best:
+                    best, hit = s, i
+                    for r in range(3):
+                        normal_out[k, r] = scratch[r]
         inv = inverse_direction((d[0], d[1], d[2]))
-        stack, hits = w.scene_stack, w.scene_hits
         stack[0] = 0
-        sp = 1
+        sp = 1 if size[NODES] > 0 else 0
         while sp > 0:
-            n, sp = ray_next(t, 0, origin, inv, best, stack, sp, hits)
+            n, sp = ray_next(t, 0, o, inv, best, stack, sp, hits)
             for q in range(n):
-                best, hit = _nearer(g, w, items[hits[q]], o, d, skip_owner, best, hit,
-                                    normal, scratch)
-    return (best if hit >= 0 else INF), hit
+                i = items[hits[q]]
+                if (skip_owner >= 0 and owner[i] == skip_owner) or crosses_box(
+                        lo, hi, i, o, inv, best) == INF:
+                    continue
+                s = ray_geometry(g, w, i, origin, d, scratch)
+                if s < best:
+                    best, hit = s, i
+                    for r in range(3):
+                        normal_out[k, r] = scratch[r]
+        t_out[k] = best if hit >= 0 else INF
+        geom_out[k] = hit
+        if hit < 0:
+            for r in range(3):
+                normal_out[k, r] = 0.0
 
 
-__all__ = ["INF", "cast_ray", "ray_box", "ray_capsule", "ray_convex", "ray_cylinder",
+__all__ = ["INF", "cast_rays", "ray_box", "ray_capsule", "ray_convex", "ray_cylinder",
            "ray_geometry", "ray_mesh", "ray_plane", "ray_sphere", "ray_triangle"]

@@ -4,7 +4,7 @@
 geometries at the given state, their world boxes and the scene's bounding-volume hierarchy
 over them (`mb_sim.bvh`, the tree the broad phase keeps), in a workspace of the sensors' own
 (the step's is never touched). `cast_rays` then meets each ray of a sensor, turned into the
-world by the sensor's pose, with the collision geometry (`mb_sim.collision.rays.cast_ray`);
+world by the sensor's pose, with the collision geometry (`mb_sim.collision.rays.cast_rays`);
 `shade` gives a colour camera's pixels: the colour of the geometry hit, lit by a light from
 above and one at the camera (Lambert: ambient + diffuse max(0, n.l) + head |n.d|, d the
 ray), a sky where nothing was hit.
@@ -19,7 +19,7 @@ import numpy as np
 from mb_sim._jit import njit
 from mb_sim.collision.broadphase import fit_scene_tree
 from mb_sim.collision.poses import geometry_poses_into
-from mb_sim.collision.rays import cast_ray
+from mb_sim.collision.rays import cast_rays
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.rotations import quat_rotation
 
@@ -51,25 +51,6 @@ def pose_scene(m: Any, tree_work: Any, cw: Any, q: np.ndarray, body_pos: np.ndar
             cw.owner_rot[n + nb + k] = tree_work.rot[n + k]
     geometry_poses_into(m.geoms, cw)
     fit_scene_tree(m.geoms, cw)
-
-
-@njit
-def cast_rays(g: Any, cw: Any, origin: np.ndarray, R: np.ndarray, dirs: np.ndarray,
-              tmax: float, skip_owner: int, t_out: np.ndarray, geom_out: np.ndarray,
-              normal_out: np.ndarray) -> None:
-    """Ray k: from `origin` along R dirs[k] (world); its distance to the first geometry hit
-    within tmax (inf: none), that geometry (-1) and the normal there (world)."""
-    d = np.empty(3)
-    scratch = np.empty(3)
-    normal = np.empty(3)
-    for k in range(dirs.shape[0]):
-        for r in range(3):
-            d[r] = R[r, 0] * dirs[k, 0] + R[r, 1] * dirs[k, 1] + R[r, 2] * dirs[k, 2]
-        t, hit = cast_ray(g, cw, origin, d, tmax, skip_owner, normal, scratch)
-        t_out[k] = t
-        geom_out[k] = hit
-        for r in range(3):
-            normal_out[k, r] = normal[r] if hit >= 0 else 0.0
 
 
 @njit
