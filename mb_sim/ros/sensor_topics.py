@@ -94,8 +94,10 @@ def mounting(spec: SensorSpec, robots: Mapping[str, RobotPlace], world_frame: st
     robot, link = owner(spec, robots)
     short = spec.name.rsplit("/", 1)[-1]
     own = spec.frame_id or short
-    if robot:
-        place = robots[robot]
+    place = robots.get(robot)
+    if place is None and robot:  # a URDF object's sensor: in the node's namespace
+        robot, place = "", RobotPlace("", "", ())
+    if place is not None:
         parent = place.prefix + link
         out = Mounting(robot, place.namespace, parent, place.prefix + own)
         if own not in place.links:  # a frame of its own (a link's frame is there already)
