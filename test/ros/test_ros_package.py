@@ -73,7 +73,9 @@ def test_colcon_installs_scripts_and_share_files(colcon_ws: Path) -> None:
                 "config/arm.rviz", "config/worlds/table.yaml", "launch/legged.launch.py",
                 "launch/mobile.launch.py", "urdf/quadruped.urdf", "urdf/diff_drive.urdf",
                 "config/legged.yaml", "config/mobile.yaml", "config/worlds/flat.yaml",
-                "config/worlds/ramp.yaml"):
+                "config/worlds/ramp.yaml", "launch/nav.launch.py", "config/nav.yaml",
+                "urdf/nav_bot.urdf", "config/worlds/nav_room.yaml", "config/maps/nav_room.yaml",
+                "config/maps/nav_room.pgm"):
         assert (share / rel).is_file(), rel
     assert (prefix / "share" / "ament_index" / "resource_index" / "packages" / "mb_sim").is_file()
 
@@ -258,7 +260,7 @@ def test_launch_viewer_argument(launch_module: types.ModuleType, colcon_ws: Path
 
 @pytest.mark.parametrize("launch_file, urdf, params, world, controller", [
     ("legged.launch.py", "quadruped.urdf", "legged.yaml", "flat.yaml", "quadruped_controller"),
-    ("mobile.launch.py", "diff_drive.urdf", "mobile.yaml", "ramp.yaml", "diff_drive_controller"),
+    ("mobile.launch.py", "nav_bot.urdf", "mobile.yaml", "ramp.yaml", "diff_drive_controller"),
 ])
 def test_robot_launch_files(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch, launch_file: str,
                             urdf: str, params: str, world: str, controller: str) -> None:
