@@ -241,6 +241,18 @@ class NodeDrives:
         for drive in self.drives.values():
             drive.reset(t)
 
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Each drive's commands applied and refused (for ~/stats)."""
+        return {name: {"applied": d.applied, "refused": d.refused}
+                for name, d in self.drives.items()}
+
+    def describe(self) -> str:
+        """One line: each drive's command and odometry topics."""
+        return "; ".join(
+            f"{name}: {'TwistStamped' if d.stamped else 'Twist'} on {d.command_topic}, "
+            f"odometry on {d.odom.topic} at {d.drive.spec.odom_rate:g} Hz, TF {d.frames.odom} -> "
+            f"{d.frames.root}" for name, d in self.drives.items())
+
 
 
 

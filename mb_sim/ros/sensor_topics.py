@@ -272,6 +272,15 @@ class NodeSensors:
             if sensor.due(t, self.half_step) and (recording or sensor.listened()):
                 sensor.publish(self.sim, t)
 
+    def counts(self) -> dict[str, int]:
+        """Each sensor's readings so far (none while nobody listened): for ~/stats."""
+        return {s.name: s.readings for s in self.sensors}
+
+    def describe(self) -> str:
+        """One line: each sensor's topics and rate."""
+        return "; ".join(f"{s.name} ({s.spec.type}, {s.spec.rate:g} Hz) on "
+                         f"{', '.join(s.topics)}" for s in self.sensors)
+
     def restart(self) -> None:
         """Simulated time jumped (reset): each sensor's next reading from now."""
         t = self.sim.time

@@ -125,6 +125,10 @@ class Services:
             "paused": self.loop.paused,
             "commands": self.cycle.stats.summary(restart_latencies=True),
             "recording": None if recorder is None else str(recorder.path),
+            "sensors": {} if self.publishers.sensors is None
+            else self.publishers.sensors.counts(),
+            "drives": {} if self.publishers.drives is None
+            else self.publishers.drives.counts(),
         }
 
     async def _on_stats(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:

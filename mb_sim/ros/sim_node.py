@@ -149,8 +149,14 @@ class SimNode(Node):
                 if imu is not None and imu in sensor.topics:
                     robot.outputs.drop_imu(self, sensor.name)
         self.outputs.sensors = sensors
-        self.outputs.drives = node_drives(self, self.sim, self.robots, self.outputs,
-                                          self.throttle.warn, self.recording)
+        drives = node_drives(self, self.sim, self.robots, self.outputs, self.throttle.warn,
+                             self.recording)
+        self.outputs.drives = drives
+        logger = self.get_logger()
+        if sensors.sensors:
+            logger.info(f"sensors (read while subscribed or recording): {sensors.describe()}")
+        if drives.drives:
+            logger.info(f"diff drives: {drives.describe()}")
 
     def _republish_if_paused(self) -> None:
         """A subscriber joined: while paused, it would otherwise wait for the next step."""

@@ -224,6 +224,12 @@ def test_stamped_cmd_vel_nan_refused_and_no_world_to_odom(start_sim: Any, probe:
     frames = statics(static)
     assert "odom" not in frames, "publish_world_to_odom: false"
     assert "camera_link_optical" in frames
+    # ~/reset: the odometry starts again from the origin.
+    count = len(odom)
+    assert probe.call(Trigger, "/sim_node/reset", Trigger.Request()).success
+    assert wait_until(lambda: len(odom) > count and stamp(odom[-1][1]) == 0.0, 10)
+    assert odom_x(odom) == 0.0
+    assert stats(probe)["drives"]["mb_sim_nav_bot"] == {"applied": 1, "refused": 1}
     assert sim.proc.poll() is None
 
 
@@ -257,3 +263,56 @@ def test_recorded_bag_has_sensors(start_sim: Any, probe: Any, tmp_path: Path) ->
         with open(files[0], "rb") as f:
             seen = {channel.topic for _, channel, _ in make_reader(f).iter_messages()}
         assert wanted <= seen
+
+
+NS_WORLD = Path(__file__).resolve().parent / "data" / "nav_ns.yaml"
+
+
+def stats(probe: Any) -> dict[str, Any]:
+    import json
+
+    return json.loads(probe.call(Trigger, "/sim_node/stats", Trigger.Request()).message)
+
+
+def test_namespaced_robot_sensors_world_sensor_and_lazy_reading(start_sim: Any,
+                                                               probe: Any) -> None:
+    """A robot in namespace bot1 publishes its sensors and drive there, its sensor frames on
+    /bot1/tf_static; a world lidar publishes on the node's /scan, its frame from world on
+    /tf_static; a sensor nobody subscribes to is never read (~/stats counts readings)."""
+    sim = start_sim({"world_file": str(NS_WORLD)})
+    own_static = probe.collect(TFMessage, "/bot1/tf_static", LATCHED)
+    global_static = probe.collect(TFMessage, "/tf_static", LATCHED)
+    wait_topic(probe, sim, "/bot1/scan")
+    for topic in ("/bot1/odom", "/bot1/camera/image_raw", "/bot1/depth_camera/depth/points",
+                  "/bot1/imu", "/scan"):
+        assert probe.node.count_publishers(topic) == 1, topic
+    assert probe.node.count_subscribers("/bot1/cmd_vel") == 1
+    assert wait_until(lambda: stats(probe)["sim_time"] > 1.0, 30)
+    counts = stats(probe)["sensors"]
+    assert counts == {"room_scan": 0, "lidar": 0, "imu": 0, "depth_camera": 0, "camera": 0}
+    scans = probe.collect(LaserScan, "/bot1/scan", SENSOR)
+    room = probe.collect(LaserScan, "/scan", SENSOR)
+    assert wait_until(lambda: len(scans) >= 3 and len(room) >= 2, 30), sim.output
+    counts = stats(probe)["sensors"]
+    assert counts["lidar"] >= 3 and counts["room_scan"] >= 2, counts
+    assert counts["camera"] == 0 and counts["depth_camera"] == 0, counts
+    # The robot's lidar sees the wall 2 m ahead (its face at x = 2.0, the lidar at 0.08).
+    ahead = np.array(scans[-1][1].ranges)[180]
+    assert ahead == pytest.approx(2.0 - LIDAR_X, abs=0.05)
+    assert room[-1][1].header.frame_id == "room_scan"
+    assert len(room[-1][1].ranges) == 91
+    assert wait_until(lambda: own_static and global_static, 10)
+    own, everyone = statics(own_static), statics(global_static)
+    assert own["camera_link_optical"].header.frame_id == "camera_link"
+    assert own["odom"].header.frame_id == "world"
+    assert "camera_link_optical" not in everyone
+    placed = everyone["room_scan"]
+    assert placed.header.frame_id == "world"
+    assert (placed.transform.translation.y, placed.transform.translation.z) == \
+        pytest.approx((-1.0, 0.3))
+    tf = probe.collect(TFMessage, "/bot1/tf", 100)
+    assert wait_until(lambda: any(t.child_frame_id == "base_link" for _, m in tf
+                                  for t in m.transforms), 10)
+    parents = {t.header.frame_id for _, m in tf for t in m.transforms
+               if t.child_frame_id == "base_link"}
+    assert parents == {"odom"}
