@@ -8,6 +8,7 @@ Runs where `ros2` is installed (see test_ros_cli.py); skips elsewhere.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 from launch_helpers import (
@@ -49,5 +50,8 @@ def test_nav_launch_scan_echo_hz_and_ctrl_c(cli: dict[str, str], tmp_path: Path)
         assert 6.0 < rates[-1] < 12.0, hz.output
     finally:
         rc = sim.ctrl_c()
+        # this test's domain has a ros2 daemon of its own: leave none behind
+        subprocess.run(["ros2", "daemon", "stop"], env=cli, capture_output=True, timeout=30,
+                       check=False)
     clean_exit(sim, rc)
     assert sim_node_pids() <= before, "sim_node left running"
