@@ -213,6 +213,12 @@ class NodeDrives:
     def add(self, drive: DriveTopics) -> None:
         self.drives[drive.name] = drive
 
+    def scene_changed(self) -> None:
+        """Trees were spawned or deleted: a drive whose robot is gone is dropped (its topics
+        stay, silent; commands to it are not applied)."""
+        self.drives = {name: d for name, d in self.drives.items()
+                       if self.sim.drives.get(name) is d.drive}
+
     def before_step(self) -> None:
         if self.drives:
             t = self.sim.time

@@ -119,6 +119,9 @@ class Publishers:
         bodies = body_frames(self.sim, self.world, self.p.world_frame)
         if self.sensors is not None:  # sensors fixed to the world or a body
             bodies.static += self.sensors.static("")
+            self.sensors.scene_changed()
+        if self.drives is not None:
+            self.drives.scene_changed()
         self.layout.build(self.robots.trees(), bodies, channels)
 
     # --- when ----------------------------------------------------------------------------

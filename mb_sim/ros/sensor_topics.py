@@ -244,6 +244,8 @@ class NodeSensors:
                 seen[topic] = name
             self.sensors.append(sensor)
             self.by_robot.setdefault(where.robot, []).append(sensor)
+        self.active = list(self.sensors)
+        """The sensors read when due (those the simulation still has)."""
 
     def static(self, robot: str) -> list[tuple[str, str, conv.Pose]]:
         """The static transforms of the sensors of `robot` ('': the world's), each once."""
@@ -262,13 +264,19 @@ class NodeSensors:
     def outputs(self) -> list[Any]:
         return [out for s in self.sensors for out in s.outputs.values()]
 
+    def scene_changed(self) -> None:
+        """Trees were spawned or deleted: a sensor the simulation no longer has is not read
+        (its topics stay, silent)."""
+        present = set(self.sim.sensor_names)
+        self.active = [s for s in self.sensors if s.name in present]
+
     def publish_due(self) -> None:
         """After a step: each sensor whose tick it is, if anybody listens or a bag records."""
-        if not self.sensors:
+        if not self.active:
             return
         t = self.sim.time
         recording = self.recording.active
-        for sensor in self.sensors:
+        for sensor in self.active:
             if sensor.due(t, self.half_step) and (recording or sensor.listened()):
                 sensor.publish(self.sim, t)
 

@@ -316,3 +316,36 @@ def test_namespaced_robot_sensors_world_sensor_and_lazy_reading(start_sim: Any,
     parents = {t.header.frame_id for _, m in tf for t in m.transforms
                if t.child_frame_id == "base_link"}
     assert parents == {"odom"}
+
+
+def test_sensors_see_a_spawned_body_and_keep_running(start_sim: Any, probe: Any) -> None:
+    """A box spawned 1 m ahead (simulation_interfaces, the scene compiled anew): the lidar
+    keeps publishing and sees it; deleted, the lidar sees past it again."""
+    from simulation_interfaces import srv
+
+    sim = start_sim({"world_file": str(NAV_WORLD)})
+    scans = probe.collect(LaserScan, "/scan", SENSOR)
+    wait_topic(probe, sim, "/scan")
+    assert wait_until(lambda: len(scans) >= 2, 30), sim.output
+    ahead = 180  # about +0.009 rad: straight ahead
+
+    def forward() -> float:
+        return float(np.array(scans[-1][1].ranges)[ahead])
+
+    before = forward()
+    assert before > 1.5
+    request = srv.SpawnEntity.Request()
+    request.name = "block"
+    request.entity_resource.resource_string = "{shape: box, size: [0.2, 0.4, 0.6], mass: 2.0}"
+    request.initial_pose.pose.position.x = 1.0
+    request.initial_pose.pose.position.z = 0.31
+    resp = probe.call(srv.SpawnEntity, "/sim_node/spawn_entity", request, timeout=30)
+    assert resp.result.result == 1, resp.result.error_message
+    face = 1.0 - 0.1 - LIDAR_X
+    assert wait_until(lambda: abs(forward() - face) < 0.05, 20), (forward(), sim.output)
+    delete = srv.DeleteEntity.Request()
+    delete.entity = "block"
+    resp = probe.call(srv.DeleteEntity, "/sim_node/delete_entity", delete, timeout=30)
+    assert resp.result.result == 1, resp.result.error_message
+    assert wait_until(lambda: forward() > 1.5, 20), (forward(), sim.output)
+    assert "step failed" not in sim.output, sim.output
