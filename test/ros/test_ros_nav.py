@@ -138,6 +138,9 @@ def test_sensors_publish_scans_images_clouds_and_frames(start_sim: Any, probe: A
     assert imus[-1][1].header.frame_id == "imu_link"
     assert imus[-1][1].linear_acceleration.z == pytest.approx(9.81, abs=0.3)
     assert probe.node.count_publishers("/imu") == 1
+    for topic in ("/scan", "/camera/image_raw", "/depth_camera/depth/points", "/imu"):
+        (info,) = probe.node.get_publishers_info_by_topic(topic)  # (discovery has no depth)
+        assert info.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT, topic
 
     # Frames: the optical frame under camera_link, z forward, x right, y down.
     frames = statics(static)
@@ -201,13 +204,16 @@ def test_cmd_vel_drives_one_metre_and_stops_on_timeout(start_sim: Any, probe: An
 
 def test_stamped_cmd_vel_nan_refused_and_no_world_to_odom(start_sim: Any, probe: Any) -> None:
     sim = start_sim({"world_file": str(NAV_WORLD), "start_paused": True, "step_count": 400,
-                     "enable_stamped_cmd_vel": True, "publish_world_to_odom": False})
+                     "enable_stamped_cmd_vel": True, "publish_world_to_odom": False,
+                     "sensor_qos_reliable": True})
     odom = probe.collect(Odometry, "/odom", 10)
     static = probe.collect(TFMessage, "/tf_static", LATCHED)
     cmd = probe.publisher(TwistStamped, "/cmd_vel", 10)
     wait_topic(probe, sim, "/odom")
     infos = probe.node.get_subscriptions_info_by_topic("/cmd_vel")
     assert [i.topic_type for i in infos] == ["geometry_msgs/msg/TwistStamped"]
+    (scan,) = probe.node.get_publishers_info_by_topic("/scan")
+    assert scan.qos_profile.reliability == ReliabilityPolicy.RELIABLE  # sensor_qos_reliable
     bad = TwistStamped()
     bad.twist.linear.x = math.nan
     reach(cmd, bad)
@@ -289,7 +295,8 @@ def test_namespaced_robot_sensors_world_sensor_and_lazy_reading(start_sim: Any,
     assert probe.node.count_subscribers("/bot1/cmd_vel") == 1
     assert wait_until(lambda: stats(probe)["sim_time"] > 1.0, 30)
     counts = stats(probe)["sensors"]
-    assert counts == {"room_scan": 0, "lidar": 0, "imu": 0, "depth_camera": 0, "camera": 0}
+    assert counts == {"room_scan": 0, "room_cloud": 0, "lidar": 0, "imu": 0,
+                      "depth_camera": 0, "camera": 0}
     scans = probe.collect(LaserScan, "/bot1/scan", SENSOR)
     room = probe.collect(LaserScan, "/scan", SENSOR)
     assert wait_until(lambda: len(scans) >= 3 and len(room) >= 2, 30), sim.output
@@ -310,6 +317,17 @@ def test_namespaced_robot_sensors_world_sensor_and_lazy_reading(start_sim: Any,
     assert placed.header.frame_id == "world"
     assert (placed.transform.translation.y, placed.transform.translation.z) == \
         pytest.approx((-1.0, 0.3))
+    # The 3-D lidar: a cloud of its finite rays in its own frame, hung from the wall's frame.
+    clouds = probe.collect(PointCloud2, "/points", SENSOR)
+    assert wait_until(lambda: clouds, 30), sim.output
+    cloud = clouds[-1][1]
+    assert cloud.header.frame_id == "room_cloud"
+    assert [f.name for f in cloud.fields] == ["x", "y", "z"] and cloud.point_step == 12
+    points = np.frombuffer(bytes(cloud.data), dtype="<f4").reshape(-1, 3)
+    assert 0 < len(points) < 12 * 5 and cloud.width == len(points)
+    assert np.all(np.isfinite(points)) and np.all(np.linalg.norm(points, axis=1) <= 20.0)
+    assert np.all(points[:, 2] < 0.0), "only the rows looking down hit (the ground)"
+    assert everyone["room_cloud"].header.frame_id == "wall"
     tf = probe.collect(TFMessage, "/bot1/tf", 100)
     assert wait_until(lambda: any(t.child_frame_id == "base_link" for _, m in tf
                                   for t in m.transforms), 10)
