@@ -90,7 +90,8 @@ class RobotSetup:
     """Its `RobotPlacement` (world file entry, or the spawn request's)."""
     drive: Any = None
     """Its diff drive's `mb_sim.model.gazebo.DiffDriveSpec` (its URDF's plugin block), or
-    None: the drive, not the node's ground truth, owns odom -> base in TF."""
+    None: the drive, not the node's ground truth, owns odom -> base in TF. A robot spawned at
+    runtime keeps the ground truth (its drive and sensors are not served by the node)."""
     stamped_cmd_vel: bool = False
     """Its drive takes TwistStamped on cmd_vel (`enable_stamped_cmd_vel`)."""
     world_to_odom: bool = True
@@ -260,7 +261,7 @@ def configure(node: Node, p: SimParams, view: Any, placement: Any, prefix: str, 
         imu_link=_imu_link(values, model, prefix, name), odom_frame=values["odom_frame"],
         base_frame=values["base_frame"], topics=robot_topics(p, namespace, name),
         spawned=spawned, placement=placement,
-        drive=_drive_spec(view), stamped_cmd_vel=bool(values["enable_stamped_cmd_vel"]),
+        drive=None if spawned else _drive_spec(view), stamped_cmd_vel=bool(values["enable_stamped_cmd_vel"]),
         world_to_odom=bool(p.publish_world_to_odom))
     setup.servos, setup.gains = _start_servos(node, view, interfaces, prefix, placement)
     setup.ft_sensors, setup.contact_sensors = _start_sensors(node, view, values, placement,
