@@ -247,6 +247,13 @@ class NodeDrives:
         for drive in self.drives.values():
             drive.reset(t)
 
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """Each drive's cmd_vel topic and its command at the start of a recording (the bag's
+        `mb_sim/drives`: `mb_sim.replay` applies the recorded cmd_vel from there)."""
+        return {name: {"topic": d.command_topic, "v": d.drive.command_v,
+                       "omega": d.drive.command_omega, "time": d.drive.command_time}
+                for name, d in self.drives.items()}
+
     def counts(self) -> dict[str, dict[str, int]]:
         """Each drive's commands applied and refused (for ~/stats)."""
         return {name: {"applied": d.applied, "refused": d.refused}

@@ -170,6 +170,8 @@ class Services:
                                          **_command_topics(first)}),
             "mb_sim/start": json.dumps(start),
         }
+        if self.publishers.drives is not None and self.publishers.drives.drives:
+            meta["mb_sim/drives"] = json.dumps(self.publishers.drives.snapshot())
         if self.inputs.several or len(robots) != 1 or first.setup.spawned or \
                 self.robots.objects:
             records = []
