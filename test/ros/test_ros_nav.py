@@ -62,22 +62,8 @@ def optical_matrix(q: Any) -> np.ndarray:
         [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
 
 
-def test_sensors_publish_scans_images_clouds_and_frames(start_sim: Any, probe: Any) -> None:
-    sim = start_sim({"world_file": str(NAV_WORLD)})
-    scans = probe.collect(LaserScan, "/scan", SENSOR)
-    images = probe.collect(Image, "/camera/image_raw", SENSOR)
-    infos = probe.collect(CameraInfo, "/camera/camera_info", SENSOR)
-    depths = probe.collect(Image, "/depth_camera/depth/image_raw", SENSOR)
-    clouds = probe.collect(PointCloud2, "/depth_camera/depth/points", SENSOR)
-    imus = probe.collect(Imu, "/imu", SENSOR)
-    static = probe.collect(TFMessage, "/tf_static", LATCHED)
-    wait_topic(probe, sim, "/scan")
-    assert wait_until(lambda: len(scans) >= 25 and len(depths) >= 3 and len(clouds) >= 3
-                      and len(images) >= 3 and len(infos) >= 3 and len(imus) >= 50
-                      and static, 60), (len(scans), len(depths), sim.output)
-
-    # LaserScan: the declared geometry and REP 117 ranges that see the walls.
-    scan = scans[-1][1]
+def check_scan(scan: LaserScan) -> None:
+    """The declared geometry and REP 117 ranges that see the room's walls."""
     n = 360
     assert scan.header.frame_id == "lidar_link"
     assert scan.angle_min == pytest.approx(-3.14159, abs=1e-6)
@@ -94,22 +80,26 @@ def test_sensors_publish_scans_images_clouds_and_frames(start_sim: Any, probe: A
     angle = scan.angle_min + k * scan.angle_increment
     assert ranges[k] == pytest.approx(-SOUTH_FACE / math.cos(angle + math.pi / 2), abs=0.05)
 
-    # Rates in simulated time: stamps one period apart.
+
+def check_rates(scans: list[Any], imus: list[Any], depths: list[Any]) -> None:
+    """Stamps one period of simulated time apart, none missing."""
     times = np.array([stamp(m) for _, m in scans])
-    gaps = np.diff(times)
-    assert np.median(gaps) == pytest.approx(0.1, abs=1e-3), gaps
+    assert np.median(np.diff(times)) == pytest.approx(0.1, abs=1e-3), times
     span = times[-1] - times[0]
     assert len(times) == pytest.approx(span / 0.1 + 1, abs=2)
-    imu_gaps = np.diff([stamp(m) for _, m in imus])
-    assert np.median(imu_gaps) == pytest.approx(0.01, abs=1e-3)
-    depth_gaps = np.diff([stamp(m) for _, m in depths])
-    assert np.median(depth_gaps) == pytest.approx(1 / 15, abs=1.5e-3)
+    assert np.median(np.diff([stamp(m) for _, m in imus])) == pytest.approx(0.01, abs=1e-3)
+    assert np.median(np.diff([stamp(m) for _, m in depths])) == \
+        pytest.approx(1 / 15, abs=1.5e-3)
 
-    # Images and camera info (REP 118, pinhole from hfov).
-    image, info, depth = images[-1][1], infos[-1][1], depths[-1][1]
+
+def check_cameras(image: Image, info: CameraInfo, depths: list[Any],
+                  cloud: PointCloud2) -> None:
+    """Images and camera info (REP 118, the pinhole from hfov), and the depth cloud: x, y, z
+    float32 in the optical frame, one point per finite pixel of the depth image."""
     assert (image.width, image.height, image.encoding, image.step) == (320, 240, "rgb8", 960)
     assert len(image.data) == 320 * 240 * 3
     assert image.header.frame_id == "camera_link_optical"
+    depth = depths[-1][1]
     assert (depth.width, depth.height, depth.encoding, depth.step) == (320, 240, "32FC1", 1280)
     assert depth.header.frame_id == "camera_link_optical"
     f = 160 / math.tan(1.047 / 2)
@@ -117,33 +107,25 @@ def test_sensors_publish_scans_images_clouds_and_frames(start_sim: Any, probe: A
     assert list(info.p) == pytest.approx([f, 0, 160, 0, 0, f, 120, 0, 0, 0, 1, 0])
     assert info.distortion_model == "plumb_bob" and list(info.d) == [0.0] * 5
     assert info.header.frame_id == "camera_link_optical"
-    pixels = np.frombuffer(bytes(depth.data), dtype="<f4").reshape(240, 320)
-    centre = float(pixels[120, 160])  # straight ahead: the crate or the far wall
-    assert 0.1 < centre < 8.0 or math.isinf(centre)
-
-    # The depth cloud: x, y, z float32 in the optical frame, one point per finite pixel.
-    cloud = clouds[-1][1]
     assert [(fd.name, fd.offset, fd.datatype) for fd in cloud.fields] == \
         [("x", 0, 7), ("y", 4, 7), ("z", 8, 7)]
     assert cloud.point_step == 12 and cloud.height == 1 and cloud.is_dense
     assert cloud.header.frame_id == "camera_link_optical"
     same = [m for _, m in depths if stamp(m) == stamp(cloud)]
     assert same, "a depth image of the cloud's stamp"
-    finite = np.isfinite(np.frombuffer(bytes(same[0].data), dtype="<f4"))
-    assert cloud.width == int(finite.sum())
+    pixels = np.frombuffer(bytes(same[0].data), dtype="<f4").reshape(240, 320)
+    finite = np.isfinite(pixels)
+    assert cloud.width == int(finite.sum()) > 0
     points = np.frombuffer(bytes(cloud.data), dtype="<f4").reshape(-1, 3)
-    assert np.all(points[:, 2] > 0.05)
+    assert points[:, 2] == pytest.approx(pixels[finite], rel=1e-6)  # z: the depth
+    v, u = np.nonzero(finite)  # pixel (u, v) of depth z at ((u + 1/2 - cx) z / f, ...)
+    assert points[:, 0] == pytest.approx((u + 0.5 - 160) * pixels[finite] / f, abs=1e-4)
+    assert points[:, 1] == pytest.approx((v + 0.5 - 120) * pixels[finite] / f, abs=1e-4)
 
-    # IMU declared as a sensor: its frame, one publisher on /imu.
-    assert imus[-1][1].header.frame_id == "imu_link"
-    assert imus[-1][1].linear_acceleration.z == pytest.approx(9.81, abs=0.3)
-    assert probe.node.count_publishers("/imu") == 1
-    for topic in ("/scan", "/camera/image_raw", "/depth_camera/depth/points", "/imu"):
-        (info,) = probe.node.get_publishers_info_by_topic(topic)  # (discovery has no depth)
-        assert info.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT, topic
 
-    # Frames: the optical frame under camera_link, z forward, x right, y down.
-    frames = statics(static)
+def check_frames(frames: dict[str, Any]) -> None:
+    """The optical frame under camera_link, z forward, x right, y down; the lidar's frame is
+    its link's; world -> odom."""
     optical = frames["camera_link_optical"]
     assert optical.header.frame_id == "camera_link"
     R = optical_matrix(optical.transform.rotation)
@@ -152,6 +134,32 @@ def test_sensors_publish_scans_images_clouds_and_frames(start_sim: Any, probe: A
     assert R @ np.array([0, 1, 0]) == pytest.approx([0, 0, -1], abs=1e-9)
     assert frames["lidar_link"].header.frame_id == "base_link"
     assert frames["odom"].header.frame_id == "world"
+
+
+def test_sensors_publish_scans_images_clouds_and_frames(start_sim: Any, probe: Any) -> None:
+    sim = start_sim({"world_file": str(NAV_WORLD)})
+    scans = probe.collect(LaserScan, "/scan", SENSOR)
+    images = probe.collect(Image, "/camera/image_raw", SENSOR)
+    infos = probe.collect(CameraInfo, "/camera/camera_info", SENSOR)
+    depths = probe.collect(Image, "/depth_camera/depth/image_raw", SENSOR)
+    clouds = probe.collect(PointCloud2, "/depth_camera/depth/points", SENSOR)
+    imus = probe.collect(Imu, "/imu", SENSOR)
+    static = probe.collect(TFMessage, "/tf_static", LATCHED)
+    wait_topic(probe, sim, "/scan")
+    assert wait_until(lambda: len(scans) >= 25 and len(depths) >= 3 and len(clouds) >= 3
+                      and len(images) >= 3 and len(infos) >= 3 and len(imus) >= 50
+                      and static, 60), (len(scans), len(depths), sim.output)
+    check_scan(scans[-1][1])
+    check_rates(scans, imus, depths)
+    check_cameras(images[-1][1], infos[-1][1], depths, clouds[-1][1])
+    check_frames(statics(static))
+    # The IMU declared as a sensor: its frame, the only publisher on /imu.
+    assert imus[-1][1].header.frame_id == "imu_link"
+    assert imus[-1][1].linear_acceleration.z == pytest.approx(9.81, abs=0.3)
+    assert probe.node.count_publishers("/imu") == 1
+    for topic in ("/scan", "/camera/image_raw", "/depth_camera/depth/points", "/imu"):
+        (info,) = probe.node.get_publishers_info_by_topic(topic)  # (discovery has no depth)
+        assert info.qos_profile.reliability == ReliabilityPolicy.BEST_EFFORT, topic
 
 
 def odom_x(got: list[tuple[float, Odometry]]) -> float:
