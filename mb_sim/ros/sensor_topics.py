@@ -23,7 +23,8 @@ Cameras publish in `<frame>_optical` (REP 103: z forward, x right, y down), on t
 When: each sensor at its rate in simulated time, after the step that reaches its tick, stamped
 with that step's time (the state its reading shows). A sensor is read only when one of its
 topics has a subscriber or a bag is being recorded (then everything is published and
-recorded): a sensor nobody listens to costs nothing.
+recorded), and published on the topics that have one: a sensor nobody listens to costs
+nothing, a depth camera's cloud is made only for a subscriber of its points.
 
 QoS: the sensor-data profile (best effort, keep last 5), or reliable keep last 5 with the
 parameter `sensor_qos_reliable`.
@@ -176,9 +177,10 @@ class SensorTopics:
         """Its topics, resolved."""
         return [out.topic for out in self.outputs.values()]
 
-    def listened(self) -> bool:
-        """Whether any of its topics has a subscriber."""
-        return any(out.publisher.get_subscription_count() > 0 for out in self.outputs.values())
+    def listened(self) -> list[str]:
+        """The roles of its topics that have a subscriber."""
+        return [role for role, out in self.outputs.items()
+                if out.publisher.get_subscription_count() > 0]
 
     def due(self, t: float, half_step: float) -> bool:
         """Whether a reading is due at simulated time `t` (then the next tick is set)."""
@@ -191,13 +193,13 @@ class SensorTopics:
         """Simulated time jumped (a reset): the next reading is the first tick from `t`."""
         self.next_tick = int(np.ceil((t - half_step) / self.period))
 
-    def publish(self, sim: Any, t: float) -> None:
-        """Read the sensor at the current state and publish (and record) what it gives."""
+    def publish(self, sim: Any, t: float, roles: Any = None) -> None:
+        """Read the sensor at the current state and publish (and record) what it gives on the
+        topics of `roles` (None: all): a depth camera's cloud is made only when wanted."""
         reading = sim.read_sensor(self.name)
         self.readings += 1
         spec, msgs = self.spec, self.msgs
-        for msg in msgs.values():
-            sm.stamp(msg, t)
+        wanted = list(self.outputs) if roles is None else roles
         if spec.type == "imu":
             sm.set_imu(msgs["imu"], reading)
         elif spec.type == "lidar":
@@ -209,10 +211,11 @@ class SensorTopics:
             pixels = np.ascontiguousarray(reading)
             msgs["image"].data = sm.octets(pixels.astype("<f4").tobytes()
                                            if spec.type == "depth_camera" else pixels.tobytes())
-            if "points" in msgs:
+            if "points" in msgs and "points" in wanted:
                 sm.set_points(msgs["points"], self._points(reading))
-        for role, out in self.outputs.items():
-            out.send(sm.serialize(msgs[role]), t)
+        for role in wanted:
+            sm.stamp(msgs[role], t)
+            self.outputs[role].send(sm.serialize(msgs[role]), t)
 
 
 class NodeSensors:
@@ -277,8 +280,14 @@ class NodeSensors:
         t = self.sim.time
         recording = self.recording.active
         for sensor in self.active:
-            if sensor.due(t, self.half_step) and (recording or sensor.listened()):
+            if not sensor.due(t, self.half_step):
+                continue
+            if recording:
                 sensor.publish(self.sim, t)
+                continue
+            roles = sensor.listened()
+            if roles:
+                sensor.publish(self.sim, t, roles)
 
     def counts(self) -> dict[str, int]:
         """Each sensor's readings so far (none while nobody listened): for ~/stats."""
