@@ -2,8 +2,8 @@
 
 Before each step: every robot's commands that arrived are latched in their order of arrival
 (and recorded), the diff drives' cmd_vel commands applied (`drive_topics`), and each robot's
-latch hands its efforts and servo targets to that robot when they may have changed. Then one step, then the outputs due. Between steps, paused: only
-the commands are taken.
+latch hands its efforts and servo targets to that robot when they may have changed. Then one
+step, then the outputs due. Between steps, paused: only the commands are taken.
 """
 
 from __future__ import annotations

@@ -4,7 +4,10 @@ tree: each robot and URDF object (`FrameTree`), and the world's bodies (`BodyFra
 A fixed-base robot hangs from world_frame by a static transform. A floating one: world_frame ->
 odom_frame (static identity: the odometry is ground truth, so it never drifts) -> base_frame
 (moving, the root link's world pose) [-> root link, static identity, when base_frame names
-another frame] -> the links. Links on fixed joints are static transforms; the other links move
+another frame] -> the links. A floating robot with a diff drive: world_frame -> its odom
+frame (static, where the drive's odometry starts) -> root link (moving, the drive's odometry:
+`drive_topics`, not published here). world_frame -> odom is left out with
+`publish_world_to_odom: false`. Links on fixed joints are static transforms; the other links move
 relative to their parent link. A URDF object (no movable joint) fixed to the world is static
 from world_frame; a floating one moves relative to world_frame. Link frames carry the tree's
 prefix (`frame_prefix`, or '<namespace>/' for a robot whose TF is prefixed, and for every
@@ -20,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.ros import conversions as conv
+from mb_sim.ros.drive_topics import DriveFrames
 from mb_sim.ros.robot_setup import RobotSetup, StartupError
 
 
@@ -92,8 +96,6 @@ def robot_frames(setup: RobotSetup, view: Any, world_frame: str, logger: Any) ->
     _moving_links(tree, model)
     start = conv.IDENTITY
     if setup.drive is not None and floating:
-        from mb_sim.ros.drive_topics import DriveFrames
-
         drive = DriveFrames(view, setup.drive, setup.frame_prefix,
                             setup.frame_prefix if setup.tf == "prefixed" else "")
         tree.odom, tree.base, tree.odom_moving = drive.odom, root, False
