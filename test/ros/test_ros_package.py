@@ -300,6 +300,34 @@ def test_robot_launch_files(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch, la
     assert [n.kwargs["namespace"] for n in nodes] == ["robot1"] * 3  # sim, controller, viewer
 
 
+def test_nav_launch_file(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nav.launch.py: sim_node alone with nav_bot in nav_room and config/nav.yaml, following
+    /clock by default, and the room's map installed beside them for Nav2's map_server."""
+    install = colcon_ws / "install" / "mb_sim"
+    monkeypatch.setenv("AMENT_PREFIX_PATH",
+                       os.pathsep.join([str(install), os.environ.get("AMENT_PREFIX_PATH", "")]))
+    for name, module in _fake_launch_modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    path = install / "share" / "mb_sim" / "launch" / "nav.launch.py"
+    spec = importlib.util.spec_from_file_location("nav", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    declared, nodes = _evaluate(module)
+    assert declared["use_sim_time"]["default_value"] == "true"
+    assert [n.kwargs["executable"] for n in nodes] == ["sim_node"]
+    file, overrides = nodes[0].kwargs["parameters"]
+    assert Path(file).name == "nav.yaml"
+    assert Path(overrides["urdf_file"]).name == "nav_bot.urdf"
+    assert Path(overrides["world_file"]).name == "nav_room.yaml"
+    assert overrides["use_sim_time"] is True
+    for rel in (overrides["urdf_file"], overrides["world_file"], file):
+        assert Path(rel).is_file(), rel
+    maps = install / "share" / "mb_sim" / "config" / "maps"
+    map_yaml = yaml.safe_load((maps / "nav_room.yaml").read_text())
+    assert (maps / map_yaml["image"]).is_file()
+
+
 def _ros2_env(env: dict[str, str]) -> dict[str, str]:
     """`env` with the venv's ros2 first on PATH; skips where launch_ros or the ros2 command
     line is missing."""
