@@ -75,6 +75,9 @@ class RobotPlace:
     namespace: str
     prefix: str
     links: tuple[str, ...]
+    world: bool = False
+    """A URDF object: its sensors are the world's (the node's namespace, the global TF
+    channel), their frames under its prefixed links."""
 
 
 def owner(spec: SensorSpec, robots: Mapping[str, RobotPlace]) -> tuple[str, str]:
@@ -96,8 +99,10 @@ def mounting(spec: SensorSpec, robots: Mapping[str, RobotPlace], world_frame: st
     short = spec.name.rsplit("/", 1)[-1]
     own = spec.frame_id or short
     place = robots.get(robot)
-    if place is None and robot:  # a URDF object's sensor: in the node's namespace
-        robot, place = "", RobotPlace("", "", ())
+    if place is None and robot:  # a tree the node does not know: the world's
+        place = RobotPlace("", "", (), world=True)
+    if place is not None and place.world:
+        robot = ""
     if place is not None:
         parent = place.prefix + link
         out = Mounting(robot, place.namespace, parent, place.prefix + own)
@@ -306,9 +311,13 @@ class NodeSensors:
 
 
 def robot_places(robots: Any) -> dict[str, RobotPlace]:
-    """Each robot's `RobotPlace` from the node's `robot_ports.Robots`."""
-    return {r.name: RobotPlace(r.setup.namespace, r.frames.prefix,
-                               tuple(r.setup.model.link_names)) for r in robots}
+    """Each robot's and URDF object's `RobotPlace` from the node's `robot_ports.Robots`."""
+    places = {r.name: RobotPlace(r.setup.namespace, r.frames.prefix,
+                                 tuple(r.setup.model.link_names)) for r in robots}
+    for name, frames in robots.objects.items():
+        places[name] = RobotPlace("", frames.prefix, (frames.root_link, *frames.links),
+                                  world=True)
+    return places
 
 
 __all__ = ["Mounting", "NodeSensors", "RobotPlace", "SensorTopics", "mounting",

@@ -24,6 +24,7 @@ from mb_sim.rotations import matrix_from_quat
 ROBOTS = {
     "bot": RobotPlace("bot1", "", ("base_link", "lidar_link", "camera_link")),
     "arm": RobotPlace("cell", "cell/", ("base", "hand")),
+    "plank": RobotPlace("", "plank/", ("plank",), world=True),
 }
 
 
@@ -80,6 +81,12 @@ def test_world_and_body_sensors_are_the_nodes(link: str, parent: str) -> None:
     where = mounting(spec(name="eye", link=link), ROBOTS, "world_frame")
     assert (where.robot, where.namespace, where.frame) == ("", "", "eye")
     assert [(p, c) for p, c, _ in where.static] == [(parent, "eye")]
+
+
+def test_a_urdf_objects_sensor_is_the_worlds_under_its_prefixed_link() -> None:
+    where = mounting(spec(name="plank/tag", link="plank/plank", robot="plank"), ROBOTS, "world")
+    assert (where.robot, where.namespace, where.frame) == ("", "", "plank/tag")
+    assert [(p, c) for p, c, _ in where.static] == [("plank/plank", "plank/tag")]
 
 
 def test_laser_scan_and_camera_info_fields() -> None:
