@@ -1,6 +1,7 @@
-"""Launch sim_node with the diff-drive base (urdf/diff_drive.urdf), config/mobile.yaml and a
-world, and diff_drive_controller (the demo: drive ahead for 17.5 s, up the ramp); optionally RViz
-and the browser view.
+"""Launch sim_node with the wheeled robot urdf/nav_bot.urdf (the base of urdf/diff_drive.urdf with
+a diff-drive plugin block, so sim_node drives it from cmd_vel), config/mobile.yaml and a world,
+and diff_drive_controller (the demo: Twist on cmd_vel, ahead for 17.5 s, up the ramp);
+optionally RViz and the browser view.
 
     ros2 launch mb_sim mobile.launch.py [world:=<name or path>] [use_sim_time:=true|false]
                                         [controller:=true|false] [rviz:=true|false]
@@ -18,7 +19,7 @@ from typing import Any
 
 from mb_sim.ros.launching import RobotLaunch
 
-LAUNCH = RobotLaunch(urdf="urdf/diff_drive.urdf", params="config/mobile.yaml", default_world="ramp",
+LAUNCH = RobotLaunch(urdf="urdf/nav_bot.urdf", params="config/mobile.yaml", default_world="ramp",
                 controller="diff_drive_controller")
 
 

@@ -62,8 +62,10 @@ FIELDS = ("position", "velocity", "effort")
 JOINT_STATE = "sensor_msgs/msg/JointState"
 ARRAY = "std_msgs/msg/Float64MultiArray"
 TEXT = "std_msgs/msg/String"
-DECODED = (JOINT_STATE, ARRAY, TEXT)
-"""The message types a replay reads: joint_states and commands, parameter events."""
+TWISTS = ("geometry_msgs/msg/Twist", "geometry_msgs/msg/TwistStamped")
+DECODED = (JOINT_STATE, ARRAY, TEXT, *TWISTS)
+"""The message types a replay reads: joint_states and commands (a diff drive's cmd_vel
+too), parameter events."""
 
 
 class ReplayError(RuntimeError):
@@ -121,6 +123,7 @@ def replay_bag(path: str | Path, tolerance: float = 0.0) -> ReplayResult:
         timeline = _timeline(bag)
         robots = _robots(sim, params, start, custom)
         replay = _Replay(sim, params, robots, tolerance)
+        replay.drives = _drives(sim, custom)
     except (OSError, ValueError, KeyError, mb_sim.ModelError, mb_sim.WorldError) as e:
         raise ReplayError(f"{bag}: {e}") from e
     try:
@@ -216,13 +219,20 @@ def _world(custom: dict[str, str], records: list[dict[str, Any]], tmp: Path,
     if not text:
         return None
     urdfs = {r["name"]: r["urdf"] for r in records if not r.get("spawned")}
-    data = yaml.safe_load(text) if urdfs else None
-    if isinstance(data, dict) and data.get("robots"):
+    data = yaml.safe_load(text)
+    if isinstance(data, dict) and data.get("robots") and urdfs:
         for entry in data["robots"]:
             if entry.get("name") in urdfs:
                 path = tmp / f"{entry['name']}.urdf"
                 path.write_text(urdfs[entry["name"]])
                 entry["urdf"] = str(path)
+        text = yaml.safe_dump(data, sort_keys=False)
+    robot = data.get("robot") if isinstance(data, dict) else None
+    if isinstance(robot, dict) and robot.get("urdf") and custom.get("mb_sim/urdf"):
+        # a `robot:` entry's file, relative to the world's folder, is not beside this copy
+        path = tmp / "robot.urdf"
+        path.write_text(custom["mb_sim/urdf"])
+        robot["urdf"] = str(path)
         text = yaml.safe_dump(data, sort_keys=False)
     path = tmp / "world.yaml"
     path.write_text(text)
@@ -249,6 +259,21 @@ def _one_robot(custom: dict[str, str], params: dict[str, Any], world: Any,
     else:
         sim.set_initial_state(q=q0, qd=np.zeros_like(q0))
     return sim
+
+
+def _drives(sim: Any, custom: dict[str, str]) -> dict[str, tuple[Any, str]]:
+    """The diff drives the node drove from cmd_vel (the bag's `mb_sim/drives`): each robot's
+    drive in the replay, at its command when the recording started, and its cmd_vel topic."""
+    out = {}
+    for name, rec in json.loads(custom.get("mb_sim/drives") or "{}").items():
+        drive = sim.drives.get(name)
+        if drive is None:
+            raise ValueError(f"the bag drives robot {name!r} from cmd_vel, but the replayed "
+                             f"simulation has no diff drive of that name ({list(sim.drives)})")
+        drive.command_v, drive.command_omega = float(rec["v"]), float(rec["omega"])
+        drive.command_time = float(rec["time"])
+        out[str(rec["topic"])] = (drive, name)
+    return out
 
 
 @dataclass
@@ -307,6 +332,8 @@ class _Replay:
         self.package_dirs = folder_list(params.get("package_dirs"))
         self.timeout = float(params["command_timeout"])
         self.compared = self.steps = self.commands = 0
+        self.drives: dict[str, tuple[Any, str]] = {}
+        """cmd_vel topic -> (its diff drive, robot name)."""
 
     def ns(self) -> int:
         return round(self.sim.time * 1e9)
@@ -320,6 +347,7 @@ class _Replay:
             self._apply_events(here)  # parameter changes run between steps, before commands
             self._apply_commands(here)
             sim = self.sim
+            self._drive(here)
             for robot in self.robots:
                 robot.latch.apply(sim, self.timeout, self._view(robot))
             sim.step(1)
@@ -359,6 +387,24 @@ class _Replay:
                 robot.latch.latch(check(m.topic, m.msg), self.sim.time)
                 self.commands += 1
                 break
+
+    def _drive(self, messages: list[Message]) -> None:
+        """The cmd_vel commands of this time, then each drive's timeout, as the node's
+        `drive_topics` does before a step."""
+        if not self.drives:
+            return
+        t = self.sim.time
+        for m in messages:
+            found = self.drives.get(m.topic) if m.msgtype in TWISTS else None
+            if found is None:
+                continue
+            twist = m.msg.twist if m.msgtype.endswith("Stamped") else m.msg
+            v, omega = float(twist.linear.x), float(twist.angular.z)
+            if np.isfinite(v) and np.isfinite(omega):  # the node refused the others
+                found[0].command(v, omega, t)
+                self.commands += 1
+        for drive, _name in self.drives.values():
+            drive.timed_out(t)
 
     def _compare(self, messages: list[Message]) -> Divergence | None:
         """The first value of the joint_states among `messages` that the state now does not

@@ -20,8 +20,9 @@ stamp="$venv/.mb_sim_env.stamp"
 inputs=(requirements.txt requirements-ros.txt requirements-dev.txt
         tools/setup_env.sh tools/build_interfaces.sh tools/activate_hook.sh
         setup.py setup.cfg package.xml)
-hash="$( (cat "${inputs[@]}"; find tools/interfaces -type f -print0 | sort -z | xargs -0 cat) \
-        | sha256sum | cut -c1-16)"
+# The launch files' names too: each is linked into the venv's share/mb_sim/launch below.
+hash="$( (cat "${inputs[@]}"; ls launch; find tools/interfaces -type f -print0 | sort -z \
+          | xargs -0 cat) | sha256sum | cut -c1-16)"
 
 if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$hash" \
       && -z "${MB_SIM_FORCE_ENV:-}" ]]; then

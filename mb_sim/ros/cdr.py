@@ -95,7 +95,7 @@ def serialized(msg: Any) -> bytes:
     """rclpy's serialization of `msg` without what follows its end: rclpy hands out the
     buffer as long as its estimate of the size, and strict readers (rosbags) refuse the rest."""
     data = serialize_message(msg)
-    end = _walk_message(type(msg), data, HEADER, "", {}, {})
+    end = _walk_message(type(msg), data, HEADER, "", None, {})
     return data[:end]
 
 
@@ -111,21 +111,23 @@ def _message_class(t: NamespacedType) -> Any:
     return getattr(importlib.import_module(".".join(t.namespaces)), t.name)
 
 
-def _walk_message(cls: Any, data: bytes, pos: int, prefix: str, out: dict[str, int],
+def _walk_message(cls: Any, data: bytes, pos: int, prefix: str, out: dict[str, int] | None,
                   times: dict[str, int]) -> int:
-    """Record the offsets of a message's primitive fields from byte `pos` in `out`, those of
-    its builtin_interfaces/Time fields in `times`; returns where the message ends."""
+    """Record the offsets of a message's primitive fields from byte `pos` in `out` (None:
+    only find the end, stepping over sequences of primitives at once: an image's bytes),
+    those of its builtin_interfaces/Time fields in `times`; returns where the message ends."""
     for name, slot in zip(cls.get_fields_and_field_types(), cls.SLOT_TYPES, strict=True):
         pos = _walk_member(slot, data, pos, prefix + name, out, times)
     return pos
 
 
-def _walk_member(t: Any, data: bytes, pos: int, path: str, out: dict[str, int],
+def _walk_member(t: Any, data: bytes, pos: int, path: str, out: dict[str, int] | None,
                  times: dict[str, int]) -> int:
     if isinstance(t, BasicType):
         size = SIZES[t.typename]
         pos = _align(pos, size)
-        out[path] = pos
+        if out is not None:
+            out[path] = pos
         return pos + size
     if isinstance(t, AbstractWString):
         raise TypeError(f"{path}: wide strings are not supported")
@@ -144,6 +146,9 @@ def _walk_member(t: Any, data: bytes, pos: int, path: str, out: dict[str, int],
         pos += 4
     else:
         raise TypeError(f"{path}: unknown field type {t!r}")
+    if out is None and isinstance(t.value_type, BasicType) and count:
+        size = SIZES[t.value_type.typename]
+        return _align(pos, size) + count * size
     for i in range(count):
         pos = _walk_member(t.value_type, data, pos, f"{path}.{i}", out, times)
     return pos

@@ -1,9 +1,9 @@
 """What one physics step of `sim_node` is (the `physics_loop.Cycle` the loop drives).
 
 Before each step: every robot's commands that arrived are latched in their order of arrival
-(and recorded), and each robot's latch hands its efforts and servo targets to that robot
-when they may have changed. Then one step, then the outputs due. Between steps, paused: only
-the commands are taken.
+(and recorded), the diff drives' cmd_vel commands applied (`drive_topics`), and each robot's
+latch hands its efforts and servo targets to that robot when they may have changed. Then one
+step, then the outputs due. Between steps, paused: only the commands are taken.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ class NodeCycle:
     def step(self) -> None:
         self._take_commands()
         sim, timeout = self.sim, self.p.command_timeout
+        drives = self.publishers.drives
+        if drives is not None:
+            drives.before_step()
         for robot in self.robots:
             robot.latch.apply(sim, timeout, robot.view)
         sim.step(1)
@@ -41,6 +44,8 @@ class NodeCycle:
     def idle(self) -> None:
         """Between steps (paused, or waiting for the next): take the commands that arrived."""
         self._take_commands()
+        if self.publishers.drives is not None:
+            self.publishers.drives.idle()
 
     def _take_commands(self) -> None:
         """Latch, in order of arrival, every command that arrived before this step."""
@@ -62,6 +67,11 @@ class NodeCycle:
             robot.intake.take()
             robot.latch.reset()
             robot.view.set_effort(robot.latch.effort)
+        publishers = self.publishers
+        if publishers.drives is not None:
+            publishers.drives.reset()
+        if publishers.sensors is not None:
+            publishers.sensors.restart()
 
     def publish_clock(self) -> None:
         self.publishers.publish_clock()

@@ -4,7 +4,10 @@ tree: each robot and URDF object (`FrameTree`), and the world's bodies (`BodyFra
 A fixed-base robot hangs from world_frame by a static transform. A floating one: world_frame ->
 odom_frame (static identity: the odometry is ground truth, so it never drifts) -> base_frame
 (moving, the root link's world pose) [-> root link, static identity, when base_frame names
-another frame] -> the links. Links on fixed joints are static transforms; the other links move
+another frame] -> the links. A floating robot with a diff drive: world_frame -> its odom
+frame (static, where the drive's odometry starts) -> root link (moving, the drive's odometry:
+`drive_topics`, not published here). world_frame -> odom is left out with
+`publish_world_to_odom: false`. Links on fixed joints are static transforms; the other links move
 relative to their parent link. A URDF object (no movable joint) fixed to the world is static
 from world_frame; a floating one moves relative to world_frame. Link frames carry the tree's
 prefix (`frame_prefix`, or '<namespace>/' for a robot whose TF is prefixed, and for every
@@ -20,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.ros import conversions as conv
+from mb_sim.ros.drive_topics import DriveFrames
 from mb_sim.ros.robot_setup import RobotSetup, StartupError
 
 
@@ -48,13 +52,16 @@ class FrameTree:
     """The tree's name in the simulation."""
     root_link: str = ""
     """The root link's URDF name."""
+    odom_moving: bool = True
+    """A floating tree's odom -> base is the node's (ground truth); False: a diff drive
+    (`drive_topics`) publishes odom -> root link instead."""
 
     def link_frame(self, link: str) -> str:
         return self.prefix + link
 
     def moving(self) -> list[tuple[str, str]]:
         """(parent, child) of every moving transform, in the order TF lists them."""
-        pairs = [(self.odom, self.base)] if self.floating else []
+        pairs = [(self.odom, self.base)] if self.floating and self.odom_moving else []
         return pairs + [(self.link_frame(parent), self.link_frame(link))
                         for parent, link in zip(self.link_parents, self.links, strict=True)]
 
@@ -87,7 +94,13 @@ def robot_frames(setup: RobotSetup, view: Any, world_frame: str, logger: Any) ->
     if floating:
         _check_floating_frames(tree, model, setup)
     _moving_links(tree, model)
-    tree.static = _static_transforms(tree, view, logger)
+    start = conv.IDENTITY
+    if setup.drive is not None and floating:
+        drive = DriveFrames(view, setup.drive, setup.frame_prefix,
+                            setup.frame_prefix if setup.tf == "prefixed" else "")
+        tree.odom, tree.base, tree.odom_moving = drive.odom, root, False
+        start = drive.start
+    tree.static = _static_transforms(tree, view, logger, start, setup.world_to_odom)
     return tree
 
 
@@ -141,17 +154,19 @@ def _check_floating_frames(tree: FrameTree, model: Any, setup: RobotSetup) -> No
             f"{tree.root!r} or a name of its own")
 
 
-def _static_transforms(tree: FrameTree, view: Any, logger: Any
+def _static_transforms(tree: FrameTree, view: Any, logger: Any,
+                       odom: conv.Pose = conv.IDENTITY, world_to_odom: bool = True
                        ) -> list[tuple[str, str, conv.Pose]]:
     """world_frame -> root link (fixed base, unless the root link is world_frame itself, as
-    in URDFs rooted at a `world` link); world_frame -> odom_frame and base_frame -> root link
-    as identities where the names differ (floating base); links on fixed joints."""
+    in URDFs rooted at a `world` link); world_frame -> odom_frame (`odom`: identity, or where
+    a diff drive's odometry starts; none when not `world_to_odom`) and base_frame -> root
+    link as an identity where the names differ (floating base); links on fixed joints."""
     model = view.model
     poses = view.link_poses()
     frames = []
     if tree.floating:
-        if tree.odom != tree.world:
-            frames.append((tree.world, tree.odom, conv.IDENTITY))
+        if tree.odom != tree.world and world_to_odom:
+            frames.append((tree.world, tree.odom, odom))
         if tree.base != tree.root:
             frames.append((tree.base, tree.root, conv.IDENTITY))
     elif tree.root != tree.world:  # a root link named like world_frame is that frame

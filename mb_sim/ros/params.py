@@ -154,7 +154,8 @@ SPECS: tuple[Spec, ...] = (
          "to world_frame: ground truth) and parent of base_frame in TF.", check=_frame),
     Spec("base_frame", "", "Floating robots: child frame of odom and of the moving TF transform; "
          "'' = the root link's frame (frame_prefix + root link).", check=_optional_frame),
-    Spec("imu_enabled", True, "Publish sensor_msgs/Imu on imu for imu_link at publish_rate."),
+    Spec("imu_enabled", True, "Publish sensor_msgs/Imu on imu for imu_link at publish_rate "
+         "(not when an IMU declared as a sensor publishes on that topic)."),
     Spec("imu_link", "", "Link whose frame is the IMU frame; '' = the root link.",
          check=lambda v: None if v == v.strip() else "must not have surrounding spaces"),
     Spec("ft_sensors", [], "Movable joints with a force-torque sensor: "
@@ -165,6 +166,14 @@ SPECS: tuple[Spec, ...] = (
          "~/contact/<link> at publish_rate, the mean contact wrench on the link since the last "
          "message (world_frame axes, torque about the link origin; zero: no contact); unset "
          "or [''] = the world file's robot.contact_sensors."),
+    Spec("sensor_qos_reliable", False, "Lidars, cameras and IMUs declared as sensors publish "
+         "reliable (keep last 5) instead of the sensor-data profile (best effort, keep last "
+         "5)."),
+    Spec("enable_stamped_cmd_vel", False, "Diff drives take geometry_msgs/TwistStamped on "
+         "cmd_vel instead of Twist (Nav2 Jazzy's switch of the same name)."),
+    Spec("publish_world_to_odom", True, "Floating robots and diff drives: publish the static "
+         "world_frame -> odom transform; false when a localizer (AMCL, slam_toolbox) "
+         "publishes map -> odom."),
     Spec("command_topic", "effort_controller/commands",
          "Float64MultiArray effort commands, one value per command_joints entry.", check=_topic),
     Spec("command_joints", [],
@@ -235,11 +244,13 @@ ROBOT_SPECS: tuple[Spec, ...] = (
          check=_frame),
     Spec("base_frame", "", "Floating robots: child frame of odom; '' = the root link's frame.",
          check=_optional_frame),
+    Spec("enable_stamped_cmd_vel", False, "This robot's diff drive takes TwistStamped on "
+         "<namespace>/cmd_vel (default: the node's enable_stamped_cmd_vel)."),
 )
 """The parameters each robot of a `robots:` world has under `robots.<name>.`, besides
 `initial_positions.<joint>`, `command_interfaces.<joint>` and `gains.<joint>.<p|i|d>` there."""
 ROBOT_BY_NAME: dict[str, Spec] = {s.name: s for s in ROBOT_SPECS}
-ROBOT_DEFAULTS_FROM_NODE = ("imu_enabled", "odom_frame")
+ROBOT_DEFAULTS_FROM_NODE = ("imu_enabled", "odom_frame", "enable_stamped_cmd_vel")
 """Per-robot parameters whose default is the node's parameter of that name."""
 
 ONE_ROBOT: dict[str, str] = {
@@ -266,6 +277,10 @@ and what takes their place for the robots of a `robots:` list. Setting one of th
 EVERY_ROBOT: dict[str, str] = {
     "imu_enabled": "every robot's default; `robots.<name>.imu_enabled` for one",
     "odom_frame": "every floating robot's default; `robots.<name>.odom_frame` for one",
+    "enable_stamped_cmd_vel": "every diff drive's default; "
+                              "`robots.<name>.enable_stamped_cmd_vel` for one",
+    "sensor_qos_reliable": "every robot's sensors",
+    "publish_world_to_odom": "every floating robot's",
     "command_topic": "every robot's, relative to its namespace (`<namespace>/effort_controller/"
                      "commands`)",
     "joint_command_topic": "every robot's, relative to its namespace",

@@ -16,6 +16,10 @@ or a tf topic that joins then: it gets the current state once (`new_subscriber`)
 controller started after the node still learns where everything is before it unpauses the
 simulation.
 
+The lidars, cameras and IMUs (`sensor_topics.NodeSensors`) and the diff drives' odometry
+(`drive_topics.NodeDrives`) are published from `publish_due` too, each at its own rate; their
+frames join the TF channels' static transforms.
+
 A new output (a sensor, a world description for a viewer) is one more publisher here (a
 robot's: in `robot_outputs`) with its message in `messages`, and a line in `publish_due` or
 `publish_latched`.
@@ -79,6 +83,10 @@ class Publishers:
         self._clock_msg = messages.clock_message()
         self._markers_msg = messages.ContactMarkersMessage(p.world_frame)
         self.layout = TfLayout(sim)
+        self.sensors: Any = None
+        """The sensors' topics (`sensor_topics.NodeSensors`), once the robots are there."""
+        self.drives: Any = None
+        """The diff drives' topics (`drive_topics.NodeDrives`)."""
         self._had_contacts = False
         self.next_js = 0.0
         self.next_tf = 0.0
@@ -87,6 +95,10 @@ class Publishers:
         """A topic of the node (`output.OutputFactory`); the robots' ports make theirs here."""
         return Output(self.node, msg_type, topic, qos, self.recording,
                       (lambda: self.new_subscriber()) if tell else None)
+
+    def tf_of(self, robot: Any) -> Output:
+        """The tf topic that carries a robot's frames (its own when its TF is namespaced)."""
+        return robot.outputs.tf if robot.setup.tf == NAMESPACED else self._tf
 
     @property
     def joint_states_topic(self) -> str:
@@ -104,8 +116,13 @@ class Publishers:
         channels = [(self._tf, self._tf_static, on_global + objects)]
         channels += [(r.outputs.tf, r.outputs.tf_static, [r.name, *objects])
                      for r in robots if r.setup.tf == NAMESPACED]
-        self.layout.build(self.robots.trees(), body_frames(self.sim, self.world,
-                                                           self.p.world_frame), channels)
+        bodies = body_frames(self.sim, self.world, self.p.world_frame)
+        if self.sensors is not None:  # sensors fixed to the world or a body
+            bodies.static += self.sensors.static("")
+            self.sensors.scene_changed()
+        if self.drives is not None:
+            self.drives.scene_changed()
+        self.layout.build(self.robots.trees(), bodies, channels)
 
     # --- when ----------------------------------------------------------------------------
 
@@ -120,6 +137,10 @@ class Publishers:
             self.publish_frames()
             self.publish_markers()
             self.next_tf = max(self.next_tf + 1.0 / self.p.tf_rate, t + eps)
+        if self.drives is not None:
+            self.drives.publish_due()
+        if self.sensors is not None:
+            self.sensors.publish_due()
 
     def publish_all(self, force: bool = False) -> None:
         """Everything at the current state (start, reset, step requests); `force`: contact
@@ -128,6 +149,8 @@ class Publishers:
         self.publish_joint_states()
         self.publish_frames()
         self.publish_markers(force=force)
+        if self.drives is not None:
+            self.drives.publish_all()
         t = self.sim.time
         self.next_js = t + 1.0 / self.p.publish_rate
         self.next_tf = t + 1.0 / self.p.tf_rate

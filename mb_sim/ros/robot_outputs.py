@@ -48,8 +48,9 @@ class RobotOutputs:
         """The joint_states topic resolved in the node's namespace."""
         self._description = output(String, setup.topic("robot_description"), QOS_LATCHED)
         self.description_topic = self._description.topic
-        self._odom = output(Odometry, setup.topic("odom"), QOS_ODOM) if frames.floating \
-            else None
+        # A diff drive publishes its own odometry (`drive_topics`) on its odom topic.
+        self._odom = output(Odometry, setup.topic("odom"), QOS_ODOM) \
+            if frames.floating and frames.odom_moving else None
         self._imu = output(Imu, setup.topic("imu"), QOS_IMU) if frames.imu_link else None
         self.tf: Output | None = None
         self.tf_static: Output | None = None
@@ -80,6 +81,20 @@ class RobotOutputs:
         found = [self._js, self._description, self._odom, self._imu, self.tf, self.tf_static,
                  *self._wrenches.outputs]
         return [out for out in found if out is not None]
+
+    def drop_imu(self, node: Node, by: str) -> None:
+        """No imu_link IMU: the IMU sensor `by` publishes on its topic."""
+        if self._imu is None:
+            return
+        node.get_logger().info(f"{self._imu.topic}: published by the IMU sensor {by!r}; the "
+                               f"imu_enabled IMU of link {self.frames.imu_link!r} is off")
+        node.destroy_publisher(self._imu.publisher)
+        self._imu = None
+
+    @property
+    def imu_topic(self) -> str | None:
+        """The imu_link IMU's topic (resolved), None when it is off."""
+        return self._imu.topic if self._imu is not None else None
 
     def destroy(self, node: Node) -> None:
         """Its publishers leave the ROS graph (the robot was deleted)."""

@@ -88,6 +88,14 @@ class RobotSetup:
     spawned: bool = False
     placement: Any = None
     """Its `RobotPlacement` (world file entry, or the spawn request's)."""
+    drive: Any = None
+    """Its diff drive's `mb_sim.model.gazebo.DiffDriveSpec` (its URDF's plugin block), or
+    None: the drive, not the node's ground truth, owns odom -> base in TF. A robot spawned at
+    runtime keeps the ground truth (its drive and sensors are not served by the node)."""
+    stamped_cmd_vel: bool = False
+    """Its drive takes TwistStamped on cmd_vel (`enable_stamped_cmd_vel`)."""
+    world_to_odom: bool = True
+    """Publish world_frame -> odom (`publish_world_to_odom`)."""
 
     def topic(self, name: str) -> str:
         """A topic of the robot: `name` relative to its namespace (absolute names stay)."""
@@ -252,11 +260,20 @@ def configure(node: Node, p: SimParams, view: Any, placement: Any, prefix: str, 
         interfaces=interfaces, command_joints=command_joints,
         imu_link=_imu_link(values, model, prefix, name), odom_frame=values["odom_frame"],
         base_frame=values["base_frame"], topics=robot_topics(p, namespace, name),
-        spawned=spawned, placement=placement)
+        spawned=spawned, placement=placement,
+        drive=None if spawned else _drive_spec(view), stamped_cmd_vel=bool(values["enable_stamped_cmd_vel"]),
+        world_to_odom=bool(p.publish_world_to_odom))
     setup.servos, setup.gains = _start_servos(node, view, interfaces, prefix, placement)
     setup.ft_sensors, setup.contact_sensors = _start_sensors(node, view, values, placement,
                                                              prefix)
     return setup
+
+
+def _drive_spec(view: Any) -> Any:
+    """The robot's diff drive declaration (`Simulation.drives`), or None (also for a robot
+    whose base is fixed: its wheels turn, it does not drive anywhere)."""
+    drive = getattr(view._sim, "drives", {}).get(view.name)
+    return drive.spec if drive is not None and view.floating_base else None
 
 
 def _set_initial_state(view: Any, q0: np.ndarray) -> None:

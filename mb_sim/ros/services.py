@@ -125,6 +125,10 @@ class Services:
             "paused": self.loop.paused,
             "commands": self.cycle.stats.summary(restart_latencies=True),
             "recording": None if recorder is None else str(recorder.path),
+            "sensors": {} if self.publishers.sensors is None
+            else self.publishers.sensors.counts(),
+            "drives": {} if self.publishers.drives is None
+            else self.publishers.drives.counts(),
         }
 
     async def _on_stats(self, _req: Trigger.Request, resp: Trigger.Response) -> Trigger.Response:
@@ -166,6 +170,8 @@ class Services:
                                          **_command_topics(first)}),
             "mb_sim/start": json.dumps(start),
         }
+        if self.publishers.drives is not None and self.publishers.drives.drives:
+            meta["mb_sim/drives"] = json.dumps(self.publishers.drives.snapshot())
         if self.inputs.several or len(robots) != 1 or first.setup.spawned or \
                 self.robots.objects:
             records = []

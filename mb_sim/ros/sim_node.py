@@ -54,6 +54,7 @@ from rclpy.signals import SignalHandlerOptions
 
 from mb_sim.ros.commands import CommandStats
 from mb_sim.ros.cycle import NodeCycle
+from mb_sim.ros.drive_topics import node_drives
 from mb_sim.ros.frames import object_frames
 from mb_sim.ros.inputs import StartupError, load_inputs
 from mb_sim.ros.logs import ForwardToRos, Throttle, error_text
@@ -61,6 +62,7 @@ from mb_sim.ros.physics_loop import PhysicsLoop
 from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recorder import Recording
 from mb_sim.ros.robot_ports import PortsMaker, Robots
+from mb_sim.ros.sensor_topics import NodeSensors, robot_places, sensor_qos
 from mb_sim.ros.services import Services
 from mb_sim.ros.signals import Signals
 from mb_sim.ros.sim_interfaces import SimulationInterfaces
@@ -104,6 +106,7 @@ class SimNode(Node):
             self.robots.add_object(name, prefix, object_frames(sim.robot(name), prefix,
                                                                p.world_frame, logger))
         self.robots.bind(sim, p.world_frame, logger)
+        self._sensors_and_drives()
         self.outputs.world_changed()
         self.cycle = NodeCycle(sim, p, self.robots, self.stats, self.outputs, self.recording)
         self.loop = PhysicsLoop(sim, sim.dt, self.cycle, logger, self.throttle.warn,
@@ -131,6 +134,29 @@ class SimNode(Node):
             # The bag is opened by the physics thread (its first action), which writes it.
             self.loop.submit(lambda: self.requests.start_recording(bag))
         logger.info(self._summary())
+
+    def _sensors_and_drives(self) -> None:
+        """The lidars, cameras and IMUs (`sensor_topics`), their frames in each robot's static
+        TF, and the diff drives (`drive_topics`); an IMU sensor on a robot's imu topic takes
+        the place of its imu_link IMU."""
+        sensors = NodeSensors(self.sim, robot_places(self.robots), self.p.world_frame,
+                              self.outputs.output, sensor_qos(self.p.sensor_qos_reliable),
+                              self.recording, self.get_logger())
+        for robot in self.robots:
+            robot.frames.static += sensors.static(robot.name)
+            imu = robot.outputs.imu_topic
+            for sensor in sensors.by_robot.get(robot.name, []):
+                if imu is not None and imu in sensor.topics:
+                    robot.outputs.drop_imu(self, sensor.name)
+        self.outputs.sensors = sensors
+        drives = node_drives(self, self.sim, self.robots, self.outputs, self.throttle.warn,
+                             self.recording)
+        self.outputs.drives = drives
+        logger = self.get_logger()
+        if sensors.sensors:
+            logger.info(f"sensors (read while subscribed or recording): {sensors.describe()}")
+        if drives.drives:
+            logger.info(f"diff drives: {drives.describe()}")
 
     def _republish_if_paused(self) -> None:
         """A subscriber joined: while paused, it would otherwise wait for the next step."""

@@ -37,8 +37,9 @@ class TreePoses:
         self.frames = frames
         self.links = LinkFrames(sim, [frames.root_link, *frames.links],
                                 [None, *frames.link_parents], robot=frames.name)
-        self.first = 0 if frames.floating else 1
-        self.count = len(frames.links) + (1 if frames.floating else 0)
+        own_base = frames.floating and frames.odom_moving
+        self.first = 0 if own_base else 1
+        self.count = len(frames.links) + (1 if own_base else 0)
 
     def rows(self) -> tuple[np.ndarray, np.ndarray]:
         xyz, quat = self.links.poses()

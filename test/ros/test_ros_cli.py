@@ -167,12 +167,13 @@ def _joint_state(env: dict[str, str]) -> dict[str, tuple[float, float]]:
 
 
 @pytest.mark.parametrize("name, robot", [("launch_legged", "mb_sim_quadruped"),
-                                         ("launch_mobile", "mb_sim_diff_drive")])
+                                         ("launch_mobile", "mb_sim_nav_bot")])
 def test_robot_launches_run_their_demo(cli: dict[str, str], tmp_path: Path, name: str,
                                        robot: str) -> None:
     """After 8 s the quadruped stands (knees near the standing -1.6 rad, trunk 0.27 to 0.31 m
-    up in odom); the diff drive drives (both wheels turning forward at about
-    0.25 m/s / 0.08 m = 3.1 rad/s, more than 1 m along x). Ctrl-C stops everything cleanly."""
+    up in odom); the wheeled robot drives from the demo's cmd_vel (both wheels turning forward
+    at about 0.25 m/s / 0.08 m = 3.1 rad/s, more than 1 m along x by the drive's odom). Ctrl-C
+    stops everything cleanly."""
     cli = other_domain(cli)
     before = sim_node_pids()
     sim = Launched(cli, name, tmp_path / "launch.log")

@@ -174,7 +174,7 @@ def test_record_in_a_namespace_with_frame_prefix_replays(
 def test_launch_in_a_namespace(domain_probe: tuple[dict[str, str], Probe],
                                tmp_path: Path) -> None:
     """`ros2 launch mb_sim mobile.launch.py namespace:=robot1`: the demo controller finds the
-    robot, unpauses /robot1/sim_node and drives the wheels through /robot1 topics."""
+    robot, unpauses /robot1/sim_node and drives the wheels through /robot1/cmd_vel."""
     from sensor_msgs.msg import JointState
 
     env, probe = domain_probe
@@ -190,7 +190,7 @@ def test_launch_in_a_namespace(domain_probe: tuple[dict[str, str], Probe],
                    for w in ("left_wheel_joint", "right_wheel_joint"))
 
     try:
-        sim.wait_for("simulating 'mb_sim_diff_drive'")
+        sim.wait_for("simulating 'mb_sim_nav_bot'")
         sim.wait_for("controller ready: starting the simulation")
         assert wait_until(lambda: wheel_speed() > 2.0, 30.0), (wheel_speed(), sim.output)
     finally:

@@ -73,7 +73,9 @@ def test_colcon_installs_scripts_and_share_files(colcon_ws: Path) -> None:
                 "config/arm.rviz", "config/worlds/table.yaml", "launch/legged.launch.py",
                 "launch/mobile.launch.py", "urdf/quadruped.urdf", "urdf/diff_drive.urdf",
                 "config/legged.yaml", "config/mobile.yaml", "config/worlds/flat.yaml",
-                "config/worlds/ramp.yaml"):
+                "config/worlds/ramp.yaml", "launch/nav.launch.py", "config/nav.yaml",
+                "urdf/nav_bot.urdf", "config/worlds/nav_room.yaml", "config/maps/nav_room.yaml",
+                "config/maps/nav_room.pgm"):
         assert (share / rel).is_file(), rel
     assert (prefix / "share" / "ament_index" / "resource_index" / "packages" / "mb_sim").is_file()
 
@@ -258,7 +260,7 @@ def test_launch_viewer_argument(launch_module: types.ModuleType, colcon_ws: Path
 
 @pytest.mark.parametrize("launch_file, urdf, params, world, controller", [
     ("legged.launch.py", "quadruped.urdf", "legged.yaml", "flat.yaml", "quadruped_controller"),
-    ("mobile.launch.py", "diff_drive.urdf", "mobile.yaml", "ramp.yaml", "diff_drive_controller"),
+    ("mobile.launch.py", "nav_bot.urdf", "mobile.yaml", "ramp.yaml", "diff_drive_controller"),
 ])
 def test_robot_launch_files(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch, launch_file: str,
                             urdf: str, params: str, world: str, controller: str) -> None:
@@ -296,6 +298,34 @@ def test_robot_launch_files(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch, la
 
     _, nodes = _evaluate(module, namespace="/robot1/", viewer="true")
     assert [n.kwargs["namespace"] for n in nodes] == ["robot1"] * 3  # sim, controller, viewer
+
+
+def test_nav_launch_file(colcon_ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """nav.launch.py: sim_node alone with nav_bot in nav_room and config/nav.yaml, following
+    /clock by default, and the room's map installed beside them for Nav2's map_server."""
+    install = colcon_ws / "install" / "mb_sim"
+    monkeypatch.setenv("AMENT_PREFIX_PATH",
+                       os.pathsep.join([str(install), os.environ.get("AMENT_PREFIX_PATH", "")]))
+    for name, module in _fake_launch_modules().items():
+        monkeypatch.setitem(sys.modules, name, module)
+    path = install / "share" / "mb_sim" / "launch" / "nav.launch.py"
+    spec = importlib.util.spec_from_file_location("nav", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    declared, nodes = _evaluate(module)
+    assert declared["use_sim_time"]["default_value"] == "true"
+    assert [n.kwargs["executable"] for n in nodes] == ["sim_node"]
+    file, overrides = nodes[0].kwargs["parameters"]
+    assert Path(file).name == "nav.yaml"
+    assert Path(overrides["urdf_file"]).name == "nav_bot.urdf"
+    assert Path(overrides["world_file"]).name == "nav_room.yaml"
+    assert overrides["use_sim_time"] is True
+    for rel in (overrides["urdf_file"], overrides["world_file"], file):
+        assert Path(rel).is_file(), rel
+    maps = install / "share" / "mb_sim" / "config" / "maps"
+    map_yaml = yaml.safe_load((maps / "nav_room.yaml").read_text())
+    assert (maps / map_yaml["image"]).is_file()
 
 
 def _ros2_env(env: dict[str, str]) -> dict[str, str]:

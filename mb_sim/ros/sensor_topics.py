@@ -1,0 +1,324 @@
+"""The lidars, cameras and IMUs of the simulation (`Simulation.sensor_names`: the world file's
+`sensors:`, the URDFs' Gazebo blocks) as `sim_node`'s topics.
+
+Where: a robot's sensor publishes under the robot's namespace (none for the robot of a
+`robot:` world), a sensor fixed to the world or a body under the node's. Topics (relative,
+so they follow the namespace; the declaration's `topic` replaces the name of its kind):
+
+| sensor | topics |
+| --- | --- |
+| lidar, one row | `scan` (sensor_msgs/LaserScan) |
+| lidar, several rows | `points` (sensor_msgs/PointCloud2) |
+| camera | `<topic>/image_raw` (Image rgb8), `<topic>/camera_info`; `<topic>`: the sensor's name |
+| depth camera | `<topic>/depth/image_raw` (Image 32FC1), `<topic>/depth/camera_info`, `<topic>/depth/points` |
+| imu | `imu` (sensor_msgs/Imu) |
+
+Frames: a sensor's messages are in its own frame: the declaration's `frame_id` (a Gazebo
+block's `gz_frame_id`), else the sensor's name, with the robot's TF prefix. When that names a
+link of the robot it is that link's frame; otherwise it is published on the robot's
+tf_static channel (`tf_channels`: /tf_static, or <namespace>/tf_static for a robot whose TF
+is namespaced) as a child of the link the sensor is fixed to, at the sensor's xyz and rpy.
+Cameras publish in `<frame>_optical` (REP 103: z forward, x right, y down), on tf_static too.
+
+When: each sensor at its rate in simulated time, after the step that reaches its tick, stamped
+with that step's time (the state its reading shows). A sensor is read only when one of its
+topics has a subscriber or a bag is being recorded (then everything is published and
+recorded), and published on the topics that have one: a sensor nobody listens to costs
+nothing, a depth camera's cloud is made only for a subscriber of its points.
+
+QoS: the sensor-data profile (best effort, keep last 5), or reliable keep last 5 with the
+parameter `sensor_qos_reliable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from rclpy.exceptions import InvalidTopicNameException
+from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, PointCloud2
+
+from mb_sim.model.sensors import SensorSpec
+from mb_sim.ros import conversions as conv
+from mb_sim.ros import sensor_messages as sm
+from mb_sim.ros.robot_setup import join
+from mb_sim.rotations import quat_from_rpy
+
+QOS_SENSOR_RELIABLE = QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE)
+
+
+def sensor_qos(reliable: bool) -> QoSProfile:
+    """The QoS of the sensors' topics (module docstring)."""
+    return QOS_SENSOR_RELIABLE if reliable else qos_profile_sensor_data
+
+
+@dataclass
+class Mounting:
+    """Where a sensor's messages go: its robot ('' for the world's), that robot's namespace,
+    the frame it is fixed to, its messages' frame, and the static transforms that put that
+    frame in the TF tree."""
+
+    robot: str
+    namespace: str
+    parent: str
+    frame: str
+    static: list[tuple[str, str, conv.Pose]] = field(default_factory=list)
+
+
+@dataclass
+class RobotPlace:
+    """What the sensors need of a robot: its namespace, its TF prefix, its links."""
+
+    namespace: str
+    prefix: str
+    links: tuple[str, ...]
+    world: bool = False
+    """A URDF object: its sensors are the world's (the node's namespace, the global TF
+    channel), their frames under its prefixed links."""
+
+
+def owner(spec: SensorSpec, robots: Mapping[str, RobotPlace]) -> tuple[str, str]:
+    """(robot, link) a sensor is fixed to; ('', link) for the world or a body."""
+    if spec.robot:
+        return spec.robot, spec.link.split("/", 1)[1] if "/" in spec.link else spec.link
+    if "/" in spec.link:
+        robot, link = spec.link.split("/", 1)
+        if robot in robots:
+            return robot, link
+    found = [name for name, r in robots.items() if spec.link in r.links]
+    return (found[0], spec.link) if len(found) == 1 else ("", spec.link)
+
+
+def mounting(spec: SensorSpec, robots: Mapping[str, RobotPlace], world_frame: str
+             ) -> Mounting:
+    """Where `spec`'s messages go (module docstring)."""
+    robot, link = owner(spec, robots)
+    short = spec.name.rsplit("/", 1)[-1]
+    own = spec.frame_id or short
+    place = robots.get(robot)
+    if place is None and robot:  # a tree the node does not know: the world's
+        place = RobotPlace("", "", (), world=True)
+    if place is not None and place.world:
+        robot = ""
+    if place is not None:
+        parent = place.prefix + link
+        out = Mounting(robot, place.namespace, parent, place.prefix + own)
+        if own not in place.links:  # a frame of its own (a link's frame is there already)
+            out.static.append((parent, out.frame, _offset(spec)))
+    else:
+        parent = world_frame if link == "world" else link
+        out = Mounting("", "", parent, own)
+        if own != parent:
+            out.static.append((parent, own, _offset(spec)))
+    if spec.type in ("camera", "depth_camera"):
+        optical = out.frame + "_optical"
+        out.static.append((out.frame, optical, (np.zeros(3), sm.OPTICAL_QUAT.copy())))
+        out.frame = optical
+    return out
+
+
+def _offset(spec: SensorSpec) -> conv.Pose:
+    return np.asarray(spec.xyz, dtype=float), quat_from_rpy(spec.rpy)
+
+
+def topic_names(spec: SensorSpec) -> dict[str, str]:
+    """The sensor's topics relative to its namespace, by role (module docstring)."""
+    short = spec.name.rsplit("/", 1)[-1]
+    if spec.type == "lidar":
+        role = "scan" if spec.vertical_samples == 1 else "points"
+        return {role: spec.topic or role}
+    if spec.type == "imu":
+        return {"imu": spec.topic or "imu"}
+    base = spec.topic or short
+    if spec.type == "camera":
+        return {"image": f"{base}/image_raw", "info": f"{base}/camera_info"}
+    return {"image": f"{base}/depth/image_raw", "info": f"{base}/depth/camera_info",
+            "points": f"{base}/depth/points"}
+
+
+TYPES = {"scan": LaserScan, "points": PointCloud2, "imu": Imu, "image": Image,
+         "info": CameraInfo}
+
+
+class SensorTopics:
+    """One sensor's publishers and messages (module docstring); `output(type, topic, qos)`
+    makes an `output.Output` (publishes and records)."""
+
+    def __init__(self, spec: SensorSpec, where: Mounting, output: Callable[..., Any],
+                 qos: Any) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.where = where
+        self.period = 1.0 / spec.rate
+        self.outputs: dict[str, Any] = {}
+        for role, topic in topic_names(spec).items():
+            self.outputs[role] = output(TYPES[role], join(where.namespace, topic), qos)
+        frame = where.frame
+        self.msgs: dict[str, Any] = {}
+        if spec.type == "lidar":
+            if spec.vertical_samples == 1:
+                self.msgs["scan"] = sm.laser_scan(spec, frame)
+            else:
+                self.msgs["points"] = sm.point_cloud(frame)
+                self._points: Any = sm.LidarPoints(spec)
+        elif spec.type == "imu":
+            self.msgs["imu"] = sm.imu(frame, spec)
+        else:
+            depth = spec.type == "depth_camera"
+            self.msgs["image"] = sm.image(spec, frame, depth)
+            self.msgs["info"] = sm.camera_info(spec, frame)
+            if depth:
+                self.msgs["points"] = sm.point_cloud(frame)
+                self._points = sm.DepthPoints(spec)
+        self.next_tick = 0
+        """The index of the next reading due (reading k at simulated time k / rate)."""
+        self.readings = 0
+
+    @property
+    def topics(self) -> list[str]:
+        """Its topics, resolved."""
+        return [out.topic for out in self.outputs.values()]
+
+    def listened(self) -> list[str]:
+        """The roles of its topics that have a subscriber."""
+        return [role for role, out in self.outputs.items()
+                if out.publisher.get_subscription_count() > 0]
+
+    def due(self, t: float, half_step: float) -> bool:
+        """Whether a reading is due at simulated time `t` (then the next tick is set)."""
+        if t < self.next_tick * self.period - half_step:
+            return False
+        self.next_tick = int(np.floor((t + half_step) / self.period)) + 1
+        return True
+
+    def restart(self, t: float, half_step: float) -> None:
+        """Simulated time jumped (a reset): the next reading is the first tick from `t`."""
+        self.next_tick = int(np.ceil((t - half_step) / self.period))
+
+    def publish(self, sim: Any, t: float, roles: Any = None) -> None:
+        """Read the sensor at the current state and publish (and record) what it gives on the
+        topics of `roles` (None: all): a depth camera's cloud is made only when wanted."""
+        reading = sim.read_sensor(self.name)
+        self.readings += 1
+        spec, msgs = self.spec, self.msgs
+        wanted = list(self.outputs) if roles is None else roles
+        if spec.type == "imu":
+            sm.set_imu(msgs["imu"], reading)
+        elif spec.type == "lidar":
+            if "scan" in msgs:
+                msgs["scan"].ranges = sm.floats(reading)
+            else:
+                sm.set_points(msgs["points"], self._points(reading))
+        else:
+            pixels = np.ascontiguousarray(reading)
+            msgs["image"].data = sm.octets(pixels.astype("<f4").tobytes()
+                                           if spec.type == "depth_camera" else pixels.tobytes())
+            if "points" in msgs and "points" in wanted:
+                sm.set_points(msgs["points"], self._points(reading))
+        for role in wanted:
+            sm.stamp(msgs[role], t)
+            self.outputs[role].send(sm.serialize(msgs[role]), t)
+
+
+class NodeSensors:
+    """Every sensor's topics (module docstring). `robots`: where each robot's sensors go;
+    `output(type, topic, qos)`: an `output.Output` of the node; `recording`: the bag being
+    recorded (`recorder.Recording`: while it is active, every sensor is read)."""
+
+    def __init__(self, sim: Any, robots: Mapping[str, RobotPlace], world_frame: str,
+                 output: Callable[..., Any], qos: Any, recording: Any, logger: Any) -> None:
+        self.sim = sim
+        self.recording = recording
+        self.half_step = 0.5 * sim.dt
+        self.sensors: list[SensorTopics] = []
+        self.by_robot: dict[str, list[SensorTopics]] = {}
+        seen: dict[str, str] = {}
+        for name in sim.sensor_names:
+            spec = sim.sensor(name)
+            where = mounting(spec, robots, world_frame)
+            try:
+                sensor = SensorTopics(spec, where, output, qos)
+            except InvalidTopicNameException as e:
+                logger.error(f"sensor {name!r} ({spec.source}): topic {spec.topic!r} is not a "
+                             f"valid topic name ({e}); not published")
+                continue
+            for topic in sensor.topics:
+                if topic in seen:
+                    logger.warning(f"sensors {seen[topic]!r} and {name!r} both publish on "
+                                   f"{topic}; give one a topic of its own (its `topic`)")
+                seen[topic] = name
+            self.sensors.append(sensor)
+            self.by_robot.setdefault(where.robot, []).append(sensor)
+        self.active = list(self.sensors)
+        """The sensors read when due (those the simulation still has)."""
+
+    def static(self, robot: str) -> list[tuple[str, str, conv.Pose]]:
+        """The static transforms of the sensors of `robot` ('': the world's), each once."""
+        out: dict[str, tuple[str, str, conv.Pose]] = {}
+        for sensor in self.by_robot.get(robot, []):
+            for parent, child, pose in sensor.where.static:
+                out.setdefault(child, (parent, child, pose))
+        return list(out.values())
+
+    def imu_topics(self, robot: str) -> list[str]:
+        """The resolved topics of the IMUs declared as sensors of `robot`."""
+        return [s.outputs["imu"].topic for s in self.by_robot.get(robot, [])
+                if s.spec.type == "imu"]
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [out for s in self.sensors for out in s.outputs.values()]
+
+    def scene_changed(self) -> None:
+        """Trees were spawned or deleted: a sensor the simulation no longer has is not read
+        (its topics stay, silent)."""
+        present = set(self.sim.sensor_names)
+        self.active = [s for s in self.sensors if s.name in present]
+
+    def publish_due(self) -> None:
+        """After a step: each sensor whose tick it is, if anybody listens or a bag records."""
+        if not self.active:
+            return
+        t = self.sim.time
+        recording = self.recording.active
+        for sensor in self.active:
+            if not sensor.due(t, self.half_step):
+                continue
+            if recording:
+                sensor.publish(self.sim, t)
+                continue
+            roles = sensor.listened()
+            if roles:
+                sensor.publish(self.sim, t, roles)
+
+    def counts(self) -> dict[str, int]:
+        """Each sensor's readings so far (none while nobody listened): for ~/stats."""
+        return {s.name: s.readings for s in self.sensors}
+
+    def describe(self) -> str:
+        """One line: each sensor's topics and rate."""
+        return "; ".join(f"{s.name} ({s.spec.type}, {s.spec.rate:g} Hz) on "
+                         f"{', '.join(s.topics)}" for s in self.sensors)
+
+    def restart(self) -> None:
+        """Simulated time jumped (reset): each sensor's next reading from now."""
+        t = self.sim.time
+        for sensor in self.sensors:
+            sensor.restart(t, self.half_step)
+
+
+def robot_places(robots: Any) -> dict[str, RobotPlace]:
+    """Each robot's and URDF object's `RobotPlace` from the node's `robot_ports.Robots`."""
+    places = {r.name: RobotPlace(r.setup.namespace, r.frames.prefix,
+                                 tuple(r.setup.model.link_names)) for r in robots}
+    for name, frames in robots.objects.items():
+        places[name] = RobotPlace("", frames.prefix, (frames.root_link, *frames.links),
+                                  world=True)
+    return places
+
+
+__all__ = ["Mounting", "NodeSensors", "RobotPlace", "SensorTopics", "mounting",
+           "robot_places", "sensor_qos", "topic_names"]
