@@ -237,3 +237,22 @@ def test_rays_meet_triangle_meshes_through_their_bvh(tmp_path: Path) -> None:
     assert np.all(expected > 0) and np.all(np.abs(hits[:, :2]) < 2.0)  # on the grid
     np.testing.assert_allclose(sim.read_sensor("down").reshape(-1), expected, rtol=0,
                                atol=1e-9)
+
+
+def test_a_sensor_leaves_with_the_robot_it_rides(tmp_path: Path, caplog) -> None:
+    """remove_robot takes the robot's sensors with it (an info line names them); a world
+    sensor stays and now sees through where the robot's head was."""
+    world = mb_sim.load_world({"ground": None, "gravity": [0, 0, 0], "bodies": _room(),
+                               "robots": [{"name": "tt", "urdf": str(_turntable(tmp_path))}]})
+    sim = mb_sim.Simulation(world=world)
+    sim.add_sensor(SensorSpec("head_scan", "lidar", link="tt/head", samples=8))
+    sim.add_sensor(SensorSpec("wall_eye", "lidar", xyz=(-1.0, 0.0, 1.2), samples=3,
+                              min_angle=-0.01, max_angle=0.01, max_range=20.0))
+    before = sim.read_sensor("wall_eye")
+    assert before[1] == pytest.approx(1.0 - 0.05, abs=1e-9)  # the head: a 5 cm sphere at x 0
+    with caplog.at_level("INFO", logger="mb_sim"):
+        sim.remove_robot("tt")
+    assert sim.sensor_names == ("wall_eye",)
+    assert "sensor 'head_scan' removed" in caplog.text
+    assert sim.read_sensor("wall_eye")[1] == pytest.approx(HI[0] + 1.0, abs=1e-9)
+    sim.step(10)

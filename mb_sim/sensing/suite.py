@@ -19,6 +19,7 @@ a reading that is not valid):
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -35,6 +36,8 @@ from mb_sim.sensing.cast import cast_rays, pose_scene, shade
 from mb_sim.sensing.colors import geometry_colors
 from mb_sim.sensing.noise import add_noise, tick
 from mb_sim.sensing.patterns import camera_rays, lidar_rays
+
+log = logging.getLogger("mb_sim")
 
 
 class ImuReading(NamedTuple):
@@ -70,7 +73,8 @@ class Sensing:
 
     def rescene(self) -> None:
         """The simulation's scene changed (or is new): workspaces and colours anew, every
-        sensor mounted again (a sensor whose mount is gone is refused: WorldError)."""
+        sensor mounted again; a sensor whose robot or body left the scene leaves with it (an
+        info line says so)."""
         sim = self._sim
         arrays = sim.scene.arrays
         n, t = arrays.tree.parent.shape[0], arrays.tree.tree_body.shape[0] - 1
@@ -84,7 +88,11 @@ class Sensing:
         self._colors = geometry_colors(sim.scene.geom_entity, sim.scene.geom_link, trees,
                                        bodies)
         for name, spec in list(self.specs.items()):
-            self._mounts[name] = self._mount(spec)
+            try:
+                self._mounts[name] = self._mount(spec)
+            except WorldError:
+                self.remove(name)
+                log.info("sensor %r removed with what it was mounted on (%r)", name, spec.link)
 
     @property
     def names(self) -> tuple[str, ...]:
