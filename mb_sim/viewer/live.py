@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from mb_sim.viewer.scene import Snapshot, contact_arrows, library_scene
+from mb_sim.viewer.scene import Snapshot, contact_arrows, library_scene, sensor_overlays
 from mb_sim.viewer.view import Controls, View
 
 FPS = 30.0
@@ -151,7 +151,9 @@ class LiveView:
         arrows = contact_arrows(c.points, c.normals, c.impulses, self.contact_scale)
         joints = dict(zip(sim.joint_names, (float(v) for v in sim.joint_positions),
                           strict=True))
-        self.view.show(Snapshot(sim.time, poses, arrows, joints, self._rtf, self._paused))
+        points, frustums = sensor_overlays(sim)
+        self.view.show(Snapshot(sim.time, poses, arrows, joints, self._rtf, self._paused,
+                                points, frustums))
 
     def close(self) -> None:
         """Stop the server and give the simulation its own `step` back."""

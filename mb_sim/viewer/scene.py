@@ -20,7 +20,8 @@ import numpy as np
 
 from mb_sim.model.resources import resolve_uri, xml_text
 from mb_sim.model.world import World
-from mb_sim.rotations import quat_from_rpy, quat_to_matrix
+from mb_sim.rotations import matrix_from_quat, quat_from_matrix, quat_from_rpy, quat_to_matrix
+from mb_sim.sensing.patterns import lidar_rays
 
 log = logging.getLogger("mb_sim")
 
@@ -83,6 +84,21 @@ class Snapshot:
     joints: dict[str, float] = field(default_factory=dict)
     rtf: float | None = None
     paused: bool | None = None
+    scan_points: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    """Where the lidars' rays hit, world (k, 3)."""
+    frustums: tuple[Frustum, ...] = ()
+    """The cameras' fields of view."""
+
+
+@dataclass(frozen=True)
+class Frustum:
+    """A camera's field of view: vertical field of view (rad), width / height, and the pose
+    of its optical frame (+z forward, +x right, +y down) in the world."""
+
+    name: str
+    fov: float
+    aspect: float
+    pose: Pose
 
 
 # --- robot -----------------------------------------------------------------------------------
@@ -199,6 +215,32 @@ def library_scene(model: Any, world: World | None) -> Scene:
 
 
 # --- contacts and the camera -----------------------------------------------------------------
+
+
+OPTICAL = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+"""The optical frame's axes in a sensor frame (+x forward, +z up), as columns."""
+
+
+def sensor_overlays(sim: Any) -> tuple[np.ndarray, tuple[Frustum, ...]]:
+    """The lidars' hit points (world) and the cameras' frustums of a library `Simulation`
+    now: each lidar is read (its rays cast from the current state), each camera posed."""
+    points, frustums = [], []
+    for name in sim.sensor_names:
+        spec = sim.sensor(name)
+        if spec.type not in ("lidar", "camera", "depth_camera"):
+            continue
+        xyz, quat = sim.sensor_pose(name)
+        R = matrix_from_quat(quat)
+        if spec.type == "lidar":
+            ranges = np.asarray(sim.read_sensor(name), dtype=float).reshape(-1)
+            hit = np.isfinite(ranges) & (ranges > 0)
+            points.append(xyz + (lidar_rays(spec)[hit] * ranges[hit, None]) @ R.T)
+        else:
+            fov = 2.0 * math.atan(math.tan(0.5 * spec.hfov) * spec.height / spec.width)
+            frustums.append(Frustum(name, fov, spec.width / spec.height,
+                                    (np.asarray(xyz), quat_from_matrix(R @ OPTICAL))))
+    cloud = np.concatenate(points) if points else np.zeros((0, 3))
+    return cloud, tuple(frustums)
 
 
 def contact_arrows(points: np.ndarray, normals: np.ndarray, impulses: np.ndarray,

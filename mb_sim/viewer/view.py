@@ -2,7 +2,8 @@
 
 Scene tree: `/frames/<frame>` is a moving frame (a robot link or a world body) posed in the
 world; its shapes hang below it at their fixed offsets, so one pose update moves them all.
-`/contacts` holds the contact arrows (yellow) and points (red). The panel shows simulated
+`/contacts` holds the contact arrows (yellow) and points (red); `/sensors` the points where
+the lidars' rays hit (green) and each camera's frustum (blue). The panel shows simulated
 time, achieved RTF and state, the source's buttons (pause, step, reset for a running
 simulation; play, speed and a timeline slider for a bag) and a plot of the chosen joints.
 Button callbacks run on viser's threads; `show` may be called from any one thread.
@@ -27,6 +28,8 @@ PLOTTED_AT_START = 3
 """Joints plotted when a scene appears (the first ones; the panel changes the choice)."""
 ARROW_COLOR = (255, 217, 26)
 POINT_COLOR = (255, 38, 26)
+SCAN_COLOR = (40, 200, 60)
+FRUSTUM_COLOR = (40, 90, 230)
 HEMISPHERE_LIGHT = 2.0
 """Intensity of the sky light (with viser's default directional lights)."""
 GROUND_SIZE = 6.0
@@ -100,6 +103,8 @@ class View:
         self._frames: dict[str, Any] = {}
         self._sent: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
         self._arrows = np.zeros((0, 2, 3))
+        self._scanned = False
+        self._frustums: dict[str, Any] = {}
         self.camera: Camera | None = None
         self.history = JointHistory()
         self._plotted: list[str] = []
@@ -297,6 +302,7 @@ class View:
                 if not np.array_equal(snap.arrows, self._arrows):
                     self._arrows = snap.arrows
                     self._draw_contacts(snap.arrows)
+                self._draw_sensors(snap)
                 self._status.content = _status_text(snap) + (
                     f"\n\n{self.note}" if self.note else "")
                 if snap.paused is not None and snap.paused != self._paused:
@@ -315,6 +321,22 @@ class View:
                             point_size=0.015, point_shape="circle")
         add.add_arrows("/contacts/arrows", arrows.astype(np.float32), ARROW_COLOR,
                        shaft_radius=0.003, head_radius=0.008, head_length=0.012)
+
+    def _draw_sensors(self, snap: Snapshot) -> None:
+        """The lidars' hit points (green) and the cameras' frustums, when there are any."""
+        add = self.server.scene
+        if len(snap.scan_points) or self._scanned:
+            self._scanned = len(snap.scan_points) > 0
+            add.add_point_cloud("/sensors/scan", snap.scan_points.astype(np.float32),
+                                SCAN_COLOR, point_size=0.012, point_shape="circle",
+                                visible=self._scanned)
+        for f in snap.frustums:
+            handle = self._frustums.get(f.name)
+            if handle is None:
+                handle = self._frustums[f.name] = add.add_camera_frustum(
+                    f"/sensors/{f.name}", fov=f.fov, aspect=f.aspect, scale=0.15,
+                    color=FRUSTUM_COLOR)
+            handle.position, handle.wxyz = tuple(f.pose[0]), _wxyz(f.pose[1])
 
     def close(self) -> None:
         for item in self._timeline_gui:

@@ -92,3 +92,80 @@ def test_show_draws_the_simulation_and_its_buttons_hold_the_script(browser) -> N
         viewer.close()
     assert "step" not in sim.__dict__
     sim.step()  # the class's own step again
+
+
+def _sensor_world() -> mb_sim.Simulation:
+    """Two grey walls (1.6 m ahead and 1.6 m to the left) around a 720-ray lidar 0.3 m up,
+    and a camera 1 m up looking along +x."""
+    from mb_sim.model.sensors import SensorSpec
+
+    walls = [{"name": "wall_x", "shape": "box", "size": [0.1, 4.0, 1.0], "xyz": [1.65, 0, 0.5],
+              "static": True, "color": [0.6, 0.6, 0.6]},
+             {"name": "wall_y", "shape": "box", "size": [4.0, 0.1, 1.0], "xyz": [0, 1.65, 0.5],
+              "static": True, "color": [0.6, 0.6, 0.6]}]
+    sim = mb_sim.Simulation(world=mb_sim.load_world({"ground": {"height": 0.0},
+                                                     "bodies": walls}))
+    sim.add_sensor(SensorSpec("scan", "lidar", xyz=(0.0, 0.0, 0.3), samples=720,
+                              max_range=5.0))
+    sim.add_sensor(SensorSpec("eye", "camera", xyz=(0.0, 0.0, 1.0), width=64, height=48,
+                              hfov=1.0))
+    return sim
+
+
+def test_sensor_overlays_are_where_the_rays_hit() -> None:
+    """The lidar's points lie on the walls' faces (x = 1.6 or y = 1.6, z = 0.3) and the
+    camera's frustum looks along +x (its optical +z) with the camera's vertical field of
+    view."""
+    import math
+
+    from mb_sim.rotations import matrix_from_quat
+    from mb_sim.viewer.scene import sensor_overlays
+
+    points, frustums = sensor_overlays(_sensor_world())
+    assert len(points) > 100
+    np.testing.assert_allclose(points[:, 2], 0.3, atol=1e-9)
+    on_wall = np.isclose(points[:, 0], 1.6, atol=1e-9) | np.isclose(points[:, 1], 1.6,
+                                                                    atol=1e-9)
+    assert on_wall.all()
+    (eye,) = frustums
+    np.testing.assert_allclose(eye.pose[0], [0.0, 0.0, 1.0])
+    np.testing.assert_allclose(matrix_from_quat(eye.pose[1]) @ [0, 0, 1], [1, 0, 0],
+                               atol=1e-12)
+    np.testing.assert_allclose(matrix_from_quat(eye.pose[1]) @ [0, 1, 0], [0, 0, -1],
+                               atol=1e-12)  # image rows go down
+    assert eye.fov == pytest.approx(2 * math.atan(math.tan(0.5) * 48 / 64))
+    assert eye.aspect == pytest.approx(64 / 48)
+
+
+def test_the_page_draws_the_lidar_points_and_the_camera(browser) -> None:
+    """The lidar's hit points show green on the back wall (y = 1.6; the page's camera looks at
+    its lit face) where the page's camera projects them, and the camera's frustum is drawn."""
+    from mb_sim.viewer import show
+    from mb_sim.viewer.scene import sensor_overlays
+    from mb_sim.viewer.view import FRUSTUM_COLOR, SCAN_COLOR
+
+    sim = _sensor_world()
+    viewer = show(sim, port=free_port())
+    try:
+        viewer.update()
+        browser.open(viewer.url)
+        camera = viewer.view.camera
+        assert camera is not None
+        points, _ = sensor_overlays(sim)
+        green = tuple(c / 255 for c in SCAN_COLOR)
+        back = points[np.isclose(points[:, 1], 1.6) & (np.abs(points[:, 0]) < 0.8)]
+        picks = [project(camera, p, WIDTH, HEIGHT) for p in back[:: len(back) // 5]]
+        picks = [px for px in picks if 0 <= px[0] < PANEL_LEFT and 0 <= px[1] < HEIGHT]
+        assert len(picks) >= 3
+
+        def drawn(image: np.ndarray) -> bool:
+            return all(share(image, px, green, radius=5) > 0.05 for px in picks)
+
+        image = browser.wait_for(drawn, timeout=90)
+        assert share(image, (40, 40), green, radius=30) < 0.01, "green everywhere"
+        blue = tuple(c / 255 for c in FRUSTUM_COLOR)
+        eye = project(camera, np.array([0.0, 0.0, 1.0]), WIDTH, HEIGHT)
+        assert share(image, eye, blue, radius=25) > 0.01, "no frustum at the camera"
+        browser.save(DOCS_IMAGES / "viewer_sensors.png", settle=1.0)
+    finally:
+        viewer.close()
