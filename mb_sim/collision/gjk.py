@@ -45,6 +45,8 @@ EPA_MAX_ITER = 128
 EPA_MAX_VERTS = 160
 EPA_MAX_FACES = 640
 TOUCH_EPS = 1e-10
+SCAN_VERTS = 24
+"""Hulls of at most this many vertices are scanned by their support map, larger ones climbed."""
 EPA_TOL = 1e-12
 
 ORIGIN = (0.0, 0.0, 0.0)
@@ -91,16 +93,48 @@ def support(sh: Any, i: int, d: Vec) -> Vec:
             loc = (0.0, 0.0, z)
         return add(c, rot_mul(gr, i, loc))
     if k == CONVEX:
-        verts, start = sh.verts, sh.vert_start[i]
+        return add(c, rot_mul(gr, i, row(sh.verts, hull_support(sh, i, dl))))
+    return c
+
+
+@helper
+def hull_support(sh: Any, i: int, dl: Vec) -> int:
+    """The vertex (index into sh.verts) of convex hull i farthest along dl (hull frame).
+
+    Small hulls are scanned. Larger ones are climbed: from the best of the six axis-extreme
+    vertices, move to the neighbour (on the hull's triangulated surface) farthest along dl
+    while one lies farther; a vertex none of whose neighbours does is the farthest of all
+    (`mb_sim.model.shapes._surface_graph`), and each move gains, so the climb ends."""
+    verts, start, count = sh.verts, sh.vert_start[i], sh.vert_count[i]
+    if count <= SCAN_VERTS:
         best = -np.inf
         bi = start
-        for v in range(start, start + sh.vert_count[i]):
+        for v in range(start, start + count):
             s = verts[v, 0] * dl[0] + verts[v, 1] * dl[1] + verts[v, 2] * dl[2]
             if s > best:
                 best = s
                 bi = v
-        return add(c, rot_mul(gr, i, row(verts, bi)))
-    return c
+        return bi
+    best = -np.inf
+    bi = start
+    for k in range(6):
+        v = start + sh.seed_verts[i, k]
+        s = verts[v, 0] * dl[0] + verts[v, 1] * dl[1] + verts[v, 2] * dl[2]
+        if s > best:
+            best = s
+            bi = v
+    adjacent, adjacent_start, adjacent_count = sh.adjacent, sh.adjacent_start, sh.adjacent_count
+    while True:
+        at = bi
+        a0 = adjacent_start[at]
+        for a in range(a0, a0 + adjacent_count[at]):
+            v = start + adjacent[a]
+            s = verts[v, 0] * dl[0] + verts[v, 1] * dl[1] + verts[v, 2] * dl[2]
+            if s > best:
+                best = s
+                bi = v
+        if bi == at:
+            return bi
 
 
 @helper
@@ -258,18 +292,24 @@ def _closest_on_simplex(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.n
 
 
 @inline
-def _gjk_loop(sh: Any, w: Any, ia: int, ib: int, v: Vec) -> tuple[Vec, int, bool]:
-    """GJK iterations from the one-point simplex v: (last v, simplex size, overlap)."""
+def _gjk_loop(sh: Any, w: Any, ia: int, ib: int, v: Vec,
+              cutoff: float) -> tuple[Vec, int, bool, float]:
+    """GJK iterations from the one-point simplex v: (last v, simplex size, overlap, a lower
+    bound on the distance when it exceeds cutoff, else -1). The support point p of D along
+    -v bounds every point x of D by x . v >= p . v, so |x| >= p . v / |v|."""
     W, SA, SB, lam = w.simplex, w.simplex_a, w.simplex_b, w.simplex_weight
     n = 1
     vv = dot(v, v)
     for _ in range(GJK_MAX_ITER):
         if vv < TOUCH_EPS * TOUCH_EPS:
-            return v, n, True
+            return v, n, True, -1.0
         pa = support(sh, ia, scale(v, -1.0))
         pb = support(sh, ib, v)
         p = sub(pa, pb)
-        if vv - dot(v, p) <= 1e-11 * math.sqrt(vv):
+        vp = dot(v, p)
+        if vp > 0.0 and vp * vp > cutoff * cutoff * vv:
+            return v, n, False, vp / math.sqrt(vv)
+        if vv - vp <= 1e-11 * math.sqrt(vv):
             break
         dup = False
         for k in range(n):
@@ -285,23 +325,24 @@ def _gjk_loop(sh: Any, w: Any, ia: int, ib: int, v: Vec) -> tuple[Vec, int, bool
         v_new, n = _closest_on_simplex(W, SA, SB, lam, n)
         vv_new = dot(v_new, v_new)
         if n == 4:
-            return v_new, n, True
+            return v_new, n, True, -1.0
         stop = vv_new >= vv
         v = v_new
         vv = vv_new
         if stop:
             break
-    return v, n, False
+    return v, n, False, -1.0
 
 
 @helper
-def gjk(sh: Any, w: Any, ia: int, ib: int) -> tuple[float, int, Vec, Vec]:
+def gjk(sh: Any, w: Any, ia: int, ib: int, cutoff: float) -> tuple[float, int, Vec, Vec]:
     """Distance between the cores of geometries ia and ib (shapes `sh`, simplex in the
     workspace w).
 
     Returns (dist, n, pa, pb): the closest core points pa, pb (dist = |pa - pb|), and the final
     simplex w.simplex[:n] (with the support points simplex_a, simplex_b) for EPA; dist is 0
-    when the cores overlap or touch within TOUCH_EPS.
+    when the cores overlap or touch within TOUCH_EPS. Once the distance is known to exceed
+    cutoff, it stops and returns that lower bound as dist (the points are the simplex's).
     """
     W, SA, SB, lam = w.simplex, w.simplex_a, w.simplex_b, w.simplex_weight
     d = sub(row(sh.pos, ia), row(sh.pos, ib))
@@ -312,12 +353,14 @@ def gjk(sh: Any, w: Any, ia: int, ib: int) -> tuple[float, int, Vec, Vec]:
     put(SA, 0, pa)
     put(SB, 0, pb)
     lam[0] = 1.0
-    v, n, overlap = _gjk_loop(sh, w, ia, ib, p0)
+    v, n, overlap, far = _gjk_loop(sh, w, ia, ib, p0, cutoff)
     pa = ORIGIN
     pb = ORIGIN
     for k in range(n):
         pa = madd(pa, lam[k], row(SA, k))
         pb = madd(pb, lam[k], row(SB, k))
+    if far >= 0.0:
+        return far, n, pa, pb
     vv = dot(v, v)
     if overlap or vv < TOUCH_EPS * TOUCH_EPS:
         return 0.0, n, pa, pb

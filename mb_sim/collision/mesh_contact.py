@@ -329,7 +329,7 @@ def _edge(g: Any, w: Any, ia: int, P: np.ndarray, region: int, nrm: Vec, depth: 
 
 
 @inline
-def _closest(w: Any, P: np.ndarray, s: float, ns: Vec,
+def _closest(g: Any, w: Any, P: np.ndarray, s: float, ns: Vec,
              sup: Vec) -> tuple[bool, Vec, float, Vec, Vec]:
     """GJK on the shape and triangle P (pair_* geometries 0 and 1), EPA when they overlap:
     (within the envelope's reach, normal from the triangle to the shape, depth, the points on
@@ -338,8 +338,9 @@ def _closest(w: Any, P: np.ndarray, s: float, ns: Vec,
     for k in range(3):
         put(w.pair_verts, nv + k, row(P, k))
     sh = Shapes(w.pair_kind, w.pair_size, w.pair_vert_start, w.pair_vert_count, w.pair_verts,
+                w.pair_adjacent_start, w.pair_adjacent_count, g.adjacent, w.pair_seed_verts,
                 w.pair_pos, w.pair_rot)
-    dist, n, pa, pb = gjk(sh, w, 0, 1)
+    dist, n, pa, pb = gjk(sh, w, 0, 1, np.inf)
     if dist > 0.0:
         return True, scale(sub(pa, pb), 1.0 / dist), -dist, pa, pb
     ok, depth, ne, pa, pb = epa(sh, w, 0, 1, n)
@@ -358,7 +359,7 @@ def _solid(g: Any, w: Any, ia: int, P: np.ndarray, ns: Vec, edges: int, corners:
     if s > env:
         return 0
     if edges | corners:
-        _, nrm, depth, pa, pb = _closest(w, P, s, ns, sup)
+        _, nrm, depth, pa, pb = _closest(g, w, P, s, ns, sup)
         if depth < -env:
             return 0
         region = triangle_region(pb, a, row(P, 1), row(P, 2))
@@ -478,6 +479,10 @@ def _pair_shapes(g: Any, w: Any, ia: int) -> None:
     nv = g.vert_count[ia] if g.kind[ia] == CONVEX else 0
     for k in range(nv):
         put(w.pair_verts, k, row(g.verts, g.vert_start[ia] + k))
+        w.pair_adjacent_start[k] = g.adjacent_start[g.vert_start[ia] + k]
+        w.pair_adjacent_count[k] = g.adjacent_count[g.vert_start[ia] + k]
+    for k in range(6):
+        w.pair_seed_verts[0, k] = g.seed_verts[ia, k]
     w.pair_vert_start[0] = 0
     w.pair_vert_count[0] = nv
     w.pair_vert_start[1] = nv

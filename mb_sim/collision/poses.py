@@ -18,15 +18,20 @@ this step's world poses (built once per pair from `Geoms` and `CollisionWork`)."
     Field("vert_start", INDEX, ("g",), "Geoms.vert_start"),
     Field("vert_count", INDEX, ("g",), "Geoms.vert_count"),
     Field("verts", REAL, ("v", 3), "Geoms.verts"),
+    Field("adjacent_start", INDEX, ("v",), "Geoms.adjacent_start"),
+    Field("adjacent_count", INDEX, ("v",), "Geoms.adjacent_count"),
+    Field("adjacent", INDEX, ("a",), "Geoms.adjacent"),
+    Field("seed_verts", INDEX, ("g", 6), "Geoms.seed_verts"),
     Field("pos", REAL, ("g", 3), "world positions (CollisionWork.geom_pos)"),
     Field("rot", REAL, ("g", 3, 3), "world rotations (CollisionWork.geom_rot)"),
-), {"g": "geometries", "v": "polyhedron vertices"})
+), {"g": "geometries", "v": "polyhedron vertices", "a": "vertex neighbours"})
 
 
 @helper
 def shapes_of(g: Any, w: Any) -> Any:
     """The `Shapes` view of the geometries g (a `Geoms` record) posed in the workspace w."""
-    return Shapes(g.kind, g.size, g.vert_start, g.vert_count, g.verts, w.geom_pos, w.geom_rot)
+    return Shapes(g.kind, g.size, g.vert_start, g.vert_count, g.verts, g.adjacent_start,
+                  g.adjacent_count, g.adjacent, g.seed_verts, w.geom_pos, w.geom_rot)
 
 
 

@@ -117,6 +117,10 @@ with its owner and surface.""", (
     Field("edge_verts", INDEX, ("e", 2), "the edge's end vertices"),
     Field("edge_faces", INDEX, ("e", 2), "the edge's two faces"),
     Field("centroid", REAL, ("g", 3), "mean of the vertices, geometry frame"),
+    Field("adjacent_start", INDEX, ("v",), "the vertex's first neighbour in adjacent"),
+    Field("adjacent_count", INDEX, ("v",), "its neighbours on the hull's triangulated surface"),
+    Field("adjacent", INDEX, ("a",), "neighbouring vertices (of the geometry)"),
+    Field("seed_verts", INDEX, ("g", 6), "the vertices farthest along +x, -x, +y, -y, +z, -z"),
     "triangle meshes (MESH: static meshes, heightfields; mb_sim.model.triangles)",
     Field("tri_start", INDEX, ("g",), "first triangle in tri_corner, tri_normal, tri_flags"),
     Field("tri_count", INDEX, ("g",), "number of triangles"),
@@ -151,7 +155,7 @@ with its owner and surface.""", (
     Field("restitution", REAL, ("g",), "surface restitution coefficient"),
 ), {"g": "geometries", "v": "polyhedron vertices", "h": "polyhedron faces",
     "k": "face vertex indices", "e": "polyhedron edges", "t": "mesh triangles",
-    "nd": "mesh BVH nodes"})
+    "nd": "mesh BVH nodes", "a": "polyhedron vertex neighbours"})
 WorldJoints, WorldJointsRecord = record("WorldJoints", """The joints between free bodies in
 maximal coordinates (Bender et al. n.d., Mikhailyuk & Strashnov 2016).""", (
     Field("jtype", INDEX, ("j",), "BALL_JOINT, REVOLUTE_JOINT, PRISMATIC_JOINT or FIXED_JOINT"),
@@ -513,6 +517,8 @@ def geoms_of(cs: CollisionScene) -> Geoms:
         face_verts=ro(cs.face_verts), edge_start=ro(cs.edge_start),
         edge_count=ro(cs.edge_count), edge_verts=ro(cs.edge_verts),
         edge_faces=ro(cs.edge_faces), centroid=ro(cs.centroid),
+        adjacent_start=ro(cs.adjacent_start), adjacent_count=ro(cs.adjacent_count),
+        adjacent=ro(cs.adjacent), seed_verts=ro(cs.seed_verts),
         tri_start=ro(cs.tri_start), tri_count=ro(cs.tri_count), tri_corner=ro(cs.tri_corner),
         tri_normal=ro(cs.tri_normal), tri_flags=ro(cs.tri_flags),
         mesh_sides=ro(cs.mesh_sides), bvh_start=ro(cs.bvh_start), bvh_lo=ro(cs.bvh_lo),

@@ -73,7 +73,10 @@ class CollisionScene:
     `face_start/face_count` into `face_normal` (outward, local), `face_offset` (n . x = offset on
     the face), `face_vert_start/face_vert_count` into `face_verts` (vertex indices local to the
     geometry, counter-clockwise about the outward normal); edges `edge_start/edge_count` into
-    `edge_verts` and `edge_faces` (local indices of the two end vertices and the two faces).
+    `edge_verts` and `edge_faces` (local indices of the two end vertices and the two faces);
+    each vertex's neighbours on the hull's triangulated surface `adjacent_start/adjacent_count`
+    into `adjacent` (local indices), and `seed_verts` the vertices farthest along the six axis
+    directions, where a support map starts its climb.
     MESH geometries (counts 0 for the others) have triangles `tri_start/tri_count` into
     `tri_corner`, `tri_normal`, `tri_flags` and a BVH from node `bvh_start` in `bvh_*`
     (`mb_sim.model.triangles`). Every geometry has a bounding box in its own frame,
@@ -100,6 +103,10 @@ class CollisionScene:
     edge_verts: np.ndarray
     edge_faces: np.ndarray
     centroid: np.ndarray
+    adjacent_start: np.ndarray
+    adjacent_count: np.ndarray
+    adjacent: np.ndarray
+    seed_verts: np.ndarray
     tri_start: np.ndarray
     tri_count: np.ndarray
     tri_corner: np.ndarray
@@ -175,6 +182,9 @@ class _Polytope:
     edges: np.ndarray
     edge_faces: np.ndarray
     centroid: np.ndarray
+    adjacent_start: np.ndarray  # (n + 1,) each vertex's neighbours in `adjacent`
+    adjacent: np.ndarray  # the neighbours along the hull's triangulated surface
+    seeds: np.ndarray  # (6,) the vertices farthest along +x, -x, +y, -y, +z, -z
 
 
 COPLANAR = 1e-9
@@ -282,6 +292,18 @@ def _edges(sizes: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             np.stack([face[0::2], face[1::2]], axis=1))
 
 
+def _surface_graph(tris: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(start (n + 1,), neighbours): the vertex graph of the hull's triangulated surface, each
+    vertex's neighbours `neighbours[start[v]:start[v + 1]]`. It holds every hull vertex, also
+    those inside a merged flat face, which is what a hill-climbing support map needs: at a
+    vertex no neighbour of which lies farther along d, the hull's tangent cone (spanned by
+    those edges) lies behind the vertex, so the vertex is farthest along d overall."""
+    ends = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
+    both = np.unique(np.concatenate([ends, ends[:, ::-1]]), axis=0)  # sorted by vertex
+    start = np.searchsorted(both[:, 0], np.arange(n + 1))
+    return start.astype(np.int64), both[:, 1].astype(np.int64)
+
+
 def _drop_collinear(points: np.ndarray, sizes: np.ndarray, flat: np.ndarray, scale: float
                     ) -> tuple[np.ndarray, np.ndarray]:
     """The faces without the vertices that lie on the straight edge of their neighbours
@@ -335,9 +357,12 @@ def _polytope(data: bytes) -> _Polytope:
         edges = _edges(sizes, flat)
         if edges is None:
             raise ValueError("convex hull faces do not close into a polyhedron")
+    adjacent_start, adjacent = _surface_graph(remap[hull.simplices], keep.size)
+    seeds = np.stack([verts.argmax(axis=0), verts.argmin(axis=0)], axis=1).reshape(-1)
     poly = _Polytope(verts=verts, normals=normals, offsets=offsets,
                      face_sizes=sizes.astype(np.int64), face_verts=flat, edges=edges[0],
-                     edge_faces=edges[1], centroid=verts.mean(axis=0))
+                     edge_faces=edges[1], centroid=verts.mean(axis=0),
+                     adjacent_start=adjacent_start, adjacent=adjacent, seeds=seeds)
     for a in dataclasses.astuple(poly):
         a.setflags(write=False)
     return poly
@@ -454,11 +479,16 @@ def _polytope_tables(polys: Sequence[_Polytope | None]) -> dict[str, np.ndarray 
     counts = {k: np.zeros(n, dtype=np.int64) for k in ("vert", "face", "edge")}
     centroid = np.zeros((n, 3))
     present = [p for p in polys if p is not None]
-    nv = nf = ne = nfv = 0
+    nv = nf = ne = nfv = na = 0
     fvstart: list[np.ndarray] = []
+    adj_start: list[np.ndarray] = []
+    seeds = np.zeros((n, 6), dtype=np.int64)
     for i, poly in enumerate(polys):
         if poly is None:
             continue
+        adj_start.append(na + poly.adjacent_start[:-1])
+        na += poly.adjacent.size
+        seeds[i] = poly.seeds
         starts["vert"][i], counts["vert"][i] = nv, poly.verts.shape[0]
         starts["face"][i], counts["face"][i] = nf, len(poly.face_sizes)
         starts["edge"][i], counts["edge"][i] = ne, poly.edges.shape[0]
@@ -485,6 +515,10 @@ def _polytope_tables(polys: Sequence[_Polytope | None]) -> dict[str, np.ndarray 
         "edge_verts": joined([p.edges for p in present], (0, 2), np.int64),
         "edge_faces": joined([p.edge_faces for p in present], (0, 2), np.int64),
         "centroid": centroid,
+        "adjacent_start": _joined(adj_start),
+        "adjacent_count": _joined([np.diff(p.adjacent_start) for p in present]),
+        "adjacent": _joined([p.adjacent for p in present]),
+        "seed_verts": seeds,
         "max_face_verts": max((int(p.face_sizes.max()) for p in present), default=0),
         "max_verts": max((p.verts.shape[0] for p in present), default=0),
     }

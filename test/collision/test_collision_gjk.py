@@ -120,3 +120,34 @@ def test_box_box_epa_matches_sat_depth() -> None:
         moved = pa + gen.normals[0] * (gen.depths[0] + 1e-7)
         assert _box_sat_depth(ha, ra, moved, hb, rb, np.zeros(3)) <= 1e-6
     assert seen > 100
+
+
+@pytest.mark.parametrize("cloud", ["ball", "cylinder", "flattened"])
+def test_climbing_support_finds_the_farthest_vertex(cloud: str) -> None:
+    """The hill-climbing support map of a large hull returns a vertex as far along d as the
+    farthest one, for random directions, the axes and the face normals (ties: a whole face
+    is farthest)."""
+    from mb_sim.collision.gjk import SCAN_VERTS, hull_support
+    from mb_sim.collision.poses import Shapes
+    from mb_sim.model.shapes import CONVEX, build_scene
+
+    rng = np.random.default_rng(5)
+    p = rng.normal(size=(600, 3))
+    p /= np.linalg.norm(p, axis=1)[:, None]
+    if cloud == "cylinder":  # flat caps and a round side: many coplanar facets
+        ang = rng.uniform(0.0, 2.0 * np.pi, 300)
+        p = np.c_[np.cos(ang), np.sin(ang), rng.choice([-0.5, 0.5], 300)]
+    elif cloud == "flattened":
+        p *= (1.0, 0.3, 0.02)
+    scene = build_scene([spec(CONVEX, verts=p)])
+    assert scene.vert_count[0] > SCAN_VERTS
+    sh = Shapes(scene.kind, scene.size, scene.vert_start, scene.vert_count, scene.verts,
+                scene.adjacent_start, scene.adjacent_count, scene.adjacent, scene.seed_verts,
+                np.zeros((1, 3)), np.eye(3)[None])
+    d = np.vstack([rng.normal(size=(500, 3)), np.eye(3), -np.eye(3),
+                   scene.face_normal[:scene.face_count[0]]])
+    verts = scene.verts[:scene.vert_count[0]]
+    climb = getattr(hull_support, "py_func", hull_support)  # compiled: for compiled callers only
+    for di in d:
+        v = climb(sh, 0, (di[0], di[1], di[2]))
+        assert verts[v] @ di >= np.max(verts @ di) - 1e-12
