@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline
-from mb_sim.collision.manifold import cap_polygon, clip_segment, emit, face_polygon, world_verts
+from mb_sim.collision.manifold import cap_polygon, clip_segment, emit
 from mb_sim.collision.work import CAP_POINTS
 from mb_sim.model.shapes import BOX, CAPSULE, CONVEX, CYLINDER
 from mb_sim.vec3 import (
@@ -29,6 +29,7 @@ from mb_sim.vec3 import (
     normalize,
     put,
     rot_mul,
+    rot_tmul,
     row,
     scale,
     sub,
@@ -52,25 +53,28 @@ POINT = 0
 def _polyhedron_face(g: Any, w: Any, i: int, d: Vec, out: np.ndarray, ids: np.ndarray,
                      flat_cos: float) -> tuple[int, int, Vec, float]:
     """The face of polyhedron i most along d, when its normal's cosine with d is at least
-    flat_cos (`facing_feature`)."""
+    flat_cos (`facing_feature`): the normals are compared in the polyhedron's frame, and only
+    that face's vertices are posed."""
     face_start, face_normal, gr = g.face_start[i], g.face_normal, w.geom_rot
+    dl = rot_tmul(gr, i, d)
     best = -2.0
     bf = 0
-    bn = (0.0, 0.0, 0.0)
     for f in range(g.face_count[i]):
-        nw = rot_mul(gr, i, row(face_normal, face_start + f))
-        t = dot(nw, d)
+        t = dot(row(face_normal, face_start + f), dl)
         if t > best:
             best = t
             bf = f
-            bn = nw
     if best < flat_cos:
         return POINT, 0, (0.0, 0.0, 0.0), 0.0
-    world_verts(g, w, i, w.verts_a)
-    cnt = face_polygon(g, i, bf, w.verts_a, out, ids)
+    h = face_start + bf
+    c = row(w.geom_pos, i)
+    verts, vert_start, face_verts = g.verts, g.vert_start[i], g.face_verts
+    cnt = g.face_vert_count[h]
     for q in range(cnt):
-        ids[q] += 256 * bf
-    return FLAT, cnt, bn, 0.0
+        v = face_verts[g.face_vert_start[h] + q]
+        put(out, q, add(c, rot_mul(gr, i, row(verts, vert_start + v))))
+        ids[q] = v + 256 * bf
+    return FLAT, cnt, rot_mul(gr, i, row(face_normal, h)), 0.0
 
 
 @helper

@@ -9,7 +9,10 @@ B to A) extended to manifolds of up to four points.
 
 Closed forms: sphere-sphere, sphere-plane, sphere-box, sphere-capsule, sphere-cylinder,
 capsule-capsule, capsule-plane, box-plane, cylinder-plane, convex-plane. Boxes and convex hulls
-against each other: SAT with face clipping (manifold.py). Everything else (pairs with a cylinder,
+against each other: SAT with face clipping (manifold.py); two hulls too large for SAT's
+all-pairs tests (SAT_MAX_VERTEX_PAIRS) go to GJK/EPA with the feature manifold below, whose
+support maps climb the hulls. A pair with a hull whose oriented bounding boxes lie farther
+apart than the envelope is skipped before any of this (midphase.py). Everything else (pairs with a cylinder,
 capsule-box, capsule-convex, sphere-convex): GJK distance on the shape cores, EPA when the cores
 overlap (gjk.py); then, when a flat feature of one shape faces the other, the facing feature of
 the other (polygon, cylinder rim line, capsule segment) is clipped against it to get several
@@ -49,6 +52,7 @@ from mb_sim.collision.manifold import (
     sat_polytopes,
 )
 from mb_sim.collision.mesh_contact import mesh_contacts
+from mb_sim.collision.midphase import boxes_apart
 from mb_sim.collision.poses import geometry_poses_into, owner_poses, shapes_of
 from mb_sim.collision.work import (
     MAX_PER_PAIR,
@@ -59,6 +63,8 @@ from mb_sim.collision.work import (
 )
 from mb_sim.model.compile import geoms_of, new_geoms
 from mb_sim.model.shapes import (
+    BOX,
+    CONVEX,
     MESH,
     PLANE,
     CollisionScene,
@@ -380,7 +386,7 @@ def _core_contact(g: Any, w: Any, ia: int, ib: int, env: float) -> tuple[bool, V
     sh = shapes_of(g, w)
     ra = core_radius(g.kind, g.size, ia)
     rb = core_radius(g.kind, g.size, ib)
-    dist, ns, pa, pb = gjk(sh, w, ia, ib)
+    dist, ns, pa, pb = gjk(sh, w, ia, ib, ra + rb + env)
     if dist > 0.0:
         depth = ra + rb - dist
         if depth <= -env:
@@ -480,6 +486,13 @@ clipping (BOX_BOX, POLYTOPES), GJK/EPA's single point (GJK_POINT) or with the fe
 with a mesh: static shapes)."""
 assert COLLIDER.shape == (MESH + 1, MESH + 1)
 
+SAT_MAX_VERTEX_PAIRS = 1024
+"""Two polyhedra whose vertex counts multiply to more than this go to GJK_MANIFOLD instead of
+SAT: SAT tests every face of each against every vertex of the other and every edge pair
+(Gauss-map pruned), which grows with the product of their sizes, where GJK's climbing support
+maps grow with about the square root of each (boxes and small hulls keep SAT's exact
+manifold: a box and a 128-vertex hull do)."""
+
 
 @helper
 def collide_pair(code: int, g: Any, w: Any, ia: int, ib: int, env: float) -> int:
@@ -567,7 +580,12 @@ def narrow_phase_into(g: Any, w: Any, c: Any, npairs: int, env: float,
             ia, ib, sign = i, j, 1.0
         else:
             ia, ib, sign = j, i, -1.0
+        if kind[ib] == CONVEX and kind[ia] >= BOX and boxes_apart(
+                g.box_center, g.box_half, w.geom_pos, w.geom_rot, ia, ib, env):
+            continue
         code = GJK_POINT if force_generic else COLLIDER[kind[ia], kind[ib]]
+        if code == POLYTOPES and g.vert_count[ia] * g.vert_count[ib] > SAT_MAX_VERTEX_PAIRS:
+            code = GJK_MANIFOLD
         m = min(collide_pair(code, g, w, ia, ib, env), MAX_PER_PAIR)
         if k + m > capacity:
             return -1
