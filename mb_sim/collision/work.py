@@ -70,6 +70,10 @@ step, and the narrow phase's scratch.""", (
     Field("pair_vert_count", INDEX, (2,), "... vertex counts"),
     Field("pair_verts", REAL, ("hv+3", 3), "the shape's hull vertices (its frame), then the "
           "triangle's corners (world)"),
+    Field("pair_adjacent_start", INDEX, ("hv+3",), "the hull vertices' neighbours in "
+          "Geoms.adjacent (the triangle's corners are scanned)"),
+    Field("pair_adjacent_count", INDEX, ("hv+3",), "... their number"),
+    Field("pair_seed_verts", INDEX, (2, 6), "the hull's climbing seeds (Geoms.seed_verts)"),
     Field("pair_pos", REAL, (2, 3), "... world positions (the triangle's: zero)"),
     Field("pair_rot", REAL, (2, 3, 3), "... world rotations (the triangle's: the identity)",
           fill=IDENTITY),
@@ -128,6 +132,8 @@ found (the module docstring), with what the solver adds to each.""", (
     Field("normal_row", INDEX, ("k",), "the contact's NORMAL row (mb_sim.solver.rows)"),
     Field("tangent1", REAL, ("k", 3), "first friction direction"),
     Field("tangent2", REAL, ("k", 3), "second friction direction"),
+    Field("receding", FLAG, ("k",), "still apart and not closing: no rows unless pushed "
+          "(mb_sim.solver.contact.drop_receding_contacts)"),
     Field("count", INDEX, (1,), "contacts in use"),
 ), {"k": "contact capacity"})
 

@@ -72,11 +72,13 @@ the row bookkeeping of warm starting and what the step reports.""", (
           "2 friction), 3 n + k for mimic pair k (joints and pairs of every tree)"),
     Field("group_key", INDEX, ("r",), "warm-start key of each row group (mb_sim.solver.warm)"),
     Field("group_row", INDEX, ("r",), "first row of each row group"),
+    Field("impelled", FLAG, ("b+t",), "free bodies, then trees, that a contact with rows "
+          "pushes this step (mb_sim.solver.contact.drop_receding_contacts)"),
     "report",
     Field("info", INDEX, (8,), "what the last call of `step` reports: STATUS, STEPS_DONE, "
           "BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END, CLAMPS"),
 ), {"n": "movable joints of every tree", "nv": "velocities of every tree", "b": "free bodies",
-    "r": "row capacity"})
+    "t": "trees", "r": "row capacity"})
 Data, DataRecord = record("Data", """The workspace of one simulation: a record of
 records.""", (
     Field("tree", TreeWork, (), "the articulated-body quantities of the current q (Holck 2005, ch. 3), "
@@ -183,7 +185,7 @@ def allocate_data(scene: Any, contact_capacity: int = 0,
         rows=allocate_rows(rows, sizes["w"], nb, t),
         push=allocate_rows(rows, sizes["w"], nb, t),
         joints=allocate(JointBlocks, j=nj, b=nb),
-        work=allocate(StepWork, n=n, nv=nv, b=nb, r=rows),
+        work=allocate(StepWork, n=n, nv=nv, b=nb, t=t, r=rows),
         before=allocate(StateArrays, n=n, nq=nq, nv=nv, b=nb, w=rows),
     )
 
