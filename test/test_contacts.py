@@ -290,3 +290,43 @@ def test_one_dof_link_hitting_the_floor_has_a_rank_deficient_k():
     tip = sim.link_pose("rod")[0] + 0.4 * np.array([np.cos(sim.q[0]), 0, -np.sin(sim.q[0])])
     assert tip[2] == pytest.approx(0.05, abs=2e-3)  # the ball rests on the floor
     assert abs(sim.qd[0]) < 1e-3
+
+
+def _spheres_in_a_row(gap: float, speed: float) -> mb_sim.Simulation:
+    """Three 5 cm spheres along x, `gap` apart, no gravity; the first one moving at `speed`
+    towards the others."""
+    world = mb_sim.load_world({"ground": None, "gravity": [0.0, 0.0, 0.0], "bodies": [
+        {"name": f"ball{k}", "shape": "sphere", "size": [0.05], "mass": 1.0, "restitution": 1.0,
+         "xyz": [k * (0.1 + gap), 0.0, 1.0]} for k in range(3)]})
+    sim = mb_sim.Simulation(world=world, dt=0.001)
+    sim.set_body_state("ball0", linear=[speed, 0.0, 0.0])
+    return sim
+
+
+def test_contacts_apart_and_not_closing_get_no_rows():
+    """Spheres at rest 3 mm apart (inside the 5 mm envelope) have no contact rows; when the
+    first closes a quarter of its gap within the step, its contact has, and so has the next
+    one, whose sphere that contact pushes."""
+    sim = _spheres_in_a_row(0.003, 0.0)
+    sim.step()
+    assert len(sim.contacts) == 0
+    sim = _spheres_in_a_row(0.003, 0.25 * 0.003 / 0.001 * 0.99)
+    sim.step()
+    assert len(sim.contacts) == 0
+    sim = _spheres_in_a_row(0.003, 0.25 * 0.003 / 0.001 * 1.01)
+    sim.step()
+    assert sim.contacts.entity_a == ("ball0", "ball1")
+
+
+def test_an_impact_passes_through_contacts_at_rest():
+    """e = 1: the first sphere hits the second, which rests 1 mm from the third: in the step
+    of the impact the momentum reaches the third sphere (its contact, neither closing nor
+    touching, is kept because the impact pushes the second sphere)."""
+    sim = _spheres_in_a_row(0.001, 1.0)
+    for _ in range(100):
+        sim.step()
+        if float(sim.body_velocity("ball2")[0][0]) > 0.0:
+            break
+    assert float(sim.body_velocity("ball2")[0][0]) == pytest.approx(1.0, rel=0.05)
+    assert abs(float(sim.body_velocity("ball1")[0][0])) < 0.05
+    assert abs(float(sim.body_velocity("ball0")[0][0])) < 0.05
