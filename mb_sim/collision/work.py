@@ -132,8 +132,9 @@ found (the module docstring), with what the solver adds to each.""", (
     Field("normal_row", INDEX, ("k",), "the contact's NORMAL row (mb_sim.solver.rows)"),
     Field("tangent1", REAL, ("k", 3), "first friction direction"),
     Field("tangent2", REAL, ("k", 3), "second friction direction"),
-    Field("receding", FLAG, ("k",), "still apart and not closing: no rows unless pushed "
-          "(mb_sim.solver.contact.drop_receding_contacts)"),
+    Field("receding_tree", INDEX, ("k",), "the tree of a contact between its own links "
+          "still apart and not closing (-1: any other contact; "
+          "mb_sim.solver.contact.drop_receding_contacts)"),
     Field("count", INDEX, (1,), "contacts in use"),
 ), {"k": "contact capacity"})
 

@@ -72,8 +72,8 @@ the row bookkeeping of warm starting and what the step reports.""", (
           "2 friction), 3 n + k for mimic pair k (joints and pairs of every tree)"),
     Field("group_key", INDEX, ("r",), "warm-start key of each row group (mb_sim.solver.warm)"),
     Field("group_row", INDEX, ("r",), "first row of each row group"),
-    Field("impelled", FLAG, ("b+t",), "free bodies, then trees, that a contact with rows "
-          "pushes this step (mb_sim.solver.contact.drop_receding_contacts)"),
+    Field("impelled", FLAG, ("t",), "trees that a contact with rows pushes this step "
+          "(mb_sim.solver.contact.drop_receding_contacts)"),
     "report",
     Field("info", INDEX, (8,), "what the last call of `step` reports: STATUS, STEPS_DONE, "
           "BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END, CLAMPS"),

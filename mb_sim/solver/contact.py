@@ -2,10 +2,11 @@
 
 Normal row: u+ >= 0 when touching (resting contact, inelastic); a contact still a gap g apart
 (inside the envelope) only asks for u+ >= -g / h: the bodies may close the gap this step but
-not pass it (speculative contact). Such a contact gets rows only when, at the velocities
-after the free motion, its surfaces close at least 1 / SPECULATIVE_REACH of the gap in this
-step (`drop_receding_contacts`): a row that cannot bind costs as much as one that does, and
-a robot holding still among its own links' envelopes would otherwise pay for all of them.
+not pass it (speculative contact). Between two links of one robot such a contact gets rows
+only when, at the velocities after the free motion, its surfaces close at least
+1 / SPECULATIVE_REACH of the gap in this step, or another contact pushes the robot
+(`drop_receding_contacts`): a row that cannot bind costs as much as one that does, and a
+robot holding still among its own links' envelopes would otherwise pay for all of them.
 Bounces (Newton's law with a threshold, Holck 2005 eq. 2.18)
 are the restitution pass's (`mb_sim.solver.pgs.restitution_pass`): the row carries e, the gap
 and the smooth acceleration a = (u_f - u_0) / h of its normal velocity over the free motion.
@@ -30,9 +31,10 @@ from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, clear_row, tre
 from mb_sim.vec3 import frame_around
 
 SPECULATIVE_REACH = 4.0
-"""A contact a gap g apart keeps its rows when its surfaces approach at least g / (4 h) after
-the free motion: the other contacts' impulses would have to speed that approach up fourfold
-within the step for the dropped row to have mattered (and the next step has it again)."""
+"""A contact between links of one robot a gap g apart keeps its rows when its surfaces approach
+at least g / (4 h) after the free motion: the robot's joint rows (limits, friction, mimic
+pairs) would have to speed that approach up fourfold within the step for the dropped row to
+have mattered (and the next step has it again)."""
 
 
 @inline
@@ -176,82 +178,55 @@ def _robot_contact(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float
         _friction_pair(d, r, friction, directions)
 
 
-@helper
-def _approach_speed(m: Any, d: Any, s: Any, c: int) -> float:
-    """-n . (v_a - v_b) at contact c's point after the free motion (d.work.qd_free,
-    d.work.body_vel; link poses of this step in d.tree): how fast the surfaces close."""
-    con, g, tree, w = d.contacts, m.geoms, m.tree, d.tree
-    qd, vel, com, p, n = d.work.qd_free, d.work.body_vel, s.body_pos, con.point[c], con.normal[c]
+@inline
+def _approach_speed(m: Any, d: Any, c: int) -> float:
+    """-n . (v_a - v_b) at contact c's point, both sides links of one tree, after the free
+    motion (d.work.qd_free; link poses of this step in d.tree): how fast the surfaces close."""
+    con, g, tree, w, qd = d.contacts, m.geoms, m.tree, d.tree, d.work.qd_free
     u = 0.0
     for side in range(2):
-        geom = con.geom_a[c] if side == 0 else con.geom_b[c]
+        body = g.index[con.geom_a[c] if side == 0 else con.geom_b[c]]
+        nv = point_jacobian_row(tree, w.rot, w.pos, body, con.point[c], con.normal[c], w.row)
+        v0 = tree.tree_v[slot_tree(tree, body)]
         sign = 1.0 if side == 0 else -1.0
-        if g.what[geom] == ROBOT:
-            body = g.index[geom]
-            nv = point_jacobian_row(tree, w.rot, w.pos, body, p, n, w.row)
-            v0 = tree.tree_v[slot_tree(tree, body)]
-            for j in range(nv):
-                u += sign * w.row[j] * qd[v0 + j]
-        elif g.what[geom] == BODY:
-            i = g.index[geom]
-            rx, ry, rz = p[0] - com[i, 0], p[1] - com[i, 1], p[2] - com[i, 2]
-            u += sign * (n[0] * vel[i, 0] + n[1] * vel[i, 1] + n[2] * vel[i, 2]
-                         + (ry * n[2] - rz * n[1]) * vel[i, 3]
-                         + (rz * n[0] - rx * n[2]) * vel[i, 4]
-                         + (rx * n[1] - ry * n[0]) * vel[i, 5])
+        for j in range(nv):
+            u += sign * w.row[j] * qd[v0 + j]
     return -u
-
-
-@inline
-def _mover(m: Any, d: Any, geom: int) -> int:
-    """What geometry geom moves with, as an index of StepWork.impelled: free body i, or
-    b + k for tree k; -1 when static."""
-    g = m.geoms
-    if g.what[geom] == ROBOT:
-        return d.work.body_vel.shape[0] + slot_tree(m.tree, g.index[geom])
-    if g.what[geom] == BODY and m.bodies.dynamic[g.index[geom]]:
-        return g.index[geom]
-    return -1
 
 
 @helper
 def drop_receding_contacts(m: Any, d: Any, s: Any) -> None:
-    """Remove from d.contacts (keeping their order) the contacts still apart whose surfaces
-    close less than 1 / SPECULATIVE_REACH of their gap in this step, unless a contact that
-    keeps its rows pushes one of their bodies or trees, directly or through others (it may
-    drive them together within the step, as the balls of a Newton's cradle pass an impact
-    along)."""
-    con, impelled, receding = d.contacts, d.work.impelled, d.contacts.receding
+    """Remove from d.contacts (keeping their order) the contacts between links of one tree
+    that are still apart and close less than 1 / SPECULATIVE_REACH of their gap in this step,
+    unless another contact of that tree keeps its rows: its impulse moves every link of the
+    tree and may drive them together within the step."""
+    con, g, tree, impelled, receding_tree = (d.contacts, m.geoms, m.tree, d.work.impelled,
+                                             d.contacts.receding_tree)
+    what, index = g.what, g.index
     reach = SPECULATIVE_REACH * m.options.dt
-    impelled[:] = False
     count = con.count[0]
     dropped = 0
     for c in range(count):
+        ga, gb = con.geom_a[c], con.geom_b[c]
+        receding_tree[c] = -1
         gap = -con.depth[c]
-        receding[c] = gap > 0.0 and reach * _approach_speed(m, d, s, c) < gap
-        if receding[c]:
-            dropped += 1
-            continue
-        for k in (_mover(m, d, con.geom_a[c]), _mover(m, d, con.geom_b[c])):
-            if k >= 0:
-                impelled[k] = True
+        if gap > 0.0 and what[ga] == ROBOT and what[gb] == ROBOT:
+            t = slot_tree(tree, index[ga])
+            if t == slot_tree(tree, index[gb]) and reach * _approach_speed(m, d, c) < gap:
+                receding_tree[c] = t
+                dropped += 1
     if dropped == 0:
         return
-    grown = True
-    while grown:
-        grown = False
-        for c in range(count):
-            ka, kb = _mover(m, d, con.geom_a[c]), _mover(m, d, con.geom_b[c])
-            if receding[c] and ka >= 0 and kb >= 0 and impelled[ka] != impelled[kb]:
-                impelled[ka] = True
-                impelled[kb] = True
-                grown = True
+    impelled[:] = False
+    for c in range(count):
+        if receding_tree[c] < 0:
+            for geom in (con.geom_a[c], con.geom_b[c]):
+                if what[geom] == ROBOT:
+                    impelled[slot_tree(tree, index[geom])] = True
     k = 0
     for c in range(count):
-        if receding[c]:
-            ka, kb = _mover(m, d, con.geom_a[c]), _mover(m, d, con.geom_b[c])
-            if not ((ka >= 0 and impelled[ka]) or (kb >= 0 and impelled[kb])):
-                continue
+        if receding_tree[c] >= 0 and not impelled[receding_tree[c]]:
+            continue
         if k != c:
             con.geom_a[k] = con.geom_a[c]
             con.geom_b[k] = con.geom_b[c]
