@@ -93,18 +93,30 @@ def support(sh: Any, i: int, d: Vec) -> Vec:
             loc = (0.0, 0.0, z)
         return add(c, rot_mul(gr, i, loc))
     if k == CONVEX:
-        return add(c, rot_mul(gr, i, row(sh.verts, hull_support(sh, i, dl))))
+        return add(c, rot_mul(gr, i, row(sh.verts, hull_support(sh, i, dl, -1))))
     return c
 
 
+@inline
+def support_from(sh: Any, i: int, d: Vec, hint: int) -> tuple[Vec, int]:
+    """`support`, and for a hull the vertex found: a hull's climb starts at `hint` when it is
+    a vertex (GJK's iterations turn their direction a little at a time, so the last vertex
+    found is a step or two from the next)."""
+    if sh.kind[i] != CONVEX:
+        return support(sh, i, d), -1
+    v = hull_support(sh, i, rot_tmul(sh.rot, i, d), hint)
+    return add(row(sh.pos, i), rot_mul(sh.rot, i, row(sh.verts, v))), v
+
+
 @helper
-def hull_support(sh: Any, i: int, dl: Vec) -> int:
+def hull_support(sh: Any, i: int, dl: Vec, hint: int) -> int:
     """The vertex (index into sh.verts) of convex hull i farthest along dl (hull frame).
 
-    Small hulls are scanned. Larger ones are climbed: from the best of the six axis-extreme
-    vertices, move to the neighbour (on the hull's triangulated surface) farthest along dl
-    while one lies farther; a vertex none of whose neighbours does is the farthest of all
-    (`mb_sim.model.shapes._surface_graph`), and each move gains, so the climb ends."""
+    Small hulls are scanned. Larger ones are climbed: from vertex `hint` (or, when it is
+    negative, the best of the six axis-extreme vertices), move to the neighbour (on the
+    hull's triangulated surface) farthest along dl while one lies farther; a vertex none of
+    whose neighbours does is the farthest of all (`mb_sim.model.shapes._surface_graph`), and
+    each move gains, so the climb ends."""
     verts, start, count = sh.verts, sh.vert_start[i], sh.vert_count[i]
     if count <= SCAN_VERTS:
         best = -np.inf
@@ -117,12 +129,16 @@ def hull_support(sh: Any, i: int, dl: Vec) -> int:
         return bi
     best = -np.inf
     bi = start
-    for k in range(6):
-        v = start + sh.seed_verts[i, k]
-        s = verts[v, 0] * dl[0] + verts[v, 1] * dl[1] + verts[v, 2] * dl[2]
-        if s > best:
-            best = s
-            bi = v
+    if hint >= 0:
+        bi = hint
+        best = verts[hint, 0] * dl[0] + verts[hint, 1] * dl[1] + verts[hint, 2] * dl[2]
+    else:
+        for k in range(6):
+            v = start + sh.seed_verts[i, k]
+            s = verts[v, 0] * dl[0] + verts[v, 1] * dl[1] + verts[v, 2] * dl[2]
+            if s > best:
+                best = s
+                bi = v
     adjacent, adjacent_start, adjacent_count = sh.adjacent, sh.adjacent_start, sh.adjacent_count
     while True:
         at = bi
@@ -300,11 +316,13 @@ def _gjk_loop(sh: Any, w: Any, ia: int, ib: int, v: Vec,
     W, SA, SB, lam = w.simplex, w.simplex_a, w.simplex_b, w.simplex_weight
     n = 1
     vv = dot(v, v)
+    ha = -1
+    hb = -1
     for _ in range(GJK_MAX_ITER):
         if vv < TOUCH_EPS * TOUCH_EPS:
             return v, n, True, -1.0
-        pa = support(sh, ia, scale(v, -1.0))
-        pb = support(sh, ib, v)
+        pa, ha = support_from(sh, ia, scale(v, -1.0), ha)
+        pb, hb = support_from(sh, ib, v, hb)
         p = sub(pa, pb)
         vp = dot(v, p)
         if vp > 0.0 and vp * vp > cutoff * cutoff * vv:

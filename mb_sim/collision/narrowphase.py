@@ -11,8 +11,8 @@ Closed forms: sphere-sphere, sphere-plane, sphere-box, sphere-capsule, sphere-cy
 capsule-capsule, capsule-plane, box-plane, cylinder-plane, convex-plane. Boxes and convex hulls
 against each other: SAT with face clipping (manifold.py); two hulls too large for SAT's
 all-pairs tests (SAT_MAX_VERTEX_PAIRS) go to GJK/EPA with the feature manifold below, whose
-support maps climb the hulls. A pair with a hull whose oriented bounding boxes lie farther
-apart than the envelope is skipped before any of this (midphase.py). Everything else (pairs with a cylinder,
+support maps climb the hulls. A pair for SAT or GJK whose oriented bounding boxes lie farther
+apart than the envelope is skipped before either runs (midphase.py). Everything else (pairs with a cylinder,
 capsule-box, capsule-convex, sphere-convex): GJK distance on the shape cores, EPA when the cores
 overlap (gjk.py); then, when a flat feature of one shape faces the other, the facing feature of
 the other (polygon, cylinder rim line, capsule segment) is clipped against it to get several
@@ -63,8 +63,6 @@ from mb_sim.collision.work import (
 )
 from mb_sim.model.compile import geoms_of, new_geoms
 from mb_sim.model.shapes import (
-    BOX,
-    CONVEX,
     MESH,
     PLANE,
     CollisionScene,
@@ -580,12 +578,12 @@ def narrow_phase_into(g: Any, w: Any, c: Any, npairs: int, env: float,
             ia, ib, sign = i, j, 1.0
         else:
             ia, ib, sign = j, i, -1.0
-        if kind[ib] == CONVEX and kind[ia] >= BOX and boxes_apart(
-                g.box_center, g.box_half, w.geom_pos, w.geom_rot, ia, ib, env):
-            continue
         code = GJK_POINT if force_generic else COLLIDER[kind[ia], kind[ib]]
-        if code == POLYTOPES and g.vert_count[ia] * g.vert_count[ib] > SAT_MAX_VERTEX_PAIRS:
-            code = GJK_MANIFOLD
+        if code == POLYTOPES or code == GJK_MANIFOLD or code == GJK_POINT:
+            if boxes_apart(g.box_center, g.box_half, w.geom_pos, w.geom_rot, ia, ib, env):
+                continue
+            if code == POLYTOPES and g.vert_count[ia] * g.vert_count[ib] > SAT_MAX_VERTEX_PAIRS:
+                code = GJK_MANIFOLD
         m = min(collide_pair(code, g, w, ia, ib, env), MAX_PER_PAIR)
         if k + m > capacity:
             return -1

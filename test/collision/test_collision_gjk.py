@@ -126,7 +126,7 @@ def test_box_box_epa_matches_sat_depth() -> None:
 def test_climbing_support_finds_the_farthest_vertex(cloud: str) -> None:
     """The hill-climbing support map of a large hull returns a vertex as far along d as the
     farthest one, for random directions, the axes and the face normals (ties: a whole face
-    is farthest)."""
+    is farthest), climbing from the axis-extreme seeds or from any vertex."""
     from mb_sim.collision.gjk import SCAN_VERTS, hull_support
     from mb_sim.collision.poses import Shapes
     from mb_sim.model.shapes import CONVEX, build_scene
@@ -148,6 +148,9 @@ def test_climbing_support_finds_the_farthest_vertex(cloud: str) -> None:
                    scene.face_normal[:scene.face_count[0]]])
     verts = scene.verts[:scene.vert_count[0]]
     climb = getattr(hull_support, "py_func", hull_support)  # compiled: for compiled callers only
-    for di in d:
-        v = climb(sh, 0, (di[0], di[1], di[2]))
-        assert verts[v] @ di >= np.max(verts @ di) - 1e-12
+    hint = -1
+    for di in d:  # from the seeds, and from the last vertex found
+        for start in (-1, hint):
+            v = climb(sh, 0, (di[0], di[1], di[2]), start)
+            assert verts[v] @ di >= np.max(verts @ di) - 1e-12
+        hint = v
