@@ -177,8 +177,11 @@ def test_obj_materials_and_textures_are_not_read(tmp_path: Path) -> None:
 
 
 def test_collada_without_its_reader_names_the_file_and_the_link(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import mb_sim
+
+    monkeypatch.setenv("MB_SIM_CACHE", str(tmp_path))  # no hull of an earlier run on disk
+    meshmod._collision_hull_cached.cache_clear()
 
     urdf = (f'<robot name="r"><link name="base"/><joint name="j" type="continuous">'
             f'<parent link="base"/><child link="shell"/><axis xyz="0 0 1"/></joint>'

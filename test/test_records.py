@@ -49,7 +49,8 @@ def test_arrays_match_their_declarations(floating: bool) -> None:
     ng = g.kind.shape[0]
     geom_sizes = {"g": ng, "v": g.verts.shape[0], "h": g.face_normal.shape[0],
                   "k": g.face_verts.shape[0], "e": g.edge_verts.shape[0],
-                  "t": g.tri_flags.shape[0], "nd": g.bvh_count.shape[0]}
+                  "t": g.tri_flags.shape[0], "nd": g.bvh_count.shape[0],
+                  "a": g.adjacent.shape[0]}
     assert g.verts.shape[0] > 0 and g.edge_verts.shape[0] > 0
     polygon = 2 * max(g.max_face_verts, CAP_POINTS) + 4
     work_sizes = {"o": n + nb + 1, "g": ng, "p": ng * (ng - 1) // 2, "pv": EPA_MAX_VERTS,
@@ -65,7 +66,7 @@ def test_arrays_match_their_declarations(floating: bool) -> None:
         + mismatches(d.collision, **work_sizes)
         + mismatches(d.rows, r=rows, w=nv, b=nb, t=1) + mismatches(d.push, r=rows, w=nv, b=nb, t=1)
         + mismatches(d.joints, j=len(sim.scene.world_joint_names), b=nb)
-        + mismatches(d.work, n=n, nv=nv, b=nb, r=rows)
+        + mismatches(d.work, n=n, nv=nv, b=nb, t=1, r=rows)
         + mismatches(d.before, n=n, nq=nq, nv=nv, b=nb, w=rows)
         + mismatches(d.contacts, k=d.contacts.depth.shape[0])
         + mismatches(sim.state.arrays(), n=n, nq=nq, nv=nv, b=nb, w=rows)
