@@ -35,7 +35,7 @@ def boxes_apart(box_center: np.ndarray, box_half: np.ndarray, geom_pos: np.ndarr
     hi, hj = row(box_half, i), row(box_half, j)
     a = (col(gr, i, 0), col(gr, i, 1), col(gr, i, 2))
     b = (col(gr, j, 0), col(gr, j, 1), col(gr, j, 2))
-    # c[r][s] = a_r . b_s, and its magnitude
+    # c[r][s] = a_r . b_s: j's axes in i's frame
     c = ((dot(a[0], b[0]), dot(a[0], b[1]), dot(a[0], b[2])),
          (dot(a[1], b[0]), dot(a[1], b[1]), dot(a[1], b[2])),
          (dot(a[2], b[0]), dot(a[2], b[1]), dot(a[2], b[2])))

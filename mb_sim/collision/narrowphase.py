@@ -12,12 +12,13 @@ capsule-capsule, capsule-plane, box-plane, cylinder-plane, convex-plane. Boxes a
 against each other: SAT with face clipping (manifold.py); two hulls too large for SAT's
 all-pairs tests (SAT_MAX_VERTEX_PAIRS) go to GJK/EPA with the feature manifold below, whose
 support maps climb the hulls. A pair for SAT or GJK whose oriented bounding boxes lie farther
-apart than the envelope is skipped before either runs (midphase.py). Everything else (pairs with a cylinder,
-capsule-box, capsule-convex, sphere-convex): GJK distance on the shape cores, EPA when the cores
-overlap (gjk.py); then, when a flat feature of one shape faces the other, the facing feature of
-the other (polygon, cylinder rim line, capsule segment) is clipped against it to get several
-points (features.py). Any convex shape against a mesh's triangles: the mesh's BVH walked with
-the shape's box, each triangle met collided, the points reduced (mesh_contact.py).
+apart than the envelope is skipped before either runs (midphase.py). Everything else (pairs
+with a cylinder, capsule-box, capsule-convex, sphere-convex): GJK distance on the shape
+cores, EPA when the cores overlap (gjk.py); then, when a flat feature of one shape faces the
+other, the facing feature of the other (polygon, cylinder rim line, capsule segment) is
+clipped against it to get several points (features.py). Any convex shape against a mesh's
+triangles: the mesh's BVH walked with the shape's box, each triangle met collided, the points
+reduced (mesh_contact.py).
 
 Which function handles a pair is one table, `COLLIDER[kind a, kind b]` (kinds ordered a <= b),
 as MuJoCo's mjCOLLISIONFUNC; every collider has the signature (g, w, ia, ib, envelope) and

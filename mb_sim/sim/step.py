@@ -244,12 +244,12 @@ def collide(m: Any, d: Any, s: Any) -> bool:
 
 @njit
 def make_rows(m: Any, d: Any, s: Any) -> None:
-    """Stage 3: the rows of the contacts (those apart and not closing dropped first,
-    `mb_sim.solver.contact.drop_receding_contacts`), the robot's joints and the world joints. The
-    robot rows share the columns of H^-1 (d.tree.response) at this step's articulated
-    inertias: when a contact touches the robot, the joint rows' first, so that the contact
-    rows find them."""
-    drop_receding_contacts(m, d, s)
+    """Stage 3: the rows of the contacts (a robot's contacts between its own links that are
+    apart and not closing dropped first: `mb_sim.solver.contact.drop_receding_contacts`), the
+    robot's joints and the world joints. The robot rows share the columns of H^-1
+    (d.tree.response) at this step's articulated inertias: when a contact touches the robot,
+    the joint rows' first, so that the contact rows find them."""
+    drop_receding_contacts(m, d)
     d.rows.count[0] = 0
     d.tree.response_ready[:] = False
     if s.qd.shape[0] > 0 and robot_in_contact(m, d):

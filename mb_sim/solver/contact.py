@@ -195,7 +195,7 @@ def _approach_speed(m: Any, d: Any, c: int) -> float:
 
 
 @helper
-def drop_receding_contacts(m: Any, d: Any, s: Any) -> None:
+def drop_receding_contacts(m: Any, d: Any) -> None:
     """Remove from d.contacts (keeping their order) the contacts between links of one tree
     that are still apart and close less than 1 / SPECULATIVE_REACH of their gap in this step,
     unless another contact of that tree keeps its rows: its impulse moves every link of the
