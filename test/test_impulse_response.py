@@ -144,3 +144,26 @@ def test_joint_columns_in_one_pass_equal_one_sweep_each() -> None:
         w = sim._data.tree
         assert not w.response_wanted.any()
         np.testing.assert_array_equal(w.response_ready, wanted)
+
+
+def test_factorised_columns_of_a_branched_tree_equal_one_sweep_each() -> None:
+    """A fixed humanoid (talos: legs, arms, head and grippers branching from one root), every
+    column wanted, so `joint_columns` takes them from the L^T D L factors of H
+    (`mb_sim.dynamics.joint_space`): the same H^-1 e_i as each joint's own impulse sweep, and
+    the same as H^-1 from `mb_sim.crba`."""
+    from robot_walk import hold_pose, load_fixed
+
+    model = load_fixed("talos_data/robots/talos_reduced.urdf")
+    sim = mb_sim.Simulation(model, world=mb_sim.load_world({"ground": None, "robot": {
+        "self_collision": False,
+        "initial_positions": dict(zip(model.joint_names, hold_pose(model).tolist()))}}))
+    q = sim.q.copy()
+    sim.step()  # the step's ABA leaves the transforms and inertias of q in the workspace
+    nv = model.nv
+    wanted = np.ones(nv, dtype=np.bool_)
+    together, alone = np.zeros((nv, nv)), np.zeros((nv, nv))
+    _columns_both_ways(sim._m, sim._d, wanted, together, alone)
+    scale = np.abs(alone).max()
+    np.testing.assert_allclose(together, alone, rtol=1e-9, atol=1e-12 * scale)
+    np.testing.assert_allclose(together, np.linalg.inv(mb_sim.crba(model, q)), rtol=1e-7,
+                               atol=1e-10 * scale)

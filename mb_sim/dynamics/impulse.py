@@ -20,6 +20,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline, njit
 from mb_sim.dynamics.floating import cholesky_solve6, slot_tree
+from mb_sim.dynamics.joint_space import BATCH, fixed_tree_columns
 
 
 @inline
@@ -117,11 +118,21 @@ def joint_columns(tree: Any, w: Any) -> None:
     flags are cleared), in one pass over arrays bound once: a call per column costs about as
     much again as its arithmetic. A joint impulse's way up touches only the joint's path to
     the root, so one running 6-vector c = Y^A of the link reached carries it (eq. 3.45:
-    Y^A_p = X_i^T (Y^A_i + U_i u_i / D_i), u_p = -S_p^T Y^A_p); the way down is `_down`."""
+    Y^A_p = X_i^T (Y^A_i + U_i u_i / D_i), u_p = -S_p^T Y^A_p); the way down is `_down`.
+    A fixed-base tree with many columns wanted (`mb_sim.dynamics.joint_space.BATCH`) gets
+    them from its factorised H instead."""
     up, vadr, body_tree = tree.up, tree.vadr, tree.body_tree
     X, S, U, D, u, dv, c, t = w.X, w.S, w.U, w.D, w.u_impulse, w.dv, w.vec6, w.vec6b
     wanted, ready, response = w.response_wanted, w.response_ready, w.response
     n = up.shape[0]
+    for k in range(tree.floating.shape[0]):
+        if tree.floating[k]:
+            continue
+        due = 0
+        for v in range(tree.tree_v[k], tree.tree_v[k + 1]):
+            due += wanted[v] and not ready[v]
+        if due >= BATCH and 3 * due >= tree.tree_v[k + 1] - tree.tree_v[k]:
+            fixed_tree_columns(tree, w, k)
     for joint in range(n):
         v = vadr[joint]
         if not wanted[v]:

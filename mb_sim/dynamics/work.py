@@ -59,6 +59,10 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("dv", REAL, ("n+t", 6), "velocity change dv_i"),
     Field("u_impulse", REAL, ("n",), "u_i = -S_i^T Y^A_i"),
     Field("row", REAL, ("w",), "one point Jacobian row, local to a tree"),
+    "many columns of H^-1 at once (mb_sim.dynamics.joint_space)",
+    Field("IC", REAL, ("n+t", 6, 6), "composite inertia I^c_i of body i's subtree, body axes"),
+    Field("joint_space", REAL, ("w", "w"), "one fixed-base tree's H + diag(armature), then its "
+          "L^T D L factors"),
     "RK4 (Holck 2005 eq. 2.33; a floating base on SE(3))",
     Field("rk4_qd", REAL, (4, "nv"), "stage velocities"),
     Field("rk4_qdd", REAL, (4, "nv"), "stage accelerations"),

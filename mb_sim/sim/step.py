@@ -70,7 +70,7 @@ from mb_sim.sim.sensors import Sensors, measure
 from mb_sim.sim.servo import EFFORT, POSITION, drive, make_explicit, servo_update
 from mb_sim.sim.state import StateArrays
 from mb_sim.solver import pgs, warm
-from mb_sim.solver.contact import contact_rows, drop_receding_contacts, robot_in_contact
+from mb_sim.solver.contact import contact_rows, drop_receding_contacts
 from mb_sim.solver.robot_joints import joint_row_responses, robot_joint_rows
 from mb_sim.solver.rows import NORMAL, SCALAR
 from mb_sim.solver.world_joints import blocks, frames, keep_world_joints, world_joint_rows
@@ -247,12 +247,12 @@ def make_rows(m: Any, d: Any, s: Any) -> None:
     """Stage 3: the rows of the contacts (a robot's contacts between its own links that are
     apart and not closing dropped first: `mb_sim.solver.contact.drop_receding_contacts`), the
     robot's joints and the world joints. The robot rows share the columns of H^-1
-    (d.tree.response) at this step's articulated inertias: when a contact touches the robot,
-    the joint rows' first, so that the contact rows find them."""
+    (d.tree.response) at this step's articulated inertias: the joint rows' come first, all
+    at once (`joint_row_responses`), so that the contact rows find them."""
     drop_receding_contacts(m, d)
     d.rows.count[0] = 0
     d.tree.response_ready[:] = False
-    if s.qd.shape[0] > 0 and robot_in_contact(m, d):
+    if s.qd.shape[0] > 0:
         joint_row_responses(m, d, s)
     contact_rows(m, d, s)
     d.work.info[ROW_START] = d.rows.count[0]

@@ -240,16 +240,6 @@ def drop_receding_contacts(m: Any, d: Any) -> None:
 
 
 @helper
-def robot_in_contact(m: Any, d: Any) -> bool:
-    """Whether a contact of d.contacts touches a robot link."""
-    con, what = d.contacts, m.geoms.what
-    for c in range(con.count[0]):
-        if what[con.geom_a[c]] == ROBOT or what[con.geom_b[c]] == ROBOT:
-            return True
-    return False
-
-
-@helper
 def contact_rows(m: Any, d: Any, s: Any) -> None:
     """Append the rows of every contact in d.contacts to d.rows: a NORMAL row, and a
     TANGENT pair when the surfaces have friction. The velocities after the free motion are

@@ -60,13 +60,11 @@ def joint_row_responses(m: Any, d: Any, s: Any) -> None:
                           h, side)[0]:
                 wanted[vadr[i]] = True
                 break
-    joint_columns(tree, w)
-    mimic, body_tree, tree_body = tree.mimic, tree.body_tree, tree.tree_body
+    mimic = tree.mimic
     for c in range(mimic.shape[0]):
-        i, j = int(mimic[c, 0]), int(mimic[c, 1])
-        k = body_tree[i]
-        unit_response(tree, w, k, i - tree_body[k])
-        unit_response(tree, w, k, j - tree_body[k])
+        wanted[vadr[int(mimic[c, 0])]] = True
+        wanted[vadr[int(mimic[c, 1])]] = True
+    joint_columns(tree, w)
 
 
 @helper
