@@ -218,6 +218,9 @@ def test_stamped_cmd_vel_nan_refused_and_no_world_to_odom(start_sim: Any, probe:
     static = probe.collect(TFMessage, "/tf_static", LATCHED)
     cmd = probe.publisher(TwistStamped, "/cmd_vel", 10)
     wait_topic(probe, sim, "/odom")
+    graph = probe.node  # discovery reports each endpoint on its own
+    assert wait_until(lambda: graph.get_subscriptions_info_by_topic("/cmd_vel")
+                      and graph.get_publishers_info_by_topic("/scan"), 10)
     infos = probe.node.get_subscriptions_info_by_topic("/cmd_vel")
     assert [i.topic_type for i in infos] == ["geometry_msgs/msg/TwistStamped"]
     (scan,) = probe.node.get_publishers_info_by_topic("/scan")
@@ -296,10 +299,12 @@ def test_namespaced_robot_sensors_world_sensor_and_lazy_reading(start_sim: Any,
     own_static = probe.collect(TFMessage, "/bot1/tf_static", LATCHED)
     global_static = probe.collect(TFMessage, "/tf_static", LATCHED)
     wait_topic(probe, sim, "/bot1/scan")
+    # Discovery reports each endpoint on its own: one topic seen says nothing of the others.
     for topic in ("/bot1/odom", "/bot1/camera/image_raw", "/bot1/depth_camera/depth/points",
                   "/bot1/imu", "/scan"):
-        assert probe.node.count_publishers(topic) == 1, topic
-    assert probe.node.count_subscribers("/bot1/cmd_vel") == 1
+        assert wait_until(lambda t=topic: probe.node.count_publishers(t) == 1, 10), \
+            (topic, probe.node.count_publishers(topic))
+    assert wait_until(lambda: probe.node.count_subscribers("/bot1/cmd_vel") == 1, 10)
     assert wait_until(lambda: stats(probe)["sim_time"] > 1.0, 30)
     counts = stats(probe)["sensors"]
     assert counts == {"room_scan": 0, "room_cloud": 0, "lidar": 0, "imu": 0,
