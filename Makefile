@@ -7,6 +7,9 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTEST_ARGS ?=
+# The suite runs in TEST_WORKERS processes (pytest-xdist; a test goes to whichever is free, and
+# each worker's ROS tests use ROS domains of their own); TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 DURATION ?=
 # The upstream ROS 2 command line (ros2 launch/topic/param/service/node), installed into the venv
 # for the tests that run it for real; CI has it beside the clone. Without it those tests skip.
@@ -36,7 +39,7 @@ browser:
 	@bash tools/install_chromium.sh
 
 pytest: env kernels ros2-cli browser
-	$(PY) -m pytest test/ $(PYTEST_ARGS)
+	$(PY) -m pytest test/ -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 test: env
 	$(MAKE) --no-print-directory lint

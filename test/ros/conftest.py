@@ -1,7 +1,8 @@
 """Fixtures of the ROS tests: real rclpy, real DDS on loopback, sim_node as a subprocess.
 
 Before rclpy is imported anywhere in the session, discovery is limited to this machine and the
-session gets a ROS_DOMAIN_ID of its own, so parallel test runs never see each other.
+session gets a ROS_DOMAIN_ID of its own (`ros_helpers.session_domain`), so parallel test runs,
+and the pytest-xdist workers of one run, never see each other.
 """
 
 from __future__ import annotations

@@ -213,11 +213,27 @@ def seconds_to_end(pids: list[int], timeout: float) -> float:
 
 
 def sim_node_pids() -> set[int]:
-    """sim_node processes started from this environment (launch and run use lib/mb_sim)."""
+    """sim_node processes started from this environment (launch and run use lib/mb_sim) in
+    this session's ROS domains (its own and `other_domain`'s: pytest-xdist's other workers
+    start theirs in other domains)."""
     pattern = f"{re.escape(sys.prefix)}/(lib/mb_sim|bin)/sim_node|mb_sim/install/.*/sim_node"
     out = subprocess.run(["pgrep", "-f", pattern],
                          capture_output=True, text=True, check=False).stdout
-    return {int(p) for p in out.split()}
+    own = dict(os.environ)
+    domains = {own.get("ROS_DOMAIN_ID", "0"), other_domain(own)["ROS_DOMAIN_ID"]}
+    return {pid for pid in map(int, out.split()) if _domain_of(pid) in domains}
+
+
+def _domain_of(pid: int) -> str | None:
+    """The ROS_DOMAIN_ID a process started with ("0" when unset; None when it has ended)."""
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    for entry in environ:
+        if entry.startswith(b"ROS_DOMAIN_ID="):
+            return entry.split(b"=", 1)[1].decode()
+    return "0"
 
 
 def clean_exit(launched: Launched, rc: int) -> None:
@@ -233,7 +249,7 @@ def other_domain(env: dict[str, str]) -> dict[str, str]:
     """The environment with a ROS domain of its own: the module's launched /sim_node is still
     running, and service calls must reach the node this test starts."""
     domain = int(env.get("ROS_DOMAIN_ID", "0"))
-    return {**env, "ROS_DOMAIN_ID": str((domain + 50) % 100 + 1)}
+    return {**env, "ROS_DOMAIN_ID": str(domain + 50 if domain <= 50 else domain - 50)}
 
 
 def grows(path: Path) -> Callable[[], bool]:

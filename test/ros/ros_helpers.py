@@ -34,13 +34,22 @@ def keep_dds_on_this_machine() -> None:
     """Discovery on this machine only, and a domain of this session's own. Called before any
     rclpy context exists (the middleware reads these when a participant starts)."""
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
-    # A fresh domain per session (1..100: valid and clear of the ephemeral port range), unless
-    # MB_SIM_TEST_DOMAIN_ID picks one.
-    os.environ["ROS_DOMAIN_ID"] = os.environ.get(
-        "MB_SIM_TEST_DOMAIN_ID", str(random.SystemRandom().randint(1, 100))
-    )
+    os.environ["ROS_DOMAIN_ID"] = str(session_domain())
     os.environ.pop("ROS_STATIC_PEERS", None)
     os.environ.setdefault("RCUTILS_COLORIZED_OUTPUT", "0")
+
+
+def session_domain() -> int:
+    """This session's ROS domain, in 1..50 (`launch_helpers.other_domain` adds 50): a random
+    one (runs side by side rarely meet) unless MB_SIM_TEST_DOMAIN_ID picks it. Under
+    pytest-xdist the range is cut into one share per worker, so the workers of one run never
+    share a domain."""
+    worker = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    share = max(1, 50 // workers)
+    given = os.environ.get("MB_SIM_TEST_DOMAIN_ID")
+    pick = int(given) - 1 if given else random.SystemRandom().randrange(share)
+    return 1 + worker * share + pick % share
 
 
 class SimProcess:
