@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from numba import njit
 
 import mb_sim
@@ -146,14 +147,17 @@ def test_joint_columns_in_one_pass_equal_one_sweep_each() -> None:
         np.testing.assert_array_equal(w.response_ready, wanted)
 
 
-def test_factorised_columns_of_a_branched_tree_equal_one_sweep_each() -> None:
-    """A fixed humanoid (talos: legs, arms, head and grippers branching from one root), every
-    column wanted, so `joint_columns` takes them from the L^T D L factors of H
-    (`mb_sim.dynamics.joint_space`): the same H^-1 e_i as each joint's own impulse sweep, and
-    the same as H^-1 from `mb_sim.crba`."""
+@pytest.mark.parametrize("urdf", ["talos_data/robots/talos_reduced.urdf",
+                                  "pr2_description/urdf/pr2.urdf"])
+def test_factorised_columns_of_a_branched_tree_equal_one_sweep_each(urdf: str) -> None:
+    """A fixed humanoid (talos: legs, arms, head and grippers branching from one root) and
+    pr2 (its torso joint prismatic), every column wanted, so `joint_columns` takes
+    them from the L^T D L factors of H (`mb_sim.dynamics.joint_space`): the same H^-1 e_i as
+    each joint's own impulse sweep, and the same as H^-1 from `mb_sim.crba`."""
     from robot_walk import hold_pose, load_fixed
 
-    model = load_fixed("talos_data/robots/talos_reduced.urdf")
+    model = load_fixed(urdf)
+    assert urdf.startswith("talos") or 1 in model.joint_type, "a prismatic joint"
     sim = mb_sim.Simulation(model, world=mb_sim.load_world({"ground": None, "robot": {
         "self_collision": False,
         "initial_positions": dict(zip(model.joint_names, hold_pose(model).tolist()))}}))

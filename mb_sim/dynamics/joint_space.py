@@ -7,7 +7,8 @@ whole tree, O(n) spatial products each, so the columns of every joint cost O(n^2
 a 32-joint humanoid whose joints all have friction rows pays that every step. Here instead:
 
 - composite inertias in body coordinates, tips to root: I^c_i = I_i + sum over children c of
-  X_c^T I^c_c X_c (X_c from the parent's frame to c's, as the articulated pass left it);
+  X_c^T I^c_c X_c (X_c from the parent's frame to c's, as the articulated pass left it; the
+  congruence in 3x3 blocks, as the articulated pass's, `spatial.congruence_add`);
 - H_ii = S_i^T F with F = I^c_i S_i, then up the path, F <- X_j^T F and H_ij = S_j^T F for
   every ancestor j (RBDA Table 6.2); the servos' armature adds to H_ii, as it adds to D_i;
 - H = L^T D L with L unit lower triangular, nonzero only where j is an ancestor of i
@@ -24,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from mb_sim._jit import helper
+from mb_sim.dynamics.spatial import congruence_add
 
 BATCH = 8
 """A fixed-base tree of m joints with at least this many columns wanted, and at least m / 3,
@@ -35,58 +37,39 @@ a tree of depth d)."""
 @helper
 def _composite(tree: Any, w: Any, b0: int, b1: int) -> None:
     """w.IC[i] = I^c_i for the bodies b0 .. b1 - 1 of a tree (body coordinates)."""
-    up, X, IC, inertia, t = tree.up, w.X, w.IC, tree.inertia, w.mat6
+    up, X, IC, inertia = tree.up, w.X, w.IC, tree.inertia
     for i in range(b0, b1):
         for r in range(6):
             for c in range(6):
                 IC[i, r, c] = inertia[i, r, c]
     for i in range(b1 - 1, b0 - 1, -1):
-        j = up[i]
-        if j < 0:
-            continue
-        for r in range(6):  # t = I^c_i X_i
-            for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += IC[i, r, k] * X[i, k, c]
-                t[r, c] = s
-        for r in range(6):  # I^c_j += X_i^T t
-            for c in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += X[i, k, r] * t[k, c]
-                IC[j, r, c] += s
+        if up[i] >= 0:
+            congruence_add(X, i, IC[i], IC, up[i], w.mat6)
 
 
 @helper
 def _mass_matrix(tree: Any, w: Any, b0: int, b1: int) -> None:
     """w.joint_space[:m, :m] = H + diag(armature) of the tree's m = b1 - b0 joints (local
-    indices), both triangles."""
-    up, X, S, IC, H, F, G = tree.up, w.X, w.S, w.IC, w.joint_space, w.vec6, w.vec6b
+    indices), both triangles. S_i has one nonzero half ([axis; 0] or [0; axis]), and X_j^T
+    skips X_j's zero block."""
+    up, X, S, IC, H, F = tree.up, w.X, tree.axis, w.IC, w.joint_space, w.vec6
+    joint_type = tree.joint_type
     for i in range(b0, b1):
+        o = 0 if joint_type[i] == 0 else 3
         for r in range(6):
-            s = 0.0
-            for c in range(6):
-                s += IC[i, r, c] * S[i, c]
-            F[r] = s
+            F[r] = IC[i, r, o] * S[i, 0] + IC[i, r, o + 1] * S[i, 1] + IC[i, r, o + 2] * S[i, 2]
         a = i - b0
-        s = w.armature[i]
-        for r in range(6):
-            s += S[i, r] * F[r]
-        H[a, a] = s
+        H[a, a] = w.armature[i] + S[i, 0] * F[o] + S[i, 1] * F[o + 1] + S[i, 2] * F[o + 2]
         j = i
         while up[j] >= 0:
-            for r in range(6):  # F <- X_j^T F
-                s = 0.0
-                for k in range(6):
-                    s += X[j, k, r] * F[k]
-                G[r] = s
-            for r in range(6):
-                F[r] = G[r]
+            n0, n1, n2, f0, f1, f2 = F[0], F[1], F[2], F[3], F[4], F[5]
+            for c in range(3):  # F <- X_j^T F
+                F[c] = (X[j, 0, c] * n0 + X[j, 1, c] * n1 + X[j, 2, c] * n2
+                        + X[j, 3, c] * f0 + X[j, 4, c] * f1 + X[j, 5, c] * f2)
+                F[3 + c] = X[j, 3, 3 + c] * f0 + X[j, 4, 3 + c] * f1 + X[j, 5, 3 + c] * f2
             j = up[j]
-            s = 0.0
-            for r in range(6):
-                s += S[j, r] * F[r]
+            oj = 0 if joint_type[j] == 0 else 3
+            s = S[j, 0] * F[oj] + S[j, 1] * F[oj + 1] + S[j, 2] * F[oj + 2]
             H[a, j - b0] = s
             H[j - b0, a] = s
 
