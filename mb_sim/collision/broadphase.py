@@ -9,10 +9,12 @@ of it) is built once, then refitted bottom-up every step, and built again when r
 loosened it: when its inner nodes' surface area has grown past REBUILD times what it was
 after the last build.
 
-Candidate pairs: every leaf holding a geometry that moves walks the tree with its box, and
-the items of each leaf it meets are paired with its own when their boxes overlap (closed
-intervals: touching boxes overlap), each pair once; a plane is tested against every other
-geometry. Pairs are filtered by
+Candidate pairs: every leaf holding a geometry that walks (`walkers`: it moves and may collide
+with some other bounded geometry) walks the tree with its box, and the items of each leaf it
+meets are paired with its own when their boxes overlap (closed intervals: touching boxes
+overlap), each pair once; a plane is tested against every other geometry. When no geometry
+walks (a robot alone without self-collision, over the ground or not), the tree is neither
+refitted nor walked: queries between steps fit it themselves (`fit_scene_tree`). Pairs are filtered by
 `Geoms.pair_allowed` (Holck 2005, sec. 3.7: same owner, excluded owners such as robot
 parent/child links, static-static) and sorted, (i, j) with i < j in lexicographic order, so
 they never depend on the tree's history: the same boxes give the same pairs in the same order.
@@ -28,7 +30,7 @@ import numpy as np
 from mb_sim._jit import helper, inline, njit
 from mb_sim.bvh import BVH, build, refit, surface_area
 from mb_sim.collision.work import SceneTree, allocate_scene_tree
-from mb_sim.model.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, CollisionScene
+from mb_sim.model.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, CollisionScene, walkers
 
 REBUILD = 2.0
 """The tree is built again when refitting has grown its inner nodes' area past this factor."""
@@ -159,10 +161,10 @@ def _overlap(lo: np.ndarray, hi: np.ndarray, i: int, j: int) -> bool:
 
 
 @inline
-def _moves(static: np.ndarray, items: np.ndarray, first: int, count: int) -> bool:
-    """Whether a leaf holds a geometry that moves."""
+def _walks(walks: np.ndarray, items: np.ndarray, first: int, count: int) -> bool:
+    """Whether a leaf holds a geometry that walks."""
     for q in range(first, first + count):
-        if not static[items[q]]:
+        if walks[items[q]]:
             return True
     return False
 
@@ -186,17 +188,16 @@ def _leaf_pairs(static: np.ndarray, allowed: np.ndarray, lo: np.ndarray, hi: np.
 
 
 @inline
-def _tree_pairs(static: np.ndarray, allowed: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                t: Any, items: np.ndarray, nodes: int, stack: np.ndarray,
+def _tree_pairs(static: np.ndarray, walks: np.ndarray, allowed: np.ndarray, lo: np.ndarray,
+                hi: np.ndarray, t: Any, items: np.ndarray, nodes: int, stack: np.ndarray,
                 out: np.ndarray) -> int:
-    """The pairs of bounded geometries: each leaf holding a moving geometry walks the tree
-    with its box; the leaves it meets pair their items with its own (a leaf pair once: the
-    walking leaf with itself, with later leaves, and with leaves of static geometries only,
-    which never walk)."""
+    """The pairs of bounded geometries: each leaf holding a geometry that walks walks the
+    tree with its box; the leaves it meets pair their items with its own (a leaf pair once:
+    the walking leaf with itself, with later leaves, and with leaves that never walk)."""
     tlo, thi, right, first, cnt = t.lo, t.hi, t.right, t.first, t.count
     count = 0
     for a in range(nodes):
-        if cnt[a] == 0 or not _moves(static, items, first[a], cnt[a]):
+        if cnt[a] == 0 or not _walks(walks, items, first[a], cnt[a]):
             continue
         stack[0] = 0
         sp = 1
@@ -211,23 +212,27 @@ def _tree_pairs(static: np.ndarray, allowed: np.ndarray, lo: np.ndarray, hi: np.
                 stack[sp] = right[b]
                 stack[sp + 1] = b + 1
                 sp += 2
-            elif b == a or b > a or not _moves(static, items, first[b], cnt[b]):
+            elif b == a or b > a or not _walks(walks, items, first[b], cnt[b]):
                 count = _leaf_pairs(static, allowed, lo, hi, items, first[a], cnt[a],
                                     first[b], cnt[b], out, count)
     return count
 
 
 @inline
-def scene_pairs(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray, lo: np.ndarray,
-                hi: np.ndarray, tree: Any, out: np.ndarray) -> int:
+def scene_pairs(kind: np.ndarray, static: np.ndarray, walks: np.ndarray, allowed: np.ndarray,
+                lo: np.ndarray, hi: np.ndarray, tree: Any, out: np.ndarray) -> int:
     """The candidate pairs of the geometries whose world boxes are lo, hi into out (the
-    module docstring), with the scene tree `tree` (a `SceneTree`) refitted or built; returns
-    their number."""
-    t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
-    _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
-    count = _tree_pairs(static, allowed, lo, hi, t, tree.items, tree.size[NODES],
-                        tree.stack, out)
+    module docstring), with the scene tree `tree` (a `SceneTree`) refitted or built when a
+    geometry walks; returns their number."""
     ng = kind.shape[0]
+    count = 0
+    for i in range(ng):
+        if walks[i]:
+            t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
+            _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
+            count = _tree_pairs(static, walks, allowed, lo, hi, t, tree.items,
+                                tree.size[NODES], tree.stack, out)
+            break
     for i in range(ng):
         if kind[i] != PLANE:
             continue
@@ -264,8 +269,8 @@ def broad_phase(g: Any, w: Any, margin: float) -> int:
     `CollisionWork`); returns their number."""
     world_boxes(g.kind, g.size, w.geom_pos, w.geom_rot, g.box_center, g.box_half, margin,
                 w.aabb_lo, w.aabb_hi)
-    return scene_pairs(g.kind, g.static, g.pair_allowed, w.aabb_lo, w.aabb_hi, scene_tree(w),
-                       w.pairs)
+    return scene_pairs(g.kind, g.static, g.walks, g.pair_allowed, w.aabb_lo, w.aabb_hi,
+                       scene_tree(w), w.pairs)
 
 
 def aabbs(
@@ -285,12 +290,12 @@ def aabbs(
 @njit
 def _pairs_kernel(kind: np.ndarray, size: np.ndarray, gp: np.ndarray, gr: np.ndarray,
                   center: np.ndarray, half: np.ndarray, margin: float, static: np.ndarray,
-                  allowed: np.ndarray, tree: Any, out: np.ndarray) -> int:
+                  walks: np.ndarray, allowed: np.ndarray, tree: Any, out: np.ndarray) -> int:
     g = kind.shape[0]
     lo = np.empty((g, 3))
     hi = np.empty((g, 3))
     world_boxes(kind, size, gp, gr, center, half, margin, lo, hi)
-    return scene_pairs(kind, static, allowed, lo, hi, tree, out)
+    return scene_pairs(kind, static, walks, allowed, lo, hi, tree, out)
 
 
 class BroadPhase:
@@ -301,6 +306,7 @@ class BroadPhase:
 
     def __init__(self, scene: CollisionScene) -> None:
         self.scene = scene
+        self.walks = walkers(scene.kind, scene.static, scene.pair_allowed)
         self.reset()
 
     def reset(self) -> None:
@@ -317,6 +323,6 @@ class BroadPhase:
         out = np.empty((max(g * (g - 1) // 2, 1), 2), dtype=np.int64)
         n = _pairs_kernel(sc.kind, sc.size, np.ascontiguousarray(geom_pos, dtype=np.float64),
                           np.ascontiguousarray(geom_rot, dtype=np.float64), sc.box_center,
-                          sc.box_half, float(margin), sc.static, sc.pair_allowed, self.tree,
-                          out)
+                          sc.box_half, float(margin), sc.static, self.walks, sc.pair_allowed,
+                          self.tree, out)
         return out[:n]

@@ -44,6 +44,7 @@ from mb_sim.model.shapes import (
     GeomSpec,
     build_scene,
     spec_from_geometry,
+    walkers,
 )
 from mb_sim.model.triangles import heightfield_triangles, mesh_triangles
 from mb_sim.model.world import (
@@ -145,6 +146,8 @@ with its owner and surface.""", (
     Field("static", FLAG, ("g",), "never moves (the world's, or a fixed base's)"),
     Field("pair_allowed", FLAG, ("g", "g"), "may collide (Holck 2005, sec. 3.7, Table 3.6: not the same "
           "owner, not parent and child links, not both static)"),
+    Field("walks", FLAG, ("g",), "moves, bounded, and may collide with another bounded "
+          "geometry: only these walk the scene tree for pairs (mb_sim.collision.broadphase)"),
     Field("max_face_verts", int, (), "most vertices of one face"),
     Field("max_verts", int, (), "most vertices of one polyhedron"),
     Field("max_faces", int, (), "most faces of one polyhedron"),
@@ -524,7 +527,9 @@ def geoms_of(cs: CollisionScene) -> Geoms:
         mesh_sides=ro(cs.mesh_sides), bvh_start=ro(cs.bvh_start), bvh_lo=ro(cs.bvh_lo),
         bvh_hi=ro(cs.bvh_hi), bvh_right=ro(cs.bvh_right), bvh_first=ro(cs.bvh_first),
         bvh_count=ro(cs.bvh_count), box_center=ro(cs.box_center), box_half=ro(cs.box_half),
-        static=ro(cs.static), pair_allowed=ro(cs.pair_allowed), max_face_verts=int(cs.max_face_verts),
+        static=ro(cs.static), pair_allowed=ro(cs.pair_allowed),
+        walks=frozen(walkers(cs.kind, cs.static, cs.pair_allowed), np.bool_),
+        max_face_verts=int(cs.max_face_verts),
         max_verts=int(cs.max_verts), max_faces=int(cs.face_count.max()) if n else 0,
         what=frozen(np.full(n, STATIC), np.int64), index=frozen(np.full(n, -1), np.int64),
         friction=frozen(np.zeros(n)), restitution=frozen(np.zeros(n)),

@@ -627,3 +627,11 @@ def _pair_filter(owner: np.ndarray, kind: np.ndarray, excl: list[tuple[int, int]
                              f"0..{n - 1}")
         allowed[a, b] = allowed[b, a] = False
     return static, allowed
+
+
+def walkers(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Per geometry: whether it moves, is bounded (not a plane) and may collide with another
+    bounded geometry, i.e. whether it has pairs to look for in the scene tree."""
+    bounded = np.asarray(kind) != PLANE
+    partnered = (np.asarray(allowed) & bounded[None, :]).any(axis=1)
+    return bounded & ~np.asarray(static, dtype=bool) & partnered

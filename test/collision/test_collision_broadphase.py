@@ -129,6 +129,31 @@ def test_filters_same_owner_excluded_static() -> None:
     assert scene.kind[0] == BOX
 
 
+def test_only_geometries_with_a_bounded_partner_walk() -> None:
+    """A robot of three links whose pairs are all excluded (self-collision off) over the
+    ground: none of its geometries walks the tree and its pairs are the plane's alone; a free
+    body among the links makes every link walk, and the pairs equal the brute-force set."""
+    robot = [GeomSpec(k, BOX, (0.2, 0.2, 0.2)) for k in range(3)]
+    ground = [GeomSpec(WORLD, PLANE, local_pos=(0.0, 0.0, -0.05))]
+    excluded = [(0, 1), (0, 2), (1, 2)]
+    alone = build_scene(robot + ground, excluded, n_owners=3)
+    bp = BroadPhase(alone)
+    assert not bp.walks.any()
+    gp = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.2, 0.0, 0.0], [0.0, 0.0, -0.05]])
+    rot = np.tile(np.eye(3), (4, 1, 1))
+    assert bp.pairs(gp, rot, 0.0).tolist() == [[0, 3], [1, 3], [2, 3]]
+    crowded = build_scene(robot + ground + [GeomSpec(3, SPHERE, (0.1, 0, 0))], excluded,
+                          n_owners=4)
+    bp = BroadPhase(crowded)
+    assert bp.walks.tolist() == [True, True, True, False, True]
+    gp = np.vstack([gp, [[0.15, 0.0, 0.0]]])
+    rot = np.tile(np.eye(3), (5, 1, 1))
+    lo, hi = aabbs(crowded, gp, rot, 0.0)
+    got = [tuple(p) for p in bp.pairs(gp, rot, 0.0).tolist()]
+    assert set(got) == _brute_force(crowded, lo, hi, excluded, []) == {
+        (0, 3), (1, 3), (2, 3), (0, 4), (1, 4), (2, 4), (3, 4)}
+
+
 def test_plane_aabb_is_a_half_space_along_its_normal() -> None:
     up = GeomSpec(WORLD, PLANE, local_pos=(0, 0, 0.2))
     tilted = GeomSpec(WORLD, PLANE, local_rot=Rotation.from_euler("x", 10, degrees=True)
