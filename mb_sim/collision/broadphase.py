@@ -14,10 +14,11 @@ with some other bounded geometry) walks the tree with its box, and the items of 
 meets are paired with its own when their boxes overlap (closed intervals: touching boxes
 overlap), each pair once; a plane is tested against every other geometry. When no geometry
 walks (a robot alone without self-collision, over the ground or not), the tree is neither
-refitted nor walked: queries between steps fit it themselves (`fit_scene_tree`). Pairs are filtered by
-`Geoms.pair_allowed` (Holck 2005, sec. 3.7: same owner, excluded owners such as robot
-parent/child links, static-static) and sorted, (i, j) with i < j in lexicographic order, so
-they never depend on the tree's history: the same boxes give the same pairs in the same order.
+refitted nor walked: queries between steps fit it themselves (`fit_scene_tree`). Pairs are
+filtered by `Geoms.pair_allowed` (Holck 2005, sec. 3.7: same owner, excluded owners such as
+robot parent/child links, static-static) and sorted, (i, j) with i < j in lexicographic
+order, so they never depend on the tree's history: the same boxes give the same pairs in the
+same order.
 """
 
 from __future__ import annotations
@@ -224,15 +225,13 @@ def scene_pairs(kind: np.ndarray, static: np.ndarray, walks: np.ndarray, allowed
     """The candidate pairs of the geometries whose world boxes are lo, hi into out (the
     module docstring), with the scene tree `tree` (a `SceneTree`) refitted or built when a
     geometry walks; returns their number."""
-    ng = kind.shape[0]
     count = 0
-    for i in range(ng):
-        if walks[i]:
-            t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
-            _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
-            count = _tree_pairs(static, walks, allowed, lo, hi, t, tree.items,
-                                tree.size[NODES], tree.stack, out)
-            break
+    if walks.any():
+        t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
+        _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
+        count = _tree_pairs(static, walks, allowed, lo, hi, t, tree.items, tree.size[NODES],
+                            tree.stack, out)
+    ng = kind.shape[0]
     for i in range(ng):
         if kind[i] != PLANE:
             continue
