@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from launch_helpers import COMMANDS, Launched, clean_exit, run_until, sim_node_pids
-from ros_helpers import DATA, REPO, STARTUP_TIMEOUT, Probe, wait_until
+from ros_helpers import DATA, REPO, STARTUP_TIMEOUT, Probe, reach, wait_until
 from test_ros_namespace import domain_probe as domain_probe  # noqa: PLC0414 - the fixture
 
 pytestmark = pytest.mark.usefixtures("ros_context")
@@ -236,18 +236,18 @@ def test_a_multi_robot_run_replays_bit_for_bit(start_sim: Any, probe: Probe,
     assert sim.wait_for_output("recording to", STARTUP_TIMEOUT), sim.output
     left = probe.publisher(JointState, "/left_arm/joint_commands")
     cart = probe.publisher(Float64MultiArray, "/cart/effort_controller/commands")
-    assert wait_until(lambda: left.get_subscription_count() and cart.get_subscription_count(),
-                      30.0)
-    sent = 0
-    for k in range(20):
+    # the first command of each publisher once both sides have matched: none lost to discovery
+    sent = (reach(left, JointState(name=["joint2", "joint4"], effort=[3.0, -1.0]))
+            + reach(cart, Float64MultiArray(data=[1.0, 0.0])))
+    for k in range(1, 20):
         left.publish(JointState(name=["joint2", "joint4"], effort=[3.0, -1.0 + 0.1 * k]))
         cart.publish(Float64MultiArray(data=[1.0, 0.2 * (k % 3)]))
         sent += 2
         time.sleep(0.02)
     assert _spawn(probe, "arm3", "third").result.result == 1
     third = probe.publisher(JointState, "/third/joint_commands")
-    assert wait_until(lambda: third.get_subscription_count() > 0, 30.0)
-    for k in range(10):
+    sent += reach(third, JointState(name=["joint1"], effort=[5.0]))
+    for k in range(1, 10):
         third.publish(JointState(name=["joint1"], effort=[5.0 + k]))
         sent += 1
         time.sleep(0.02)
@@ -312,9 +312,8 @@ def test_a_recording_started_after_a_spawn_replays_bit_for_bit(start_sim: Any,
     assert _spawn(probe, "arm3", "third", xyz=(0.0, 1.5, 0.0)).result.result == 1
     arm = probe.publisher(JointState, "/joint_commands")
     third = probe.publisher(JointState, "/third/joint_commands")
-    assert wait_until(lambda: arm.get_subscription_count() and third.get_subscription_count(),
-                      30.0)
-    third.publish(JointState(name=["joint2"], effort=[4.0]))
+    reach(arm, JointState(name=["joint1"], effort=[2.0]))  # before the recording: none lost
+    reach(third, JointState(name=["joint2"], effort=[4.0]))
     time.sleep(0.2)
     bag = _record_start(probe)
     for k in range(15):
@@ -345,9 +344,9 @@ def test_a_robot_spawned_while_recording_beside_the_one_robot_replays_bit_for_bi
     assert _spawn(probe, "arm3", "third", xyz=(0.0, 1.5, 0.0)).result.result == 1
     arm = probe.publisher(JointState, "/joint_commands")
     third = probe.publisher(JointState, "/third/joint_commands")
-    assert wait_until(lambda: arm.get_subscription_count() and third.get_subscription_count(),
-                      30.0)
-    for k in range(15):
+    reach(arm, JointState(name=["joint1"], effort=[2.0]))  # recorded too: 30 in all
+    reach(third, JointState(name=["joint1"], effort=[-3.0]))
+    for k in range(1, 15):
         arm.publish(JointState(name=["joint1"], effort=[2.0 + 0.1 * k]))
         third.publish(JointState(name=["joint1"], effort=[-3.0]))
         time.sleep(0.02)
@@ -391,8 +390,7 @@ def test_bad_commands_name_the_robot_and_change_nothing(start_sim: Any, probe: P
     assert wait_until(lambda: cart, 30.0)
     before = cart[-1][1].position.tolist()
     pub = probe.publisher(JointState, "/left_arm/joint_commands")
-    assert wait_until(lambda: pub.get_subscription_count() > 0, 30.0)
-    pub.publish(JointState(name=["pole_joint"], effort=[5.0]))
+    reach(pub, JointState(name=["pole_joint"], effort=[5.0]))
     assert sim.wait_for_output("'pole_joint' is a joint of robot 'cart'", 10.0), sim.output
     line = next(x for x in sim.output.splitlines() if "'pole_joint' is a joint" in x)
     assert "/left_arm/joint_commands" in line and "robot 'left_arm'" in line, line
