@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
-from ros_helpers import REPO, STARTUP_TIMEOUT, wait_until
+from ros_helpers import REPO, STARTUP_TIMEOUT, reach, wait_until
 from sensor_msgs.msg import JointState
 
 from mb_sim.testing import replay_bag
@@ -117,10 +117,11 @@ def test_mixed_interfaces_and_fields_a_joint_lacks(start_sim: Any, probe: Any,
     hw = TopicSystem(probe)
     assert wait_until(hw.connected, STARTUP_TIMEOUT), sim.output
     t0, _ = hw.state()
-    hw.pub.publish(JointState(name=["joint1", "joint2", "joint3"], position=[0.3, 0.2, -0.2]))
-    hw.pub.publish(JointState(name=["joint4"], velocity=[-0.5]))
-    hw.pub.publish(JointState(name=["joint5", "joint6", "joint7"], effort=[0.0, 0.0, 0.0],
-                              position=[1.0, 1.0, 1.0]))
+    # each acknowledged before the next: the publisher keeps only its last message (depth 1)
+    reach(hw.pub, JointState(name=["joint1", "joint2", "joint3"], position=[0.3, 0.2, -0.2]))
+    reach(hw.pub, JointState(name=["joint4"], velocity=[-0.5]))
+    reach(hw.pub, JointState(name=["joint5", "joint6", "joint7"], effort=[0.0, 0.0, 0.0],
+                             position=[1.0, 1.0, 1.0]))
     q = hw.wait_sim_time(t0 + 1.5)
     assert np.max(np.abs(q[:3] - [0.3, 0.2, -0.2])) < 1e-3, q
     vel = np.array(hw.states[-1][1].velocity)

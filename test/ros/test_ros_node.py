@@ -383,7 +383,7 @@ def test_contact_markers_appear_and_clear(start_sim: Any, probe: Any) -> None:
         assert abs(direction[2]) == pytest.approx(np.linalg.norm(direction))
 
     # Lifted off the table: the next arrays hold no contact.
-    named.publish(JointState(name=["lift"], effort=[30.0]))
+    reach(named, JointState(name=["lift"], effort=[30.0]))
     assert wait_until(lambda: not added(markers[-1][1]), 5.0)
     assert js[-1][1].position[0] > -0.025  # risen from its rest at -0.03
 
