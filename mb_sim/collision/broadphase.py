@@ -31,7 +31,8 @@ import numpy as np
 from mb_sim._jit import helper, inline, njit
 from mb_sim.bvh import BVH, build, refit, surface_area
 from mb_sim.collision.work import SceneTree, allocate_scene_tree
-from mb_sim.model.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, CollisionScene, walkers
+from mb_sim.model.collision_filter import walkers
+from mb_sim.model.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, CollisionScene
 
 REBUILD = 2.0
 """The tree is built again when refitting has grown its inner nodes' area past this factor."""

@@ -115,7 +115,7 @@ def hull_support(sh: Any, i: int, dl: Vec, hint: int) -> int:
     Small hulls are scanned. Larger ones are climbed: from vertex `hint` (or, when it is
     negative, the best of the six axis-extreme vertices), move to the neighbour (on the
     hull's triangulated surface) farthest along dl while one lies farther; a vertex none of
-    whose neighbours does is the farthest of all (`mb_sim.model.shapes._surface_graph`), and
+    whose neighbours does is the farthest of all (`mb_sim.model.polytope._surface_graph`), and
     each move gains, so the climb ends."""
     verts, start, count = sh.verts, sh.vert_start[i], sh.vert_count[i]
     if count <= SCAN_VERTS:

@@ -33,7 +33,7 @@ import numpy as np
 
 from mb_sim.errors import WorldError
 from mb_sim.model.model import Model
-from mb_sim.model.shapes import CollisionScene
+from mb_sim.model.shapes import PLANE, CollisionScene
 from mb_sim.model.srdf import known_pairs
 from mb_sim.model.world import DEFAULT_SELF_COLLISION
 from mb_sim.rotations import quat_from_matrix
@@ -170,3 +170,11 @@ def without_overlaps(cs: CollisionScene, robots: Sequence[Any], tree: Any,
                     "apart): %s%s", ", ".join(f"{ra}/{la} with {rb}/{lb}" for ra, la, rb, lb
                                               in shown_between[:10]), more)
     return dataclasses.replace(cs, pair_allowed=allowed)
+
+
+def walkers(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Per geometry: whether it moves, is bounded (not a plane) and may collide with another
+    bounded geometry, i.e. whether it has pairs to look for in the scene tree."""
+    bounded = np.asarray(kind) != PLANE
+    partnered = (np.asarray(allowed) & bounded[None, :]).any(axis=1)
+    return bounded & ~np.asarray(static, dtype=bool) & partnered

@@ -30,7 +30,12 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.errors import ModelError, WorldError
-from mb_sim.model.collision_filter import OverlapQuery, excluded_robot_pairs, without_overlaps
+from mb_sim.model.collision_filter import (
+    OverlapQuery,
+    excluded_robot_pairs,
+    walkers,
+    without_overlaps,
+)
 from mb_sim.model.decompose import convex_pieces
 from mb_sim.model.forest import Tree, compile_forest, new_tree
 from mb_sim.model.mesh import HULL_TOLERANCE, MeshError, collision_hull_vertices
@@ -44,7 +49,6 @@ from mb_sim.model.shapes import (
     GeomSpec,
     build_scene,
     spec_from_geometry,
-    walkers,
 )
 from mb_sim.model.triangles import heightfield_triangles, mesh_triangles
 from mb_sim.model.world import (
@@ -511,26 +515,12 @@ def geoms_of(cs: CollisionScene) -> Geoms:
         v.setflags(write=False)
         return v
 
+    shared = {name: ro(getattr(cs, name)) for name in Geoms._fields
+              if isinstance(getattr(cs, name, None), np.ndarray)}  # the scene's arrays
     return Geoms(
-        kind=ro(cs.kind), size=ro(cs.size), owner=ro(cs.owner), local_pos=ro(cs.local_pos),
-        local_rot=ro(cs.local_rot), vert_start=ro(cs.vert_start),
-        vert_count=ro(cs.vert_count), verts=ro(cs.verts), face_start=ro(cs.face_start),
-        face_count=ro(cs.face_count), face_normal=ro(cs.face_normal),
-        face_vert_start=ro(cs.face_vert_start), face_vert_count=ro(cs.face_vert_count),
-        face_verts=ro(cs.face_verts), edge_start=ro(cs.edge_start),
-        edge_count=ro(cs.edge_count), edge_verts=ro(cs.edge_verts),
-        edge_faces=ro(cs.edge_faces), centroid=ro(cs.centroid),
-        adjacent_start=ro(cs.adjacent_start), adjacent_count=ro(cs.adjacent_count),
-        adjacent=ro(cs.adjacent), seed_verts=ro(cs.seed_verts),
-        tri_start=ro(cs.tri_start), tri_count=ro(cs.tri_count), tri_corner=ro(cs.tri_corner),
-        tri_normal=ro(cs.tri_normal), tri_flags=ro(cs.tri_flags),
-        mesh_sides=ro(cs.mesh_sides), bvh_start=ro(cs.bvh_start), bvh_lo=ro(cs.bvh_lo),
-        bvh_hi=ro(cs.bvh_hi), bvh_right=ro(cs.bvh_right), bvh_first=ro(cs.bvh_first),
-        bvh_count=ro(cs.bvh_count), box_center=ro(cs.box_center), box_half=ro(cs.box_half),
-        static=ro(cs.static), pair_allowed=ro(cs.pair_allowed),
-        walks=frozen(walkers(cs.kind, cs.static, cs.pair_allowed), np.bool_),
-        max_face_verts=int(cs.max_face_verts),
-        max_verts=int(cs.max_verts), max_faces=int(cs.face_count.max()) if n else 0,
+        **shared, walks=frozen(walkers(cs.kind, cs.static, cs.pair_allowed), np.bool_),
+        max_face_verts=int(cs.max_face_verts), max_verts=int(cs.max_verts),
+        max_faces=int(cs.face_count.max()) if n else 0,
         what=frozen(np.full(n, STATIC), np.int64), index=frozen(np.full(n, -1), np.int64),
         friction=frozen(np.zeros(n)), restitution=frozen(np.zeros(n)),
     )

@@ -1,10 +1,8 @@
 """Collision shapes compiled into flat arrays (the collision part of the compile step).
 
 A scene is built once (`build_scene`) from `GeomSpec`s and never changes while simulating.
-Boxes and convex hulls also carry polyhedron data (vertices, maximal faces with coplanar
-triangles merged, edges with their two faces): the face and edge lists that SAT and face
-clipping need. Merging coplanar facets follows the remark of Holck 2005, fig. 2.4 (Observation
-2: polyhedra must use maximal polygons).
+Boxes and convex hulls also carry polyhedron data (vertices, maximal faces, edges with their
+two faces, the surface's vertex graph: `mb_sim.model.polytope`).
 
 Pair filter (Holck 2005, sec. 3.7, Table 3.6): geometries of the same owner never collide,
 neither do owners listed as excluded pairs (jointed bodies), geometries listed as excluded pairs
@@ -14,16 +12,13 @@ Owner -1 is the world frame: such a geometry is static and its local pose is its
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError, cKDTree
 
+from mb_sim.model.polytope import Polytope, polytope_from_points, polytope_tables
 from mb_sim.rotations import rpy_matrix
 
 if TYPE_CHECKING:
@@ -172,206 +167,6 @@ def spec_from_geometry(geometry: Geometry, owner: int, verts: np.ndarray | None 
     raise ValueError(f"geometry of owner {owner}: unknown kind {kind!r}")
 
 
-@dataclass
-class _Polytope:
-    verts: np.ndarray
-    normals: np.ndarray
-    offsets: np.ndarray
-    face_sizes: np.ndarray  # vertices of each face
-    face_verts: np.ndarray  # the faces' vertex indices one after the other, CCW about normals
-    edges: np.ndarray
-    edge_faces: np.ndarray
-    centroid: np.ndarray
-    adjacent_start: np.ndarray  # (n + 1,) each vertex's neighbours in `adjacent`
-    adjacent: np.ndarray  # the neighbours along the hull's triangulated surface
-    seeds: np.ndarray  # (6,) the vertices farthest along +x, -x, +y, -y, +z, -z
-
-
-COPLANAR = 1e-9
-"""Hull facets whose unit normals differ by less than this in their dot product (about
-4.5e-5 rad) and whose planes lie within this times the hull's size are one face: CAD
-exports leave flat faces a little uneven."""
-
-Faces = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-"""(normals (f, 3), offsets (f,), sizes (f,), vertex indices of face after face)."""
-
-
-def _face_loops(points: np.ndarray, hull: ConvexHull, scale: float) -> Faces:
-    """Merge coplanar hull triangles into maximal faces, vertices ordered CCW about the normal.
-
-    Qhull triangulates each of its facets into triangles that share the facet's plane
-    exactly; those planes are then gathered within COPLANAR, each joining the first face it
-    matches."""
-    planes, first, group = np.unique(hull.equations, axis=0, return_index=True,
-                                     return_inverse=True)
-    norms = np.linalg.norm(planes[:, :3], axis=1)
-    unit = planes[:, :3] / norms[:, None]
-    offset = -planes[:, 3] / norms
-    # |n_a - n_b|^2 = 2 - 2 n_a . n_b: the tolerances as one radius in (n, offset) space
-    radius = math.sqrt(2.0 * COPLANAR)
-    key = np.hstack([unit, (radius / (COPLANAR * scale)) * offset[:, None]])
-    near: dict[int, list[int]] = {}  # plane -> the matching planes listed before it
-    for a, b in cKDTree(key).query_pairs(math.sqrt(2.0) * radius):
-        a, b = (a, b) if first[a] < first[b] else (b, a)
-        if unit[a] @ unit[b] > 1.0 - COPLANAR and abs(offset[a] - offset[b]) < COPLANAR * scale:
-            near.setdefault(int(b), []).append(int(a))
-    lead = np.arange(len(planes))  # the plane that starts each plane's face
-    for p in sorted(near, key=lambda p: first[p]):
-        leaders_before = [a for a in near[p] if lead[a] == a]
-        if leaders_before:
-            lead[p] = min(leaders_before, key=lambda a: first[a])
-    leaders = np.flatnonzero(lead == np.arange(len(planes)))
-    leaders = leaders[np.argsort(first[leaders], kind="stable")]
-    face_of_leader = np.empty(len(planes), dtype=np.int64)
-    face_of_leader[leaders] = np.arange(len(leaders))
-    face = face_of_leader[lead][group.reshape(-1)]  # of each hull triangle
-    normals, offsets = unit[leaders], offset[leaders]
-    tris = hull.simplices.astype(np.int64)
-    count = np.bincount(face, minlength=len(leaders))
-    order = np.argsort(face, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(count)])
-    merged = np.flatnonzero(count > 1)
-    loops = [np.unique(tris[order[starts[f]:starts[f + 1]]]) for f in merged.tolist()]
-    sizes = np.full(len(leaders), 3, dtype=np.int64)
-    sizes[merged] = [len(lp) for lp in loops]
-    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    flat = np.empty(int(sizes.sum()), dtype=np.int64)
-    lone = np.flatnonzero(count[face] == 1)  # the triangles that are faces by themselves
-    flat[start[face[lone]][:, None] + np.arange(3)] = _ccw(points, tris[lone],
-                                                          normals[face[lone]])
-    n = normals[merged]  # in-plane axes (u, v) of each merged face, u = n x (x or y)
-    u = np.cross(n, np.where(np.abs(n[:, :1]) < 0.9, [[1.0, 0.0, 0.0]], [[0.0, 1.0, 0.0]]))
-    v = np.cross(n, u)
-    for f, idx, uf, vf in zip(merged.tolist(), loops, u, v):
-        d = points[idx] - points[idx].mean(axis=0)
-        flat[start[f]:start[f] + len(idx)] = idx[np.argsort(np.arctan2(d @ vf, d @ uf),
-                                                            kind="stable")]
-    return normals, offsets, sizes, flat
-
-
-def _ccw(points: np.ndarray, tris: np.ndarray, normals: np.ndarray) -> np.ndarray:
-    """Triangles (m, 3) wound counter-clockwise about their outward normals (m, 3)."""
-    a, b, c = points[tris[:, 0]], points[tris[:, 1]], points[tris[:, 2]]
-    flip = np.einsum("ij,ij->i", np.cross(b - a, c - a), normals) < 0.0
-    out = tris.copy()
-    out[flip] = tris[flip][:, [0, 2, 1]]
-    return out
-
-
-def _triangles(points: np.ndarray, hull: ConvexHull) -> Faces:
-    """The hull's own triangles as faces, each ordered CCW about its outward normal."""
-    norms = np.linalg.norm(hull.equations[:, :3], axis=1)
-    normals = hull.equations[:, :3] / norms[:, None]
-    tris = _ccw(points, hull.simplices.astype(np.int64), normals)
-    return normals, -hull.equations[:, 3] / norms, np.full(len(tris), 3), tris.reshape(-1)
-
-
-def _neighbours(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of each loop vertex's predecessor and successor in the flat face list."""
-    start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    at = np.arange(int(sizes.sum()))
-    before, after = at - 1, at + 1
-    before[start] = start + sizes - 1
-    after[start + sizes - 1] = start  # each loop closes on its first vertex
-    return before, after
-
-
-def _edges(sizes: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(edges (e, 2) as sorted vertex pairs in increasing order, their two faces (e, 2)), or
-    None when some edge does not border exactly two faces."""
-    b = flat[_neighbours(sizes)[1]]
-    lo, hi = np.minimum(flat, b), np.maximum(flat, b)
-    face = np.repeat(np.arange(len(sizes)), sizes)
-    order = np.lexsort((face, hi, lo))
-    lo, hi, face = lo[order], hi[order], face[order]
-    if lo.size % 2 or np.any(lo[0::2] != lo[1::2]) or np.any(hi[0::2] != hi[1::2]):
-        return None
-    if np.any((lo[1:-1:2] == lo[2::2]) & (hi[1:-1:2] == hi[2::2])):  # a third face
-        return None
-    return (np.stack([lo[0::2], hi[0::2]], axis=1),
-            np.stack([face[0::2], face[1::2]], axis=1))
-
-
-def _surface_graph(tris: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """(start (n + 1,), neighbours): the vertex graph of the hull's triangulated surface, each
-    vertex's neighbours `neighbours[start[v]:start[v + 1]]`. It holds every hull vertex, also
-    those inside a merged flat face, which is what a hill-climbing support map needs: at a
-    vertex no neighbour of which lies farther along d, the hull's tangent cone (spanned by
-    those edges) lies behind the vertex, so the vertex is farthest along d overall."""
-    ends = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
-    both = np.unique(np.concatenate([ends, ends[:, ::-1]]), axis=0)  # sorted by vertex
-    start = np.searchsorted(both[:, 0], np.arange(n + 1))
-    return start.astype(np.int64), both[:, 1].astype(np.int64)
-
-
-def _drop_collinear(points: np.ndarray, sizes: np.ndarray, flat: np.ndarray, scale: float
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """The faces without the vertices that lie on the straight edge of their neighbours
-    (a hull triangle is never degenerate)."""
-    before, after = _neighbours(sizes)
-    p = points[flat]
-    turn = np.cross(p - p[before], p[after] - p)
-    keep = (np.linalg.norm(turn, axis=1) > 1e-12 * scale * scale) | np.repeat(sizes == 3, sizes)
-    face = np.repeat(np.arange(len(sizes)), sizes)
-    return np.bincount(face[keep], minlength=len(sizes)), flat[keep]
-
-
-def polytope_from_points(points: np.ndarray, where: str) -> _Polytope:
-    """Convex hull of `points` with maximal faces and the edge-face adjacency (computed once
-    per point set: robots repeat their meshes, and simulations are built again)."""
-    pts = np.asarray(points, dtype=float)
-    if pts.ndim != 2 or pts.shape[1] != 3 or pts.shape[0] < 4:
-        raise ValueError(f"{where}: convex vertices must be an (n >= 4, 3) array, got {pts.shape}")
-    if not np.all(np.isfinite(pts)):
-        raise ValueError(f"{where}: convex vertices contain non-finite values")
-    try:
-        return _polytope(np.ascontiguousarray(pts).tobytes())
-    except ValueError as exc:
-        raise ValueError(f"{where}: {exc}") from None
-
-
-@functools.lru_cache(maxsize=1024)
-def _polytope(data: bytes) -> _Polytope:
-    pts = np.frombuffer(data).reshape(-1, 3)
-    try:
-        hull = ConvexHull(pts)
-    except QhullError as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else "qhull error"
-        raise ValueError(f"convex vertices span no volume ({first})") from None
-    keep = np.sort(hull.vertices)
-    remap = -np.ones(pts.shape[0], dtype=np.int64)
-    remap[keep] = np.arange(keep.size)
-    verts = pts[keep]
-    scale = float(np.max(np.linalg.norm(verts - verts.mean(axis=0), axis=1)))
-    normals, offsets, sizes, flat = _face_loops(pts, hull, scale)
-    flat = remap[flat]
-    kept_sizes, kept = _drop_collinear(verts, sizes, flat, scale)
-    edges = _edges(kept_sizes, kept) if np.all(kept_sizes >= 3) else None
-    if edges is not None:
-        sizes, flat = kept_sizes, kept
-    else:
-        edges = _edges(sizes, flat)
-    if edges is None:  # nearly coplanar triangles merged inconsistently: keep the triangles
-        normals, offsets, sizes, flat = _triangles(pts, hull)
-        flat = remap[flat]
-        edges = _edges(sizes, flat)
-        if edges is None:
-            raise ValueError("convex hull faces do not close into a polyhedron")
-    adjacent_start, adjacent = _surface_graph(remap[hull.simplices], keep.size)
-    seeds = np.stack([verts.argmax(axis=0), verts.argmin(axis=0)], axis=1).reshape(-1)
-    poly = _Polytope(verts=verts, normals=normals, offsets=offsets,
-                     face_sizes=sizes.astype(np.int64), face_verts=flat, edges=edges[0],
-                     edge_faces=edges[1], centroid=verts.mean(axis=0),
-                     adjacent_start=adjacent_start, adjacent=adjacent, seeds=seeds)
-    for a in dataclasses.astuple(poly):
-        a.setflags(write=False)
-    return poly
-
-
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate(parts).astype(np.int64) if parts else np.zeros(0, dtype=np.int64)
-
-
 def _box_points(h: Sequence[float]) -> np.ndarray:
     return np.array(
         [[sx * h[0], sy * h[1], sz * h[2]] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
@@ -430,7 +225,7 @@ def build_scene(
     owner = np.zeros(n, dtype=np.int64)
     lpos = np.zeros((n, 3))
     lrot = np.zeros((n, 3, 3))
-    polys: list[_Polytope | None] = []
+    polys: list[Polytope | None] = []
     for i, g in enumerate(geoms):
         owner[i], kind[i], size[i], lpos[i], lrot[i] = _check_spec(i, g)
         if kind[i] == PLANE:
@@ -446,7 +241,7 @@ def build_scene(
         owner=owner,
         local_pos=lpos,
         local_rot=lrot,
-        **_polytope_tables(polys),
+        **polytope_tables(polys),
         **_mesh_tables(geoms, kind),
         **_boxes(kind, size, polys, geoms),
         static=static,
@@ -458,7 +253,7 @@ def build_scene(
 
 
 def _geometry_polytope(i: int, g: GeomSpec, kind: int, size: np.ndarray,
-                       owner: int) -> _Polytope | None:
+                       owner: int) -> Polytope | None:
     """The polytope of a box or convex hull geometry (None for the other kinds)."""
     if kind not in (BOX, CONVEX):
         return None
@@ -468,60 +263,6 @@ def _geometry_polytope(i: int, g: GeomSpec, kind: int, size: np.ndarray,
     if g.verts is None:
         raise ValueError(f"{where}: convex geometry needs verts, got None")
     return polytope_from_points(g.verts, where)
-
-
-def _polytope_tables(polys: Sequence[_Polytope | None]) -> dict[str, np.ndarray | int]:
-    """The polytopes of every geometry in flat tables: per geometry the start and count of its
-    vertices, faces and edges (zero counts for the other kinds), and the concatenated vertex,
-    face (normal, offset, vertex loop) and edge (vertices, faces) arrays."""
-    n = len(polys)
-    starts = {k: np.zeros(n, dtype=np.int64) for k in ("vert", "face", "edge")}
-    counts = {k: np.zeros(n, dtype=np.int64) for k in ("vert", "face", "edge")}
-    centroid = np.zeros((n, 3))
-    present = [p for p in polys if p is not None]
-    nv = nf = ne = nfv = na = 0
-    fvstart: list[np.ndarray] = []
-    adj_start: list[np.ndarray] = []
-    seeds = np.zeros((n, 6), dtype=np.int64)
-    for i, poly in enumerate(polys):
-        if poly is None:
-            continue
-        adj_start.append(na + poly.adjacent_start[:-1])
-        na += poly.adjacent.size
-        seeds[i] = poly.seeds
-        starts["vert"][i], counts["vert"][i] = nv, poly.verts.shape[0]
-        starts["face"][i], counts["face"][i] = nf, len(poly.face_sizes)
-        starts["edge"][i], counts["edge"][i] = ne, poly.edges.shape[0]
-        centroid[i] = poly.centroid
-        fvstart.append(nfv + np.concatenate([[0], np.cumsum(poly.face_sizes)[:-1]]))
-        nv += poly.verts.shape[0]
-        nf += len(poly.face_sizes)
-        nfv += len(poly.face_verts)
-        ne += poly.edges.shape[0]
-
-    def joined(parts: list[np.ndarray], empty: tuple[int, ...], dtype: type = float) -> np.ndarray:
-        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(empty, dtype))
-
-    return {
-        "vert_start": starts["vert"], "vert_count": counts["vert"],
-        "verts": joined([p.verts for p in present], (0, 3)),
-        "face_start": starts["face"], "face_count": counts["face"],
-        "face_normal": joined([p.normals for p in present], (0, 3)),
-        "face_offset": joined([p.offsets for p in present], (0,)),
-        "face_vert_start": _joined(fvstart),
-        "face_vert_count": _joined([p.face_sizes for p in present]),
-        "face_verts": _joined([p.face_verts for p in present]),
-        "edge_start": starts["edge"], "edge_count": counts["edge"],
-        "edge_verts": joined([p.edges for p in present], (0, 2), np.int64),
-        "edge_faces": joined([p.edge_faces for p in present], (0, 2), np.int64),
-        "centroid": centroid,
-        "adjacent_start": _joined(adj_start),
-        "adjacent_count": _joined([np.diff(p.adjacent_start) for p in present]),
-        "adjacent": _joined([p.adjacent for p in present]),
-        "seed_verts": seeds,
-        "max_face_verts": max((int(p.face_sizes.max()) for p in present), default=0),
-        "max_verts": max((p.verts.shape[0] for p in present), default=0),
-    }
 
 
 def _mesh_tables(geoms: Sequence[GeomSpec], kind: np.ndarray) -> dict[str, np.ndarray]:
@@ -559,7 +300,7 @@ def _mesh_tables(geoms: Sequence[GeomSpec], kind: np.ndarray) -> dict[str, np.nd
     }
 
 
-def _boxes(kind: np.ndarray, size: np.ndarray, polys: Sequence[_Polytope | None],
+def _boxes(kind: np.ndarray, size: np.ndarray, polys: Sequence[Polytope | None],
            geoms: Sequence[GeomSpec]) -> dict[str, np.ndarray]:
     """Each geometry's bounding box in its own frame, (centre, half extents): a sphere's
     r, a box's half extents, a capsule's (r, r, h + r), a cylinder's (r, r, h), a hull's or a
@@ -627,11 +368,3 @@ def _pair_filter(owner: np.ndarray, kind: np.ndarray, excl: list[tuple[int, int]
                              f"0..{n - 1}")
         allowed[a, b] = allowed[b, a] = False
     return static, allowed
-
-
-def walkers(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """Per geometry: whether it moves, is bounded (not a plane) and may collide with another
-    bounded geometry, i.e. whether it has pairs to look for in the scene tree."""
-    bounded = np.asarray(kind) != PLANE
-    partnered = (np.asarray(allowed) & bounded[None, :]).any(axis=1)
-    return bounded & ~np.asarray(static, dtype=bool) & partnered
