@@ -95,6 +95,13 @@ class SimProcess:
             time.sleep(0.05)
         return False
 
+    def wait(self, timeout: float) -> int:
+        """Wait for the node to end on its own; its exit status, once all it printed has been
+        read into `output` (the reader thread lags the exit)."""
+        status = self.proc.wait(timeout=timeout)
+        self._reader.join(timeout=5)
+        return status
+
     def stop(self, sig: int = signal.SIGINT, timeout: float = 10.0) -> int | None:
         """Send `sig`, wait; the exit status, or None when it had to be killed."""
         if self.proc.poll() is None:

@@ -137,7 +137,7 @@ def test_imu_off_and_unknown_imu_link(start_sim: Any, probe: Any) -> None:
     assert "/joint_states" in topics and "/imu" not in topics
 
     bad = start_sim({"urdf_file": str(IMU_ARM), "imu_link": "no_such_link"})
-    assert bad.proc.wait(timeout=STARTUP_TIMEOUT) == 1, bad.output
+    assert bad.wait(timeout=STARTUP_TIMEOUT) == 1, bad.output
     fatal = [line for line in bad.output.splitlines() if "[FATAL]" in line]
     assert len(fatal) == 1 and "imu_link" in fatal[0] and "no_such_link" in fatal[0], bad.output
     assert "imu_mount" in fatal[0] and "Traceback" not in bad.output
@@ -165,7 +165,7 @@ def test_strict_makes_inertia_repairs_errors(start_sim: Any, strict: bool) -> No
     sim = start_sim({"urdf_file": str(DATA / "repaired.urdf"), "strict": strict,
                      "status_period": 0.0})
     if strict:
-        assert sim.proc.wait(timeout=STARTUP_TIMEOUT) == 1, sim.output
+        assert sim.wait(timeout=STARTUP_TIMEOUT) == 1, sim.output
         fatal = [line for line in sim.output.splitlines() if "[FATAL]" in line]
         assert len(fatal) == 1 and "'column'" in fatal[0] and "triangle" in fatal[0], sim.output
     else:

@@ -188,7 +188,7 @@ def test_a_spawned_robot_publishes_and_leaves_with_its_topics(
     info = subprocess.run(["ros2", "node", "info", "/sim_node"], env=cli, capture_output=True,
                           text=True, timeout=60, check=False).stdout
     assert "/left_arm/joint_states" in info and "/third/" not in info, info
-    assert "deleted 'arm3'" in sim.output
+    assert sim.wait_for_output("deleted 'arm3'", 10.0), sim.output
     refused = _delete(probe, "left_arm")  # robots of the world file stay
     assert refused.result.result == Result.RESULT_OPERATION_FAILED
     assert "cannot be deleted" in refused.result.error_message
@@ -218,7 +218,9 @@ def test_a_floating_robot_spawned_from_a_yaml_entry_has_odom_and_prefixed_tf(
     assert wait_until(lambda: "rover/base_link" in _parents(tf), 10.0)
     parents = _parents(tf + static)
     assert parents["rover/base_link"] == "rover/odom" and parents["rover/odom"] == "world"
-    assert "spawned robot 'rover'" in sim.output and "in /rover" in sim.output
+    # the service answers before the node's log line has come through its pipe
+    assert sim.wait_for_output("spawned robot 'rover'", 10.0), sim.output
+    assert "in /rover" in sim.output, sim.output
     assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
 
 
@@ -442,7 +444,7 @@ def test_bad_worlds_and_parameters_stop_the_start_with_one_line(
         start_sim: Any, tmp_path: Path, world: str, params: dict[str, Any],
         words: list[str]) -> None:
     sim = start_sim({"world_file": str(_world(tmp_path, world)), **params})
-    assert sim.proc.wait(timeout=STARTUP_TIMEOUT) == 1, sim.output
+    assert sim.wait(timeout=STARTUP_TIMEOUT) == 1, sim.output
     fatal = [line for line in sim.output.splitlines() if "[FATAL]" in line]
     assert len(fatal) == 1, sim.output
     for word in words:

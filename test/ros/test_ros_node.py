@@ -439,7 +439,7 @@ def test_invalid_parameters_stop_startup(
         assert sim.wait_for_output("simulating", STARTUP_TIMEOUT), sim.output
         assert sim.stop() == 0
         return
-    rc = sim.proc.wait(timeout=STARTUP_TIMEOUT)
+    rc = sim.wait(timeout=STARTUP_TIMEOUT)
     out = sim.output
     assert rc == 1, out
     fatal = [line for line in out.splitlines() if "[FATAL]" in line]
@@ -501,9 +501,8 @@ def test_signal_exits_cleanly(start_sim: Any, probe: Any, sig: int) -> None:
     wait_first(js, sim)
     t0 = time.monotonic()
     sim.proc.send_signal(sig)
-    rc = sim.proc.wait(timeout=10)
+    rc = sim.wait(timeout=10)
     elapsed = time.monotonic() - t0
-    sim.stop()  # the output read to its end
     assert rc == 0, sim.output
     assert elapsed < STOP_LIMIT
     assert "Traceback" not in sim.output
@@ -520,8 +519,7 @@ def test_double_sigint_while_stepping_flat_out(start_sim: Any, probe: Any, gap: 
     time.sleep(gap)
     if sim.proc.poll() is None:
         sim.proc.send_signal(signal.SIGINT)
-    rc = sim.proc.wait(timeout=10)
-    sim.stop()  # the output read to its end
+    rc = sim.wait(timeout=10)
     assert rc == 0, sim.output
     for text in ("Traceback", "KeyboardInterrupt", "step failed", "ERROR", "context is invalid"):
         assert text not in sim.output, sim.output
@@ -532,8 +530,7 @@ def test_signal_during_startup_exits_quietly(start_sim: Any, sig: int) -> None:
     sim = start_sim(arm_params())
     time.sleep(0.8)  # rclpy is up, the node is loading the robot or warming the kernels
     sim.proc.send_signal(sig)
-    rc = sim.proc.wait(timeout=20)
-    sim.stop()  # the output read to its end
+    rc = sim.wait(timeout=20)
     assert rc == 0, sim.output
     assert "Traceback" not in sim.output and "Error" not in sim.output, sim.output
 

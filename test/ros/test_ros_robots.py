@@ -81,7 +81,7 @@ def test_world_file_repairs_massless_links(start_sim: Any, probe: Any) -> None:
 def test_what_is_missing_stops_startup_naming_it(start_sim: Any, params: dict[str, Any],
                                                  words: list[str]) -> None:
     sim = start_sim(described(**params))
-    rc = sim.proc.wait(timeout=STARTUP_TIMEOUT)
+    rc = sim.wait(timeout=STARTUP_TIMEOUT)
     out = sim.output
     assert rc == 1, out
     fatal = [line for line in out.splitlines() if "[FATAL]" in line]

@@ -144,7 +144,7 @@ def test_cli(env: dict[str, str], node: SimProcess) -> None:
     assert _code(_run(env, "play")) == 1
     assert "SimulationState(state=1)" in _run(env, "get_state")
     assert _code(_run(env, "quit")) == 1
-    assert node.proc.wait(timeout=20) == 0, node.output
+    assert node.wait(timeout=20) == 0, node.output
     assert "Traceback" not in node.output and "ball" in node.output, node.output
 
 
