@@ -3,6 +3,7 @@ compiled model match their declarations, and docs/architecture.md shows the decl
 
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import mb_sim.sim.step  # declares the step's records (the others come with it)
 from mb_sim import records
 from mb_sim.bvh import STACK
 from mb_sim.collision.gjk import EPA_MAX_FACES, EPA_MAX_VERTS
+from mb_sim.collision.separating_axes import SLOTS_MAX
 from mb_sim.collision.work import CAP_POINTS, HITS, MESH_CANDIDATES
 from mb_sim.records import ARANGE, IDENTITY, REAL, Field, allocate, dimension, mismatches, record
 from mb_sim.sim.state import State, StateArrays
@@ -56,7 +58,9 @@ def test_arrays_match_their_declarations(floating: bool) -> None:
     work_sizes = {"o": n + nb + 1, "g": ng, "p": ng * (ng - 1) // 2, "pv": EPA_MAX_VERTS,
                   "pf": EPA_MAX_FACES, "hv": g.max_verts, "hf": g.max_faces, "c": polygon,
                   "m": max(polygon + 2, g.max_verts + 2, 16), "nodes": max(2 * ng - 1, 1),
-                  "stack": STACK, "hits": HITS, "mc": MESH_CANDIDATES}
+                  "stack": STACK, "hits": HITS, "mc": MESH_CANDIDATES,
+                  # the separating-axis table: the power of two >= 2 p (16 to SLOTS_MAX)
+                  "ac": 1 << max(4, math.ceil(math.log2(min(ng * (ng - 1), SLOTS_MAX))))}
     problems = (
         mismatches(sc.tree, n=n, m=sc.tree.mimic.shape[0], t=1)
         + mismatches(sc.bodies, b=nb) + mismatches(g, **geom_sizes)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline, njit
+from mb_sim.collision.separating_axes import found_apart
 from mb_sim.vec3 import (
     Vec,
     add,
@@ -449,9 +450,11 @@ def sat_polytopes(g: Any, w: Any, ia: int, ib: int, envelope: float) -> int:
     nfb = world_face_normals(g, w, ib, w.normals_b)
     best_a, fa = _deepest_face(g, ia, w.normals_a, w.verts_a, nfa, w.verts_b, nvb, envelope)
     if best_a > envelope:
+        found_apart(w, ia, scale(row(w.normals_a, fa), -1.0))
         return 0
     best_b, fb = _deepest_face(g, ib, w.normals_b, w.verts_b, nfb, w.verts_a, nva, envelope)
     if best_b > envelope:
+        found_apart(w, ib, row(w.normals_b, fb))
         return 0
     separated, best_e, ea, eb, axis = _deepest_edge_pair(g, w, ia, ib, envelope)
     if separated:

@@ -12,13 +12,14 @@ capsule-capsule, capsule-plane, box-plane, cylinder-plane, convex-plane. Boxes a
 against each other: SAT with face clipping (manifold.py); two hulls too large for SAT's
 all-pairs tests (SAT_MAX_VERTEX_PAIRS) go to GJK/EPA with the feature manifold below, whose
 support maps climb the hulls. A pair for SAT or GJK whose oriented bounding boxes lie farther
-apart than the envelope is skipped before either runs (midphase.py). Everything else (pairs
-with a cylinder, capsule-box, capsule-convex, sphere-convex): GJK distance on the shape
-cores, EPA when the cores overlap (gjk.py); then, when a flat feature of one shape faces the
-other, the facing feature of the other (polygon, cylinder rim line, capsule segment) is
-clipped against it to get several points (features.py). Any convex shape against a mesh's
-triangles: the mesh's BVH walked with the shape's box, each triangle met collided, the points
-reduced (mesh_contact.py).
+apart than the envelope is skipped before either runs (midphase.py), and so is one that the
+axis which separated it at the last step still separates (separating_axes.py).
+Everything else (pairs with a cylinder, capsule-box, capsule-convex, sphere-convex): GJK
+distance on the shape cores, EPA when the cores overlap (gjk.py); then, when a flat feature
+of one shape faces the other, the facing feature of the other (polygon, cylinder rim line,
+capsule segment) is clipped against it to get several points (features.py). Any convex
+shape against a mesh's triangles: the mesh's BVH walked with the shape's box, each triangle
+met collided, the points reduced (mesh_contact.py).
 
 Which function handles a pair is one table, `COLLIDER[kind a, kind b]` (kinds ordered a <= b),
 as MuJoCo's mjCOLLISIONFUNC; every collider has the signature (g, w, ia, ib, envelope) and
@@ -55,6 +56,7 @@ from mb_sim.collision.manifold import (
 from mb_sim.collision.mesh_contact import mesh_contacts
 from mb_sim.collision.midphase import boxes_apart
 from mb_sim.collision.poses import geometry_poses_into, owner_poses, shapes_of
+from mb_sim.collision.separating_axes import found_apart, remember_axis, still_apart
 from mb_sim.collision.work import (
     MAX_PER_PAIR,
     allocate_collision_work,
@@ -389,6 +391,7 @@ def _core_contact(g: Any, w: Any, ia: int, ib: int, env: float) -> tuple[bool, V
     if dist > 0.0:
         depth = ra + rb - dist
         if depth <= -env:
+            found_apart(w, ia, sub(pa, pb))
             return False, (0.0, 0.0, 1.0), depth, pa
         nrm = scale(sub(pa, pb), 1.0 / dist)
     else:
@@ -571,6 +574,8 @@ def narrow_phase_into(g: Any, w: Any, c: Any, npairs: int, env: float,
     if bad >= 0:
         return -2 - bad
     capacity = c.depth.shape[0]
+    sh = shapes_of(g, w)
+    ng = kind.shape[0]
     k = 0
     for p in range(npairs):
         i = pairs[p, 0]
@@ -580,12 +585,21 @@ def narrow_phase_into(g: Any, w: Any, c: Any, npairs: int, env: float,
         else:
             ia, ib, sign = j, i, -1.0
         code = GJK_POINT if force_generic else COLLIDER[kind[ia], kind[ib]]
+        key = i * ng + j + 1
         if code == POLYTOPES or code == GJK_MANIFOLD or code == GJK_POINT:
             if boxes_apart(g.box_center, g.box_half, w.geom_pos, w.geom_rot, ia, ib, env):
                 continue
+            gap = core_radius(kind, g.size, ia) + core_radius(kind, g.size, ib) + env
+            if still_apart(sh, w, key, ia, ib, gap):
+                continue
             if code == POLYTOPES and g.vert_count[ia] * g.vert_count[ib] > SAT_MAX_VERTEX_PAIRS:
                 code = GJK_MANIFOLD
-        m = min(collide_pair(code, g, w, ia, ib, env), MAX_PER_PAIR)
+            w.apart_last_frame[0] = -1
+            m = min(collide_pair(code, g, w, ia, ib, env), MAX_PER_PAIR)
+            if m == 0:
+                remember_axis(w, key, ia, ib)
+        else:
+            m = min(collide_pair(code, g, w, ia, ib, env), MAX_PER_PAIR)
         if k + m > capacity:
             return -1
         k = _append(c, w, k, i, j, sign, m)

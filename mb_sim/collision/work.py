@@ -14,6 +14,7 @@ from typing import Any
 from mb_sim._jit import njit
 from mb_sim.bvh import STACK
 from mb_sim.collision.gjk import EPA_MAX_FACES, EPA_MAX_VERTS
+from mb_sim.collision.separating_axes import slot_count
 from mb_sim.records import FLAG, IDENTITY, INDEX, REAL, Field, allocate, record, view
 
 MAX_PER_PAIR = 4
@@ -96,6 +97,17 @@ step, and the narrow phase's scratch.""", (
     Field("epa_seen", FLAG, ("pf",), "face seen from the new vertex"),
     Field("epa_horizon", INDEX, ("3*pf", 2), "edges bounding the seen faces"),
     Field("epa_stack", INDEX, ("pf",), "faces to visit; then free face slots"),
+    "separating axes kept from step to step (mb_sim.collision.separating_axes)",
+    Field("apart_last", REAL, (1, 3), "the direction (from b to a, world) along which the "
+          "last collider run found its pair apart"),
+    Field("apart_last_frame", INDEX, (1,), "... the geometry it turns with (-1: none found)"),
+    Field("apart_key", INDEX, ("ac",), "the pair whose axis a slot holds: i g + j + 1 "
+          "(0: none)"),
+    Field("apart_frame", INDEX, ("ac",), "the geometry its axis turns with: 0 a, 1 b"),
+    Field("apart_axis", REAL, ("ac", 3), "its unit separating axis, from b to a, in that "
+          "geometry's frame"),
+    Field("apart_hint", INDEX, ("ac", 2), "the hull vertices where its support maps' next "
+          "climbs start (-1: their seeds)"),
     "polyhedra and polygons (SAT, face clipping: mb_sim.collision.manifold)",
     Field("verts_a", REAL, ("hv", 3), "world vertices of polyhedron A"),
     Field("verts_b", REAL, ("hv", 3), "... of polyhedron B"),
@@ -115,7 +127,7 @@ step, and the narrow phase's scratch.""", (
     Field("cand_feature", INDEX, ("m",), "feature id"),
 ), {"o": "geometry owners", "g": "geometries", "p": "pair capacity, g (g - 1) / 2",
     "nodes": "scene tree nodes, 2 g - 1", "stack": "STACK (mb_sim.bvh)", "hits": "HITS",
-    "mc": "MESH_CANDIDATES",
+    "mc": "MESH_CANDIDATES", "ac": "axis slots, slot_count(p)",
     "pv": "EPA_MAX_VERTS", "pf": "EPA_MAX_FACES", "hv": "most vertices of one polyhedron",
     "hf": "most faces of one polyhedron",
     "c": "polygon room: 2 max(most vertices of a face, CAP_POINTS) + 4",
@@ -161,6 +173,7 @@ def allocate_collision_work(g: Any, n_owners: int, pair_capacity: int) -> Collis
     ng = g.kind.shape[0]
     return allocate(CollisionWork, o=n_owners, g=ng, p=pair_capacity,
                     nodes=max(2 * ng - 1, 1), stack=STACK, hits=HITS, mc=MESH_CANDIDATES,
+                    ac=slot_count(pair_capacity),
                     pv=EPA_MAX_VERTS, pf=EPA_MAX_FACES, hv=max(int(g.max_verts), 1),
                     hf=max(int(g.max_faces), 1), c=polygon,
                     m=max(polygon + 2, int(g.max_verts) + 2, 16))
