@@ -574,7 +574,6 @@ def narrow_phase_into(g: Any, w: Any, c: Any, npairs: int, env: float,
     if bad >= 0:
         return -2 - bad
     capacity = c.depth.shape[0]
-    sh = shapes_of(g, w)
     ng = kind.shape[0]
     k = 0
     for p in range(npairs):
@@ -585,21 +584,20 @@ def narrow_phase_into(g: Any, w: Any, c: Any, npairs: int, env: float,
         else:
             ia, ib, sign = j, i, -1.0
         code = GJK_POINT if force_generic else COLLIDER[kind[ia], kind[ib]]
+        convex = code == POLYTOPES or code == GJK_MANIFOLD or code == GJK_POINT
         key = i * ng + j + 1
-        if code == POLYTOPES or code == GJK_MANIFOLD or code == GJK_POINT:
+        if convex:
             if boxes_apart(g.box_center, g.box_half, w.geom_pos, w.geom_rot, ia, ib, env):
                 continue
             gap = core_radius(kind, g.size, ia) + core_radius(kind, g.size, ib) + env
-            if still_apart(sh, w, key, ia, ib, gap):
+            if still_apart(shapes_of(g, w), w, key, ia, ib, gap):
                 continue
             if code == POLYTOPES and g.vert_count[ia] * g.vert_count[ib] > SAT_MAX_VERTEX_PAIRS:
                 code = GJK_MANIFOLD
             w.apart_last_frame[0] = -1
-            m = min(collide_pair(code, g, w, ia, ib, env), MAX_PER_PAIR)
-            if m == 0:
-                remember_axis(w, key, ia, ib)
-        else:
-            m = min(collide_pair(code, g, w, ia, ib, env), MAX_PER_PAIR)
+        m = min(collide_pair(code, g, w, ia, ib, env), MAX_PER_PAIR)
+        if convex and m == 0:
+            remember_axis(w, key, ia, ib)
         if k + m > capacity:
             return -1
         k = _append(c, w, k, i, j, sign, m)
