@@ -128,8 +128,10 @@ def test_live_view_follows_the_node_and_its_buttons_drive_it(browser, probe, tmp
         contacts = probe.collect(MarkerArray, "/sim_node/contacts")
         tf = probe.collect(TFMessage, "/tf", 100)
         joint_states = probe.collect(JointState, "/joint_states", 100)
-        browser.open(viewer.url)
+        # the page opens once the view has framed its camera: a page already open keeps its
+        # own (viser moves only new pages' cameras)
         camera = viewer.camera()
+        browser.open(viewer.url)
         # The arm falls onto the table (no command: no effort) and rests there, pressing on it.
         assert wait_until(lambda: (_sim_time(browser.text()) or 0.0) > 1.5, 60), browser.text()
         # The viewer sees the node before this test's subscriptions may: wait for their messages.
