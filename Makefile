@@ -23,7 +23,7 @@ env:
 	@bash tools/setup_env.sh $(VENV)
 
 # Compile the physics kernels once per source version (a minute or two), so that tests and the
-# node start at once; they are cached beside the package (mb_sim/__pycache__/numba-<version>).
+# node start at once; they are cached by content in ~/.cache/mb_sim/kernels (mb_sim.kernel_cache).
 kernels: env
 	@$(PY) -m mb_sim.warmup
 

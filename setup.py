@@ -23,7 +23,8 @@ PACKAGE = "mb_sim"
 
 def compile_kernels(where: str) -> None:
     """Compile the physics kernels of the package installed in `where`, so that its first
-    simulation starts at once (they are cached beside that copy). Never fails the install:
+    simulation starts at once (they are cached in the user's cache, by content, where every
+    install of the same code finds them). Never fails the install:
     without it the first run compiles them. MB_SIM_SKIP_KERNELS=1 skips it."""
     if os.environ.get("MB_SIM_SKIP_KERNELS"):
         return

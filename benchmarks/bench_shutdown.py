@@ -86,10 +86,10 @@ def _running(pid: int) -> bool:
 
 
 def _cache_without_step(where: Path) -> Path:
-    from mb_sim._jit import kernel_cache_dir
+    from mb_sim.kernel_cache import cache_folder
 
     cache = where / "kernels"
-    shutil.copytree(kernel_cache_dir(), cache)
+    shutil.copytree(cache_folder(), cache / Path(cache_folder()).name)
     for path in cache.rglob("step.step-*"):
         path.unlink()
     return cache

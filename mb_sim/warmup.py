@@ -1,12 +1,12 @@
 """Compile the physics kernels ahead of time: `python -m mb_sim.warmup` (`make kernels`).
 
-numba compiles each kernel on its first call and caches the machine code on disk, beside the
-installed package and per version of its sources (`mb_sim._jit.kernel_cache_dir`), so the
-first simulation after an install or an upgrade would otherwise spend a minute or two
-compiling before its first step. This steps a small scene that reaches every kernel (a robot
+numba compiles each kernel on its first call and caches the machine code on disk, in the
+user's cache and by the content of the compiled code (`mb_sim.kernel_cache`), so the first
+simulation after an install, or after an upgrade that changed the physics, would otherwise
+spend a minute or two compiling before its first step. This steps a small scene that reaches every kernel (a robot
 with revolute, prismatic and mimic joints touching free bodies of every shape, a ball joint,
 both integrators), so later processes start at once; a stamp in the cache folder says the
-kernels of this version are ready, and a second run returns at once. With two cores or more, a
+kernels of this content (`code_version`) are ready, and a second run returns at once. With two cores or more, a
 second process compiles half of the step's stages and the queries meanwhile.
 
 Interrupted (Ctrl-C, SIGTERM, or killed outright), it leaves a cache that the next run
@@ -36,7 +36,7 @@ from collections.abc import Callable
 import numpy as np
 
 import mb_sim
-from mb_sim._jit import JIT, kernel_cache_dir, remove_stale_temporaries
+from mb_sim._jit import JIT, KERNELS
 from mb_sim.sim.link_frames import LinkFrames
 
 ROBOT = """<robot name="warmup">
@@ -189,23 +189,60 @@ def _steps(steps: int) -> None:
     mb_sim.Simulation(floating, world=world, dt=0.002, integrator="rk4").step(steps)
 
 
+PHYSICS = ("mb_sim.bvh", "mb_sim.collision", "mb_sim.dynamics", "mb_sim.inertia", "mb_sim.model",
+           "mb_sim.records", "mb_sim.rotations", "mb_sim.sim", "mb_sim.solver", "mb_sim.vec3")
+"""The packages and modules whose kernels the warm-up compiles (the viewer's, the learning
+extras' and the sensors' ray casts are compiled when first used)."""
+
+
+def physics_kernels() -> list[Callable[..., object]]:
+    """Every kernel of `PHYSICS` (each of its modules imported)."""
+    import importlib
+    import pkgutil
+
+    for name in PHYSICS:
+        module = importlib.import_module(name)
+        for info in pkgutil.walk_packages(getattr(module, "__path__", []), f"{name}."):
+            if not info.name.endswith(".__main__"):  # a command, not a module to import
+                importlib.import_module(info.name)
+    return [fn for fn in KERNELS if fn.__module__.startswith(PHYSICS)]
+
+
+def code_version() -> str:
+    """A hash of the content stamps of the physics kernels: what "ready" is said of."""
+    import hashlib
+
+    from mb_sim.kernel_cache import stamp
+
+    digest = hashlib.sha256()
+    for fn in physics_kernels():
+        digest.update(f"{fn.__module__}.{fn.__qualname__}={stamp(fn)}".encode())
+    return digest.hexdigest()[:16]
+
+
 def _stamp() -> str:
-    return os.path.join(kernel_cache_dir(), "ready")
+    from mb_sim.kernel_cache import cache_folder
+
+    return os.path.join(cache_folder(), f"ready-{code_version()}")
 
 
 def kernels_ready() -> bool:
-    """Whether this version's kernels were compiled (and cached) by a warm-up that ran to its
-    end (the stamp is written last, under a temporary name renamed into place)."""
-    return os.path.exists(_stamp())
+    """Whether the kernels of this content were compiled (and cached) by a warm-up that ran
+    to its end (the stamp is written last, under a temporary name renamed into place)."""
+    return JIT and os.path.exists(_stamp())
 
 
 def ensure_compiled(say: Callable[[str], None] = print) -> None:
-    """Compile the kernels unless this version's are cached, saying what happens. Nothing to
-    do with NUMBA_DISABLE_JIT=1 (the kernels run interpreted; the cache is left alone)."""
+    """Compile the kernels unless those of this content are cached, saying what happens.
+    Nothing to do with NUMBA_DISABLE_JIT=1 (the kernels run interpreted; the cache is left
+    alone)."""
     if not JIT or kernels_ready():
         return
-    folder = kernel_cache_dir()
+    from mb_sim.kernel_cache import cache_folder, prune, remove_stale_temporaries
+
+    folder = cache_folder()
     remove_stale_temporaries(folder)  # what killed warm-ups left
+    prune(physics_kernels())  # other versions' files, once old
     say(f"mb_sim: compiling the physics kernels, once per version (about 1-2 min; cached in "
         f"{folder}) ...")
     seconds = warm_up()

@@ -1,5 +1,7 @@
-"""The kernel cache after processes killed while compiling, and damaged cache files: the next
-start works, compiles what is missing or damaged once, and then loads it from the cache.
+"""The kernel cache: keyed by content (every install of the same code shares it; an edit
+recompiles only what reaches it), and after processes killed while compiling, and damaged
+cache files: the next start works, compiles what is missing or damaged once, and then loads it
+from the cache.
 
 A small kernel of the test's own (compiled in a second or two) stands for the physics
 kernels: what is checked is the cache, `mb_sim._jit.KernelCache` and numba's files, not the
@@ -17,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from mb_sim._jit import JIT, STALE_TEMPORARY, remove_stale_temporaries
+from mb_sim._jit import JIT
+from mb_sim.kernel_cache import STALE_TEMPORARY, remove_stale_temporaries
 
 pytestmark = pytest.mark.skipif(not JIT, reason="the kernel cache needs numba's compiler "
                                 "(NUMBA_DISABLE_JIT is set)")
@@ -96,6 +99,68 @@ def _works(kernel_dir: Path, cache: Path, hits: int) -> str:
 
 def _files(cache: Path, pattern: str) -> list[Path]:
     return sorted(cache.rglob(pattern))
+
+
+CALLER = '''
+from mb_sim._jit import njit
+from parts import SCALE, offset
+
+
+def unused(x):
+    return x
+
+
+@njit
+def total(x):
+    s = 0.0
+    for v in x:
+        s += v
+    return SCALE * s + offset(x[0])
+'''
+
+PARTS = '''
+from mb_sim._jit import helper
+
+SCALE = 1.0
+
+
+@helper
+def offset(v):
+    return 0.0 * v
+'''
+
+
+def _caller(folder: Path, parts: str = PARTS, caller: str = CALLER) -> Path:
+    folder.mkdir(exist_ok=True)
+    (folder / "kernel.py").write_text(caller)
+    (folder / "parts.py").write_text(parts)
+    return folder
+
+
+def test_every_install_of_the_same_code_shares_its_kernels(tmp_path: Path) -> None:
+    """Compiled once, a kernel is found by a copy of its sources at another path (another
+    install of the same version), whatever the files' times and line numbers."""
+    cache = tmp_path / "cache"
+    _works(_caller(tmp_path / "first"), cache, hits=0)
+    _works(_caller(tmp_path / "first"), cache, hits=1)
+    time.sleep(0.01)
+    moved = CALLER.replace("def unused", "# a comment above\n\n\ndef unused")
+    _works(_caller(tmp_path / "second", caller=moved), cache, hits=1)
+
+
+def test_an_edit_recompiles_exactly_the_kernels_that_reach_it(tmp_path: Path) -> None:
+    """Code no kernel calls changes nothing; a helper in another module, or a constant
+    imported from it, recompiles the kernel that calls it, which then gives the new result."""
+    cache = tmp_path / "cache"
+    folder = _caller(tmp_path / "src")
+    _works(folder, cache, hits=0)
+    _caller(folder, caller=CALLER.replace("return x", "return 2 * x"))
+    _works(folder, cache, hits=1)
+    _caller(folder, parts=PARTS.replace("0.0 * v", "0.0 * v - 6.0 + 6.0"))
+    _works(folder, cache, hits=0)
+    _caller(folder, parts=PARTS.replace("SCALE = 1.0", "SCALE = 2.0"))
+    proc = _run(RUN, folder, cache)
+    assert "total 12.0" in proc.stdout and "hits 0 misses 1" in proc.stdout, proc.stdout
 
 
 @pytest.mark.parametrize("damage", ["truncated data", "truncated index", "garbage index"])
@@ -181,7 +246,7 @@ def test_interrupted_warm_up(tmp_path: Path, sig: int) -> None:
     assert status == {signal.SIGKILL: -9, signal.SIGINT: 130, signal.SIGTERM: 143}[sig], out
     assert seconds < 2.0 and not any(_alive(p) for p in side), (seconds, side)
     assert "Traceback" not in out, out
-    assert not (cache / "ready").exists()
+    assert not _files(cache, "ready-*")
     ready = "from mb_sim.warmup import kernels_ready; print(kernels_ready())"
     check = subprocess.run([sys.executable, "-c", ready], env=_env(cache), capture_output=True,
                            text=True, timeout=60, check=False)
