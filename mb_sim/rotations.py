@@ -136,6 +136,16 @@ def rotation_vector(E: np.ndarray) -> np.ndarray:
     return v * (np.arctan2(s, c) / s)
 
 
+def quat_rotation_vector(q: np.ndarray) -> np.ndarray:
+    """log of the unit quaternion q = (x, y, z, w) as a rotation vector (angle in [0, pi]
+    times unit axis)."""
+    v = np.asarray(q[:3], dtype=float) * (-1.0 if q[3] < 0.0 else 1.0)
+    s = float(np.linalg.norm(v))
+    if s < 1e-12:
+        return 2.0 * v
+    return v * (2.0 * math.atan2(s, abs(float(q[3]))) / s)
+
+
 @njit
 def matrix_quat(R: np.ndarray, out: np.ndarray) -> None:
     """The unit quaternion (x, y, z, w) of the rotation matrix R, with w >= 0, written into out

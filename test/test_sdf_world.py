@@ -497,10 +497,10 @@ def test_a_heightmap_is_a_heightfield_seen_from_above_as_its_image(tmp_path: Pat
      "</bounce></surface></collision></link></model>"),
      [("link[l]/collision[c]/surface/bounce/restitution_coefficient: must be 1 finite number "
       "within [0, 1]"), "'2'"]),
-    ((f'<model name="b">{_box_link("p", "0 0 1", collisions=2)}{_box_link("q", "0 0 2")}'
-     '<joint name="j" type="ball"><parent>p</parent><child>q</child></joint></model>'),
-     ["world/model[b]/link[p]: a link joined by a ball joint", "exactly one collision shape",
-      "(got 2)"]),
+    ((f'<model name="b">{_box_link("p", "0 0 1", collisions=2)}'
+     '<joint name="j" type="ball"><parent>world</parent><child>p</child></joint></model>'),
+     ["world/model[b]/link[p]: a link joined to the world by a ball joint",
+      "exactly one collision shape", "(got 2)"]),
     ((f'<model name="b">{_box_link("p", "0 0 1")}<link name="q"><inertial><mass>0</mass>'
      "<inertia><ixx>0</ixx><iyy>0</iyy><izz>0</izz></inertia>"
      '</inertial></link><joint name="j" type="revolute"><parent>p</parent><child>q</child>'

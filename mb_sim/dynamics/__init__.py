@@ -39,6 +39,8 @@ class _Sizes:
     nq: int
     nv: int
     floating_base: bool
+    balls: tuple[tuple[str, int], ...] = ()
+    """(name, where its quaternion sits in the kernels' q) of each ball joint."""
 
 
 def _vector(model: Any, value: object, name: str, size: int | None = None) -> np.ndarray:
@@ -50,26 +52,32 @@ def _vector(model: Any, value: object, name: str, size: int | None = None) -> np
 
 
 def _kernel_q(model: Any, q: object) -> np.ndarray:
-    """q in the kernels' layout (a floating base's 7 coordinates after the joints)."""
+    """q in the kernels' layout (a floating base's 7 coordinates after the joints), its
+    quaternions checked (a floating base's, each ball joint's)."""
     q = _vector(model, q, "q", model.nq)
-    if not model.floating_base:
-        return q
-    kq, _ = from_pinocchio(q, None, model.n_joints)
+    kq = from_pinocchio(q, None)[0] if model.floating_base else q
     assert kq is not None
-    norm = float(np.linalg.norm(kq[-4:]))
-    if not abs(norm - 1.0) < 1e-6:
-        raise ValueError(f"q[3:7] must be a unit quaternion (x, y, z, w), got norm {norm:g}")
+    if model.floating_base:
+        norm = float(np.linalg.norm(kq[-4:]))
+        if not abs(norm - 1.0) < 1e-6:
+            raise ValueError(f"q[3:7] must be a unit quaternion (x, y, z, w), got norm {norm:g}")
+    shift = 7 if model.floating_base else 0
+    for name, a in model.balls:
+        norm = float(np.linalg.norm(kq[a:a + 4]))
+        if not abs(norm - 1.0) < 1e-6:
+            raise ValueError(f"q[{a + shift}:{a + shift + 4}] (ball joint {name!r}) must be a "
+                             f"unit quaternion (x, y, z, w), got norm {norm:g}")
     return kq
 
 
 def _kernel_v(model: Any, v: object, name: str) -> np.ndarray:
     """A velocity-sized vector in the kernels' layout (the base's twist [omega; v] last)."""
     v = _vector(model, v, name)
-    return from_pinocchio(None, v, model.n_joints)[1] if model.floating_base else v
+    return from_pinocchio(None, v)[1] if model.floating_base else v
 
 
 def _user_v(model: Any, v: np.ndarray) -> np.ndarray:
-    return to_pinocchio(None, v, model.n_joints)[1] if model.floating_base else v
+    return to_pinocchio(None, v)[1] if model.floating_base else v
 
 
 _FLOAT = np.dtype(np.float64)
@@ -142,7 +150,9 @@ class TreeDynamics:
         "_crba",
         "_floating",
         "_h",
+        "_q",
         "_rnea",
+        "_simple",
         "_v",
         "record",
         "sizes",
@@ -152,9 +162,13 @@ class TreeDynamics:
         tree = compile_forest([(model, None)], np.array(gravity, dtype=float))
         work = allocate_tree_work(tree)
         self.record = new_dynamics(new_tree(tree), new_tree_work(work))
-        self.sizes = _Sizes(model.name, model.n_joints, model.nq, model.nv, model.floating_base)
+        self.sizes = _Sizes(model.name, model.n_joints, model.nq, model.nv, model.floating_base,
+                            tuple((name, int(model.qadr[i]))
+                                  for name, i in model.ball_joints.items()))
         self._floating = model.floating_base
-        self._v, self._h = (model.nv,), (model.nv, model.nv)
+        self._simple = not (model.floating_base or model.ball_joints)
+        """q as it is: fixed base, no quaternion to check."""
+        self._q, self._v, self._h = (model.nq,), (model.nv,), (model.nv, model.nv)
         vec = ANY_VECTOR
         self._aba = entry_point(_aba, self.record, vec, vec, vec, vec)
         self._rnea = entry_point(_rnea, self.record, vec, vec, vec, vec)
@@ -174,9 +188,9 @@ class TreeDynamics:
         they are, anything else through `_converted`."""
         v = self._v
         try:
-            if not self._floating and (
+            if self._simple and (
                     q.dtype is _FLOAT and a.dtype is _FLOAT and b.dtype is _FLOAT
-                    and q.shape == v and a.shape == v and b.shape == v):
+                    and q.shape == self._q and a.shape == v and b.shape == v):
                 if out is None:
                     out = np.empty(v)
                 elif not (out.dtype is _FLOAT and out.shape == v and out.flags.writeable):
@@ -196,7 +210,7 @@ class TreeDynamics:
                   and out.flags.writeable):
             raise _bad_out(out, h)
         try:
-            if not self._floating and q.dtype is _FLOAT and q.shape == self._v:
+            if self._simple and q.dtype is _FLOAT and q.shape == self._q:
                 self._crba(self.record, q, out)
                 return out
         except (AttributeError, TypeError):
@@ -293,7 +307,7 @@ def crba(model: Model, q: object, out: np.ndarray | None = None) -> np.ndarray:
 @njit
 def _hybrid(dyn: Any, q: np.ndarray, qd: np.ndarray, tau: np.ndarray, qdd_prescribed: np.ndarray,
             prescribed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    n = q.shape[0]
+    n = qd.shape[0]
     qdd, tau_out = np.empty(n), np.empty(n)
     hybrid_dynamics(dyn.tree, dyn.work, q, qd, tau, qdd_prescribed, prescribed, qdd, tau_out)
     return qdd, tau_out
@@ -319,6 +333,7 @@ def hybrid(
     mask = np.ascontiguousarray(prescribed_mask, dtype=np.bool_)
     if mask.shape != (model.nv,):
         raise ValueError(f"prescribed_mask must have shape ({model.nv},), got {mask.shape}")
-    return _hybrid(tree_dynamics(model, gravity).record, _vector(model, q, "q"),
+    dyn = tree_dynamics(model, gravity)
+    return _hybrid(dyn.record, _kernel_q(dyn.sizes, q),
                    _vector(model, qd, "qd"), _vector(model, tau, "tau"),
                    _vector(model, qdd_prescribed, "qdd_prescribed"), mask)

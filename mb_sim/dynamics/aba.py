@@ -25,20 +25,23 @@ import numpy as np
 from mb_sim._jit import helper, njit
 from mb_sim.dynamics.floating import base_gravity, cholesky6, cholesky_solve6
 from mb_sim.dynamics.spatial import (
+    ball_bias,
     congruence_add,
     joint_transform,
+    subspace_half,
     transform_force_add,
     transform_motion,
     velocity_force,
 )
+from mb_sim.model.model import BALL_X
 
 
 @helper
 def _outward(tree: Any, w: Any, k: int, q: np.ndarray, qd: np.ndarray) -> None:
     """Pass 1 over tree k, base -> tips: X_i, S_i, v_i, c_i, I^A_i = I_i and p^A_i = v_i x*
-    I_i v_i - f_ext,i (a floating base first, from its own twist)."""
-    up, inertia, joint_type, qadr, vadr = tree.up, tree.inertia, tree.joint_type, tree.qadr, \
-        tree.vadr
+    I_i v_i - f_ext,i (a floating base first, from its own twist). A ball joint's c is
+    `spatial.ball_bias`."""
+    up, inertia, joint_type, vadr = tree.up, tree.inertia, tree.joint_type, tree.vadr
     X, S, IA, v, c, pA, f_ext = w.X, w.S, w.IA, w.v, w.c, w.pA, w.f_ext
     if tree.floating[k]:
         base, vb = up.shape[0] + k, tree.tree_v[k + 1] - 6
@@ -49,14 +52,14 @@ def _outward(tree: Any, w: Any, k: int, q: np.ndarray, qd: np.ndarray) -> None:
         for r in range(6):
             pA[base, r] -= f_ext[base, r]
     for i in range(tree.tree_body[k], tree.tree_body[k + 1]):
-        joint_transform(tree, w, i, q[qadr[i]])
+        joint_transform(tree, w, i, q)
         j = up[i]
         qdi = qd[vadr[i]]
-        o = 0 if joint_type[i] == 0 else 3  # S_i's nonzero half: [axis; 0] or [0; axis]
+        o = subspace_half(joint_type, i)  # S_i's nonzero half: [axis; 0] or [0; axis]
         s0, s1, s2 = S[i, o] * qdi, S[i, o + 1] * qdi, S[i, o + 2] * qdi
         for r in range(6):
             c[i, r] = 0.0
-        if j >= 0:
+        if j >= 0 and joint_type[i] < BALL_X:
             transform_motion(X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)
             # c_i = v_i x S_i qd_i (v_i's own S_i qd_i drops out of the product)
             w0, w1, w2, u0, u1, u2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
@@ -65,12 +68,16 @@ def _outward(tree: Any, w: Any, k: int, q: np.ndarray, qd: np.ndarray) -> None:
                 c[i, 3], c[i, 4], c[i, 5] = u1 * s2 - u2 * s1, u2 * s0 - u0 * s2, u0 * s1 - u1 * s0
             else:
                 c[i, 3], c[i, 4], c[i, 5] = w1 * s2 - w2 * s1, w2 * s0 - w0 * s2, w0 * s1 - w1 * s0
+        elif j >= 0:
+            transform_motion(X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)
         else:
             for r in range(6):
                 v[i, r] = 0.0
         v[i, o] += s0
         v[i, o + 1] += s1
         v[i, o + 2] += s2
+        if joint_type[i] >= BALL_X:
+            ball_bias(joint_type, vadr, i, qd, v, c, i)
         for r in range(6):
             for col in range(6):
                 IA[i, r, col] = inertia[i, r, col]
@@ -87,7 +94,7 @@ def _inward(tree: Any, w: Any, k: int, qd: np.ndarray, tau: np.ndarray) -> None:
     X, S, U, D, IA, c, pA, u = w.X, w.S, w.U, w.D, w.IA, w.c, w.pA, w.u
     t6, Ia, tmp = w.vec6, w.passed_inertia, w.mat6
     for i in range(tree.tree_body[k + 1] - 1, tree.tree_body[k] - 1, -1):
-        o = 0 if joint_type[i] == 0 else 3  # S_i's nonzero half: [axis; 0] or [0; axis]
+        o = subspace_half(joint_type, i)
         s0, s1, s2 = S[i, o], S[i, o + 1], S[i, o + 2]
         for r in range(6):
             U[i, r] = IA[i, r, o] * s0 + IA[i, r, o + 1] * s1 + IA[i, r, o + 2] * s2
@@ -140,7 +147,7 @@ def _accelerations(tree: Any, w: Any, k: int, q: np.ndarray, qdd: np.ndarray) ->
             s += U[i, r] * a[i, r]
         qddi = (u[i] - s) / D[i]
         qdd[vadr[i]] = qddi
-        o = 0 if joint_type[i] == 0 else 3
+        o = subspace_half(joint_type, i)
         a[i, o] += S[i, o] * qddi
         a[i, o + 1] += S[i, o + 1] * qddi
         a[i, o + 2] += S[i, o + 2] * qddi

@@ -10,7 +10,8 @@ axes, has h = R h_b + m p and, with h' = R h_b, I' = R I_b R^T,
 
 (the parallel-axis theorem for a point offset p). Composite inertias I^C_i (tips -> base) are
 then sums, and joint i's motion subspace in base coordinates, s_i = [a; p_i x a] for a revolute
-joint with world axis a through p_i and [0; a] for a prismatic one, gives
+joint (or a ball joint's dof) with world axis a through p_i and [0; a] for a prismatic one,
+gives
 
     F_i = I^C_i s_i = [I w + h x v; m v - h x w],   H_ii = s_i . F_i,   H_ij = s_j . F_i
 
@@ -25,6 +26,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline, njit
 from mb_sim.dynamics.spatial import joint_pose
+from mb_sim.model.model import PRISMATIC
 
 
 @helper
@@ -38,7 +40,7 @@ def _composite_inertias(tree: Any, w: Any, k: int, q: np.ndarray) -> None:
     b0, b1 = tree.tree_body[k], tree.tree_body[k + 1]
     base = parent.shape[0] + k
     for i in range(b0, b1):
-        joint_pose(joint_type, axis, tree.tree_rot, tree.tree_pos, i, q[qadr[i]], R, p)
+        joint_pose(joint_type, axis, tree.tree_rot, tree.tree_pos, i, q, qadr[i], R, p)
         j = parent[i]
         if j < 0:
             for r in range(3):
@@ -56,7 +58,7 @@ def _composite_inertias(tree: Any, w: Any, k: int, q: np.ndarray) -> None:
         a0 = rot[i, 0, 0] * ax0 + rot[i, 0, 1] * ax1 + rot[i, 0, 2] * ax2
         a1 = rot[i, 1, 0] * ax0 + rot[i, 1, 1] * ax1 + rot[i, 1, 2] * ax2
         a2 = rot[i, 2, 0] * ax0 + rot[i, 2, 1] * ax1 + rot[i, 2, 2] * ax2
-        if joint_type[i] == 0:
+        if joint_type[i] != PRISMATIC:
             x0, x1, x2 = pos[i, 0], pos[i, 1], pos[i, 2]
             S[i, 0], S[i, 1], S[i, 2] = a0, a1, a2
             S[i, 3], S[i, 4], S[i, 5] = x1 * a2 - x2 * a1, x2 * a0 - x0 * a2, x0 * a1 - x1 * a0

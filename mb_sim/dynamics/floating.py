@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline, njit
+from mb_sim.dynamics.ball import advance_balls
 from mb_sim.dynamics.spatial import cross_motion
+from mb_sim.model.model import BALL_X
 from mb_sim.rotations import quat_advance, quat_rotation
 
 
@@ -103,11 +105,13 @@ def advance_base(qb: np.ndarray, twist: np.ndarray, h: float) -> None:
 
 @helper
 def advance(tree: Any, q: np.ndarray, dq: np.ndarray, h: float, out: np.ndarray) -> None:
-    """out = q (+) h dq over every tree: joints q + h dq, floating bases by `advance_base`
-    (out may be q)."""
-    qadr, vadr = tree.qadr, tree.vadr
+    """out = q (+) h dq over every tree: joints q + h dq, ball joints by
+    `ball.advance_balls`, floating bases by `advance_base` (out may be q)."""
+    qadr, vadr, joint_type = tree.qadr, tree.vadr, tree.joint_type
     for i in range(qadr.shape[0]):
-        out[qadr[i]] = q[qadr[i]] + h * dq[vadr[i]]
+        if joint_type[i] < BALL_X:
+            out[qadr[i]] = q[qadr[i]] + h * dq[vadr[i]]
+    advance_balls(tree, q, dq, h, out)
     for k in range(tree.floating.shape[0]):
         if tree.floating[k]:
             b, v = tree.tree_q[k + 1] - 7, tree.tree_v[k + 1] - 6
@@ -163,15 +167,16 @@ def cholesky_solve6(L: np.ndarray, b: np.ndarray, x: np.ndarray) -> None:
         x[i] = -x[i]
 
 
-def to_pinocchio(q: np.ndarray | None, v: np.ndarray | None, n: int
+def to_pinocchio(q: np.ndarray | None, v: np.ndarray | None
                  ) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """Kernel vectors (joints first, twist [omega; v]) -> Pinocchio's free-flyer layout."""
-    pq = None if q is None else np.concatenate([q[n:n + 7], q[:n]])
-    pv = None if v is None else np.concatenate([v[n + 3:n + 6], v[n:n + 3], v[:n]])
+    """Kernel vectors of one floating robot (joints first, the base's 7 and twist [omega; v]
+    last) -> Pinocchio's free-flyer layout."""
+    pq = None if q is None else np.concatenate([q[-7:], q[:-7]])
+    pv = None if v is None else np.concatenate([v[-3:], v[-6:-3], v[:-6]])
     return pq, pv
 
 
-def from_pinocchio(q: np.ndarray | None, v: np.ndarray | None, n: int
+def from_pinocchio(q: np.ndarray | None, v: np.ndarray | None
                    ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """Pinocchio's free-flyer layout -> kernel vectors (joints first, twist [omega; v])."""
     kq = None if q is None else np.concatenate([q[7:], q[:7]])

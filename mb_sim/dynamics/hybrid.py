@@ -15,6 +15,7 @@ import numpy as np
 
 from mb_sim._jit import helper
 from mb_sim.dynamics.spatial import (
+    ball_bias,
     congruence_add,
     cross_force,
     cross_motion,
@@ -24,6 +25,7 @@ from mb_sim.dynamics.spatial import (
     transform_force_add,
     transform_motion,
 )
+from mb_sim.model.model import BALL_X
 
 
 @helper
@@ -31,14 +33,15 @@ def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.nd
                     qdd_prescribed: np.ndarray, prescribed: np.ndarray, qdd: np.ndarray,
                     tau_out: np.ndarray) -> None:
     """qdd of every joint and tau_out (tau, with the prescribed joints' needed torques) of
-    a forest of one fixed-base tree (gravity tree.a0[0]); w is its work record."""
+    a forest of one fixed-base tree (gravity tree.a0[0]); w is its work record. qd, tau
+    and the accelerations have one entry per body; q is the tree's positions (`qadr`)."""
     parent, inertia, damping = tree.parent, tree.inertia, tree.damping
     X, S, v, c, IA, pA, U, D, u, a = w.X, w.S, w.v, w.c, w.IA, w.pA, w.U, w.D, w.u, w.a
     t6, u6 = w.vec6, w.vec6b
     n = parent.shape[0]
     Ia, tmp = w.passed_inertia, w.mat6
     for i in range(n):
-        joint_transform(tree, w, i, q[i])
+        joint_transform(tree, w, i, q)
         j = parent[i]
         if j >= 0:
             transform_motion(X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)
@@ -47,7 +50,9 @@ def hybrid_dynamics(tree: Any, w: Any, q: np.ndarray, qd: np.ndarray, tau: np.nd
         for k in range(6):
             v[i, k] += S[i, k] * qd[i]
         c[i, :] = 0.0
-        if j >= 0:
+        if tree.joint_type[i] >= BALL_X:
+            ball_bias(tree.joint_type, tree.vadr, i, qd, v, c, i)
+        elif j >= 0:
             cross_motion(v[i], S[i], c[i])
             for k in range(6):
                 c[i, k] *= qd[i]

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 from mb_sim._jit import helper
-from mb_sim.dynamics.spatial import congruence_add
+from mb_sim.dynamics.spatial import congruence_add, subspace_half
 
 BATCH = 8
 """A fixed-base tree of m joints with at least this many columns wanted, and at least m / 3,
@@ -55,7 +55,7 @@ def _mass_matrix(tree: Any, w: Any, b0: int, b1: int) -> None:
     up, X, S, IC, H, F = tree.up, w.X, tree.axis, w.IC, w.joint_space, w.vec6
     joint_type = tree.joint_type
     for i in range(b0, b1):
-        o = 0 if joint_type[i] == 0 else 3
+        o = subspace_half(joint_type, i)
         for r in range(6):
             F[r] = IC[i, r, o] * S[i, 0] + IC[i, r, o + 1] * S[i, 1] + IC[i, r, o + 2] * S[i, 2]
         a = i - b0
@@ -68,7 +68,7 @@ def _mass_matrix(tree: Any, w: Any, b0: int, b1: int) -> None:
                         + X[j, 3, c] * f0 + X[j, 4, c] * f1 + X[j, 5, c] * f2)
                 F[3 + c] = X[j, 3, 3 + c] * f0 + X[j, 4, 3 + c] * f1 + X[j, 5, 3 + c] * f2
             j = up[j]
-            oj = 0 if joint_type[j] == 0 else 3
+            oj = subspace_half(joint_type, j)
             s = S[j, 0] * F[oj] + S[j, 1] * F[oj + 1] + S[j, 2] * F[oj + 2]
             H[a, j - b0] = s
             H[j - b0, a] = s

@@ -13,6 +13,7 @@ import numpy as np
 from mb_sim._jit import njit
 from mb_sim.dynamics.floating import base_pose, slot_tree
 from mb_sim.dynamics.spatial import joint_pose, joint_transform, transform_motion
+from mb_sim.model.model import PRISMATIC
 
 
 @njit
@@ -25,7 +26,7 @@ def tree_poses(tree: Any, k: int, q: np.ndarray, rot: np.ndarray, pos: np.ndarra
     base_pose(tree, k, q, rot[base], pos[base])
     R, p = np.empty((3, 3)), np.empty(3)
     for i in range(tree.tree_body[k], tree.tree_body[k + 1]):
-        joint_pose(joint_type, axis, tree_rot, tree_pos, i, q[qadr[i]], R, p)
+        joint_pose(joint_type, axis, tree_rot, tree_pos, i, q, qadr[i], R, p)
         j = parent[i]
         if j < 0:
             j = base
@@ -51,7 +52,8 @@ def point_jacobian_row(tree: Any, rot: np.ndarray, pos: np.ndarray, body: int,
     floating base's twist); body is a body or the base slot n + k. Returns nv_k, the entries
     written (row may be longer).
 
-    Revolute joint j on the path: d . (a_j x (x - o_j)); prismatic: d . a_j (world axes).
+    Revolute joint j (or a ball joint's dof) on the path: d . (a_j x (x - o_j)); prismatic:
+    d . a_j (world axes).
     A floating base (slot n + k of rot, pos) moves the point with its twist [omega; v] in base
     axes by R (v + omega x r), so its entries are [r x d'; d'] with d' = R^T d,
     r = R^T (x - p).
@@ -71,7 +73,7 @@ def point_jacobian_row(tree: Any, rot: np.ndarray, pos: np.ndarray, body: int,
         a0 = R[0, 0] * ax + R[0, 1] * ay + R[0, 2] * az
         a1 = R[1, 0] * ax + R[1, 1] * ay + R[1, 2] * az
         a2 = R[2, 0] * ax + R[2, 1] * ay + R[2, 2] * az
-        if joint_type[i] == 0:
+        if joint_type[i] != PRISMATIC:
             r0, r1, r2 = point[0] - pos[i, 0], point[1] - pos[i, 1], point[2] - pos[i, 2]
             row[i - b0] = (d0 * (a1 * r2 - a2 * r1) + d1 * (a2 * r0 - a0 * r2)
                            + d2 * (a0 * r1 - a1 * r0))
@@ -99,7 +101,7 @@ def body_velocities(tree: Any, w: Any, k: int, q: np.ndarray, qd: np.ndarray,
     """Spatial velocity [omega; v] of every body of tree k (slot n + k: its base, zero when
     fixed) at its origin, in body axes: v_i = X_i v_parent + S_i qd_i (Valášek 2011 ch. 8
     recursive kinematics)."""
-    up, qadr, vadr = tree.up, tree.qadr, tree.vadr
+    up, vadr = tree.up, tree.vadr
     base = up.shape[0] + k
     v[base, :] = 0.0
     if tree.floating[k]:
@@ -107,7 +109,7 @@ def body_velocities(tree: Any, w: Any, k: int, q: np.ndarray, qd: np.ndarray,
         for c in range(6):
             v[base, c] = qd[vb + c]
     for i in range(tree.tree_body[k], tree.tree_body[k + 1]):
-        joint_transform(tree, w, i, q[qadr[i]])
+        joint_transform(tree, w, i, q)
         j = up[i]
         if j >= 0:
             transform_motion(w.X, i, v[j, 0], v[j, 1], v[j, 2], v[j, 3], v[j, 4], v[j, 5], v, i)

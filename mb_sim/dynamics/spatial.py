@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline
+from mb_sim.model.model import BALL_X, BALL_Z, PRISMATIC, REVOLUTE
 
 
 @inline
@@ -25,17 +26,28 @@ def dot6(a: np.ndarray, b: np.ndarray) -> float:
 
 @inline
 def joint_pose(joint_type: np.ndarray, axis: np.ndarray, tree_rot: np.ndarray,
-               tree_pos: np.ndarray, i: int, q: float, R: np.ndarray, p: np.ndarray) -> None:
-    """Pose (R, p) of body i in its parent's frame, written into R, p, from the tree arrays:
-    the tree offset, then the joint's motion, a rotation about the axis (Rodrigues:
-    R_J = cos q 1 + (1 - cos q) u u^T + sin q u~) or a translation along it."""
+               tree_pos: np.ndarray, i: int, q: np.ndarray, a: int, R: np.ndarray,
+               p: np.ndarray) -> None:
+    """Pose (R, p) of body i in its parent's frame, written into R, p, from the tree arrays
+    and the forest's positions q (body i's at q[a], a = qadr[i]): the tree offset, then the
+    joint's motion: a rotation about the axis (Rodrigues: R_J = cos q 1 + (1 - cos q) u u^T +
+    sin q u~), a translation along it, or for a ball joint's first body (BALL_X) the rotation
+    of its unit quaternion q[a:a+4] (x, y, z, w); its other two bodies sit on it (identity
+    offsets: docs/architecture.md, "Ball joints in the tree")."""
     x, y, z = axis[i, 0], axis[i, 1], axis[i, 2]
-    if joint_type[i] == 0:
-        c, s = np.cos(q), np.sin(q)
-        t = 1.0 - c
-        j00, j01, j02 = c + t * x * x, t * x * y - s * z, t * x * z + s * y
-        j10, j11, j12 = t * x * y + s * z, c + t * y * y, t * y * z - s * x
-        j20, j21, j22 = t * x * z - s * y, t * y * z + s * x, c + t * z * z
+    t = joint_type[i]
+    if t == REVOLUTE or t == BALL_X:
+        if t == REVOLUTE:
+            c, s = np.cos(q[a]), np.sin(q[a])
+            u = 1.0 - c
+            j00, j01, j02 = c + u * x * x, u * x * y - s * z, u * x * z + s * y
+            j10, j11, j12 = u * x * y + s * z, c + u * y * y, u * y * z - s * x
+            j20, j21, j22 = u * x * z - s * y, u * y * z + s * x, c + u * z * z
+        else:
+            qx, qy, qz, qw = q[a], q[a + 1], q[a + 2], q[a + 3]
+            j00, j01, j02 = 1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)
+            j10, j11, j12 = 2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)
+            j20, j21, j22 = 2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)
         for r in range(3):
             a0, a1, a2 = tree_rot[i, r, 0], tree_rot[i, r, 1], tree_rot[i, r, 2]
             R[r, 0] = a0 * j00 + a1 * j10 + a2 * j20
@@ -43,21 +55,30 @@ def joint_pose(joint_type: np.ndarray, axis: np.ndarray, tree_rot: np.ndarray,
             R[r, 2] = a0 * j02 + a1 * j12 + a2 * j22
             p[r] = tree_pos[i, r]
     else:
+        d = q[a] if t == PRISMATIC else 0.0
         for r in range(3):
             a0, a1, a2 = tree_rot[i, r, 0], tree_rot[i, r, 1], tree_rot[i, r, 2]
             R[r, 0], R[r, 1], R[r, 2] = a0, a1, a2
-            p[r] = tree_pos[i, r] + q * (a0 * x + a1 * y + a2 * z)
+            p[r] = tree_pos[i, r] + d * (a0 * x + a1 * y + a2 * z)
+
+
+@inline
+def subspace_half(joint_type: np.ndarray, i: int) -> int:
+    """Where S_i's nonzero half starts: 0 for a rotation ([axis; 0]: revolute and ball
+    joints), 3 for a translation ([0; axis]: prismatic)."""
+    return 3 if joint_type[i] == PRISMATIC else 0
 
 
 @helper
-def joint_transform(tree: Any, w: Any, i: int, qi: float) -> None:
+def joint_transform(tree: Any, w: Any, i: int, q: np.ndarray) -> None:
     """Body i's Plücker transform from its parent, X_i = X_J(q_i) X_T (Holck 2005 eq. 3.16),
-    into w.X[i], and its motion subspace S_i (S = [axis; 0] for a revolute joint, [0; axis]
-    for a prismatic one) into w.S[i], for the tree record `tree` (mb_sim.model.compile.Tree)
-    and its work record w: the one joint step of ABA, RNEA and hybrid dynamics. X_i is
-    [[E, 0], [-E r~, E]] with E = R^T for the body posed at (R, r) in its parent."""
+    into w.X[i], and its motion subspace S_i (S = [axis; 0] for a revolute or ball joint's
+    body, [0; axis] for a prismatic one) into w.S[i], for the tree record `tree`
+    (mb_sim.model.compile.Tree), its work record w and the forest's positions q: the one
+    joint step of ABA, RNEA and hybrid dynamics. X_i is [[E, 0], [-E r~, E]] with E = R^T
+    for the body posed at (R, r) in its parent."""
     R, p, X, S, axis = w.joint_rot, w.joint_pos, w.X, w.S, tree.axis
-    joint_pose(tree.joint_type, axis, tree.tree_rot, tree.tree_pos, i, qi, R, p)
+    joint_pose(tree.joint_type, axis, tree.tree_rot, tree.tree_pos, i, q, tree.qadr[i], R, p)
     for r in range(3):
         e0, e1, e2 = R[0, r], R[1, r], R[2, r]
         X[i, r, 0], X[i, r, 1], X[i, r, 2] = e0, e1, e2
@@ -66,10 +87,26 @@ def joint_transform(tree: Any, w: Any, i: int, qi: float) -> None:
         X[i, r + 3, 0] = e2 * p[1] - e1 * p[2]
         X[i, r + 3, 1] = e0 * p[2] - e2 * p[0]
         X[i, r + 3, 2] = e1 * p[0] - e0 * p[1]
-    o = 0 if tree.joint_type[i] == 0 else 3
+    o = subspace_half(tree.joint_type, i)
     for k in range(3):
         S[i, 3 - o + k] = 0.0
         S[i, o + k] = axis[i, k]
+
+
+@inline
+def ball_bias(joint_type: np.ndarray, vadr: np.ndarray, i: int, qd: np.ndarray,
+              v: np.ndarray, c: np.ndarray, k: int) -> None:
+    """c[k] = the velocity-product term of body i when it is a ball joint's: v_i x [omega;
+    0] on its last body (BALL_Z; omega = the three qd of the joint, v = v[i] its child's
+    velocity), zero on the other two (docs/architecture.md, "Ball joints in the tree")."""
+    for r in range(6):
+        c[k, r] = 0.0
+    if joint_type[i] == BALL_Z:
+        b = vadr[i] - 2
+        o0, o1, o2 = qd[b], qd[b + 1], qd[b + 2]
+        w0, w1, w2, u0, u1, u2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
+        c[k, 0], c[k, 1], c[k, 2] = w1 * o2 - w2 * o1, w2 * o0 - w0 * o2, w0 * o1 - w1 * o0
+        c[k, 3], c[k, 4], c[k, 5] = u1 * o2 - u2 * o1, u2 * o0 - u0 * o2, u0 * o1 - u1 * o0
 
 
 @inline

@@ -81,7 +81,7 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("joint_rot", REAL, (3, 3), "one joint's pose in its parent: rotation"),
     Field("joint_pos", REAL, (3,), "... and position"),
 ), {"n": "bodies (movable joints) of every tree", "t": "trees",
-    "nv": "velocities: n, + 6 per floating base", "nq": "positions: n, + 7 per floating base",
+    "nv": "velocities: n, + 6 per floating base", "nq": "positions: n, + 1 per ball joint, + 7 per floating base",
     "w": "velocities of the widest tree"})
 
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.errors import WorldError
-from mb_sim.model.model import Model
+from mb_sim.model.model import BALL_X, Model
 from mb_sim.model.shapes import PLANE, CollisionScene
 from mb_sim.model.srdf import known_pairs
 from mb_sim.model.world import DEFAULT_SELF_COLLISION
@@ -52,12 +52,18 @@ def self_collision(placement: Any) -> bool:
 
 
 def reference_positions(robot: Model, placement: Any) -> np.ndarray:
-    """The joints' initial positions: the world file's `robot.initial_positions`, else 0
-    clamped into the joint limits."""
-    q0 = np.clip(np.zeros(robot.n_joints), robot.lower, robot.upper)
+    """The joints' part of q at their initial positions: the world file's
+    `robot.initial_positions`, else 0 clamped into the joint limits; a ball joint at the
+    identity quaternion (0, 0, 0, 1)."""
+    dof = np.clip(np.zeros(robot.n_joints), robot.lower, robot.upper)
     for name, value in getattr(placement, "initial_positions", {}).items():
-        q0[robot.joint_index(name)] = float(value)
-    return q0
+        dof[robot.joint_index(name)] = float(value)
+    q = np.zeros(robot.n_joint_coordinates)
+    one_dof = np.asarray(robot.joint_type) < BALL_X
+    q[robot.qadr[one_dof]] = dof[one_dof]
+    for first in robot.ball_joints.values():
+        q[robot.qadr[first] + 3] = 1.0
+    return q
 
 
 def listed_link_pairs(robot: Model, placement: Any, source: str = "<world>",
@@ -110,7 +116,8 @@ def reference_state(robots: Sequence[Any], tree: Any) -> np.ndarray:
     q = np.zeros(int(tree.tree_q[-1]))
     for k, placed in enumerate(robots):
         q0 = int(tree.tree_q[k])
-        q[q0:q0 + placed.model.n_joints] = reference_positions(placed.model, placed.placement)
+        q[q0:q0 + placed.model.n_joint_coordinates] = reference_positions(placed.model,
+                                                                           placed.placement)
         if placed.model.floating_base:
             q[int(tree.tree_q[k + 1]) - 7:int(tree.tree_q[k + 1]) - 4] = tree.base_pos[k]
             q[int(tree.tree_q[k + 1]) - 4:int(tree.tree_q[k + 1])] = quat_from_matrix(

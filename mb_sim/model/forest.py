@@ -34,9 +34,11 @@ Tree, TreeRecord = record("Tree", """Every articulated tree of the scene, concat
     Field("up", INDEX, ("n",), "the work slot body i hangs from in the tree algorithms: its "
           "parent body, its tree's floating base (slot n + k), or -1 (a fixed base)"),
     Field("body_tree", INDEX, ("n",), "the tree of body i"),
-    Field("qadr", INDEX, ("n",), "where joint i's position sits in q"),
+    Field("qadr", INDEX, ("n",), "where joint i's position sits in q (a ball joint's "
+          "quaternion, x y z w, at each of its three bodies)"),
     Field("vadr", INDEX, ("n",), "where joint i's velocity sits in qd"),
-    Field("joint_type", INDEX, ("n",), "REVOLUTE (0) or PRISMATIC (1)"),
+    Field("joint_type", INDEX, ("n",), "REVOLUTE (0), PRISMATIC (1), or a ball joint's "
+          "BALL_X, BALL_Y, BALL_Z (2, 3, 4: rotations about the child frame's axes)"),
     Field("axis", REAL, ("n", 3), "unit joint axis in body coordinates"),
     Field("tree_rot", REAL, ("n", 3, 3), "body frame at q = 0 in parent coordinates: rotation"),
     Field("tree_pos", REAL, ("n", 3), "... and origin, m"),
@@ -56,7 +58,8 @@ Tree, TreeRecord = record("Tree", """Every articulated tree of the scene, concat
           "q_joint = multiplier q_leader + offset"),
     "trees",
     Field("tree_body", INDEX, ("t+1",), "tree k's bodies: tree_body[k] .. tree_body[k+1]"),
-    Field("tree_q", INDEX, ("t+1",), "tree k's segment of q (joints, then a floating base's 7)"),
+    Field("tree_q", INDEX, ("t+1",), "tree k's segment of q (joints, 4 per ball joint, then "
+          "a floating base's 7)"),
     Field("tree_v", INDEX, ("t+1",), "tree k's segment of qd (joints, then a floating base's "
           "6)"),
     Field("floating", FLAG, ("t",), "tree k's base flies free"),
@@ -120,7 +123,7 @@ def compile_forest(robots: Sequence[tuple[Model, Any]], gravity: np.ndarray) -> 
         root = n + k if model.floating_base else -1
         up[b0:b1] = np.where(local >= 0, local + b0, root)
         mimic += [(j + b0, leader + b0, mult, off) for j, leader, mult, off in model.mimic]
-    qadr = np.concatenate([tree_q[k] + np.arange(s) for k, s in enumerate(sizes)] or
+    qadr = np.concatenate([tree_q[k] + m.qadr for k, (m, _) in enumerate(robots)] or
                           [np.zeros(0)]).astype(np.int64)
     vadr = np.concatenate([tree_v[k] + np.arange(s) for k, s in enumerate(sizes)] or
                           [np.zeros(0)]).astype(np.int64)

@@ -10,7 +10,10 @@ into the body they hang from, keeping their frame as a fixed offset (`link_body`
 Coordinates follow Pinocchio's free-flyer: q = [x, y, z, qx, qy, qz, qw, joints...] (the base
 pose in the world), v = [base linear velocity, base angular velocity (both in base axes),
 joint velocities], so nq = nv + 1 = n_joints + 7 with a floating base, nq = nv = n_joints
-without.
+without. A ball joint is three bodies (BALL_X, BALL_Y, BALL_Z: rotations about the child
+frame's x, y, z) with one unit quaternion (x, y, z, w) in q at `qadr` of each of them, as
+Pinocchio's spherical joint: it adds 4 to nq and 3 to nv (docs/architecture.md, "Ball joints
+in the tree").
 
 Conventions (Featherstone, Holck 2005, ch. 3): the frame of body i is the child-link frame of its
 joint. At q = 0 its pose in the parent body frame is (`tree_rot[i]`, `tree_pos[i]`), and the
@@ -21,6 +24,7 @@ Spatial motion vectors are [angular; linear] at the body origin.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -29,6 +33,14 @@ from mb_sim.records import frozen
 
 REVOLUTE = 0
 PRISMATIC = 1
+BALL_X = 2
+"""The first body of a ball joint: posed by the joint's quaternion."""
+BALL_Y = 3
+BALL_Z = 4
+"""The last body of a ball joint (the child link): carries its velocity-product term."""
+BALL = (BALL_X, BALL_Y, BALL_Z)
+ROTATING = (REVOLUTE, BALL_X, BALL_Y, BALL_Z)
+"""Joint types whose motion subspace is a rotation about the axis ([axis; 0])."""
 
 
 
@@ -44,7 +56,7 @@ class Model:
 
     # --- the tree, one entry per body (= movable joint), q order ---
     parent: np.ndarray  # (n,) int64, -1 for the base
-    joint_type: np.ndarray  # (n,) int64, REVOLUTE or PRISMATIC
+    joint_type: np.ndarray  # (n,) int64, REVOLUTE, PRISMATIC or BALL_X, BALL_Y, BALL_Z
     axis: np.ndarray  # (n, 3) unit joint axis in body coordinates
     tree_rot: np.ndarray  # (n, 3, 3) body frame at q = 0 in parent coordinates
     tree_pos: np.ndarray  # (n, 3)
@@ -87,14 +99,28 @@ class Model:
     base_inertia: np.ndarray = field(default_factory=lambda: frozen(np.zeros((3, 3))))
     base_spatial_inertia: np.ndarray = field(default_factory=lambda: frozen(np.zeros((6, 6))))
 
+    ball_joints: dict[str, int] = field(default_factory=dict)
+    """Each ball joint's first dof (body BALL_X; its `_y`, `_z` follow)."""
+
     @property
     def n_joints(self) -> int:
-        """Movable joints (the base is not one of them)."""
+        """Movable joints' degrees of freedom (one per body; the base is not one of them)."""
         return len(self.joint_names)
+
+    @cached_property
+    def qadr(self) -> np.ndarray:
+        """(n,) where each dof's position sits in the joints' part of q: one coordinate per
+        1-dof joint, a ball joint's quaternion (4) at each of its three dofs."""
+        return frozen(_position_addresses(self.joint_type), np.int64)
+
+    @property
+    def n_joint_coordinates(self) -> int:
+        """Positions of the joints in q: n_joints plus one per ball joint."""
+        return self.n_joints + len(self.ball_joints)
 
     @property
     def nq(self) -> int:
-        return self.n_joints + (7 if self.floating_base else 0)
+        return self.n_joint_coordinates + (7 if self.floating_base else 0)
 
     @property
     def nv(self) -> int:
@@ -110,7 +136,8 @@ class Model:
         return (self.parent, self.joint_type, self.axis, self.tree_rot, self.tree_pos)
 
     def joint_index(self, name: str) -> int:
-        """Position of a movable joint in q; KeyError naming the joint otherwise."""
+        """Index of a movable joint's dof (its body; its entry of qd's joints, of efforts and
+        targets; its q coordinate is `qadr` of it); KeyError naming the joint otherwise."""
         try:
             return self.joint_names.index(name)
         except ValueError:
@@ -122,6 +149,22 @@ class Model:
         base = ", floating base" if self.floating_base else ""
         return f"Model({self.name!r}, nq={self.nq}{base}, links={len(self.link_names)})"
 
+
+
+def _position_addresses(joint_type: np.ndarray) -> np.ndarray:
+    """Each body's address in the joints' part of q (BALL_Y and BALL_Z share BALL_X's)."""
+    qadr = np.zeros(len(joint_type), dtype=np.int64)
+    a = 0
+    for i, t in enumerate(joint_type):
+        if t == BALL_X:
+            qadr[i] = a
+            a += 4
+        elif t in (BALL_Y, BALL_Z):
+            qadr[i] = qadr[i - 1]
+        else:
+            qadr[i] = a
+            a += 1
+    return qadr
 
 
 def freeze_arrays(**arrays: np.ndarray) -> dict[str, np.ndarray]:

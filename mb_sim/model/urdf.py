@@ -13,6 +13,7 @@ import io
 import logging
 import math
 import os
+import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping
 from contextlib import redirect_stderr
 from dataclasses import replace
@@ -27,7 +28,16 @@ from mb_sim.errors import ModelError
 from mb_sim.inertia import lump, spatial_inertia
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mass import inertia_defect, mass_properties, nearest_valid_inertia
-from mb_sim.model.model import PRISMATIC, REVOLUTE, Model, freeze_arrays
+from mb_sim.model.model import (
+    BALL_X,
+    BALL_Y,
+    BALL_Z,
+    PRISMATIC,
+    REVOLUTE,
+    ROTATING,
+    Model,
+    freeze_arrays,
+)
 from mb_sim.model.resources import Search, read_text_file, xml_text
 from mb_sim.model.srdf import known_pairs, read_disabled_collisions
 from mb_sim.model.urdf_filter import MAX_URDF_BYTES, filter_urdf
@@ -36,7 +46,13 @@ from mb_sim.rotations import rpy_matrix
 
 log = logging.getLogger("mb_sim")
 
-_MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+_MOVABLE = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC,
+            "ball_x": BALL_X, "ball_y": BALL_Y, "ball_z": BALL_Z}
+_BALL_PARTS = ("ball_x", "ball_y", "ball_z")
+SPHERICAL = "spherical"
+"""A ball joint (PyBullet's URDF dialect; what an SDF `ball` joint of a robot is written as):
+three degrees of freedom, q a unit quaternion (docs/architecture.md, "Ball joints in the
+tree")."""
 _INERTIA_TOL = 1e-9
 REPAIR_LIMIT = 0.5
 """Largest inertia defect repaired: distance to the nearest valid inertia (Frobenius norm) over
@@ -83,7 +99,9 @@ class _Loader:
 
     # --- parsing ---------------------------------------------------------------------------
     def parse(self) -> Any:
-        text = filter_urdf(self.text, self.source)
+        """The filtered document read by urdf-parser-py, which knows no `spherical` joints:
+        they are read as continuous ones and typed back."""
+        text, balls = _spherical_as_continuous(filter_urdf(self.text, self.source))
         try:
             with redirect_stderr(io.StringIO()) as err:
                 robot = urdf_xml.URDF.from_xml_string(text)
@@ -92,6 +110,9 @@ class _Loader:
         for line in err.getvalue().splitlines():
             if line.strip():
                 log.debug("%s: urdf parser: %s", self.source, line.strip())
+        for joint in robot.joints:
+            if joint.name in balls:
+                joint.type = SPHERICAL
         return robot
 
     def geometry(self, link: str, element: Any, what: str) -> Geometry | None:
@@ -139,6 +160,17 @@ class _Loader:
                 if item.name in seen:
                     raise self.fail(f"duplicate {kind} name {item.name!r}")
                 seen.add(item.name)
+
+    def check_dof_names(self, robot: Any, names: list[str]) -> None:
+        """The dofs a planar or spherical joint is split into (`<joint>_x`, ...) must not take
+        the name of another joint."""
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise self.fail(f"joint name {name!r} is used twice: by a joint and by a "
+                                "degree of freedom of a planar or spherical joint (named "
+                                "<joint>_x, _y, _z or _yaw); rename one")
+            seen.add(name)
 
     def check_limits(self, joint: Any) -> None:
         """Revolute and prismatic joints need a <limit> (as in urdfdom); continuous ones not."""
@@ -295,6 +327,7 @@ class _Loader:
         )
         for T in link_offset.values():
             T.setflags(write=False)
+        self.check_dof_names(robot, names)
         return Model(
             name=robot.name or "robot",
             source=self.source,
@@ -314,6 +347,7 @@ class _Loader:
             urdf_xml=self.text,
             floating_base=self.floating,
             base_mass=base_mass,
+            ball_joints={j.ball: i for i, j in enumerate(joints) if j.type == "ball_x"},
             **arrays,
             **freeze_arrays(
                 base_placement=base_placement, base_com=base_com, base_inertia=base_inertia,
@@ -326,10 +360,11 @@ class _Loader:
         child_joint: dict[str, Any] = {}
         children: dict[str, list[Any]] = {name: [] for name in links}
         for joint in robot.joints:
-            if joint.type not in (*_MOVABLE, "fixed", "planar"):
+            if joint.type not in ("revolute", "continuous", "prismatic", "fixed", "planar",
+                                  SPHERICAL):
                 raise self.fail(f"joint {joint.name!r}: unknown type {joint.type!r} (supported: "
-                                "revolute, continuous, prismatic, planar, fixed, and floating "
-                                "from the world to the base link)")
+                                "revolute, continuous, prismatic, planar, spherical, fixed, and "
+                                "floating from the world to the base link)")
             for role, link in (("parent", joint.parent), ("child", joint.child)):
                 if link not in links:
                     raise self.fail(f"joint {joint.name!r}: unknown {role} link {link!r}")
@@ -361,7 +396,8 @@ class _Loader:
     @staticmethod
     def bodies(order: list[str], child_joint: Mapping[str, Any]) -> tuple[
             dict[str, int], dict[str, np.ndarray], list[Any], list[np.ndarray], list[int]]:
-        """Fixed links lumped into the body they hang from, planar joints split into x, y, yaw:
+        """Fixed links lumped into the body they hang from, planar joints split into x, y, yaw,
+        spherical ones into rotations about x, y, z:
         (link -> body (-1: the base), link -> 4x4 pose in its body, the movable joints in
         tree order, each joint's 4x4 pose in its parent body, each joint's parent body)."""
         base = order[0]
@@ -378,7 +414,9 @@ class _Loader:
                 link_offset[name] = T_parent
                 continue
             parent = link_body[joint.parent]
-            for part in _planar_parts(joint) if joint.type == "planar" else (joint,):
+            parts = (_planar_parts(joint) if joint.type == "planar" else
+                     _ball_parts(joint) if joint.type == SPHERICAL else (joint,))
+            for part in parts:
                 parents.append(parent)
                 tree_T.append(T_parent)
                 joints.append(part)
@@ -439,7 +477,7 @@ class _Loader:
         for i, joint in enumerate(joints):
             lim = joint.limit
             if lim is not None:
-                if joint.type != "continuous":
+                if joint.type != "continuous" and joint.type not in _BALL_PARTS:
                     lo = float(lim.lower) if lim.lower is not None else 0.0
                     hi = float(lim.upper) if lim.upper is not None else 0.0
                     if lo > hi:
@@ -532,7 +570,7 @@ class _Loader:
         moved = np.zeros(n)
         for i in range(n):
             a = rot[i] @ axis[i]
-            S = np.concatenate([a, np.cross(pos[i], a)]) if joint_type[i] == REVOLUTE else \
+            S = np.concatenate([a, np.cross(pos[i], a)]) if joint_type[i] in ROTATING else \
                 np.concatenate([np.zeros(3), a])
             moved[i] = S @ composite[i] @ S
         scale = max(float(np.max(np.abs(moved))) if n else 0.0, 1.0)
@@ -542,6 +580,35 @@ class _Loader:
                     f"joint {names[i]!r}: moves no mass (link {children[i]!r} and everything after "
                     f"it has no mass or no inertia about the joint axis); give link {children[i]!r} "
                     f"an <inertial> with mass > 0, or {REPAIR_HINT}")
+
+
+def _spherical_as_continuous(text: str) -> tuple[str, set[str]]:
+    """The document with its `spherical` joints typed continuous (which urdf-parser-py
+    reads), and their names."""
+    if SPHERICAL not in text:
+        return text, set()
+    root = ET.fromstring(text)
+    balls = set()
+    for joint in root.findall("joint"):
+        if joint.get("type") == SPHERICAL:
+            joint.set("type", "continuous")
+            balls.add(joint.get("name", ""))
+    return (ET.tostring(root, encoding="unicode") if balls else text), balls
+
+
+def _ball_parts(joint: Any) -> tuple[SimpleNamespace, ...]:
+    """A `spherical` joint as its three dofs in a chain, `<name>_x`, `<name>_y`, `<name>_z`
+    (rotations about the child frame's axes, massless bodies between them; one quaternion in
+    q: docs/architecture.md, "Ball joints in the tree"). Unlimited; the <limit>'s effort and
+    velocity and the <dynamics> apply to each."""
+    lim = joint.limit
+    free = None if lim is None else SimpleNamespace(lower=None, upper=None, effort=lim.effort,
+                                                    velocity=lim.velocity)
+    common = {"dynamics": joint.dynamics, "mimic": None, "child": joint.child,
+              "parent": joint.parent, "limit": free, "ball": joint.name}
+    return tuple(SimpleNamespace(name=f"{joint.name}_{c}", type=f"ball_{c}", axis=axis, **common)
+                 for c, axis in (("x", (1.0, 0.0, 0.0)), ("y", (0.0, 1.0, 0.0)),
+                                 ("z", (0.0, 0.0, 1.0))))
 
 
 def _planar_parts(joint: Any) -> tuple[SimpleNamespace, ...]:

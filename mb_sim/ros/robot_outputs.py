@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import Imu, JointState
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
+from mb_sim.model.model import BALL_X
 from mb_sim.ros import conversions as conv
 from mb_sim.ros import messages
 from mb_sim.ros.frames import FrameTree
@@ -60,7 +62,18 @@ class RobotOutputs:
         base = setup.namespace or "~"
         self._wrenches = WrenchOutputs(node, sim, view, frames, output, QOS_IMU, base,
                                        setup.prefix)
-        self._js_msg = messages.joint_state_message(setup.model.joint_names)
+        model = setup.model
+        self._one_dof = np.flatnonzero(model.joint_type < BALL_X)
+        """The joints joint_states carries: all but the rotations of ball joints (a
+        JointState holds one position per joint), which TF shows."""
+        self._one_dof_q = model.qadr[self._one_dof]
+        self._all_one_dof = len(self._one_dof) == model.n_joints
+        if not self._all_one_dof:
+            node.get_logger().info(
+                f"{self._js.topic}: ball joints {sorted(model.ball_joints)} are left out (a "
+                "JointState holds one position per joint); their child links are in TF")
+        self._js_msg = messages.joint_state_message(
+            [model.joint_names[i] for i in self._one_dof])
         self._odom_msg = messages.odometry_message(frames.odom, frames.base)
         self._imu_msg = (messages.imu_message(frames.link_frame(frames.imu_link))
                          if frames.imu_link else None)
@@ -109,8 +122,14 @@ class RobotOutputs:
         """joint_states, and the imu and the sensors with them."""
         view, t = self.view, self.sim.time
         arrays = view.arrays
-        self._js.send(self._js_msg.fill(t, arrays.joint_positions, arrays.joint_velocities,
-                                        view.state.applied), t)
+        if self._all_one_dof:
+            self._js.send(self._js_msg.fill(t, arrays.joint_positions, arrays.joint_velocities,
+                                            view.state.applied), t)
+        else:
+            dof = self._one_dof
+            self._js.send(self._js_msg.fill(t, arrays.joint_positions[self._one_dof_q],
+                                            arrays.joint_velocities[dof],
+                                            view.state.applied[dof]), t)
         if self._imu is not None:
             self._publish_imu()
         self._wrenches.publish()

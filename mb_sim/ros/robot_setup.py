@@ -27,6 +27,7 @@ from rclpy.exceptions import ParameterException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from mb_sim.model.model import BALL_X
 from mb_sim.model.ros2_control import command_interfaces, parse_interfaces, servo_interface
 from mb_sim.ros.logs import name_list
 from mb_sim.ros.params import (
@@ -277,11 +278,13 @@ def _drive_spec(view: Any) -> Any:
 
 
 def _set_initial_state(view: Any, q0: np.ndarray) -> None:
-    """The robot starts (and resets) at q0 at rest; a floating base where the world puts it."""
+    """The robot starts (and resets) at q0 at rest; a floating base where the world puts it,
+    a ball joint as its URDF poses it."""
     names = view.joint_names
-    if view.floating_base:
-        view.set_initial_state(q={n: float(v) for n, v in zip(names, q0, strict=True)},
-                               qd=dict.fromkeys(names, 0.0))
+    if view.floating_base or view.model.ball_joints:
+        one = view.model.joint_type < BALL_X
+        view.set_initial_state(q={n: float(v) for n, v, o in zip(names, q0, one, strict=True)
+                                  if o}, qd=dict.fromkeys(names, 0.0))
     else:
         view.set_initial_state(q=q0, qd=np.zeros_like(q0))
 
@@ -299,14 +302,16 @@ def _imu_link(values: Mapping[str, Any], model: Any, prefix: str, name: str) -> 
 
 
 def _initial_positions(node: Node, view: Any, prefix: str) -> np.ndarray:
-    """q at start and after ~/reset: the simulation's (the world entry's initial_positions),
-    overridden by the `initial_positions.<joint>` parameters."""
+    """q at start and after ~/reset, one per joint: the simulation's (the world entry's
+    initial_positions), overridden by the `initial_positions.<joint>` parameters (none for the
+    rotations of a ball joint, which has no one-number position)."""
     model = view.model
-    names = tuple(model.joint_names)
+    one = [i for i in range(model.n_joints) if model.joint_type[i] < BALL_X]
+    names = tuple(model.joint_names[i] for i in one)
     q0 = np.asarray(view.joint_positions, dtype=float).copy()
     group = prefix + INITIAL_POSITIONS
     refuse_unknown_joints(node, group, names, robot=view.name if prefix else "")
-    for i, joint in enumerate(names):
+    for i, joint in zip(one, names, strict=True):
         key = f"{group}.{joint}"
         coerce_override(node, key, Parameter.Type.DOUBLE.value)
         given = overrides(node).get(key)

@@ -26,6 +26,7 @@ from simulation_interfaces.msg import Result
 from simulation_interfaces.srv import SpawnEntity
 
 import mb_sim
+from mb_sim.model.model import BALL_X
 from mb_sim.model.world import SolverSettings, World
 from mb_sim.ros.entities import spawn_robot_event
 from mb_sim.ros.frames import object_frames
@@ -116,7 +117,10 @@ class RobotSpawner:
         view = alone.robot(robot.name)
         setup = configure(self.node, p, view, robot.placement, robot_prefix(robot.name),
                           robot.name, spawned=True)
-        setup.placement = with_initial_positions(robot.placement, view.joint_names, setup.q0)
+        one = view.model.joint_type < BALL_X  # a ball joint has no one-number position
+        setup.placement = with_initial_positions(
+            robot.placement, [n for n, o in zip(view.joint_names, one, strict=True) if o],
+            setup.q0[one])
         return self.make_ports(alone, view, setup), setup
 
     def remove(self, name: str) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.model.compile import INTEGRATORS
-from mb_sim.model.model import PRISMATIC, Model
+from mb_sim.model.model import BALL_X, PRISMATIC, Model
 from mb_sim.model.world import GRAVITY as GRAVITY_BOUND
 from mb_sim.model.world import POSITION, SPEED, SPIN, World
 from mb_sim.sim.state import State
@@ -127,13 +127,22 @@ class StateArguments:
         self.model = model
         self.body_names = body_names
         self.n_joints = model.n_joints if model is not None else 0
+        self.n_coordinates = model.n_joint_coordinates if model is not None else 0
+        """The joints' part of q: n_joints, plus one per ball joint (its quaternion)."""
         self.floating_base = model is not None and model.floating_base
         self.joint_names = model.joint_names if model is not None else ()
+        self.balls = dict(model.ball_joints) if model is not None else {}
+        self._ball_of = {name: ball for ball, first in self.balls.items()
+                         for name in self.joint_names[first:first + 3]}
 
     def joint_index(self, name: str) -> int:
         if self.model is None:
             raise KeyError(f"unknown joint {name!r}: the simulation has no robot")
         return self.model.joint_index(name)
+
+    def ball_of(self, name: str) -> str | None:
+        """The ball joint whose degree of freedom joint `name` is (None: a 1-dof joint)."""
+        return self._ball_of.get(name)
 
     def joint_vector(self, value: object, what: str,
                      current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -174,18 +183,16 @@ class StateArguments:
               base: Any) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The new state vectors of set_state's arguments (None: not given); joints not
         named keep base's values."""
-        n = self.n_joints
+        n, nc = self.n_joints, self.n_coordinates
         new_q = new_qd = None
         if q is not None:
-            q, pose = self._split_base(q, "q", 7)
-            new_q, given = self.joint_vector(q, "q", base.q[:n])
-            self._check_bound(new_q, given, "q", np.full(n, POSITION), "rad or m")
-            new_q = self._within_limits(new_q, given, clamp)
+            q, pose = self._split_base(q, "q", 7, nc)
+            new_q = self._joint_coordinates(q, base.q[:nc], clamp)
             if self.floating_base:
-                pose = base.q[n:] if pose is None else self.base_pose(pose[:3], pose[3:])
+                pose = base.q[nc:] if pose is None else self.base_pose(pose[:3], pose[3:])
                 new_q = np.concatenate([new_q, pose])
         if qd is not None:
-            qd, twist = self._split_base(qd, "qd", 6)
+            qd, twist = self._split_base(qd, "qd", 6, n)
             new_qd, given = self.joint_vector(qd, "qd", base.qd[:n])
             bound = np.full(n, SPIN)
             if self.model is not None:
@@ -196,13 +203,74 @@ class StateArguments:
                 new_qd = np.concatenate([new_qd, twist])
         return new_q, new_qd
 
-    def _split_base(self, value: object, what: str, size: int) -> tuple[object, Any]:
+    def _joint_coordinates(self, q: object, current: np.ndarray, clamp: bool) -> np.ndarray:
+        """The joints' part of q from set_state's q (an array of the joints' coordinates, or
+        {joint: value}; a ball joint's value is its unit quaternion x, y, z, w), checked:
+        finite, within the bounds and the joint limits (clamped with `clamp`)."""
+        n = self.n_joints
+        if not self.balls:
+            new_q, given = self.joint_vector(q, "q", current)
+            self._check_bound(new_q, given, "q", np.full(n, POSITION), "rad or m")
+            return self._within_limits(new_q, given, clamp)
+        assert self.model is not None
+        qadr, one = self.model.qadr, self.model.joint_type < BALL_X
+        dof = np.zeros(n)
+        dof[one] = current[qadr[one]]
+        out = current.copy()
+        if isinstance(q, Mapping):
+            scalars = {}
+            for name, value in q.items():
+                if name in self.balls:
+                    a = qadr[self.balls[name]]
+                    out[a:a + 4] = self.unit_quaternion(value, f"q for ball joint {name!r}")
+                elif self.ball_of(name) is not None:
+                    raise ValueError(f"q for joint {name!r}: it is a rotation of ball joint "
+                                     f"{self.ball_of(name)!r}, whose position is a quaternion: "
+                                     f"give {{{self.ball_of(name)!r}: [qx, qy, qz, qw]}}")
+                else:
+                    scalars[name] = value
+            dof, given = self.joint_vector(scalars, "q", dof)
+        else:
+            arr = np.asarray(q) if not isinstance(q, (str, bytes)) else np.asarray(None)
+            if arr.dtype.kind not in "iuf" or arr.shape != (self.n_coordinates,):
+                raise ValueError(f"q needs the joints' {self.n_coordinates} coordinates (one "
+                                 "per joint, a ball joint's quaternion x, y, z, w in place of "
+                                 f"its three rotations), got {show(q)}")
+            arr = arr.astype(float)
+            for name, first in self.balls.items():
+                a = qadr[first]
+                out[a:a + 4] = self.unit_quaternion(arr[a:a + 4], f"q for ball joint {name!r}")
+            dof[one] = arr[qadr[one]]
+            given = one.copy()
+            bad = given & ~np.isfinite(dof)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                raise ValueError(f"q for joint {self.joint_names[i]!r} is {dof[i]}; a finite "
+                                 "number is needed")
+        self._check_bound(dof, given, "q", np.full(n, POSITION), "rad or m")
+        dof = self._within_limits(dof, given, clamp)
+        out[qadr[one]] = dof[one]
+        return out
+
+    @staticmethod
+    def unit_quaternion(value: object, what: str) -> np.ndarray:
+        """(x, y, z, w): finite, of norm 1 within 1e-3 (normalised)."""
+        r = _vector(value, 4, f"{what} (x, y, z, w)", 2.0, "")
+        norm = float(np.linalg.norm(r))
+        if abs(norm - 1.0) > 1e-3:
+            raise ValueError(f"{what} (x, y, z, w) {r.tolist()} has norm {norm:.6g}; a unit "
+                             "quaternion is needed")
+        return r / norm
+
+    def _split_base(self, value: object, what: str, size: int, joints: int
+                    ) -> tuple[object, Any]:
         """(the joints' part, the floating base's part or None) of a set_state argument: an
-        array of nq (nv) values has the base first; a mapping names joints only."""
+        array of nq (nv) values has the base first; a mapping names joints only. `joints`:
+        the joints' share of the array."""
         if not self.floating_base or isinstance(value, Mapping):
             return value, None
         arr = np.asarray(value) if not isinstance(value, (str, bytes)) else np.asarray(None)
-        full = self.n_joints + size
+        full = joints + size
         if arr.dtype.kind in "iuf" and arr.shape != (full,):
             raise ValueError(f"{what} needs {full} values (the floating base's {size}, then the "
                              f"joints {list(self.joint_names)[:10]}), got shape {arr.shape}")

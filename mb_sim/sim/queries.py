@@ -108,7 +108,7 @@ class Queries:
         if m is None or (m.nv == 0 and not self.floating):
             return 0.0
         q, qd = state.q[self._q], state.qd[self._v]
-        pq, pv = (to_pinocchio(q, qd, self.n) if self.floating else (q, qd))
+        pq, pv = (to_pinocchio(q, qd) if self.floating else (q, qd))
         H = crba(m, pq)
         e = 0.5 * float(pv @ H @ pv)
         rot, pos = self._arrays.rot, self._arrays.pos

@@ -23,6 +23,7 @@ import numpy as np
 
 from mb_sim.dynamics.floating import to_pinocchio
 from mb_sim.model.model import Model
+from mb_sim.rotations import quat_rotation_vector
 from mb_sim.sim.arguments import EFFORT, StateArguments
 from mb_sim.sim.queries import Pose, Queries
 from mb_sim.sim.sensor_set import Wrench
@@ -36,6 +37,16 @@ if TYPE_CHECKING:
 log = logging.getLogger("mb_sim")
 
 
+def dof_positions(model: Model, q: np.ndarray) -> np.ndarray:
+    """One position per joint (`Robot.joint_positions`) from the joints' part of q."""
+    qadr = model.qadr
+    out = q[qadr].astype(float)
+    for first in model.ball_joints.values():
+        a = qadr[first]
+        out[first:first + 3] = quat_rotation_vector(q[a:a + 4])
+    return out
+
+
 class RobotArrays:
     """A robot's entries of the simulation's state as numpy arrays to read and write in a
     loop, without a call per value (as MuJoCo's `d.ctrl`, `d.qpos`): views, not copies.
@@ -45,21 +56,23 @@ class RobotArrays:
     velocities, so read them after it; write them only through `Robot.set_state`.
 
     `effort`, `position_target`, `velocity_target` (joint order; the targets of the joints'
-    servos), `joint_positions`, `joint_velocities`; with a floating base `base_position`
-    (world, m), `base_orientation` (quaternion x, y, z, w) and `base_twist` ([angular;
-    linear] velocity in base axes)."""
+    servos), `joint_positions` (the joints' part of q: one per joint, a ball joint's
+    quaternion x, y, z, w in place of its three rotations), `joint_velocities` (joint
+    order); with a floating base `base_position` (world, m), `base_orientation` (quaternion
+    x, y, z, w) and `base_twist` ([angular; linear] velocity in base axes)."""
 
     __slots__ = ("base_orientation", "base_position", "base_twist", "effort",
                  "joint_positions", "joint_velocities", "position_target", "velocity_target")
 
-    def __init__(self, state: RobotState, n: int, floating: bool) -> None:
+    def __init__(self, state: RobotState, n: int, nc: int, floating: bool) -> None:
+        """n joints (dofs), nc coordinates of them in q."""
         self.effort = state.effort
         self.position_target = state.target[:, 0]
         self.velocity_target = state.target[:, 1]
-        self.joint_positions = state.q[:n]
+        self.joint_positions = state.q[:nc]
         self.joint_velocities = state.qd[:n]
-        self.base_position = state.q[n:n + 3] if floating else None
-        self.base_orientation = state.q[n + 3:n + 7] if floating else None
+        self.base_position = state.q[nc:nc + 3] if floating else None
+        self.base_orientation = state.q[nc + 3:nc + 7] if floating else None
         self.base_twist = state.qd[n:n + 6] if floating else None
 
 
@@ -105,6 +118,7 @@ class Robot:
             self._v = slice(int(arrays.tree_v[tree]), int(arrays.tree_v[tree + 1]))
             self._joints = slice(int(arrays.tree_body[tree]), int(arrays.tree_body[tree + 1]))
         self.n_joints = model.n_joints if model is not None else 0
+        self._nc = model.n_joint_coordinates if model is not None else 0
         self.nq = model.nq if model is not None else 0
         self.nv = model.nv if model is not None else 0
         self.floating_base = model is not None and model.floating_base
@@ -115,7 +129,7 @@ class Robot:
                             else np.zeros(0))
         self._effort_warned: set[int] = set()
         self._state = RobotState.of(sim.state, self._q, self._v, self._joints)
-        self.arrays = RobotArrays(self._state, self.n_joints, self.floating_base)
+        self.arrays = RobotArrays(self._state, self.n_joints, self._nc, self.floating_base)
         """This robot's state as arrays to read and write in a loop (`RobotArrays`)."""
         self._shape = (self.n_joints,)
 
@@ -136,7 +150,7 @@ class Robot:
     def _reference_q(self) -> np.ndarray:
         """The initial positions in the public layout (the servos' reference pose)."""
         q = self._initial().q
-        return to_pinocchio(q, None, self.n_joints)[0] if self.floating_base else q.copy()
+        return to_pinocchio(q, None)[0] if self.floating_base else q.copy()
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -147,19 +161,24 @@ class Robot:
         """Positions (nq): a floating base's pose (x, y, z, qx, qy, qz, qw), then the
         joints'."""
         q = self._state.q
-        return to_pinocchio(q, None, self.n_joints)[0] if self.floating_base else q.copy()
+        return to_pinocchio(q, None)[0] if self.floating_base else q.copy()
 
     @property
     def qd(self) -> np.ndarray:
         """Velocities (nv): a floating base's linear and angular velocity (base axes), then
         the joints'."""
         qd = self._state.qd
-        return to_pinocchio(None, qd, self.n_joints)[1] if self.floating_base else qd.copy()
+        return to_pinocchio(None, qd)[1] if self.floating_base else qd.copy()
 
     @property
     def joint_positions(self) -> np.ndarray:
-        """The joints' positions (rad or m), in `joint_names` order."""
-        return self.arrays.joint_positions.copy()
+        """The joints' positions (rad or m), in `joint_names` order; a ball joint's three
+        entries are the rotation vector of its quaternion (angle times unit axis, in the
+        child frame's axes), whose rate at rest is the joint's angular velocity."""
+        q = self.arrays.joint_positions
+        if self.model is None or not self.model.ball_joints:
+            return q.copy()
+        return dof_positions(self.model, q)
 
     @property
     def joint_velocities(self) -> np.ndarray:
@@ -198,7 +217,7 @@ class Robot:
     def set_base_pose(self, xyz: object, quat_xyzw: object) -> None:
         """Put a floating base at world position xyz (m) with orientation quat_xyzw."""
         q = self.state.q.copy()
-        q[self.n_joints:] = self._args.base_pose(xyz, quat_xyzw)
+        q[self._nc:] = self._args.base_pose(xyz, quat_xyzw)
         self._write(q, None)
 
     def set_base_velocity(self, linear: object, angular: object) -> None:

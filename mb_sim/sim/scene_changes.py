@@ -14,7 +14,7 @@ import numpy as np
 from mb_sim.collision.contacts import Contacts
 from mb_sim.model.collision_filter import reference_state
 from mb_sim.model.compile import CompiledScene, Placed, compile_scene, scene_record
-from mb_sim.model.model import Model
+from mb_sim.model.model import BALL_X, Model
 from mb_sim.model.world import Body, SolverSettings, World
 from mb_sim.sim.arguments import StateArguments
 from mb_sim.sim.data import Data, allocate_data
@@ -164,7 +164,7 @@ class SceneChanges:
         fresh = self._new_state(scene, data)
         tree = scene.arrays.tree
         fresh.q[:] = reference_state(placed, tree)
-        fresh.target[:, 0] = fresh.q[tree.qadr]
+        fresh.target[:, 0] = np.where(tree.joint_type < BALL_X, fresh.q[tree.qadr], 0.0)
         return fresh
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from mb_sim.model.model import Model
+from mb_sim.model.model import BALL_X, Model
 from mb_sim.sim.arguments import StateArguments, show
 from mb_sim.sim.servo import EFFORT, INTERFACES, braking, default_gains
 from mb_sim.sim.state import State
@@ -40,6 +40,7 @@ class ServoArguments:
         self._brake = np.zeros(self.n)
         self.custom: dict[int, np.ndarray] = {}
         self.followers = {int(m[0]) for m in model.mimic} if model is not None else set()
+        self.qadr = model.qadr if model is not None else np.zeros(0, dtype=np.int64)
         self._warned: set[tuple[int, int]] = set()
 
     @property
@@ -65,15 +66,16 @@ class ServoArguments:
 
         model, n = self.model, self.n
         q = np.asarray(self._reference(), dtype=float)
-        joints = slice(7, None) if model.floating_base else slice(0, n)
+        one = model.joint_type < BALL_X  # a ball joint keeps its reference rotation
+        joints = (7 if model.floating_base else 0) + model.qadr[one]
         diag = slice(6, None) if model.floating_base else slice(0, n)
-        lo = np.where(np.isfinite(model.lower), model.lower, -np.pi)
-        hi = np.where(np.isfinite(model.upper), model.upper, np.pi)
+        lo = np.where(np.isfinite(model.lower), model.lower, -np.pi)[one]
+        hi = np.where(np.isfinite(model.upper), model.upper, np.pi)[one]
         inertia = np.diag(crba(model, q))[diag].copy()
         for k in range(POSES):  # a fixed low-discrepancy sequence: the same gains every time
             pose = q.copy()
             fractions = ((k + 1) * np.sqrt(np.arange(2, n + 2))) % 1.0
-            pose[joints] = lo + fractions * (hi - lo)
+            pose[joints] = lo + fractions[one] * (hi - lo)
             inertia = np.maximum(inertia, np.diag(crba(model, pose))[diag])
         return inertia
 
@@ -95,6 +97,10 @@ class ServoArguments:
             if mode != EFFORT and i in self.followers:
                 raise ValueError(f"joint {joint!r} mimics another joint: it cannot have the "
                                  f"{name} interface (command its leader)")
+            if mode != EFFORT and self.args.ball_of(joint) is not None:
+                raise ValueError(f"joint {joint!r} is a rotation of ball joint "
+                                 f"{self.args.ball_of(joint)!r}: it takes efforts only, not "
+                                 f"the {name} interface")
             out[i] = mode
         return out
 
@@ -102,7 +108,7 @@ class ServoArguments:
         """The new interfaces in `state`: hold where the joint is, integral 0."""
         for i, mode in modes.items():
             state.mode[i] = mode
-            state.target[i] = (state.q[i], 0.0)
+            state.target[i] = (state.q[self.qadr[i]], 0.0)
             state.integral[i] = 0.0
             state.gains[i, :3] = self.custom.get(i, self.defaults[mode][i])
             state.gains[i, 3] = self._brake[i]

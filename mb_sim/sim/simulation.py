@@ -42,7 +42,7 @@ from mb_sim.model.collision_filter import reference_state
 from mb_sim.model.compile import INTEGRATORS, CompiledScene, Placed, compile_scene, scene_record
 from mb_sim.model.forest import new_tree
 from mb_sim.model.gazebo import gazebo_blocks
-from mb_sim.model.model import Model
+from mb_sim.model.model import BALL_X, Model
 from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world import (
     DEFAULT_GRAVITY,
@@ -305,7 +305,7 @@ class Simulation(OneRobot, SceneChanges):
         state = self._new_state(self.scene, self._data)
         tree = self.scene.arrays.tree
         state.q[:] = reference_state(self._placed, tree)
-        state.target[:, 0] = state.q[tree.qadr]
+        state.target[:, 0] = np.where(tree.joint_type < BALL_X, state.q[tree.qadr], 0.0)
         return state
 
     def _grow(self) -> None:

@@ -38,9 +38,11 @@ import numpy as np
 from mb_sim._jit import inline, njit
 from mb_sim.collision.narrowphase import detect_into
 from mb_sim.dynamics.aba import articulated_accelerations
+from mb_sim.dynamics.ball import advance_ball, ball_chart_rates
 from mb_sim.dynamics.floating import advance, advance_base, chart_rate
 from mb_sim.dynamics.kinematics import body_poses
 from mb_sim.model.compile import RK4, SceneModel
+from mb_sim.model.model import BALL_X, BALL_Z
 from mb_sim.records import Field, record
 from mb_sim.sim.data import (
     BAD_BODY,
@@ -197,6 +199,7 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
             for k in range(trees):
                 articulated_accelerations(tree, w, k, qt, kv[stage], tau, ka[stage])
             kp[stage] = kv[stage]
+            ball_chart_rates(tree, kp[stage - 1], f, kv[stage], kp[stage])
             for k in range(trees):
                 if tree.floating[k]:
                     b = tree.tree_v[k + 1] - 6
@@ -356,15 +359,22 @@ def integrate(m: Any, d: Any, s: Any) -> None:
     opt, work, bodies, tree = m.options, d.work, m.bodies, m.tree
     h = opt.dt
     q, qd_new, qd_free, dq_free, dq_push = s.q, work.qd_new, work.qd_free, work.dq_free, work.dq_push
-    qadr, vadr = tree.qadr, tree.vadr
-    if opt.integrator == RK4:
-        for i in range(qadr.shape[0]):
-            a, v = qadr[i], vadr[i]
-            q[a] = q[a] + dq_free[v] + h * (qd_new[v] - qd_free[v] + dq_push[v])
-    else:
-        for i in range(qadr.shape[0]):
-            a, v = qadr[i], vadr[i]
-            q[a] = q[a] + h * (qd_new[v] + dq_push[v])
+    qadr, vadr, joint_type = tree.qadr, tree.vadr, tree.joint_type
+    rk4 = opt.integrator == RK4
+    for i in range(qadr.shape[0]):
+        a, v = qadr[i], vadr[i]
+        if joint_type[i] < BALL_X:
+            if rk4:
+                q[a] = q[a] + dq_free[v] + h * (qd_new[v] - qd_free[v] + dq_push[v])
+            else:
+                q[a] = q[a] + h * (qd_new[v] + dq_push[v])
+        elif joint_type[i] == BALL_X:  # its quaternion on SO(3) (mb_sim.dynamics.ball)
+            w = d.tree.vec6b
+            for c in range(3):
+                w[c] = qd_new[v + c] + dq_push[v + c]
+                if rk4:
+                    w[c] += dq_free[v + c] / h - qd_free[v + c]
+            advance_ball(q, a, w[0], w[1], w[2], h)
     twist = d.tree.vec6b
     for k in range(tree.floating.shape[0]):  # a floating base on SE(3): q_base exp(increment)
         if not tree.floating[k]:
@@ -404,9 +414,15 @@ def check(m: Any, d: Any, s: Any) -> bool:
     info = d.work.info
     q, qd, pos, quat, vel = s.q, s.qd, s.body_pos, s.body_quat, s.body_vel
     tree = m.tree
-    qadr, vadr, n = tree.qadr, tree.vadr, tree.parent.shape[0]
+    qadr, vadr, joint_type, n = tree.qadr, tree.vadr, tree.joint_type, tree.parent.shape[0]
     for i in range(n):
-        if not (np.isfinite(q[qadr[i]]) and np.isfinite(qd[vadr[i]])):
+        a = qadr[i]
+        if joint_type[i] >= BALL_X:  # a ball's quaternion: one coordinate per body, w last
+            a += joint_type[i] - BALL_X
+        ok = np.isfinite(q[a]) and np.isfinite(qd[vadr[i]])
+        if joint_type[i] == BALL_Z:
+            ok = ok and np.isfinite(q[a + 1])
+        if not ok:
             info[BAD_KIND] = BAD_JOINT
             info[BAD_INDEX] = i
             return False

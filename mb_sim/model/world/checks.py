@@ -46,6 +46,12 @@ def check_initial_positions(world: World, model: Any, tolerance: float = 1e-9,
                              f"{model.name!r} has this name{did_you_mean(name, names)}; "
                              f"joints: {listing(names) or 'none'}")
         i = names.index(name)
+        ball = next((b for b, first in getattr(model, "ball_joints", {}).items()
+                     if first <= i < first + 3), None)
+        if ball is not None:
+            raise WorldError(f"{world.source}: {path}: {name!r} is a rotation of ball joint "
+                             f"{ball!r}, which starts at its URDF pose (a ball joint has no "
+                             "one-number position)")
         lo, hi = float(model.lower[i]), float(model.upper[i])
         if not lo - tolerance <= value <= hi + tolerance:
             raise WorldError(f"{world.source}: {path}: must be within the joint limits "

@@ -7,9 +7,9 @@ Each model's links are split into components joined by joints; each component be
 | --- | --- |
 | a static model (also one nested in a moving model; its joints then join the other end to the world), links welded to the world by fixed joints | one static body per collision; a plane facing up the ground |
 | one moving link, one collision | a body (named after the model, or ``model__link``) |
-| moving links in a tree of revolute, continuous, prismatic and fixed joints | a robot: a `robots:` entry whose URDF is written from the SDF (`urdf_out`), floating unless joined to the world |
+| moving links in a tree of revolute, continuous, prismatic, ball and fixed joints | a robot: a `robots:` entry whose URDF is written from the SDF (`urdf_out`; a ball joint as a URDF `spherical` one), floating unless joined to the world |
 | one moving link with several collisions (or none), links joined by fixed joints only | a URDF object (a `robots:` entry without movable joints), floating |
-| links joined by a ball joint, or joints closing a loop | a body per link and a world joint per joint |
+| links joined to the world by a ball joint, or joints closing a loop | a body per link and a world joint per joint |
 
 Names: a model's single link is named after the model, several links ``model__link``; a
 static link of several collisions gives ``<link's name>__<collision>``; robots and objects are
@@ -49,7 +49,7 @@ from mb_sim.model.world.source import Files
 from mb_sim.records import frozen
 from mb_sim.rotations import quat_from_matrix
 
-TREE_JOINTS = ("revolute", "continuous", "prismatic", "fixed")
+TREE_JOINTS = ("revolute", "continuous", "prismatic", "fixed", "ball")
 PLANE_THICKNESS = 1.0
 """m: the thickness of the static box a tilted (or second) plane becomes."""
 
@@ -121,7 +121,7 @@ class Parts:
         plugins not yet given to a robot (a robot takes those of its joints)."""
         anchors = [j for j in joints if WORLD in (j.parent, j.child)]
         inner = [j for j in joints if j not in anchors]
-        if any(j.type == "ball" for j in joints) or len(joints) > len(links) - 1 + bool(anchors):
+        if any(j.type == "ball" for j in anchors) or len(joints) > len(links) - 1 + bool(anchors):
             self.jointed_bodies(model, links, joints)
             return
         movable = any(j.type != "fixed" for j in joints)
@@ -210,11 +210,13 @@ class Parts:
         self.bodies.append(make_body(node.doc.label, self.files, node.path, entry, moving))
 
     def jointed_bodies(self, model: Model, links: list[Link], joints: list[Joint]) -> None:
-        """Links joined by a ball joint or in a loop: a body each, world joints between."""
+        """Links joined to the world by a ball joint, or in a loop: a body each, world joints
+        between."""
         names = {}
         for link in links:
             if len(link.collisions) != 1:
-                link.node.fail("a link joined by a ball joint, or in a closed loop of joints, is "
+                link.node.fail("a link joined to the world by a ball joint, or in a closed loop "
+                               "of joints, is "
                                "a body of its own, and a body holds exactly one collision shape; "
                                "collisions of this link", len(link.collisions))
             names[link.name] = _base(model, link)
@@ -317,7 +319,7 @@ def _components(model: Model, report: Report) -> list[tuple[list[Link], list[Joi
 
     kept = []
     for joint in model.joints:
-        if joint.type not in (*TREE_JOINTS, "ball"):
+        if joint.type not in TREE_JOINTS:
             report.note(joint.node, f"{joint.type} joint", "mb_sim has no such joint; its links "
                         "are not joined")
             continue

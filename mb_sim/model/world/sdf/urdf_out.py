@@ -206,8 +206,6 @@ class TreeUrdf:
             self.elements.append(f'<joint name={quoteattr(name)} type="fixed">'
                                  f"{_origin(np.linalg.inv(P) @ C)}{ends}</joint>")
             return name
-        assert joint.axis is not None
-        axis = -joint.axis if reverse else joint.axis
         J = C.copy()
         J[:3, 3] = joint.pose[:3, 3]
         if np.linalg.norm(J[:3, 3] - C[:3, 3]) > 1e-12 * (1.0 + np.linalg.norm(C[:3, 3])):
@@ -220,10 +218,15 @@ class TreeUrdf:
                 f"{quoteattr(self.urdf_names[child])}/></joint>")
             ends = (f"<parent link={quoteattr(self.urdf_names[parent])}/>"
                     f"<child link={quoteattr(frame)}/>")
-        local = J[:3, :3].T @ axis
-        kind, limit = _limit(joint)
         dynamics = (f'<dynamics damping="{_num(joint.damping)}" friction="{_num(joint.friction)}"/>'
                     if joint.damping or joint.friction else "")
+        if joint.type == "ball":  # a spherical joint: no axis, no limits
+            self.elements.append(f'<joint name={quoteattr(name)} type="spherical">'
+                                 f"{_origin(np.linalg.inv(P) @ J)}{ends}{dynamics}</joint>")
+            return name
+        assert joint.axis is not None
+        local = J[:3, :3].T @ (-joint.axis if reverse else joint.axis)
+        kind, limit = _limit(joint)
         if joint.mimic is not None:
             leader, multiplier, offset = joint.mimic
             dynamics += (f"<mimic joint={quoteattr(ros_name(leader))} multiplier="
