@@ -43,14 +43,17 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import JIT, njit, nogil
-from mb_sim.records import INDEX, REAL, Field, allocate, record
-from mb_sim.sensing.visuals import SKY
+from mb_sim.records import COLOR8, FLAG, INDEX, REAL, Field, allocate, record
+from mb_sim.sensing.visuals import SKY, new_visual_scene
 
 TILE = 32
 """Pixels along a tile's side."""
 Z_CLIP = 1e-6
 """m: corners nearer the camera plane than this are clipped when a triangle's pixel box is
 made (surfaces that near read -inf anyway)."""
+BOX_SLACK = 1e-6
+"""Pixels: a triangle's pixel box reaches this beyond its projected corners, for the rounding
+of the projection (the edge functions decide each pixel)."""
 RENDER_THREADS = max(1, min(2, os.cpu_count() or 1))
 """Threads that draw one frame's tiles (`render`), each every RENDER_THREADS-th tile."""
 PARALLEL_PIXELS = 200_000
@@ -66,18 +69,21 @@ binned to tiles (mb_sim.sensing.raster).""", (
           "z forward)"),
     Field("pos", REAL, (3,), "its origin in the world, m"),
     Field("cam_vert", REAL, ("v", 3), "every vertex in the optical frame, m"),
+    Field("cull", FLAG, ("s",), "each visual's back faces not drawn in this view (closed "
+          "primitives; closed meshes seen from outside their box)"),
     Field("edge", REAL, ("t", 3, 4), "each drawn triangle's edge functions E = A x + B y + C "
           "(A, B, C, and 1 where E = 0 is inside: the top-left rule)"),
     Field("inv_depth", REAL, ("t", 3), "1/depth = a x + b y + c over the triangle"),
     Field("box", INDEX, ("t", 4), "its pixels: x0, y0, x1, y1 (ends excluded)"),
-    Field("shade", REAL, ("t", 3), "its colour, 0..255"),
+    Field("palette", COLOR8, ("t+p+1", 3), "colours drawn: the sky, each plane's, each drawn "
+          "triangle's (slot k at 1 + p + k)"),
     Field("drawn", INDEX, ("t",), "the triangles set up, in draw order (count[DRAWN])"),
     Field("plane", REAL, ("p", 3), "each plane's 1/depth = a x + b y + c (0: not seen)"),
-    Field("plane_shade", REAL, ("p", 3), "its colour, 0..255"),
     Field("count", INDEX, (4,), "triangles drawn, entries binned, tiles across and down"),
     Field("tile_start", INDEX, ("k+1",), "each tile's first entry in tile_tri"),
     Field("tile_tri", INDEX, ("m",), "the binned triangles (slots of drawn), tile by tile"),
-), sizes={"v": "vertices of the scene", "t": "triangles of the scene", "p": "planes",
+), sizes={"v": "vertices of the scene", "t": "triangles of the scene", "s": "visuals",
+          "p": "planes",
           "k": "tiles", "m": "binned room"})
 
 
@@ -86,11 +92,11 @@ def new_camera_frame(values: CameraFrame) -> Any:
     return CameraFrameRecord(*values)
 
 
-def allocate_frame(vertices: int, triangles: int, planes: int, width: int, height: int,
-                   binned: int = 0) -> Any:
+def allocate_frame(vertices: int, triangles: int, visuals: int, planes: int, width: int,
+                   height: int, binned: int = 0) -> Any:
     """A CameraFrame's arrays for a scene of these sizes and an image of width x height."""
     tiles = (-(-width // TILE)) * (-(-height // TILE))
-    return allocate(CameraFrame, v=vertices, t=triangles, p=planes, k=tiles,
+    return allocate(CameraFrame, v=vertices, t=triangles, s=visuals, p=planes, k=tiles,
                     m=max(binned, 2 * triangles + tiles, 1))
 
 
@@ -125,6 +131,13 @@ def to_camera(scene: Any, frame: Any, owner_pos: np.ndarray, owner_rot: np.ndarr
                     else:
                         for j in range(3):
                             M[r, c] += R[j, r] * owner_rot[o, j, c]
+            # the camera in the owner frame, -M^T t, against the visual's box
+            inside = True
+            for c in range(3):
+                e = -(M[0, c] * t[0] + M[1, c] * t[1] + M[2, c] * t[2])
+                if e < scene.visual_box[s, 0, c] or e > scene.visual_box[s, 1, c]:
+                    inside = False
+            frame.cull[s] = scene.visual_culled[s] or (scene.visual_closed[s] and not inside)
         for j in range(3):
             i = tri[k, j]
             if done[i]:
@@ -147,7 +160,9 @@ def setup_triangles(scene: Any, frame: Any, skip_owner: int, width: int, height:
     R = frame.rot
     light = scene.light
     cv = frame.cam_vert
-    tri, owner, culled = scene.tri, scene.visual_owner, scene.visual_culled
+    tri, owner, culled = scene.tri, scene.visual_owner, frame.cull
+    palette = frame.palette
+    planes = scene.plane.shape[0]
     drawn = 0
     px = np.empty(5)
     py = np.empty(5)
@@ -189,11 +204,11 @@ def setup_triangles(scene: Any, frame: Any, skip_owner: int, width: int, height:
         for q in range(1, m):
             lo_x, hi_x = min(lo_x, px[q]), max(hi_x, px[q])
             lo_y, hi_y = min(lo_y, py[q]), max(hi_y, py[q])
-        # pixel x is drawn when x + 1/2 lies in [lo, hi]; one more on each side for rounding
-        x0 = max(0.0, min(float(width), math.floor(lo_x - 0.5)))
-        x1 = max(0.0, min(float(width), math.floor(hi_x - 0.5) + 2.0))
-        y0 = max(0.0, min(float(height), math.floor(lo_y - 0.5)))
-        y1 = max(0.0, min(float(height), math.floor(hi_y - 0.5) + 2.0))
+        # pixel x may be covered when x + 1/2 lies in [lo, hi] (BOX_SLACK for rounding)
+        x0 = max(0.0, min(float(width), math.ceil(lo_x - 0.5 - BOX_SLACK)))
+        x1 = max(0.0, min(float(width), math.floor(hi_x - 0.5 + BOX_SLACK) + 1.0))
+        y0 = max(0.0, min(float(height), math.ceil(lo_y - 0.5 - BOX_SLACK)))
+        y1 = max(0.0, min(float(height), math.floor(hi_y - 0.5 + BOX_SLACK) + 1.0))
         if x0 >= x1 or y0 >= y1:
             continue
         slot = drawn
@@ -226,9 +241,10 @@ def setup_triangles(scene: Any, frame: Any, skip_owner: int, width: int, height:
         for r in range(3):
             lit += (R[r, 0] * nx + R[r, 1] * ny + R[r, 2] * nz) * light[0, r]
         lit = max(0.0, turn * lit / norm)
+        row = 1 + planes + slot
         for c in range(3):
-            frame.shade[slot, c] = min(255.0, 255.0 * scene.tri_color[k, c] * (
-                light[2, c] + light[1, c] * lit))
+            palette[row, c] = np.uint8(min(255.0, 255.0 * scene.tri_color[k, c] * (
+                light[2, c] + light[1, c] * lit)) + 0.5)
     frame.count[DRAWN] = drawn
     _setup_planes(scene, frame)
     return drawn
@@ -257,8 +273,10 @@ def _setup_planes(scene: Any, frame: Any) -> None:
             out[2] = (nc[2] - (nc[0] * cx + nc[1] * cy) / f) / dc
         lit = max(0.0, n[0] * light[0, 0] + n[1] * light[0, 1] + n[2] * light[0, 2])
         for c in range(3):
-            frame.plane_shade[q, c] = min(255.0, 255.0 * scene.plane_color[q, c] * (
-                light[2, c] + light[1, c] * lit))
+            frame.palette[1 + q, c] = np.uint8(min(255.0, 255.0 * scene.plane_color[q, c] * (
+                light[2, c] + light[1, c] * lit)) + 0.5)
+    for c in range(3):
+        frame.palette[0, c] = np.uint8(255.0 * SKY[c] + 0.5)
 
 
 @njit
@@ -292,89 +310,107 @@ def bin_triangles(frame: Any) -> int:
     return total
 
 
+SMALL_BOX = 64
+"""Pixels of a triangle's box in a tile above which each row's covered span is found from
+the edges (`_span`) instead of testing every pixel."""
+
+
 @njit
-def _inside(edge: np.ndarray, x: float, y: float) -> bool:
-    """Whether the pixel centre (x, y) is inside all three edges (top-left rule on ties)."""
-    for e in range(3):
-        v = edge[e, 0] * x + (edge[e, 1] * y + edge[e, 2])
-        if v < 0.0 or (v == 0.0 and edge[e, 3] == 0.0):
-            return False
-    return True
+def _covers(A: float, r: float, own: bool, x: int) -> bool:
+    """Whether pixel x of a row is inside the edge E = A (x + 1/2) + r (top-left on ties)."""
+    e = A * (x + 0.5) + r
+    return e > 0.0 or (e == 0.0 and own)
+
+
+@njit
+def _span(A: float, r: float, own: bool, lo: int, hi: int) -> tuple[int, int]:
+    """The pixels of lo..hi-1 inside the edge E = A (x + 1/2) + r, as (first, end): E is
+    monotonic in x, so they are contiguous; the crossing x = -r / A - 1/2 guesses the bound,
+    and the exact test of each pixel (`_covers`, the same as per pixel) settles it."""
+    if lo >= hi:
+        return lo, lo
+    if A == 0.0:
+        return (lo, hi) if _covers(A, r, own, lo) else (lo, lo)
+    guess = -r / A - 0.5
+    if A > 0.0:  # inside from the bound on
+        g = lo if guess <= lo else (hi if guess >= hi else math.ceil(guess))
+        while g > lo and _covers(A, r, own, g - 1):
+            g -= 1
+        while g < hi and not _covers(A, r, own, g):
+            g += 1
+        return g, hi
+    g = lo - 1 if guess < lo else (hi - 1 if guess >= hi - 1 else math.floor(guess))
+    while g < hi - 1 and _covers(A, r, own, g + 1):
+        g += 1
+    while g >= lo and not _covers(A, r, own, g):
+        g -= 1
+    return lo, g + 1
 
 
 @nogil
 def raster_tiles(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.ndarray,
                  want_rgb: bool) -> None:
-    """Tiles first, first + step, ... (threads share a frame's tiles in turn): the planes, then the binned triangles in order, kept per pixel by
-    1/depth (starting at 1/far: nothing farther is drawn); then written out: depth (m,
-    float32; +inf: nothing nearer than far, -inf: nearer than near) and, when `want_rgb`,
-    the colour (uint8; the sky where nothing is seen)."""
+    """Tiles first, first + step, ... (threads share a frame's tiles in turn): the planes,
+    then the binned triangles in order, kept per pixel by 1/depth (starting at 1/far:
+    nothing farther is drawn); then written out: depth (m, float32; +inf: nothing nearer
+    than far, -inf: nearer than near) and, when `want_rgb`, the colour (uint8; the sky where
+    nothing is seen). A box of more than SMALL_BOX pixels is first classified by its corner
+    pixels: inside every edge (no edge tested per pixel), or outside one (skipped)."""
     near, far = frame.intrinsics[3], frame.intrinsics[4]
     height, width = depth.shape[0], depth.shape[1]
     tx = frame.count[TILES_X]
+    tiles = tx * frame.count[TILES_Y]
     zbuf = np.empty((TILE, TILE))
     who = np.empty((TILE, TILE), dtype=np.int64)
-    edge_all, inv_all, box_all = frame.edge, frame.inv_depth, frame.box
-    planes = frame.plane
+    edge, inv, box = frame.edge, frame.inv_depth, frame.box
+    planes, starts, binned, palette = frame.plane, frame.tile_start, frame.tile_tri, \
+        frame.palette
+    first_tri = 1 + planes.shape[0]
     floor = 1.0 / far
-    for tile in range(first, frame.count[TILES_X] * frame.count[TILES_Y], step):
+    for tile in range(first, tiles, step):
         x0, y0 = (tile % tx) * TILE, (tile // tx) * TILE
         x1, y1 = min(x0 + TILE, width), min(y0 + TILE, height)
-        for y in range(y0, y1):
-            yc = y + 0.5
-            for x in range(x0, x1):
-                xc = x + 0.5
-                best, owner = floor, -1
-                for q in range(planes.shape[0]):
-                    w = planes[q, 0] * xc + (planes[q, 1] * yc + planes[q, 2])
-                    if w > best:
-                        best, owner = w, -2 - q
-                zbuf[y - y0, x - x0] = best
-                who[y - y0, x - x0] = owner
-        for entry in range(frame.tile_start[tile], frame.tile_start[tile + 1]):
-            slot = frame.tile_tri[entry]
-            b = box_all[slot]
-            bx0, by0 = max(b[0], x0), max(b[1], y0)
-            bx1, by1 = min(b[2], x1), min(b[3], y1)
+        tw, th = x1 - x0, y1 - y0
+        for ty in range(th):
+            for i in range(tw):
+                zbuf[ty, i] = floor
+                who[ty, i] = 0
+        for q in range(planes.shape[0]):
+            pa, pb, pc = planes[q, 0], planes[q, 1], planes[q, 2]
+            for ty in range(th):
+                row = pb * (y0 + ty + 0.5) + pc
+                for i in range(tw):
+                    w = pa * (x0 + i + 0.5) + row
+                    if w > zbuf[ty, i]:
+                        zbuf[ty, i] = w
+                        who[ty, i] = 1 + q
+        for entry in range(starts[tile], starts[tile + 1]):
+            k = binned[entry]
+            drawn_k = first_tri + k
+            bx0, by0 = max(box[k, 0], x0), max(box[k, 1], y0)
+            bx1, by1 = min(box[k, 2], x1), min(box[k, 3], y1)
             if bx0 >= bx1 or by0 >= by1:
                 continue
-            edge = edge_all[slot]
-            # the box's corner pixels: all inside every edge, or all outside one
-            full = True
-            gone = False
-            for e in range(3):
-                A, B, C = edge[e, 0], edge[e, 1], edge[e, 2]
-                outside = 0
-                for corner in range(4):
-                    xc = (bx0 if corner % 2 == 0 else bx1 - 1) + 0.5
-                    yc = (by0 if corner < 2 else by1 - 1) + 0.5
-                    v = A * xc + (B * yc + C)
-                    if v <= 0.0:
-                        full = False
-                        if v < 0.0:
-                            outside += 1
-                if outside == 4:
-                    gone = True
-            if gone:
-                continue
-            ia, ib, ic = inv_all[slot, 0], inv_all[slot, 1], inv_all[slot, 2]
+            a0, b0, c0, o0 = edge[k, 0, 0], edge[k, 0, 1], edge[k, 0, 2], edge[k, 0, 3] != 0.0
+            a1, b1, c1, o1 = edge[k, 1, 0], edge[k, 1, 1], edge[k, 1, 2], edge[k, 1, 3] != 0.0
+            a2, b2, c2, o2 = edge[k, 2, 0], edge[k, 2, 1], edge[k, 2, 2], edge[k, 2, 3] != 0.0
+            ia, ib, ic = inv[k, 0], inv[k, 1], inv[k, 2]
+            spans = (bx1 - bx0) * (by1 - by0) > SMALL_BOX
             for y in range(by0, by1):
                 yc = y + 0.5
                 row = ib * yc + ic
-                zrow = zbuf[y - y0]
-                wrow = who[y - y0]
-                if full:
-                    for x in range(bx0, bx1):
-                        w = ia * (x + 0.5) + row
-                        if w > zrow[x - x0]:
-                            zrow[x - x0] = w
-                            wrow[x - x0] = slot
+                ty = y - y0
+                r0, r1, r2 = b0 * yc + c0, b1 * yc + c1, b2 * yc + c2
+                if spans:  # the row's covered pixels from the three edges, then no edge test
+                    lo, hi = _span(a0, r0, o0, bx0, bx1)
+                    lo1, hi1 = _span(a1, r1, o1, lo, hi)
+                    lo, hi = _span(a2, r2, o2, lo1, hi1)
+                    for i in range(hi - lo):
+                        w = ia * (lo + i + 0.5) + row
+                        if w > zbuf[ty, lo - x0 + i]:
+                            zbuf[ty, lo - x0 + i] = w
+                            who[ty, lo - x0 + i] = drawn_k
                     continue
-                r0 = edge[0, 1] * yc + edge[0, 2]
-                r1 = edge[1, 1] * yc + edge[1, 2]
-                r2 = edge[2, 1] * yc + edge[2, 2]
-                a0, a1, a2 = edge[0, 0], edge[1, 0], edge[2, 0]
-                o0, o1, o2 = edge[0, 3] != 0.0, edge[1, 3] != 0.0, edge[2, 3] != 0.0
                 for x in range(bx0, bx1):
                     xc = x + 0.5
                     e0 = a0 * xc + r0
@@ -387,26 +423,22 @@ def raster_tiles(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.n
                     if e2 < 0.0 or (e2 == 0.0 and not o2):
                         continue
                     w = ia * xc + row
-                    if w > zrow[x - x0]:
-                        zrow[x - x0] = w
-                        wrow[x - x0] = slot
-        for y in range(y0, y1):
-            for x in range(x0, x1):
-                k = who[y - y0, x - x0]
-                if k == -1:
-                    depth[y, x] = math.inf
-                else:
-                    z = 1.0 / zbuf[y - y0, x - x0]
-                    depth[y, x] = -math.inf if z < near else z
-                if want_rgb:
-                    for c in range(3):
-                        if k >= 0:
-                            v = frame.shade[k, c]
-                        elif k == -1:
-                            v = 255.0 * SKY[c]
-                        else:
-                            v = frame.plane_shade[-2 - k, c]
-                        rgb[y, x, c] = np.uint8(v + 0.5)
+                    if w > zbuf[ty, x - x0]:
+                        zbuf[ty, x - x0] = w
+                        who[ty, x - x0] = drawn_k
+        for ty in range(th):
+            out = depth[y0 + ty, x0:x1]
+            for i in range(tw):
+                z = 1.0 / zbuf[ty, i]
+                out[i] = math.inf if who[ty, i] == 0 else (-math.inf if z < near else z)
+        if want_rgb:
+            for ty in range(th):
+                colour = rgb[y0 + ty, x0:x1]
+                for i in range(tw):
+                    k = who[ty, i]
+                    colour[i, 0] = palette[k, 0]
+                    colour[i, 1] = palette[k, 1]
+                    colour[i, 2] = palette[k, 2]
 
 
 class Rasteriser:
@@ -416,12 +448,15 @@ class Rasteriser:
     _pool: ThreadPoolExecutor | None = None
     _pool_lock = threading.Lock()
 
-    def __init__(self, scene: Any, sizes: tuple[int, int, int], width: int, height: int,
-                 threads: int = RENDER_THREADS) -> None:
-        self.scene = scene
+    def __init__(self, values: Any, width: int, height: int, threads: int = RENDER_THREADS,
+                 scene: Any = None) -> None:
+        """`values`: the `VisualScene` arrays; `scene`: their record (made when not given)."""
+        self.scene = new_visual_scene(values) if scene is None else scene
         self.width, self.height = width, height
         self.threads = threads
-        self.arrays = allocate_frame(*sizes, width, height)
+        self.arrays = allocate_frame(values.vert.shape[0], values.tri.shape[0],
+                                     values.visual_owner.shape[0], values.plane.shape[0],
+                                     width, height)
         self.arrays.count[TILES_X] = -(-width // TILE)
         self.arrays.count[TILES_Y] = -(-height // TILE)
         self.frame = new_camera_frame(self.arrays)

@@ -92,7 +92,7 @@ class Sensing:
         self._cw = new_collision_work(self._cw_arrays)
         self._geoms = new_geoms(arrays.geoms)
         self._visuals: Any = None
-        self._visual_sizes = (0, 0, 0)
+        self._visual_record: Any = None
         self._rasters: dict[str, Rasteriser] = {}
         self._posed: tuple[np.ndarray, ...] | None = None
         for name, spec in list(self.specs.items()):
@@ -227,13 +227,12 @@ class Sensing:
     def _raster(self, spec: SensorSpec) -> Rasteriser:
         """The sensor's rasteriser (made at its first reading, with the visual scene)."""
         if self._visuals is None:
-            values = scene_visuals(self._sim)
-            self._visuals = new_visual_scene(values)
-            self._visual_sizes = (values.vert.shape[0], values.tri.shape[0],
-                                  values.plane.shape[0])
+            self._visuals = scene_visuals(self._sim)
+            self._visual_record = new_visual_scene(self._visuals)
         raster = self._rasters.get(spec.name)
         if raster is None:
-            raster = Rasteriser(self._visuals, self._visual_sizes, spec.width, spec.height)
+            raster = Rasteriser(self._visuals, spec.width, spec.height,
+                                scene=self._visual_record)
             self._rasters[spec.name] = raster
         return raster
 

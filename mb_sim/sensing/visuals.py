@@ -17,7 +17,8 @@ Shapes become triangles once per scene (`VisualScene`, record below):
   tolerance);
 - meshes: the file's triangles (`mb_sim.model.mesh.load_mesh`: the scale, and the units
   the file declares), drawn from either side as rays see them; closed primitives cull
-  their back faces.
+  their back faces, and so does a closed mesh (`closed_surface`, wound outward here) for a
+  camera outside its box (where its front faces hide them).
 Outward faces wind counter-clockwise seen from outside.
 """
 
@@ -69,8 +70,11 @@ triangles, each visual's owner, the ground as a plane, the light (mb_sim.sensing
     Field("tri_visual", INDEX, ("t",), "the visual of each triangle"),
     Field("visual_owner", INDEX, ("s",), "owner slot as Geoms.owner: a tree's body, a free "
           "body, a floating base; -1: the world"),
-    Field("visual_culled", FLAG, ("s",), "back faces not drawn (closed primitives); meshes "
-          "are seen from either side"),
+    Field("visual_culled", FLAG, ("s",), "back faces never drawn (closed primitives)"),
+    Field("visual_closed", FLAG, ("s",), "a closed mesh wound outward: its back faces are "
+          "not drawn for a camera outside its box"),
+    Field("visual_box", REAL, ("s", 2, 3), "its vertices' box in its owner frame: low, high "
+          "corner"),
     Field("plane", REAL, ("p", 4), "infinite planes n . x = d (n, d), world, solid below"),
     Field("plane_color", REAL, ("p", 3), "rgb in 0..1"),
     Field("light", REAL, (3, 3), "towards the light (world, unit), its diffuse rgb, the "
@@ -102,6 +106,7 @@ class Visual:
     tri: np.ndarray
     color: np.ndarray
     culled: bool
+    closed: bool = False
 
 
 # --- tessellation ---------------------------------------------------------------------------
@@ -244,7 +249,32 @@ def make_visual(geometry: Geometry, owner: int, T: np.ndarray, color: Sequence[f
     vert = v @ T[:3, :3].T + T[:3, 3]
     if np.linalg.det(T[:3, :3]) < 0.0:  # a mirrored visual: keep its faces outward
         t = t[:, ::-1]
-    return Visual(owner, vert, np.ascontiguousarray(t), rgb, culled)
+    closed = False
+    if not culled:
+        closed, outward = closed_surface(vert, t)
+        if closed and not outward:
+            t = t[:, ::-1]
+    return Visual(owner, vert, np.ascontiguousarray(t), rgb, culled, closed)
+
+
+def closed_surface(vert: np.ndarray, tri: np.ndarray) -> tuple[bool, bool]:
+    """(closed, outward) of a triangle mesh: every edge (between vertices merged by their
+    coordinates) is met once in each direction by its triangles, so they wind one way and
+    enclose a volume; outward when that volume, sum a . (b x c) / 6, is positive."""
+    _, index = np.unique(vert, axis=0, return_inverse=True)
+    t = index.reshape(-1)[tri]
+    t = t[(t[:, 0] != t[:, 1]) & (t[:, 1] != t[:, 2]) & (t[:, 0] != t[:, 2])]
+    if len(t) < 4:
+        return False, False
+    a, b = t.reshape(-1), t[:, [1, 2, 0]].reshape(-1)
+    n = int(index.max()) + 1
+    forward = np.sort(a * n + b)
+    backward = np.sort(b * n + a)
+    if np.any(forward[1:] == forward[:-1]) or not np.array_equal(forward, backward):
+        return False, False
+    p = vert[tri]
+    volume = np.einsum("ij,ij->i", p[:, 0], np.cross(p[:, 1], p[:, 2])).sum() / 6.0
+    return True, bool(volume > 0.0)
 
 
 # --- the scene ------------------------------------------------------------------------------
@@ -322,6 +352,9 @@ def pack(visuals: Sequence[Visual], planes: Sequence[tuple[np.ndarray, float, Se
         tri_color=np.ascontiguousarray(np.clip(color, 0.0, 1.0)), tri_visual=tri_visual,
         visual_owner=np.array([v.owner for v in visuals], dtype=np.int64),
         visual_culled=np.array([v.culled for v in visuals], dtype=np.bool_),
+        visual_closed=np.array([v.closed for v in visuals], dtype=np.bool_),
+        visual_box=np.array([[v.vert.min(axis=0), v.vert.max(axis=0)] if len(v.vert) else
+                             np.zeros((2, 3)) for v in visuals], dtype=float).reshape(-1, 2, 3),
         plane=np.array([[*n, d] for n, d, _ in planes], dtype=float).reshape(-1, 4),
         plane_color=np.array([c[:3] for _, _, c in planes], dtype=float).reshape(-1, 3),
         light=light_rows)
