@@ -23,7 +23,7 @@ a reading that is not valid):
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -236,14 +236,35 @@ class Sensing:
             self._rasters[spec.name] = raster
         return raster
 
-    def _camera(self, spec: SensorSpec, R: np.ndarray, p: np.ndarray, k: int) -> np.ndarray:
-        """A camera's image drawn from the visual geometry (`mb_sim.sensing.raster`)."""
+    def capture(self, name: str) -> Callable[[], Any]:
+        """A reading of sensor `name` at the current state, made when the returned function is
+        called: a camera's scene is posed and its pose taken now (copies), its image drawn
+        then, from any thread, while the simulation goes on; other sensors are read now. A
+        camera's captures must be drawn one at a time (they share its workspace)."""
+        spec = self.spec(name)
+        if spec.type not in ("camera", "depth_camera"):
+            reading = self.read(name)
+            return lambda: reading
+        k = tick(self._sim.time, spec.rate)
+        R, p = self.pose(name)
+        self._pose_scene()
+        owners = (self._cw_arrays.owner_pos.copy(), self._cw_arrays.owner_rot.copy())
+        raster = self._raster(spec)
+        skip = self._mounts[name].skip_owner
+        return lambda: self._camera(spec, R, p, k, owners, raster, skip)
+
+    def _camera(self, spec: SensorSpec, R: np.ndarray, p: np.ndarray, k: int,
+                owners: tuple[np.ndarray, np.ndarray] | None = None,
+                raster: Rasteriser | None = None, skip: int | None = None) -> np.ndarray:
+        """A camera's image drawn from the visual geometry (`mb_sim.sensing.raster`), with
+        the collision owners' poses `owners` (None: the posed scene's)."""
         colour = spec.type == "camera"
         intrinsics = (focal_length(spec), 0.5 * spec.width, 0.5 * spec.height, spec.near,
                       spec.far)
-        depth, rgb = self._raster(spec).render(
-            R @ OPTICAL, p, intrinsics, self._cw_arrays.owner_pos, self._cw_arrays.owner_rot,
-            self._mounts[spec.name].skip_owner, colour)
+        owner_pos, owner_rot = owners or (self._cw_arrays.owner_pos, self._cw_arrays.owner_rot)
+        depth, rgb = (raster or self._raster(spec)).render(
+            R @ OPTICAL, p, intrinsics, owner_pos, owner_rot,
+            self._mounts[spec.name].skip_owner if skip is None else skip, colour)
         if colour:
             assert rgb is not None
             if spec.noise.stddev > 0.0 or spec.noise.bias != 0.0:
