@@ -73,6 +73,12 @@ def njit(fn: Callable[..., Any]) -> Callable[..., Any]:
     return _kernel(fn)
 
 
+def nogil(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """`njit` that releases the GIL while it runs: Python threads (the node's physics, other
+    parts of the same frame) run beside it. It must not touch Python objects."""
+    return _kernel(fn, nogil=True)
+
+
 def helper(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`njit` for functions only compiled code calls: no Python entry is compiled for them
     (interpreted, with NUMBA_DISABLE_JIT=1, they are plain functions as any other)."""

@@ -45,8 +45,9 @@ class Table:
 
 
 def _records() -> str:
+    import mb_sim.sensing.raster
     import mb_sim.sim.data
-    import mb_sim.sim.step  # noqa: F401 (both declare records; the model's come with them)
+    import mb_sim.sim.step  # noqa: F401 (they declare records; the model's come with them)
     from mb_sim import records
 
     return records.tables()

@@ -48,13 +48,14 @@ REAL = np.float64
 INDEX = np.int64
 FLAG = np.bool_
 COUNT8 = np.int8
+COLOR8 = np.uint8
 
 IDENTITY = "identity"
 """A fill: the identity matrix in the last two axes."""
 ARANGE = "arange"
 """A fill: 0, 1, 2, ... along the last axis."""
 
-_TYPE_NAMES = {np.float64: "float64", np.int64: "int64", np.bool_: "bool", np.int8: "int8",
+_TYPE_NAMES = {np.float64: "float64", np.int64: "int64", np.bool_: "bool", np.int8: "int8", np.uint8: "uint8",
                float: "float", int: "int", bool: "bool"}
 
 

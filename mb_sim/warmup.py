@@ -165,11 +165,18 @@ def _dynamics() -> None:
 
 def _queries() -> None:
     """The queries of a simulation (contacts, energy, link poses and motion, the node's link
-    frames), compiled for the record types the step uses."""
+    frames, a lidar's and the cameras' readings), compiled for the record types the step
+    uses."""
+    from mb_sim.model.sensors import SensorSpec
+
     model = mb_sim.load_urdf(ROBOT)
     world = mb_sim.load_world(WORLD)
     sim = mb_sim.Simulation(model, world=world, dt=0.002)
     _ = sim.contacts, sim.energy(), sim.link_poses()
+    for kind in ("lidar", "camera", "depth_camera"):
+        sim.add_sensor(SensorSpec(f"warm_{kind}", kind, xyz=(0.0, 0.0, 1.0), samples=8,
+                                  width=16, height=12))
+        sim.read_sensor(f"warm_{kind}")
     _ = sim.link_velocity(model.base_link), sim.link_acceleration(model.base_link)
     floating = mb_sim.load_urdf(ROBOT, floating_base=True, inertia_from_geometry=500.0)
     sim = mb_sim.Simulation(floating, world=world, dt=0.002, integrator="rk4")

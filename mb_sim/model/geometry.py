@@ -35,3 +35,6 @@ class Geometry:
     """A moving mesh collides as convex pieces of it (`mb_sim.model.decompose`), not its hull."""
     heights: np.ndarray | None = field(default=None, compare=False)
     """A heightfield's grid of values 0..1, (rows, columns)."""
+    color: tuple[float, float, float, float] | None = None
+    """A visual's material colour, rgba in 0..1 (URDF `<material><color>`, inline or named
+    at the robot's top level; SDF `<material>` diffuse, else ambient); None: none given."""

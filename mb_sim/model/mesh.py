@@ -14,6 +14,7 @@ them into their own errors with the element or key path.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import struct
@@ -24,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from mb_sim.model import resources as _resources
+
+_log = logging.getLogger("mb_sim")
 
 
 @functools.cache
@@ -170,6 +173,66 @@ def _read_with_trimesh(path: str) -> tuple[np.ndarray, np.ndarray]:
     verts = np.concatenate([v for v, _ in parts])
     tris = np.concatenate([t + k for (_, t), k in zip(parts, offsets)])
     return verts, tris
+
+
+def _part_colors(part: Any) -> np.ndarray | None:
+    """(faces, 3) rgb in 0..1 of one trimesh part from the file's own colours: face or vertex
+    colours, else its material's colour (a texture's mean colour when it has one); None when
+    the file gives none."""
+    visual = getattr(part, "visual", None)
+    faces = len(part.faces)
+    kind = getattr(visual, "kind", None)
+    if kind == "face":
+        return np.asarray(visual.face_colors, dtype=float)[:, :3] / 255.0
+    if kind == "vertex":
+        colors = np.asarray(visual.vertex_colors, dtype=float)[:, :3] / 255.0
+        return colors[np.asarray(part.faces)].mean(axis=1)
+    material = getattr(visual, "material", None)
+    if material is None:
+        return None
+    image = getattr(material, "image", None) or getattr(material, "baseColorTexture", None)
+    if image is not None:
+        try:
+            pixels = np.asarray(image.convert("RGB"), dtype=float).reshape(-1, 3)
+            return np.tile(pixels.mean(axis=0) / 255.0, (faces, 1))
+        except Exception as exc:  # noqa: BLE001 - an unreadable texture: the material's colour
+            _log.info("a mesh's texture cannot be read (%s); its material's colour is drawn",
+                      exc)
+    color = getattr(material, "main_color", None)
+    if color is None:
+        return None
+    return np.tile(np.asarray(color, dtype=float)[:3] / 255.0, (faces, 1))
+
+
+@functools.lru_cache(maxsize=64)
+def _face_colors_cached(path: str, _stamp: tuple[int, int], faces: int) -> np.ndarray | None:
+    try:
+        scene = _trimesh().load(path, force="scene", process=False)
+        parts = []
+        for node in scene.graph.nodes_geometry:
+            part = scene.geometry[scene.graph[node][1]]
+            if hasattr(part, "faces") and len(part.faces):
+                parts.append(part)
+    except Exception:  # noqa: BLE001 - colours are only drawn: the caller's colour then
+        return None
+    colors = [_part_colors(part) for part in parts]
+    if all(c is None for c in colors) or sum(len(p.faces) for p in parts) != faces:
+        return None
+    out = np.concatenate([np.full((len(p.faces), 3), np.nan) if c is None else c
+                          for p, c in zip(parts, colors)])
+    out.setflags(write=False)
+    return out
+
+
+def mesh_face_colors(path: str | os.PathLike[str], faces: int) -> np.ndarray | None:
+    """(faces, 3) rgb in 0..1 of each triangle of `load_mesh(path)` (`faces` of them) from
+    the file's own colours and materials (read by trimesh; NaN for a part without any), or
+    None when the file has none or cannot be read with them."""
+    path = os.path.realpath(str(path))
+    if not trimesh_available() or not os.path.isfile(path):
+        return None
+    st = os.stat(path)
+    return _face_colors_cached(path, (st.st_mtime_ns, st.st_size), int(faces))
 
 
 @functools.cache

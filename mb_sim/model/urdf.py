@@ -343,7 +343,8 @@ class _Loader:
                         for name in order},
             fixed_links=tuple(name for name in order[1:] if child_joint[name].type == "fixed"),
             collision_geometries=self.link_geometries(links, order, "collision"),
-            visual_geometries=self.link_geometries(links, order, "visual"),
+            visual_geometries=self.link_geometries(links, order, "visual",
+                                                   _named_colors(robot)),
             urdf_xml=self.text,
             floating_base=self.floating,
             base_mass=base_mass,
@@ -526,10 +527,13 @@ class _Loader:
                         "coupled by the solver", self.source, joint.name, leader)
         return tuple(mimic)
 
-    def link_geometries(self, links: Mapping[str, Any], order: list[str],
-                        role: str) -> dict[str, tuple[Geometry, ...]]:
-        """Each link's collision or visual geometries (role), in tree order."""
-        return {name: tuple(g for e in (getattr(links[name], f"{role}s") or [])
+    def link_geometries(self, links: Mapping[str, Any], order: list[str], role: str,
+                        named: Mapping[str, tuple[float, ...]] | None = None
+                        ) -> dict[str, tuple[Geometry, ...]]:
+        """Each link's collision or visual geometries (role), in tree order; a visual keeps
+        its material's colour (`named`: the robot's top-level materials' colours)."""
+        return {name: tuple(_with_color(g, e, named or {})
+                            for e in (getattr(links[name], f"{role}s") or [])
                             if (g := self.geometry(name, e, role)))
                 for name in order}
 
@@ -632,6 +636,40 @@ def _planar_parts(joint: Any) -> tuple[SimpleNamespace, ...]:
     return (SimpleNamespace(name=f"{joint.name}_x", type="prismatic", axis=u, **common),
             SimpleNamespace(name=f"{joint.name}_y", type="prismatic", axis=v, **common),
             SimpleNamespace(name=f"{joint.name}_yaw", type="continuous", axis=a, **common))
+
+
+def _rgba(color: Any) -> tuple[float, float, float, float] | None:
+    """The rgba of a parsed `<color>` (the URDF filter checked its four numbers), or None;
+    a value outside 0..1 leaves the colour out with a warning."""
+    rgba = getattr(color, "rgba", None)
+    if rgba is None or len(rgba) != 4:
+        return None
+    values = tuple(float(v) for v in rgba)
+    if not all(0.0 <= v <= 1.0 for v in values):
+        log.warning("<color rgba=%r>: values must lie in 0..1; the colour is ignored (it is "
+                    "only drawn)", " ".join(f"{v:g}" for v in values))
+        return None
+    return values[0], values[1], values[2], values[3]
+
+
+def _named_colors(robot: Any) -> dict[str, tuple[float, float, float, float]]:
+    """The colours of the robot's top-level `<material>`s, by name."""
+    out = {}
+    for material in getattr(robot, "materials", None) or ():
+        rgba = _rgba(getattr(material, "color", None))
+        if material.name and rgba is not None:
+            out[material.name] = rgba
+    return out
+
+
+def _with_color(geometry: Geometry, element: Any, named: Mapping[str, Any]) -> Geometry:
+    """A visual's geometry with its `<material>`'s colour: inline, else the robot's material
+    of that name."""
+    material = getattr(element, "material", None)
+    if material is None:
+        return geometry
+    rgba = _rgba(getattr(material, "color", None)) or named.get(material.name or "")
+    return geometry if rgba is None else replace(geometry, color=rgba)
 
 
 def _inertia_matrix(inertia: Any) -> np.ndarray:

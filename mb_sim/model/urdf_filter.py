@@ -1,10 +1,11 @@
 """The part of a URDF document that mb_sim reads, with every number checked.
 
 A URDF carries much that a simulator of rigid-body dynamics does not use: `<transmission>`
-(either format), `<gazebo>`, `<ros2_control>`, `<sensor>`, materials, colours and textures,
+(either format), `<gazebo>`, `<ros2_control>`, `<sensor>`, textures,
 `<calibration>`, `<safety_controller>` and any vendor element. `filter_urdf` removes all of
 it (one debug log line per kind of element dropped), so none of it can stop a robot from
-loading, and returns the document urdf-parser-py then reads.
+loading, and returns the document urdf-parser-py then reads. Materials and their colours
+stay: cameras draw the visuals in them (`mb_sim.sensing.visuals`).
 
 Numbers are checked in every element of the URDF format, used or not (`NUMERIC`): each
 attribute must hold the right count of finite numbers within the range given there, and each
@@ -77,10 +78,11 @@ DRAWN = ("visual", "material")
 # What mb_sim reads: element -> children kept. Children not listed are dropped; those of the
 # URDF format are still number-checked (`_FORMAT`), others are not read.
 KEEP: dict[str, set[str]] = {
-    "robot": {"link", "joint"},
+    "robot": {"link", "joint", "material"},
     "link": {"inertial", "visual", "collision"},
     "inertial": {"origin", "mass", "inertia"},
-    "visual": {"origin", "geometry"},
+    "visual": {"origin", "geometry", "material"},
+    "material": {"color"},
     "collision": {"origin", "geometry"},
     "geometry": {"box", "sphere", "cylinder", "mesh"},
     "joint": {"parent", "child", "origin", "axis", "limit", "dynamics", "mimic"},

@@ -21,7 +21,9 @@ is namespaced) as a child of the link the sensor is fixed to, at the sensor's xy
 Cameras publish in `<frame>_optical` (REP 103: z forward, x right, y down), on tf_static too.
 
 When: each sensor at its rate in simulated time, after the step that reaches its tick, stamped
-with that step's time (the state its reading shows). A sensor is read only when one of its
+with that step's time (the state its reading shows). A camera's image is drawn and published
+by a thread of its own while the physics steps on; a tick that finds the last image still
+being drawn is dropped. A sensor is read only when one of its
 topics has a subscriber or a bag is being recorded (then everything is published and
 recorded), and published on the topics that have one: a sensor nobody listens to costs
 nothing, a depth camera's cloud is made only for a subscriber of its points.
@@ -33,6 +35,7 @@ parameter `sensor_qos_reliable`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -176,6 +179,10 @@ class SensorTopics:
         self.next_tick = 0
         """The index of the next reading due (reading k at simulated time k / rate)."""
         self.readings = 0
+        self.dropped = 0
+        """A camera's readings not made: its last image was still being drawn."""
+        self.pending: Future[None] | None = None
+        """A camera's image being drawn and published by the camera thread."""
 
     @property
     def topics(self) -> list[str]:
@@ -201,7 +208,10 @@ class SensorTopics:
     def publish(self, sim: Any, t: float, roles: Any = None) -> None:
         """Read the sensor at the current state and publish (and record) what it gives on the
         topics of `roles` (None: all): a depth camera's cloud is made only when wanted."""
-        reading = sim.read_sensor(self.name)
+        self.publish_reading(sim.read_sensor(self.name), t, roles)
+
+    def publish_reading(self, reading: Any, t: float, roles: Any = None) -> None:
+        """Publish (and record) a reading made at simulated time t (`publish`)."""
         self.readings += 1
         spec, msgs = self.spec, self.msgs
         wanted = list(self.outputs) if roles is None else roles
@@ -254,6 +264,8 @@ class NodeSensors:
             self.by_robot.setdefault(where.robot, []).append(sensor)
         self.active = list(self.sensors)
         """The sensors read when due (those the simulation still has)."""
+        self.logger = logger
+        self._cameras: ThreadPoolExecutor | None = None
 
     def static(self, robot: str) -> list[tuple[str, str, conv.Pose]]:
         """The static transforms of the sensors of `robot` ('': the world's), each once."""
@@ -279,7 +291,11 @@ class NodeSensors:
         self.active = [s for s in self.sensors if s.name in present]
 
     def publish_due(self) -> None:
-        """After a step: each sensor whose tick it is, if anybody listens or a bag records."""
+        """After a step: each sensor whose tick it is, if anybody listens or a bag records.
+        A camera's image is drawn and published by the camera thread (the physics steps on
+        meanwhile; the image shows the state of its stamp); a tick that finds the camera's
+        last image still being drawn is dropped (counted in `dropped`, ~/stats). While a bag
+        records, every reading is made here, in order."""
         if not self.active:
             return
         t = self.sim.time
@@ -288,15 +304,51 @@ class NodeSensors:
             if not sensor.due(t, self.half_step):
                 continue
             if recording:
+                self._wait(sensor)
                 sensor.publish(self.sim, t)
                 continue
             roles = sensor.listened()
-            if roles:
+            if not roles:
+                continue
+            if sensor.spec.type not in ("camera", "depth_camera"):
                 sensor.publish(self.sim, t, roles)
+                continue
+            if sensor.pending is not None and not sensor.pending.done():
+                sensor.dropped += 1
+                continue
+            self._wait(sensor)
+            reading = self.sim.capture_sensor(sensor.name)
+            sensor.pending = self._camera_thread().submit(
+                lambda s=sensor, r=reading, roles=roles: s.publish_reading(r(), t, roles))
+
+    def _camera_thread(self) -> ThreadPoolExecutor:
+        if self._cameras is None:
+            self._cameras = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mb_sim_cameras")
+        return self._cameras
+
+    def _wait(self, sensor: SensorTopics) -> None:
+        """The camera's image under way, published; its error logged."""
+        job, sensor.pending = sensor.pending, None
+        if job is not None:
+            error = job.exception()
+            if error is not None:
+                self.logger.error(f"sensor {sensor.name!r}: {type(error).__name__}: {error}")
+
+    def close(self) -> None:
+        """The images under way published, the camera thread ended."""
+        for sensor in self.sensors:
+            self._wait(sensor)
+        if self._cameras is not None:
+            self._cameras.shutdown(wait=True)
+            self._cameras = None
 
     def counts(self) -> dict[str, int]:
         """Each sensor's readings so far (none while nobody listened): for ~/stats."""
         return {s.name: s.readings for s in self.sensors}
+
+    def dropped(self) -> dict[str, int]:
+        """Each camera's ticks dropped while its last image was being drawn."""
+        return {s.name: s.dropped for s in self.sensors if s.dropped}
 
     def describe(self) -> str:
         """One line: each sensor's topics and rate."""

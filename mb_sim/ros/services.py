@@ -127,6 +127,8 @@ class Services:
             "recording": None if recorder is None else str(recorder.path),
             "sensors": {} if self.publishers.sensors is None
             else self.publishers.sensors.counts(),
+            "sensors_dropped": {} if self.publishers.sensors is None
+            else self.publishers.sensors.dropped(),
             "drives": {} if self.publishers.drives is None
             else self.publishers.drives.counts(),
         }

@@ -197,6 +197,8 @@ class SimNode(Node):
         it is still busy after `timeout` (s), in a compile a service started, close the bag
         here (`Recording` serializes the two threads' writes and close)."""
         self.loop.stop(timeout)
+        if self.outputs.sensors is not None:
+            self.outputs.sensors.close()
         self.recording.close("shutdown")
 
     def destroy_node(self) -> None:

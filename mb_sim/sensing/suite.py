@@ -4,8 +4,11 @@
 `read_sensor`), resolves what each is fixed to (a robot link, `<robot>/<link>` with several
 robots, a body, or the world), and reads one on demand from the simulation's current state:
 the sensor's pose from its mount's, the scene posed in a workspace of its own
-(`mb_sim.sensing.cast`), its rays cast, its noise added for the reading's tick
-(`mb_sim.sensing.noise`). Nothing runs for a sensor nobody reads.
+(`mb_sim.sensing.cast`; once per instant, however many sensors read then), a lidar's rays
+cast into the collision geometry, a camera's image drawn from the visual geometry
+(`mb_sim.sensing.visuals`, `mb_sim.sensing.raster`), its noise added for the reading's tick
+(`mb_sim.sensing.noise`). Nothing runs for a sensor nobody reads; the visual scene is made
+at the first camera reading.
 
 Readings (REP 117 and 118: +inf beyond the far limit, -inf below the near one, NaN only for
 a reading that is not valid):
@@ -20,7 +23,7 @@ a reading that is not valid):
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -32,10 +35,15 @@ from mb_sim.errors import WorldError
 from mb_sim.model.compile import new_geoms
 from mb_sim.model.sensors import SensorSpec
 from mb_sim.rotations import matrix_from_quat, quat_from_matrix, rpy_matrix
-from mb_sim.sensing.cast import cast_rays, pose_scene, shade
-from mb_sim.sensing.colors import geometry_colors
+from mb_sim.sensing.cast import cast_rays, pose_scene
 from mb_sim.sensing.noise import add_noise, tick
-from mb_sim.sensing.patterns import camera_rays, lidar_rays
+from mb_sim.sensing.patterns import focal_length, lidar_rays
+from mb_sim.sensing.raster import Rasteriser
+from mb_sim.sensing.visuals import new_visual_scene, scene_visuals
+
+OPTICAL = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])
+"""The optical frame's axes (x right, y down, z forward) in the sensor's (x forward, y left,
+z up), as columns."""
 
 log = logging.getLogger("mb_sim")
 
@@ -83,10 +91,10 @@ class Sensing:
         self._cw_arrays = allocate_collision_work(arrays.geoms, owners, 1)
         self._cw = new_collision_work(self._cw_arrays)
         self._geoms = new_geoms(arrays.geoms)
-        trees = {p.name: p.model for p in sim._placed}
-        bodies = {b.name: b for b in (sim.world.bodies if sim.world is not None else ())}
-        self._colors = geometry_colors(sim.scene.geom_entity, sim.scene.geom_link, trees,
-                                       bodies)
+        self._visuals: Any = None
+        self._visual_record: Any = None
+        self._rasters: dict[str, Rasteriser] = {}
+        self._posed: tuple[np.ndarray, ...] | None = None
         for name, spec in list(self.specs.items()):
             try:
                 self._mounts[name] = self._mount(spec)
@@ -106,12 +114,8 @@ class Sensing:
                             f"{type(spec).__name__}")
         spec.check()
         mount = self._mount(spec)
-        if spec.type == "lidar":
-            rays: tuple[np.ndarray, np.ndarray | None] = (lidar_rays(spec), None)
-        elif spec.type in ("camera", "depth_camera"):
-            rays = camera_rays(spec)
-        else:
-            rays = (np.zeros((0, 3)), None)
+        rays: tuple[np.ndarray, np.ndarray | None] = (
+            lidar_rays(spec) if spec.type == "lidar" else np.zeros((0, 3)), None)
         self.specs[spec.name] = spec
         self._mounts[spec.name] = mount
         self._rays[spec.name] = rays
@@ -120,6 +124,7 @@ class Sensing:
         self.spec(name)
         for table in (self.specs, self._mounts, self._rays):
             del table[name]
+        self._rasters.pop(name, None)
 
     def spec(self, name: str) -> SensorSpec:
         try:
@@ -195,30 +200,85 @@ class Sensing:
         if spec.type == "imu":
             return self._imu(spec, k)
         R, p = self.pose(name)
-        dirs, cosines = self._rays[name]
+        self._pose_scene()
+        if spec.type in ("camera", "depth_camera"):
+            return self._camera(spec, R, p, k)
+        dirs, _ = self._rays[name]
         count = dirs.shape[0]
         t, geom, normal = np.empty(count), np.empty(count, dtype=np.int64), np.empty((count, 3))
-        far = spec.max_range if spec.type == "lidar" else spec.far / float(cosines.min())
-        sim = self._sim
-        pose_scene(sim._m, self._tree_work, self._cw, sim.state.q, sim.state.body_pos,
-                   sim.state.body_quat)
-        cast_rays(self._geoms, self._cw, p, R, dirs, far, self._mounts[name].skip_owner, t,
-                  geom, normal)
-        if spec.type == "camera":
-            rgb = np.empty((count, 3))
-            shade(geom, normal, R, dirs, self._colors, rgb)
-            add_noise(rgb, spec.noise, spec.seed, name, k)
-            return np.clip(np.rint(rgb), 0, 255).astype(np.uint8).reshape(
-                spec.height, spec.width, 3)
-        if spec.type == "depth_camera":
-            depth = t * cosines
-            add_noise(depth, spec.noise, spec.seed, name, k)
-            return _limits(depth, spec.near, spec.far, t).astype(np.float32).reshape(
-                spec.height, spec.width)
+        cast_rays(self._geoms, self._cw, p, R, dirs, spec.max_range,
+                  self._mounts[name].skip_owner, t, geom, normal)
         add_noise(t, spec.noise, spec.seed, name, k)
         ranges = _limits(t, spec.min_range, spec.max_range, t)
         return ranges if spec.vertical_samples == 1 else ranges.reshape(
             spec.vertical_samples, spec.samples)
+
+    def _pose_scene(self) -> None:
+        """The scene posed at the current state, once per instant: a state already posed (every
+        sensor read after the same step) is not posed again."""
+        state = self._sim.state
+        now = (state.q, state.body_pos, state.body_quat)
+        if self._posed is not None and all(np.array_equal(a, b) for a, b in
+                                           zip(self._posed, now)):
+            return
+        pose_scene(self._sim._m, self._tree_work, self._cw, *now)
+        self._posed = tuple(a.copy() for a in now)
+
+    def _raster(self, spec: SensorSpec) -> Rasteriser:
+        """The sensor's rasteriser (made at its first reading, with the visual scene)."""
+        if self._visuals is None:
+            self._visuals = scene_visuals(self._sim)
+            self._visual_record = new_visual_scene(self._visuals)
+        raster = self._rasters.get(spec.name)
+        if raster is None:
+            raster = Rasteriser(self._visuals, spec.width, spec.height,
+                                scene=self._visual_record)
+            self._rasters[spec.name] = raster
+        return raster
+
+    def capture(self, name: str) -> Callable[[], Any]:
+        """A reading of sensor `name` at the current state, made when the returned function is
+        called: a camera's scene is posed and its pose taken now (copies), its image drawn
+        then, from any thread, while the simulation goes on; other sensors are read now. A
+        camera's captures must be drawn one at a time (they share its workspace)."""
+        spec = self.spec(name)
+        if spec.type not in ("camera", "depth_camera"):
+            reading = self.read(name)
+            return lambda: reading
+        k = tick(self._sim.time, spec.rate)
+        R, p = self.pose(name)
+        self._pose_scene()
+        owners = (self._cw_arrays.owner_pos.copy(), self._cw_arrays.owner_rot.copy())
+        raster = self._raster(spec)
+        skip = self._mounts[name].skip_owner
+        return lambda: self._camera(spec, R, p, k, owners, raster, skip)
+
+    def _camera(self, spec: SensorSpec, R: np.ndarray, p: np.ndarray, k: int,
+                owners: tuple[np.ndarray, np.ndarray] | None = None,
+                raster: Rasteriser | None = None, skip: int | None = None) -> np.ndarray:
+        """A camera's image drawn from the visual geometry (`mb_sim.sensing.raster`), with
+        the collision owners' poses `owners` (None: the posed scene's)."""
+        colour = spec.type == "camera"
+        intrinsics = (focal_length(spec), 0.5 * spec.width, 0.5 * spec.height, spec.near,
+                      spec.far)
+        owner_pos, owner_rot = owners or (self._cw_arrays.owner_pos, self._cw_arrays.owner_rot)
+        depth, rgb = (raster or self._raster(spec)).render(
+            R @ OPTICAL, p, intrinsics, owner_pos, owner_rot,
+            self._mounts[spec.name].skip_owner if skip is None else skip, colour)
+        if colour:
+            assert rgb is not None
+            if spec.noise.stddev > 0.0 or spec.noise.bias != 0.0:
+                noisy = rgb.astype(float)
+                add_noise(noisy, spec.noise, spec.seed, spec.name, k)
+                rgb = np.clip(np.rint(noisy), 0, 255).astype(np.uint8)
+            return rgb
+        if spec.noise.stddev > 0.0 or spec.noise.bias != 0.0:
+            finite = np.isfinite(depth)
+            noisy = depth.astype(float)
+            add_noise(noisy, spec.noise, spec.seed, spec.name, k)
+            depth = np.where(finite, _limits(noisy, spec.near, spec.far, noisy),
+                             depth).astype(np.float32)
+        return depth
 
     def _imu(self, spec: SensorSpec, k: int) -> ImuReading:
         """Orientation, angular velocity and specific force of an IMU, at its offset on its

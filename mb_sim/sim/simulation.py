@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -464,6 +464,12 @@ class Simulation(OneRobot, SceneChanges):
         optical axis), a camera's (h, w, 3) uint8 RGB image, or an IMU's `ImuReading`; +inf
         beyond range, -inf below it (REP 117, 118); noise drawn for the reading's tick."""
         return self._sensing.read(name)
+
+    def capture_sensor(self, name: str) -> Callable[[], Any]:
+        """`read_sensor` in two halves: the state is taken now, and the returned function
+        makes the reading when called (a camera's image is drawn then, releasing the GIL, from
+        any thread, while this simulation steps on). One capture of a camera at a time."""
+        return self._sensing.capture(name)
 
     def sensor_pose(self, name: str) -> Pose:
         """World pose of a sensor's frame now: (xyz, quaternion x, y, z, w)."""

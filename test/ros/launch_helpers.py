@@ -45,6 +45,7 @@ COMMANDS = {
     "launch_mobile": "ros2 launch mb_sim mobile.launch.py",
     "launch_nav": "ros2 launch mb_sim nav.launch.py",
     "echo_scan": "ros2 topic echo /scan --once",
+    "echo_image": "ros2 topic echo /camera/image_raw --once --no-arr",
     "hz_scan": "ros2 topic hz /scan",
     "odom_position": "ros2 topic echo /odom --once --field pose.pose.position",
     "prefix": "ros2 pkg prefix mb_sim",

@@ -1,6 +1,7 @@
 """The real ROS 2 command line against `ros2 launch mb_sim nav.launch.py`: the topics Nav2's
 setup guides ask of a robot, `ros2 topic echo /scan --once` and `ros2 topic hz /scan` as
-docs/node.md shows them, and Ctrl-C ending everything cleanly.
+docs/node.md shows them, a camera image's header through `ros2 topic echo`, and Ctrl-C
+ending everything cleanly.
 
 Runs where `ros2` is installed (see test_ros_cli.py); skips elsewhere.
 """
@@ -38,6 +39,10 @@ def test_nav_launch_scan_echo_hz_and_ctrl_c(cli: dict[str, str], tmp_path: Path)
         scan = run_until(cli, "echo_scan", ["angle_min:", "ranges:"], timeout=60)
         assert "frame_id: lidar_link" in scan, scan
         assert re.search(r"range_max: 12\.0", scan), scan
+        image = run_until(cli, "echo_image", ["encoding:", "height:"], timeout=60)
+        for line in ("height: 240", "width: 320", "encoding: rgb8", "step: 960",
+                     "frame_id: camera_link_optical"):
+            assert line in image, image
         hz = Launched(cli, "hz_scan", tmp_path / "hz.log",
                       command=COMMANDS["hz_scan"])
         try:  # a rate a second; the third averages over 3 s
