@@ -25,16 +25,26 @@ KERNELS: list[Callable[..., Any]] = []
 
 
 if JIT:
+    from numba.core import sigutils as _sigutils
     from numba.core.registry import CPUDispatcher as _CPUDispatcher
 
+    from mb_sim import kernel_linking
     from mb_sim.kernel_cache import KernelCache
 
+    LINKING = kernel_linking.install()
+    """Whether kernels compiled for compiled callers are linked IR only
+    (`mb_sim.kernel_linking`; False with a numba whose internals it does not know)."""
+
     class Kernel(_CPUDispatcher):
-        """numba's dispatcher, but a call from compiled code compiles the callee for the
-        arguments' plain types: numba would otherwise compile one more version of a helper
-        for every constant argument it is called with (`row(a, 0)`, `row(a, 1)`, ...), which
-        makes the first compile of the kernels about a tenth longer for the same code. Its
-        disk cache is a `KernelCache` (by content)."""
+        """numba's dispatcher, but:
+        - a call from compiled code compiles the callee for the arguments' plain types: numba
+          would otherwise compile one more version of a helper for every constant argument it
+          is called with (`row(a, 0)`, `row(a, 1)`, ...), which makes the first compile of
+          the kernels about a tenth longer for the same code;
+        - a kernel compiled for a compiled caller is linked IR, made into machine code only
+          inside the kernels Python calls (`mb_sim.kernel_linking`); called from Python
+          later, it is compiled again as an entry;
+        - its disk cache is a `KernelCache` (by content)."""
 
         def get_call_template(self, args: Any, kws: Any) -> Any:
             return super().get_call_template(tuple(_types.unliteral(a) for a in args), kws)
@@ -42,9 +52,33 @@ if JIT:
         def enable_caching(self) -> None:
             self._cache = KernelCache(self.py_func)
 
+        def _for_compiled_callers(self) -> bool:
+            """Whether the version compiled now serves compiled code only: while another
+            kernel compiles (its callee), never for Python."""
+            return kernel_linking.compiling_depth() > 0
+
+        def compile(self, sig: Any) -> Any:
+            linked = self._for_compiled_callers()
+            if not linked:  # for Python: a linked version compiled so far will not do
+                args, _ = _sigutils.normalize_signature(sig)
+                existing = self.overloads.get(tuple(args))
+                if existing is not None and kernel_linking.is_linked(existing.library):
+                    del self.overloads[tuple(args)]
+            with kernel_linking.compiling(linked):
+                return super().compile(sig)
+
+        def add_overload(self, cres: Any) -> None:
+            if kernel_linking.is_linked(cres.library):  # no machine code: not for Python
+                self.overloads[tuple(cres.signature.args)] = cres
+            else:
+                super().add_overload(cres)
+
     class Helper(Kernel):
-        """A kernel for compiled callers only: numba makes no Python entry for it (a few
-        percent of the first compile), and a call from Python is refused."""
+        """A kernel for compiled callers only: numba makes no Python entry for it, its
+        library is linked IR (`mb_sim.kernel_linking`), and a call from Python is refused."""
+
+        def _for_compiled_callers(self) -> bool:
+            return True
 
         def __call__(self, *args: Any, **kwargs: Any) -> Any:
             raise TypeError(f"{self.py_func.__module__}.{self.py_func.__qualname__} is "
@@ -124,3 +158,4 @@ def structref_classes(name: str, fields: Sequence[str], module: str) -> tuple[ty
                  {"__slots__": (), "__module__": module})
     _structref.define_proxy(proxy, type_class, list(fields))
     return type_class, proxy
+

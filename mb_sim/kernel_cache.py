@@ -17,6 +17,10 @@ and numpy versions. So:
 - two versions of the sources keep their kernels side by side; a kernel's files of other
   stamps are removed once they are `PRUNE_AGE` old (`prune`).
 
+A kernel compiled for compiled callers only is cached as its LLVM IR, which the kernels Python
+calls link when they are compiled (`mb_sim.kernel_linking`); loaded for Python, such an entry
+is a miss, and the kernel is compiled again as an entry, which replaces it.
+
 The cache survives processes killed while they compile: numba writes each index (`.nbi`)
 and data (`.nbc`) file under a temporary name and renames it, so a kill leaves at worst a
 temporary file (`*.tmp.<hex>`, removed later by `remove_stale_temporaries`) or an index naming
@@ -44,6 +48,8 @@ import numba
 import numpy as np
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
 from numba.core.dispatcher import Dispatcher
+
+from mb_sim.kernel_linking import is_linked, wanted_linked
 
 log = logging.getLogger("mb_sim")
 
@@ -75,12 +81,13 @@ def cache_folder() -> str:
 
 def _salt() -> bytes:
     """What every kernel's machine code depends on besides its own code: the versions of the
-    compiler stack and the compile options (the sources of `mb_sim._jit` and this module)."""
+    compiler stack and the compile options (the sources of `mb_sim._jit`, this module and
+    `mb_sim.kernel_linking`)."""
     digest = hashlib.sha256()
     digest.update(repr((sys.version, numba.__version__, llvmlite.__version__,
                         np.__version__)).encode())
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("_jit.py", "kernel_cache.py"):
+    for name in ("_jit.py", "kernel_cache.py", "kernel_linking.py"):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())
     return digest.digest()
@@ -261,12 +268,15 @@ class KernelCache(FunctionCache):
     def load_overload(self, sig: Any, target_context: Any) -> Any:
         self._ensure_set_up()
         try:
-            return super().load_overload(sig, target_context)
+            cres = super().load_overload(sig, target_context)
         except Exception as e:  # noqa: BLE001 - an unreadable entry: compile it again
             log.warning(f"kernel cache: {self._kernel_name()}: damaged files "
                         f"({type(e).__name__}: {e}); compiling the kernel again")
             self._remove_files()
             return None
+        if cres is not None and is_linked(cres.library) and not wanted_linked():
+            return None  # IR for compiled callers, wanted from Python: compiled as an entry
+        return cres
 
     def save_overload(self, sig: Any, data: Any) -> None:
         try:
