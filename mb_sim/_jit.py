@@ -28,9 +28,10 @@ if JIT:
     from numba.core import sigutils as _sigutils
     from numba.core.registry import CPUDispatcher as _CPUDispatcher
 
-    from mb_sim import kernel_linking
+    from mb_sim import compile_speed, kernel_linking
     from mb_sim.kernel_cache import KernelCache
 
+    compile_speed.install()  # a tenth off numba's typing, same results
     LINKING = kernel_linking.install()
     """Whether kernels compiled for compiled callers are linked IR only
     (`mb_sim.kernel_linking`; False with a numba whose internals it does not know)."""
