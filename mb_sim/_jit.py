@@ -99,7 +99,36 @@ def _kernel(fn: Callable[..., Any], kind: Any = None, **options: Any) -> Callabl
     kernel = (kind or Kernel)(py_func=fn, locals={}, targetoptions={
         "nopython": True, "error_model": ERROR_MODEL, **options})
     kernel.enable_caching()
+    DISPATCHERS[fn] = kernel
     return kernel
+
+
+DISPATCHERS: dict[Callable[..., Any], Any] = {}
+"""The dispatcher of every kernel declared so far, by its Python function (compiled only)."""
+
+
+def kernel_name(dispatcher: Any) -> str:
+    """`module.qualname` of a dispatcher's Python function."""
+    fn = dispatcher.py_func
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+def kernels_to_compile(dispatcher: Any) -> int:
+    """How many kernels a compile of `dispatcher` would compile: itself and the kernels it
+    reaches that are neither compiled in this process nor in the kernel cache (inlined ones
+    aside: they are compiled into their callers). 0 for a dispatcher that is not a kernel."""
+    if not isinstance(dispatcher, Kernel):
+        return 0
+    from mb_sim.kernel_cache import reached
+
+    count = 0
+    for fn in reached(dispatcher.py_func):
+        kernel = DISPATCHERS.get(fn)
+        if kernel is None or kernel.targetoptions.get("inline") == "always":
+            continue  # an inlined one is compiled as part of each caller
+        if not kernel.overloads and not kernel._cache.has_files():
+            count += 1
+    return count
 
 
 def njit(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -160,3 +189,8 @@ def structref_classes(name: str, fields: Sequence[str], module: str) -> tuple[ty
     _structref.define_proxy(proxy, type_class, list(fields))
     return type_class, proxy
 
+
+if JIT:
+    from mb_sim import compile_log
+
+    compile_log.watch_numba(kernel_name, kernels_to_compile)

@@ -197,6 +197,18 @@ def stamp(fn: Callable[..., Any]) -> str:
     return _STAMPS[fn]
 
 
+def reached(fn: Callable[..., Any]) -> list[Callable[..., Any]]:
+    """`fn` and every function it reaches (the functions its stamp hashes)."""
+    seen: dict[Callable[..., Any], None] = {}
+    todo = [fn]
+    while todo:
+        f = todo.pop()
+        if f not in seen:
+            seen[f] = None
+            todo.extend(_own(f)[1])
+    return list(seen)
+
+
 def forget_stamps() -> None:
     """Compute the stamps afresh (after code was reloaded in this process)."""
     _OWN.clear()
@@ -286,6 +298,11 @@ class KernelCache(FunctionCache):
             log.warning(f"kernel cache: {self._kernel_name()}: cannot write to "
                         f"{cache_folder()} ({type(e).__name__}: {e}); the kernel is "
                         "compiled again in the next process")
+
+    def has_files(self) -> bool:
+        """Whether the cache holds files of this kernel's content (some of its versions)."""
+        self._ensure_set_up()
+        return os.path.exists(self._cache_file._index_path)
 
     def _kernel_name(self) -> str:
         fn = self._py_func

@@ -50,7 +50,6 @@ from mb_sim.ros.robot_setup import (
     configure,
     overrides,
 )
-from mb_sim.warmup import ensure_compiled
 
 __all__ = ["Inputs", "StartupError", "declare_parameters", "load_inputs"]
 
@@ -249,9 +248,9 @@ def _density(node: Node, p: SimParams, entry: Any) -> float | None:
 
 
 def _make_simulation(node: Node, p: SimParams, model: Any, world: Any) -> Any:
-    # The first start after an install or an upgrade compiles the kernels (colcon build and
-    # `python -m mb_sim.warmup` do it ahead); say so rather than stay silent for a minute.
-    ensure_compiled(node.get_logger().info)
+    # The first start after an install or an upgrade compiles the kernels this scene needs
+    # (colcon build and `python -m mb_sim.warmup` compile them all ahead); the library says
+    # so in the node's log (`mb_sim.compile_log`), the step's stages in parallel processes.
     # One robot: its sensors come from the parameters or the world file (robot_setup); a
     # robots: list: each entry's, set by the simulation and again by robot_setup.
     sensors = {"ft_sensors": [], "contact_sensors": []} if model is not None else {}

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from mb_sim import compile_log
 from mb_sim._jit import ANY_INT, JIT, entry_point
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.overlaps import overlapping_pairs
@@ -183,6 +184,12 @@ class Simulation(OneRobot, SceneChanges):
         else:
             self.gravity = check_gravity(gravity)
         self.world = world
+        # What loading the scene compiles (a first start) is reported as one compile.
+        with compile_log.compiling("the physics kernels of this scene", lazy=True):
+            self._build(model, world, dt, integrator, ft_sensors, contact_sensors)
+
+    def _build(self, model: Model | None, world: World | None, dt: float, integrator: str,
+               ft_sensors: Sequence[str] | None, contact_sensors: Sequence[str] | None) -> None:
         self._overlaps = RememberedOverlaps(overlapping_pairs)
         self._placed = tuple(placed_trees(model, world))
         self._overlaps.key = self._trees_key(self._placed)
@@ -287,7 +294,8 @@ class Simulation(OneRobot, SceneChanges):
         """The compiled step for the record's type, called without numba typing the record on
         every call (compiled, or loaded from the cache, at the first step)."""
         if self._step is None:
-            self._step = entry_point(step, self._sim, ANY_INT)
+            with compile_log.compiling("the physics kernels of the step", lazy=True):
+                self._step = entry_point(step, self._sim, ANY_INT)
         return self._step
 
     def _new_state(self, scene: CompiledScene, data: Data) -> State:
