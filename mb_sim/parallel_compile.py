@@ -1,0 +1,275 @@
+"""Kernels compiled side by side in worker processes, into the kernel cache.
+
+numba compiles on one thread, and most of a first compile is numba's own Python (typing,
+lowering), so a process compiles one kernel at a time. A machine's other cores can compile
+the rest meanwhile: a `Batch` starts worker processes (`python -m mb_sim.parallel_compile`),
+hands each the next job as it finishes one, and the kernels they compile land in the kernel
+cache (`mb_sim.kernel_cache`), where the process that wanted them loads them in milliseconds.
+A job is a kernel and the numba types of its arguments (`Job`), compiled for compiled callers
+(linked IR, `mb_sim.kernel_linking`) or for Python, or a function to call (the warm-up's
+scenes). The process that started the batch takes jobs too (`Batch.work`), so no core waits,
+and when it needs the results (`Batch.wait`) it compiles what no worker has begun and waits
+only for the jobs under way.
+
+Workers end with the process that started them, however it ends (Linux's parent-death signal;
+SIGINT and SIGTERM, which a terminal sends to both, end them at once and quietly), and a job
+that fails in a worker is done again by the process that needs it, which then reports the
+error where it belongs. MB_SIM_COMPILE_WORKERS sets how many workers a batch starts (default:
+one fewer than the cores; 0: everything compiles in the calling process).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+WORKERS_VARIABLE = "MB_SIM_COMPILE_WORKERS"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One piece of compiling: the kernel `target` ("module:qualname") for the argument types
+    `signature` (numba types), for compiled callers (`linked`) or for Python; or, without a
+    signature, the function `target` called with no arguments."""
+
+    target: str
+    signature: tuple[Any, ...] | None = None
+    linked: bool = True
+    name: str = field(default="", compare=False)  # how progress lines call it
+
+    def label(self) -> str:
+        return self.name or self.target.replace(":", ".")
+
+    def run(self) -> None:
+        """Do the job in this process."""
+        module, _, qualname = self.target.partition(":")
+        obj: Any = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        if self.signature is None:
+            obj()
+            return
+        from mb_sim._jit import compile_for
+
+        compile_for(obj, self.signature, linked=self.linked)
+
+
+def worker_count() -> int:
+    """Worker processes a batch starts: MB_SIM_COMPILE_WORKERS, else one fewer than the
+    cores this process may use."""
+    given = os.environ.get(WORKERS_VARIABLE, "").strip()
+    if given:
+        try:
+            return max(0, int(given))
+        except ValueError:
+            pass
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    return max(0, cores - 1)
+
+
+class Batch:
+    """Jobs done by worker processes and by the calling process (module docstring)."""
+
+    def __init__(self, jobs: Sequence[Job], workers: int | None = None) -> None:
+        self.jobs = list(jobs)
+        self.state = ["todo"] * len(self.jobs)  # todo, running, done, failed
+        self.seconds = [0.0] * len(self.jobs)
+        self.lock = threading.Condition()
+        self.processes: list[subprocess.Popen[str]] = []
+        self.readers: list[threading.Thread] = []
+        self.started = time.monotonic()
+        count = worker_count() if workers is None else workers
+        for _ in range(min(count, len(self.jobs))):
+            self._start_worker()
+
+    # -- progress
+
+    def done(self) -> int:
+        with self.lock:
+            return sum(s in ("done", "failed") for s in self.state)
+
+    def progress(self) -> str:
+        """How far the batch got, in words."""
+        with self.lock:
+            running = [self.jobs[i].label().rsplit(".", 1)[-1]
+                       for i, s in enumerate(self.state) if s == "running"]
+            finished = sum(s in ("done", "failed") for s in self.state)
+        text = f"{finished} of {len(self.jobs)} parts done"
+        if running:
+            text += ", compiling " + ", ".join(running)
+        return text + f"; {len(self.processes) + 1} processes"
+
+    # -- the calling process's share
+
+    def _take(self) -> int | None:
+        """The next job nobody has begun (marked running), or None."""
+        with self.lock:
+            for i, s in enumerate(self.state):
+                if s == "todo":
+                    self.state[i] = "running"
+                    return i
+        return None
+
+    def _finish(self, i: int, ok: bool, seconds: float) -> None:
+        with self.lock:
+            self.state[i] = "done" if ok else "failed"
+            self.seconds[i] = seconds
+            self.lock.notify_all()
+
+    def work(self, until: Callable[[], bool] | None = None) -> None:
+        """Do jobs nobody has begun in this process (until `until()` says stop)."""
+        while until is None or not until():
+            i = self._take()
+            if i is None:
+                return
+            start = time.monotonic()
+            self.jobs[i].run()  # an error here is the caller's: it is raised
+            self._finish(i, True, time.monotonic() - start)
+
+    def wait(self) -> None:
+        """Every job done: this process does those nobody has begun, then waits for the
+        workers' (a worker's failed job is done again here, raising its error). Interrupted
+        (Ctrl-C), the workers are stopped."""
+        try:
+            self.work()
+            with self.lock:
+                while any(s == "running" for s in self.state):
+                    self.lock.wait(0.2)
+                failed = [i for i, s in enumerate(self.state) if s == "failed"]
+            for i in failed:
+                self.jobs[i].run()
+                self._finish(i, True, 0.0)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop the workers (those still compiling are ended)."""
+        with self.lock:
+            processes, self.processes = self.processes, []
+        for proc in processes:
+            if proc.poll() is None:
+                try:
+                    proc.stdin.write("stop\n")  # type: ignore[union-attr]
+                    proc.stdin.flush()  # type: ignore[union-attr]
+                except (BrokenPipeError, OSError, ValueError):
+                    pass
+        for proc in processes:
+            try:
+                proc.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def __del__(self) -> None:  # an abandoned batch leaves no process behind
+        for proc in getattr(self, "processes", []):
+            if proc.poll() is None:
+                proc.kill()
+
+    # -- workers
+
+    def _start_worker(self) -> None:
+        # the same mb_sim and the same modules as here, wherever they were found
+        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        path = [here, *(os.path.abspath(p) for p in sys.path if p)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(path))}
+        env.pop(WORKERS_VARIABLE, None)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mb_sim.parallel_compile", str(os.getpid())],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+        assert proc.stdin is not None
+        proc.stdin.write(pickle.dumps(self.jobs).hex() + "\n")
+        proc.stdin.flush()
+        self.processes.append(proc)
+        reader = threading.Thread(target=self._feed, args=(proc,), daemon=True,
+                                  name="mb_sim compile worker")
+        self.readers.append(reader)
+        reader.start()
+
+    def _feed(self, proc: subprocess.Popen[str]) -> None:
+        """Give `proc` a job, then the next each time it reports one done."""
+        assert proc.stdin is not None and proc.stdout is not None
+        current: int | None = None
+        try:
+            while True:
+                current = self._take()
+                if current is None:
+                    proc.stdin.write("stop\n")
+                    proc.stdin.flush()
+                    return
+                proc.stdin.write(f"run {current}\n")
+                proc.stdin.flush()
+                line = proc.stdout.readline().split()
+                if len(line) != 3 or line[0] not in ("done", "failed"):
+                    break  # the worker ended (killed, or its interpreter failed)
+                self._finish(current, line[0] == "done", float(line[2]))
+                current = None
+        except (BrokenPipeError, OSError, ValueError):
+            pass
+        if current is not None:  # lost with the worker: the waiting process does it again
+            self._finish(current, False, 0.0)
+
+
+PR_SET_PDEATHSIG = 1
+"""prctl(2): the signal a process gets when the thread that started it ends (Linux)."""
+
+
+def _end_with(parent: int) -> None:
+    """This worker ends when `parent` does, however that one ended (Linux's parent-death
+    signal; elsewhere the closed pipe ends it at its next job)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent ended before the call above
+        os._exit(1)
+
+
+def worker_main(parent: int) -> int:
+    """A worker: the jobs come on stdin (the pickled list, then "run <i>" lines up to
+    "stop"), "done <i> <seconds>" or "failed <i> <seconds>" go to stdout."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):  # a terminal's Ctrl-C reaches the workers
+        signal.signal(sig, signal.SIG_DFL)  # too: the kernel ends them at once, quietly
+    _end_with(parent)
+    from mb_sim import compile_log
+
+    compile_log.quiet()  # the process that started the batch reports
+    out = sys.stdout
+    sys.stdout = sys.stderr  # whatever else prints stays off the protocol
+    jobs: list[Job] = pickle.loads(bytes.fromhex(sys.stdin.readline().strip()))
+    for line in sys.stdin:
+        words = line.split()
+        if not words or words[0] != "run":
+            break
+        i = int(words[1])
+        start = time.monotonic()
+        try:
+            jobs[i].run()
+            result = "done"
+        except Exception as e:  # noqa: BLE001 - the waiting process does the job again
+            print(f"mb_sim compile worker: {jobs[i].label()}: {type(e).__name__}: {e}",
+                  file=sys.stderr)
+            result = "failed"
+        out.write(f"{result} {i} {time.monotonic() - start:.3f}\n")
+        out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(worker_main(int(sys.argv[1])))

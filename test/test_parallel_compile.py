@@ -1,0 +1,162 @@
+"""Kernels compiled in worker processes (`mb_sim.parallel_compile`).
+
+Small kernels of the test's own (compiled in a second or two): jobs done by workers land in
+the cache, where the process that started them loads them; a job that fails in a worker is
+done again by that process, which raises its error; the workers end with it however it ends.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mb_sim._jit import JIT
+
+pytestmark = pytest.mark.skipif(not JIT, reason="compiling needs numba's compiler "
+                                "(NUMBA_DISABLE_JIT is set)")
+
+KERNELS = '''
+import time
+from mb_sim._jit import helper, njit
+
+
+@helper
+def twice(x):
+    return 2.0 * x
+
+
+@helper
+def thrice(x):
+    return 3.0 * x
+
+
+@njit
+def total(x):
+    return twice(x) + thrice(x)
+
+
+def broken():
+    raise ValueError("this job fails")
+
+
+def slow():
+    time.sleep(60)
+'''
+
+RUN = '''
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from numba.core import types
+import kernels
+from mb_sim.parallel_compile import Batch, Job
+
+jobs = [Job("kernels:" + name, (types.float64,)) for name in sys.argv[2].split(",") if name]
+jobs += [Job("kernels:" + name) for name in sys.argv[3].split(",") if name]
+batch = Batch(jobs, workers=int(sys.argv[4]))
+print("workers", len(batch.processes), flush=True)
+try:
+    batch.wait()
+except ValueError as e:
+    print("raised", e)
+print("total", kernels.total(1.5))
+for name in ("twice", "thrice"):
+    k = getattr(kernels, name)
+    print(name, "hits", sum(k.stats.cache_hits.values()),
+          "misses", sum(k.stats.cache_misses.values()))
+'''
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "kernels.py").write_text(KERNELS)
+    return src
+
+
+def _env(cache: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
+    env["NUMBA_CACHE_DIR"] = str(cache)
+    return env
+
+
+def _run(folder: Path, cache: Path, kernels: str, calls: str = "", workers: int = 2
+         ) -> str:
+    proc = subprocess.run([sys.executable, "-c", RUN, str(folder), kernels, calls,
+                           str(workers)], env=_env(cache), capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout + proc.stderr
+
+
+def test_workers_compile_into_the_cache(folder: Path, tmp_path: Path) -> None:
+    """Two helpers compiled by two workers: the caller links them from the cache (hits, no
+    compile of its own) and gets the right result."""
+    out = _run(folder, tmp_path / "cache", "twice,thrice")
+    assert "workers 2" in out
+    assert "total 7.5" in out
+    assert "twice hits 1 misses 0" in out and "thrice hits 1 misses 0" in out, out
+
+
+def test_a_failed_job_is_done_again_where_it_is_needed(folder: Path, tmp_path: Path) -> None:
+    """A job whose function raises in a worker is done again by the waiting process, where
+    its error is raised; the other jobs' kernels are there."""
+    out = _run(folder, tmp_path / "cache", "twice", "broken", workers=1)
+    assert "this job fails" in out  # the worker's word on it (stderr) and the caller's
+    assert "raised this job fails" in out, out
+    assert "total 7.5" in out
+
+
+def test_no_workers_compiles_here(folder: Path, tmp_path: Path) -> None:
+    out = _run(folder, tmp_path / "cache", "twice,thrice", workers=0)
+    assert "workers 0" in out and "total 7.5" in out
+    assert "twice hits 0 misses 1" in out, out  # compiled here, in memory
+
+
+def _children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True,
+                         check=False).stdout
+    return [int(p) for p in out.split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
+def test_workers_end_with_the_process_that_started_them(folder: Path, tmp_path: Path,
+                                                        sig: int) -> None:
+    """Ctrl-C (SIGINT to the process group, as a terminal sends it) or kill -9 of the
+    starting process alone: its workers, busy in a job, end within a second."""
+    proc = subprocess.Popen([sys.executable, "-c", RUN, str(folder), "", "slow,slow", "2"],
+                            env=_env(tmp_path / "cache"), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        assert proc.stdout is not None
+        assert "workers 2" in proc.stdout.readline()
+        workers = _children(proc.pid)
+        assert len(workers) == 2
+        time.sleep(1.0)  # the workers are in their jobs
+        start = time.monotonic()
+        if sig == signal.SIGINT:
+            os.killpg(proc.pid, sig)
+        else:
+            os.kill(proc.pid, sig)
+        proc.wait(timeout=10)
+        while any(_alive(p) for p in workers) and time.monotonic() - start < 10:
+            time.sleep(0.01)
+        assert not any(_alive(p) for p in workers)
+        assert time.monotonic() - start < 1.0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
