@@ -198,7 +198,7 @@ def contact_wrenches(m: Any, d: Any, sensors: Any) -> None:
             _add_moment(sensors.contact_sum[k], arm, P, 1.0 if side == 0 else -1.0, 1.0)
 
 
-@inline
+@helper
 def measure(m: Any, d: Any, s: Any, sensors: Any) -> None:
     """The sensors' share of a step just taken: h f_i for each F/T sensor, the impulses of
     each contact sensor."""

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline
+from mb_sim._jit import helper, inline
 from mb_sim.dynamics.aba import articulated_accelerations
 
 EFFORT, POSITION, VELOCITY = 0, 1, 2
@@ -190,7 +190,7 @@ def make_explicit(m: Any, d: Any, qdd: np.ndarray) -> None:
         armature[i] = 0.0
 
 
-@inline
+@helper
 def servo_update(m: Any, d: Any, s: Any) -> None:
     """After the step: s.applied = tau_0 - a (qd+ - qd) / h, and the integrals of the free
     servos (anti-windup: |Ki I| within the effort limit)."""
