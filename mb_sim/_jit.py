@@ -28,7 +28,7 @@ if JIT:
     from numba.core import sigutils as _sigutils
     from numba.core.registry import CPUDispatcher as _CPUDispatcher
 
-    from mb_sim import compile_speed, kernel_linking
+    from mb_sim import compile_speed, kernel_linking, parallel_compile
     from mb_sim.kernel_cache import KernelCache
 
     compile_speed.install()  # a tenth off numba's typing, same results
@@ -60,13 +60,25 @@ if JIT:
 
         def compile(self, sig: Any) -> Any:
             linked = self._for_compiled_callers()
+            args = tuple(_sigutils.normalize_signature(sig)[0])
             if not linked:  # for Python: a linked version compiled so far will not do
-                args, _ = _sigutils.normalize_signature(sig)
-                existing = self.overloads.get(tuple(args))
+                existing = self.overloads.get(args)
                 if existing is not None and kernel_linking.is_linked(existing.library):
-                    del self.overloads[tuple(args)]
-            with kernel_linking.compiling(linked):
-                return super().compile(sig)
+                    del self.overloads[args]
+            # a job of a batch of compiling workers: this process's now, or wait for it
+            done = (parallel_compile.claim(f"{self.py_func.__module__}:"
+                                           f"{self.py_func.__qualname__}", args)
+                    if parallel_compile.RUNNING else None)
+            try:
+                with kernel_linking.compiling(linked):
+                    result = super().compile(sig)
+            except BaseException:
+                if done is not None:
+                    done(False)
+                raise
+            if done is not None:
+                done(True)
+            return result
 
         def add_overload(self, cres: Any) -> None:
             if kernel_linking.is_linked(cres.library):  # no machine code: not for Python

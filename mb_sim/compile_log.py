@@ -144,6 +144,7 @@ class Compile:
 
     def again(self) -> None:
         where = [self.progress()] if self.progress else []
+        where = [w for w in where if w]
         if self.at:
             where.append(f"here at {self.at}")
         self.line(f"still compiling {self.what}: {self.elapsed():.0f} s"
@@ -204,7 +205,8 @@ class _Watch:
                 self.numba = job = Compile(name, kernels * rate() if kernels else None, None,
                                            None, kernels)
             elif job.estimate is None and len(self.names) == 1:  # a scope without its own:
-                job.estimate = lambda: to_compile() * rate() or None  # the kernel's
+                kernels = to_compile()  # the first kernel's that will say
+                job.estimate = kernels * rate() if kernels else None
             job.activate()
             job.at = name
         self.begin()

@@ -84,7 +84,10 @@ class Batch:
     def __init__(self, jobs: Sequence[Job], workers: int | None = None) -> None:
         self.jobs = list(jobs)
         self.state = ["todo"] * len(self.jobs)  # todo, running, done, failed
+        self.here = [False] * len(self.jobs)  # run (or running) in this process
         self.seconds = [0.0] * len(self.jobs)
+        self.index = {(j.target, tuple(j.signature)): i for i, j in enumerate(self.jobs)
+                      if j.signature is not None}
         self.lock = threading.Condition()
         self.processes: list[subprocess.Popen[str]] = []
         self.readers: list[threading.Thread] = []
@@ -92,6 +95,9 @@ class Batch:
         count = worker_count() if workers is None else workers
         for _ in range(min(count, len(self.jobs))):
             self._start_worker()
+        self.workers = len(self.processes)
+        if self.workers:
+            RUNNING.append(self)
 
     # -- progress
 
@@ -108,16 +114,17 @@ class Batch:
         text = f"{finished} of {len(self.jobs)} parts done"
         if running:
             text += ", compiling " + ", ".join(running)
-        return text + f"; {len(self.processes) + 1} processes"
+        return text
 
     # -- the calling process's share
 
-    def _take(self) -> int | None:
-        """The next job nobody has begun (marked running), or None."""
+    def _take(self, here: bool) -> int | None:
+        """The next job nobody has begun (marked running, here or in a worker), or None."""
         with self.lock:
             for i, s in enumerate(self.state):
                 if s == "todo":
                     self.state[i] = "running"
+                    self.here[i] = here
                     return i
         return None
 
@@ -127,15 +134,49 @@ class Batch:
             self.seconds[i] = seconds
             self.lock.notify_all()
 
+    def _run_here(self, i: int) -> None:
+        start = time.monotonic()
+        try:
+            self.jobs[i].run()  # an error here is the caller's: it is raised
+        except BaseException:
+            self._finish(i, False, time.monotonic() - start)
+            raise
+        self._finish(i, True, time.monotonic() - start)
+
     def work(self, until: Callable[[], bool] | None = None) -> None:
         """Do jobs nobody has begun in this process (until `until()` says stop)."""
         while until is None or not until():
-            i = self._take()
+            i = self._take(here=True)
             if i is None:
                 return
-            start = time.monotonic()
-            self.jobs[i].run()  # an error here is the caller's: it is raised
-            self._finish(i, True, time.monotonic() - start)
+            self._run_here(i)
+
+    def claim(self, target: str, signature: tuple[Any, ...]) -> Callable[[bool], None] | None:
+        """This process is about to compile kernel `target` for `signature`: if it is a job
+        nobody has begun, it is this process's now (the function returned says how it went);
+        if a worker compiles it, this process does other jobs, then waits, until the worker is
+        done (then the kernel cache has it; None is returned, as for any other kernel)."""
+        i = self.index.get((target, signature))
+        if i is None:
+            return None
+        with self.lock:
+            if self.state[i] == "todo":
+                self.state[i] = "running"
+                self.here[i] = True
+                start = time.monotonic()
+                return lambda ok: self._finish(i, ok, time.monotonic() - start)
+            if self.state[i] != "running" or self.here[i]:
+                return None
+
+        def finished() -> bool:
+            with self.lock:
+                return self.state[i] != "running"
+
+        self.work(until=finished)
+        with self.lock:
+            while self.state[i] == "running":
+                self.lock.wait(0.1)
+        return None
 
     def wait(self) -> None:
         """Every job done: this process does those nobody has begun, then waits for the
@@ -148,13 +189,16 @@ class Batch:
                     self.lock.wait(0.2)
                 failed = [i for i, s in enumerate(self.state) if s == "failed"]
             for i in failed:
-                self.jobs[i].run()
-                self._finish(i, True, 0.0)
+                with self.lock:
+                    self.state[i], self.here[i] = "running", True
+                self._run_here(i)
         finally:
             self.close()
 
     def close(self) -> None:
         """Stop the workers (those still compiling are ended)."""
+        if self in RUNNING:
+            RUNNING.remove(self)
         with self.lock:
             processes, self.processes = self.processes, []
         for proc in processes:
@@ -202,7 +246,7 @@ class Batch:
         current: int | None = None
         try:
             while True:
-                current = self._take()
+                current = self._take(here=False)
                 if current is None:
                     proc.stdin.write("stop\n")
                     proc.stdin.flush()
@@ -218,6 +262,19 @@ class Batch:
             pass
         if current is not None:  # lost with the worker: the waiting process does it again
             self._finish(current, False, 0.0)
+
+
+RUNNING: list[Batch] = []
+"""The batches of this process whose workers are at work (`claim` looks there)."""
+
+
+def claim(target: str, signature: tuple[Any, ...]) -> Callable[[bool], None] | None:
+    """`Batch.claim` of the batch running that job, if any (the kernel compile hook)."""
+    for batch in RUNNING[:]:
+        done = batch.claim(target, signature)
+        if done is not None:
+            return done
+    return None
 
 
 PR_SET_PDEATHSIG = 1

@@ -225,6 +225,28 @@ def mismatches(values: Any, **sizes: int) -> list[str]:
     return out
 
 
+def numba_type(cls: type, read_only: bool = False) -> Any:
+    """The numba type of a record (its namedtuple class `cls`) as compiled code receives it,
+    from the declaration alone: arrays C-contiguous (`read_only`: write-protected, as a
+    model's are), numbers int64, float64 or bool, records inside it of the same kind. With it
+    a kernel is compiled for a record before any record exists (`mb_sim.sim.step.signature`),
+    e.g. in another process; a test checks it against the type numba gives real ones."""
+    from numba import from_dtype, typeof
+    from numba.core import types
+
+    decl = declaration(cls)
+    fields = []
+    for f in decl.fields:
+        if f.is_record:
+            t = numba_type(f.dtype, read_only)
+        elif f.is_array:
+            t = types.Array(from_dtype(np.dtype(f.dtype)), len(f.shape), "C", readonly=read_only)
+        else:
+            t = typeof(f.dtype())
+        fields.append((f.name, t))
+    return sys.modules[decl.module].__dict__[f"{decl.name}Type"](fields)
+
+
 def frozen(a: Any, dtype: Any = float) -> np.ndarray:
     """A contiguous, write-protected copy of `a` (read-only model arrays): a shared model
     cannot be changed by accident, and numba compiles against read-only arrays."""

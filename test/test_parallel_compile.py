@@ -1,8 +1,12 @@
-"""Kernels compiled in worker processes (`mb_sim.parallel_compile`).
+"""Kernels compiled in worker processes (`mb_sim.parallel_compile`) and the step's plan
+(`mb_sim.sim.step_plan`).
 
-Small kernels of the test's own (compiled in a second or two): jobs done by workers land in
-the cache, where the process that started them loads them; a job that fails in a worker is
-done again by that process, which raises its error; the workers end with it however it ends.
+The workers' part uses small kernels of the test's own (compiled in a second or two): jobs
+done by workers land in the cache, where the process that started them loads them; a job
+that fails in a worker is done again by that process, which raises its error; the workers end
+with it however it ends. The plan's part checks that the step's argument types built from
+the record declarations are those of real scenes (the workers compile for them before any
+record exists), and that every job names a stage of the step.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+import mb_sim
 from mb_sim._jit import JIT
 
 pytestmark = pytest.mark.skipif(not JIT, reason="compiling needs numba's compiler "
@@ -160,3 +165,42 @@ def test_workers_end_with_the_process_that_started_them(folder: Path, tmp_path: 
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+# -- the step's plan ---------------------------------------------------------------------
+
+def test_the_declared_step_types_are_those_of_real_scenes() -> None:
+    """What workers compile the stages for, from the declarations alone, is what the step
+    gets: for a fixed arm on a table, a floating quadruped, and the warm-up's scene (meshes,
+    world joints, mimic joints, every shape)."""
+    from numba import typeof
+
+    from mb_sim.sim.step_plan import signature
+    from mb_sim.warmup import ROBOT, WORLD
+
+    root = Path(__file__).resolve().parents[1]
+    scenes = [
+        (mb_sim.load_urdf(str(root / "urdf/arm.urdf")),
+         mb_sim.load_world(str(root / "config/worlds/table.yaml"))),
+        (mb_sim.load_urdf(str(root / "urdf/quadruped.urdf"), floating_base=True),
+         mb_sim.load_world(str(root / "config/worlds/flat.yaml"))),
+        (mb_sim.load_urdf(ROBOT), mb_sim.load_world(WORLD)),
+    ]
+    declared = signature()
+    for model, world in scenes:
+        sim = mb_sim.Simulation(model, world=world, dt=0.002)
+        assert typeof(sim._sim) == declared.sim
+        assert (typeof(sim._m), typeof(sim._d), typeof(sim._s)) == (
+            declared.model, declared.data, declared.state)
+
+
+def test_every_job_is_a_kernel_the_step_reaches() -> None:
+    from mb_sim.kernel_cache import reached
+    from mb_sim.sim import step as step_module
+    from mb_sim.sim.step_plan import signature, stage_jobs
+
+    reaches = set(reached(step_module.step.py_func))
+    for job in stage_jobs(signature()):
+        module, _, name = job.target.partition(":")
+        kernel = getattr(sys.modules[module], name)
+        assert kernel.py_func in reaches, job.target

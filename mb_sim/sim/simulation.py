@@ -51,6 +51,7 @@ from mb_sim.model.world import (
 )
 from mb_sim.rotations import quat_from_matrix, quat_to_matrix
 from mb_sim.sensing.suite import Sensing
+from mb_sim.sim import step_plan
 from mb_sim.sim.arguments import (
     LIMIT_TOLERANCE,
     RESTORED,
@@ -184,8 +185,12 @@ class Simulation(OneRobot, SceneChanges):
         else:
             self.gravity = check_gravity(gravity)
         self.world = world
-        # What loading the scene compiles (a first start) is reported as one compile.
-        with compile_log.compiling("the physics kernels of this scene", lazy=True):
+        # The step's stages compile in other processes while this one loads the scene, when
+        # the kernel cache lacks them (a first start: `mb_sim.sim.step_plan`); what this one
+        # compiles meanwhile is reported as one compile.
+        step_plan.start()
+        with compile_log.compiling("the physics kernels of this scene", lazy=True,
+                                   progress=step_plan.progress):
             self._build(model, world, dt, integrator, ft_sensors, contact_sensors)
 
     def _build(self, model: Model | None, world: World | None, dt: float, integrator: str,
@@ -294,7 +299,7 @@ class Simulation(OneRobot, SceneChanges):
         """The compiled step for the record's type, called without numba typing the record on
         every call (compiled, or loaded from the cache, at the first step)."""
         if self._step is None:
-            with compile_log.compiling("the physics kernels of the step", lazy=True):
+            with step_plan.finishing():
                 self._step = entry_point(step, self._sim, ANY_INT)
         return self._step
 
