@@ -44,6 +44,7 @@ class Job:
     signature: tuple[Any, ...] | None = None
     linked: bool = True
     name: str = field(default="", compare=False)  # how progress lines call it
+    after: tuple[str, ...] = ()  # the names of jobs that must be done before it begins
 
     def label(self) -> str:
         return self.name or self.target.replace(":", ".")
@@ -88,6 +89,8 @@ class Batch:
         self.seconds = [0.0] * len(self.jobs)
         self.index = {(j.target, tuple(j.signature)): i for i, j in enumerate(self.jobs)
                       if j.signature is not None}
+        names = {j.label(): i for i, j in enumerate(self.jobs)}
+        self.before = [[names[n] for n in j.after if n in names] for j in self.jobs]
         self.lock = threading.Condition()
         self.processes: list[subprocess.Popen[str]] = []
         self.readers: list[threading.Thread] = []
@@ -118,15 +121,26 @@ class Batch:
 
     # -- the calling process's share
 
-    def _take(self, here: bool) -> int | None:
-        """The next job nobody has begun (marked running, here or in a worker), or None."""
+    def _ready(self, i: int) -> bool:
+        """Whether job i's predecessors are done (or failed: then it compiles them itself)."""
+        return all(self.state[j] in ("done", "failed") for j in self.before[i])
+
+    def _take(self, here: bool, block: bool = False) -> int | None:
+        """The next job nobody has begun whose predecessors are done (marked running, here or
+        in a worker); None when there is none (with `block`: none left to begin at all)."""
         with self.lock:
-            for i, s in enumerate(self.state):
-                if s == "todo":
-                    self.state[i] = "running"
-                    self.here[i] = here
-                    return i
-        return None
+            while True:
+                waiting = False
+                for i, s in enumerate(self.state):
+                    if s == "todo":
+                        if self._ready(i):
+                            self.state[i] = "running"
+                            self.here[i] = here
+                            return i
+                        waiting = True
+                if not (block and waiting):
+                    return None
+                self.lock.wait(0.2)
 
     def _finish(self, i: int, ok: bool, seconds: float) -> None:
         with self.lock:
@@ -183,10 +197,13 @@ class Batch:
         workers' (a worker's failed job is done again here, raising its error). Interrupted
         (Ctrl-C), the workers are stopped."""
         try:
-            self.work()
+            while True:
+                self.work()
+                with self.lock:
+                    if all(s in ("done", "failed") for s in self.state):
+                        break
+                    self.lock.wait(0.2)  # a job under way, or one waiting for it
             with self.lock:
-                while any(s == "running" for s in self.state):
-                    self.lock.wait(0.2)
                 failed = [i for i, s in enumerate(self.state) if s == "failed"]
             for i in failed:
                 with self.lock:
@@ -246,7 +263,7 @@ class Batch:
         current: int | None = None
         try:
             while True:
-                current = self._take(here=False)
+                current = self._take(here=False, block=True)
                 if current is None:
                     proc.stdin.write("stop\n")
                     proc.stdin.flush()
@@ -304,9 +321,12 @@ def worker_main(parent: int) -> int:
     for sig in (signal.SIGINT, signal.SIGTERM):  # a terminal's Ctrl-C reaches the workers
         signal.signal(sig, signal.SIG_DFL)  # too: the kernel ends them at once, quietly
     _end_with(parent)
+    import logging
+
     from mb_sim import compile_log
 
     compile_log.quiet()  # the process that started the batch reports
+    logging.getLogger("mb_sim").setLevel(logging.ERROR)  # about the jobs' own scenes
     out = sys.stdout
     sys.stdout = sys.stderr  # whatever else prints stays off the protocol
     jobs: list[Job] = pickle.loads(bytes.fromhex(sys.stdin.readline().strip()))

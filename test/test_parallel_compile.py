@@ -27,6 +27,7 @@ pytestmark = pytest.mark.skipif(not JIT, reason="compiling needs numba's compile
                                 "(NUMBA_DISABLE_JIT is set)")
 
 KERNELS = '''
+import os
 import time
 from mb_sim._jit import helper, njit
 
@@ -52,6 +53,17 @@ def broken():
 
 def slow():
     time.sleep(60)
+
+
+def first():
+    time.sleep(1.0)
+    with open(os.environ["MARK"], "w") as f:
+        f.write("first was here")
+
+
+def second():
+    if not os.path.exists(os.environ["MARK"]):
+        raise RuntimeError("second began before first was done")
 '''
 
 RUN = '''
@@ -62,7 +74,8 @@ import kernels
 from mb_sim.parallel_compile import Batch, Job
 
 jobs = [Job("kernels:" + name, (types.float64,)) for name in sys.argv[2].split(",") if name]
-jobs += [Job("kernels:" + name) for name in sys.argv[3].split(",") if name]
+jobs += [Job("kernels:" + name, name=name, after=("first",) if name == "second" else ())
+         for name in sys.argv[3].split(",") if name]
 batch = Batch(jobs, workers=int(sys.argv[4]))
 print("workers", len(batch.processes), flush=True)
 try:
@@ -116,6 +129,18 @@ def test_a_failed_job_is_done_again_where_it_is_needed(folder: Path, tmp_path: P
     assert "this job fails" in out  # the worker's word on it (stderr) and the caller's
     assert "raised this job fails" in out, out
     assert "total 7.5" in out
+
+
+def test_a_job_begins_after_those_it_needs(folder: Path, tmp_path: Path) -> None:
+    """`second` (after `first`) waits for it although two workers are free: no error to
+    raise, whoever does which."""
+    os.environ["MARK"] = str(tmp_path / "mark")
+    try:
+        out = _run(folder, tmp_path / "cache", "twice", "first,second", workers=2)
+    finally:
+        del os.environ["MARK"]
+    assert "raised" not in out and "began before" not in out, out
+    assert (tmp_path / "mark").exists()
 
 
 def test_no_workers_compiles_here(folder: Path, tmp_path: Path) -> None:

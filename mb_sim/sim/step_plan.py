@@ -77,7 +77,8 @@ def stage_jobs(t: StepTypes) -> list[Job]:
                  name="keep_world_joints"),
              Job("mb_sim.sim.servo:servo_update", mds, name="servo_update"),
              Job("mb_sim.sim.sensors:measure", (*mds, t.sensors), name="measure"),
-             Job("mb_sim.sim.step:collide", mds, name="collide")]
+             Job("mb_sim.sim.step:collide", mds, name="collide",
+                 after=("collide_pair", "broad_phase"))]
     return jobs
 
 
