@@ -3,18 +3,19 @@
 numba compiles each kernel on its first call and caches the machine code on disk, in the
 user's cache and by the content of the compiled code (`mb_sim.kernel_cache`), so the first
 simulation after an install, or after an upgrade that changed the physics, would otherwise
-spend a minute or two compiling before its first step. This steps a small scene that reaches every kernel (a robot
-with revolute, prismatic and mimic joints touching free bodies of every shape, a ball joint,
-both integrators), so later processes start at once; a stamp in the cache folder says the
-kernels of this content (`code_version`) are ready, and a second run returns at once. With two cores or more, a
-second process compiles half of the step's stages and the queries meanwhile.
+spend a while compiling before its first step. This steps a small scene that reaches every
+kernel (a robot with revolute, prismatic and mimic joints touching free bodies of every shape,
+a ball joint, both integrators), so later processes start at once; a stamp in the cache folder
+says the kernels of this content (`code_version`) are ready, and a second run returns at once.
+With more than one core, worker processes compile the step's stages, the queries and the
+public dynamics side by side (`mb_sim.parallel_compile`), one per core.
 
 Interrupted (Ctrl-C, SIGTERM, or killed outright), it leaves a cache that the next run
 completes: no stamp is written, every kernel compiled so far is kept (numba writes each file
 under a temporary name and renames it; `mb_sim._jit.KernelCache` compiles a damaged one
-again), and the second process ends with the first, whatever ended that one. SIGINT and
-SIGTERM end it within microseconds, even in the middle of a compile, with the status a shell
-expects (130, 143) and no traceback.
+again), and the workers end with it, whatever ended it. SIGINT and SIGTERM end it within
+microseconds, even in the middle of a compile, with the status a shell expects (130, 143)
+and no traceback.
 """
 
 from __future__ import annotations
@@ -24,11 +25,8 @@ if __name__ == "__main__":  # before the imports below: a signal ends the proces
 
     exit_at_once(zero=False)
 
-import ctypes
 import logging
 import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -101,56 +99,47 @@ WORLD = {
 }
 
 
-def warm_up(steps: int = 40, parallel: bool = True) -> float:
-    """Step the warm-up scene with both integrators and call every public kernel; returns the
-    seconds it took. With `parallel` and more than one core, a second process compiles the
-    step's collision and rows (`_step_parts("contacts")`), then the queries, while this one
-    compiles the public dynamics and the step's other stages; then this one compiles the
-    step, which finds its stages in the shared cache (numba compiles on one thread; the
-    halves take about as long)."""
+def warm_up(steps: int = 40, parallel: bool = True,
+            say: Callable[[str], None] | None = None) -> float:
+    """Compile what the warm-up scene reaches and step it with both integrators; returns the
+    seconds it took. The step's stages (for the types the record declarations give,
+    `mb_sim.sim.step_plan`), the queries and the public dynamics are jobs that worker
+    processes take as they finish one (`mb_sim.parallel_compile`: one per core besides
+    this one, with `parallel`), this one too; then this one compiles the step, which finds
+    them in the kernel cache. Progress goes to `say` (else the library's log) every 10 s."""
+    from mb_sim import compile_log
+    from mb_sim.parallel_compile import Batch, Job
+    from mb_sim.sim import step_plan
+
     start = time.perf_counter()
     log = logging.getLogger("mb_sim")
     level = log.level
     log.setLevel(logging.ERROR)  # the scene's mimic joint and clamped efforts are on purpose
-    side = None
+    stages = step_plan.stage_jobs(step_plan.signature())
+    # the queries load scenes, whose pair filter runs the narrow phase: after its colliders
+    jobs = [*stages[:2], Job("mb_sim.warmup:_queries", name="queries", after=("collide_pair",)),
+            Job("mb_sim.warmup:_dynamics", name="dynamics"), *stages[2:]]
+    batch = Batch(jobs, None if parallel and JIT else 0)
+    processes = batch.workers + 1
+    estimate = (len(_kernels_to_compile()) * compile_log.rate() / processes
+                + step_plan.FINAL_SECONDS)
     try:
-        if parallel and JIT and (os.cpu_count() or 1) > 1:
-            side = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup", "--part", "side",
-                                     str(os.getpid())])
-        _dynamics()
-        if side is not None:
-            _step_parts("solver")
-        if side is None or side.wait() != 0:
-            _queries()  # here when no second process compiled them
-        _steps(steps)
+        with compile_log.compiling(f"the physics kernels in {processes} processes", estimate,
+                                   say=say, progress=batch.progress, end=False):
+            batch.wait()
+            _steps(steps)
     finally:
         log.setLevel(level)
-        if side is not None and side.poll() is None:  # this one was interrupted
-            side.terminate()
+        batch.close()
     return time.perf_counter() - start
 
 
-def _step_parts(half: str) -> None:
-    """Half of the step's stages (`mb_sim.sim.step`), compiled for the types of the step's
-    records: "contacts" (collision, rows) or "solver" (the world's joint rows, the free motion,
-    the solve, the position correction, the integration, the check)."""
-    from numba import typeof
+def _kernels_to_compile() -> list[Callable[..., object]]:
+    """The physics kernels whose files of this content are not in the cache."""
+    from mb_sim._jit import DISPATCHERS
 
-    from mb_sim.sim import step
-    from mb_sim.solver.world_joints import world_joint_rows
-
-    sim = mb_sim.Simulation(mb_sim.load_urdf(ROBOT), world=mb_sim.load_world(WORLD), dt=0.002)
-    m, d, s = typeof(sim._m), typeof(sim._d), typeof(sim._s)
-    body_vel = d.field_dict["work"].field_dict["body_vel"]
-    stages = {
-        "contacts": ((step.collide, (m, d, s)), (step.make_rows, (m, d, s))),
-        # the world's joint rows first: the other process's make_rows finds them compiled
-        "solver": ((world_joint_rows, (m, d, s, body_vel)), (step.free_motion, (m, d, s)),
-                   (step.solve, (m, d, s)), (step.correct_positions, (m, d, s)),
-                   (step.integrate, (m, d, s)), (step.check, (m, d, s))),
-    }
-    for stage, signature in stages[half]:
-        stage.compile(signature)
+    return [fn for fn in physics_kernels()
+            if fn in DISPATCHERS and not DISPATCHERS[fn]._cache.has_files()]
 
 
 def _dynamics() -> None:
@@ -250,9 +239,7 @@ def ensure_compiled(say: Callable[[str], None] = print) -> None:
     folder = cache_folder()
     remove_stale_temporaries(folder)  # what killed warm-ups left
     prune(physics_kernels())  # other versions' files, once old
-    say(f"mb_sim: compiling the physics kernels, once per version (about 1-2 min; cached in "
-        f"{folder}) ...")
-    seconds = warm_up()
+    seconds = warm_up(say=say)
     os.makedirs(folder, exist_ok=True)
     temporary = f"{_stamp()}.tmp.{os.getpid()}"
     with open(temporary, "w") as f:
@@ -261,38 +248,13 @@ def ensure_compiled(say: Callable[[str], None] = print) -> None:
     say(f"mb_sim: kernels ready in {seconds:.1f} s")
 
 
-PR_SET_PDEATHSIG = 1
-"""prctl(2): the signal a process gets when the thread that started it ends (Linux)."""
-
-
-def _end_with(parent: int) -> None:
-    """The second process of a parallel warm-up ends when `parent` does, however that one
-    ended (SIGKILL included): Linux's parent-death signal. Elsewhere it finishes its half
-    alone."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent ended before the call above
-        os._exit(1)
-
-
-def main(argv: list[str] | None = None) -> int:
+def main() -> int:
     """`python -m mb_sim.warmup`: 0 when the kernels are ready; after SIGINT or SIGTERM 130 or
     143 (so that `make kernels` stops), at once and without a traceback."""
     from mb_sim.ros.signals import exit_at_once
 
     exit_at_once(zero=False)
-    args = sys.argv[1:] if argv is None else argv
-    if args[:2] == ["--part", "side"]:  # the second process of a parallel warm-up
-        if len(args) > 2:
-            _end_with(int(args[2]))
-        logging.getLogger("mb_sim").setLevel(logging.ERROR)
-        _step_parts("contacts")
-        _queries()
-    else:
-        ensure_compiled(lambda text: print(text, flush=True))
+    ensure_compiled(lambda text: print(text, flush=True))
     return 0
 
 
