@@ -158,9 +158,11 @@ class DepthPoints:
     """The points of a depth image in the optical frame (x right, y down, z forward): pixel
     (u, v) of depth z at ((u + 1/2 - cx) z / f, (v + 1/2 - cy) z / f, z), as the camera's
     rays (`mb_sim.sensing.patterns.camera_rays`) and CameraInfo's K have it; pixels without
-    a finite depth left out."""
+    a finite depth left out. With `optical` false, in the sensor's own axes (x forward, y
+    left, z up: (z, -x, -y) of the optical point), as gz-sensors' depth camera sends them."""
 
-    def __init__(self, spec: SensorSpec) -> None:
+    def __init__(self, spec: SensorSpec, optical: bool = True) -> None:
+        self.optical = optical
         f = 0.5 * spec.width / math.tan(0.5 * spec.hfov)
         u = (np.arange(spec.width) + 0.5 - 0.5 * spec.width) / f
         v = (np.arange(spec.height) + 0.5 - 0.5 * spec.height) / f
@@ -171,6 +173,8 @@ class DepthPoints:
         z = np.ravel(depth).astype(np.float64)
         keep = np.isfinite(z)
         z = z[keep]
+        if not self.optical:
+            return np.stack([z, -self.x[keep] * z, -self.y[keep] * z], axis=1)
         return np.stack([self.x[keep] * z, self.y[keep] * z, z], axis=1)
 
 
