@@ -169,6 +169,17 @@ def test_declared_drive_and_joint_state_names_and_joints(caplog) -> None:
                for r in caplog.records)
 
 
+def test_turtlebot3s_odom_publisher_frequency_is_read_and_said(caplog) -> None:
+    """TurtleBot3's models write <odom_publisher_frequency>, a name gz-sim does not read (it
+    then publishes at 50 Hz): mb_sim takes the rate the author meant, and says so."""
+    drive = DRIVE.format(extra="<odom_publisher_frequency>30</odom_publisher_frequency>")
+    with caplog.at_level(logging.INFO, logger="mb_sim"):
+        sim = mb_sim.Simulation(world=world(bot(plugins=drive)), dt=0.001)
+    assert sim.drives["bot"].spec.odom_rate == 30.0
+    assert any("<odom_publisher_frequency> 30 read as <odom_publish_frequency>" in
+               r.getMessage() for r in caplog.records)
+
+
 def test_a_urdfs_own_gazebo_blocks_keep_mb_sims_names() -> None:
     """Without the gz names block, a URDF's sensors and drive read as before: mb_sim's
     topic (the kind's name replaced), the 0.5 s timeout, no joint state publisher."""

@@ -21,8 +21,10 @@ writer has filled in gz-sim's defaults): a sensor's `<topic>` is its message's (
 camera_info beside it, a depth camera's and a lidar's cloud at `<topic>/points`, an RGB-D
 camera's `<topic>/image`, `/depth_image`, `/points`, `/camera_info`), its frame its
 `<frame_id>`, `<gz_frame_id>` (a camera's `<optical_frame_id>` first); the drive's `<topic>`,
-`<odom_topic>`, `<tf_topic>`, `<frame_id>`, `<child_frame_id>`, with no command timeout (gz's
-DiffDrive keeps the last command); gz-sim's JointStatePublisher (`<joint_name>`s, none: every
+`<odom_topic>`, `<tf_topic>`, `<frame_id>`, `<child_frame_id>`, `<odom_publish_frequency>`
+(TurtleBot3's `<odom_publisher_frequency>` read as it, with an info line: gz-sim ignores that
+name), with no command timeout (gz's DiffDrive keeps the last command); gz-sim's
+JointStatePublisher (`<joint_name>`s, none: every
 joint; `<topic>`, `<update_rate>`).
 
 What is not read (other sensor types, other plugins, the elements below a sensor that a
@@ -344,6 +346,12 @@ def _gz_drive(r: _Reader, plugin: ET.Element, where: str) -> DiffDriveSpec:
     lefts, rights, separation, radius = _wheels_and_size(r, plugin, where)
     default = drive_defaults(r.robot, "")
     rate = r.number(plugin, "odom_publish_frequency", where, 50.0)
+    misspelt = _text(plugin, "odom_publisher_frequency")
+    if misspelt is not None and _text(plugin, "odom_publish_frequency") is None:
+        rate = r.number(plugin, "odom_publisher_frequency", where, 50.0)
+        log.info("%s: %s: <odom_publisher_frequency> %s read as <odom_publish_frequency> "
+                 "(gz-sim reads only the latter: without it, it publishes at 50 Hz)",
+                 r.source, where, misspelt)
     return DiffDriveSpec(
         left_joints=lefts, right_joints=rights, wheel_separation=separation,
         wheel_radius=radius,
