@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pytest
 from geometry_msgs.msg import Twist
+from launch_helpers import COMMANDS, Launched, run
 from nav_msgs.msg import Odometry
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from ros_helpers import REPO, STARTUP_TIMEOUT, reach, wait_until
@@ -166,50 +167,58 @@ def test_an_sdf_world_robot_publishes_what_its_sdf_declares(start_sim: Any, prob
 
 
 def test_cmd_vel_from_the_ros2_cli_drives_it_straight_on_its_casters(
-        start_sim: Any, probe: Any, cli: dict[str, str]) -> None:
-    """`ros2 topic pub` of 0.2 m/s, 2 s of steps, `ros2 topic pub` of a stop (gz's DiffDrive
-    keeps the last command; no timeout): gz_bot drives 0.35-0.42 m straight ahead on its
-    ball casters, level; its wheel odometry agrees; `ros2 topic echo` shows its scan."""
-    sim = start_sim({"world_file": str(ROOM), "start_paused": True})
+        probe: Any, cli: dict[str, str], tmp_path: Path) -> None:
+    """docs/node.md's commands as written: `ros2 run` of the room, `ros2 topic pub` of 0.2 m/s,
+    `ros2 service call` of 2000 steps (2 s), `ros2 topic pub` of a stop (gz's DiffDrive keeps
+    the last command: no timeout): gz_bot drives 0.35-0.42 m straight ahead on its ball casters,
+    level; its wheel odometry agrees; `ros2 topic echo` shows its scan; Ctrl-C ends it all."""
     odom = probe.collect(Odometry, "/odom", 10)
-    assert wait_until(lambda: probe.node.count_subscribers("/cmd_vel") > 0
-                      or sim.proc.poll() is not None, STARTUP_TIMEOUT), sim.output
-    steps(probe, 300)  # it settles on its wheels and casters
-    start, _ = entity_pose(probe, "gz_bot")
-
-    def pub(x: float) -> None:
-        command = (f'ros2 topic pub --once -w 1 /cmd_vel geometry_msgs/msg/Twist '
-                   f'"{{linear: {{x: {x}}}}}"')
-        out = subprocess.run(["bash", "-c", command], env=cli, capture_output=True, text=True,
-                             timeout=60, check=False)
-        assert out.returncode == 0, out.stdout + out.stderr
-
-    pub(0.2)
-    assert wait_until(lambda: _drive_applied(probe) == 1, 30), sim.output
-    steps(probe, 2000)
-    pub(0.0)
-    assert wait_until(lambda: _drive_applied(probe) == 2, 30), sim.output
-    steps(probe, 1000)
-    end, quat = entity_pose(probe, "gz_bot")
-    moved = end - start
-    assert 0.35 <= moved[0] <= 0.42, moved
-    assert abs(moved[1]) < 0.01 and abs(moved[2]) < 0.005, moved
-    assert abs(quat[0]) < 0.01 and abs(quat[1]) < 0.01  # level: nothing tipped
-    assert wait_until(lambda: odom and stamp(odom[-1][1]) >= 3.29, 10)
-    assert odom[-1][1].pose.pose.position.x == pytest.approx(moved[0], abs=0.01)
-    probe.collect(LaserScan, "/scan", SENSOR)  # a subscriber: the scan is read while stepping
-    echo = subprocess.Popen(["bash", "-c", "exec ros2 topic echo /scan --once --no-arr"],
-                            env=cli, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    sim = Launched(cli, "run_gz_room", tmp_path / "node.log")
     try:
-        deadline = time.monotonic() + 60
-        while echo.poll() is None and time.monotonic() < deadline:
-            steps(probe, 200)
-        out = echo.communicate(timeout=10)[0]
+        sim.wait_for("simulating 1 robot: 'gz_bot'")
+        assert wait_until(lambda: probe.node.count_subscribers("/cmd_vel") > 0, 30)
+        steps(probe, 300)  # it settles on its wheels and casters
+        start, _ = entity_pose(probe, "gz_bot")
+        run(cli, "cmd_vel_go")
+        assert wait_until(lambda: _drive_applied(probe) == 1, 30), sim.output
+        stepped = run(cli, "step_2000", timeout=120)
+        assert "Result(result=1," in stepped, stepped  # RESULT_OK, once the 2000 steps are done
+        run(cli, "cmd_vel_stop")
+        assert wait_until(lambda: _drive_applied(probe) == 2, 30), sim.output
+        steps(probe, 1000)
+        end, quat = entity_pose(probe, "gz_bot")
+        moved = end - start
+        assert 0.35 <= moved[0] <= 0.42, moved
+        assert abs(moved[1]) < 0.01 and abs(moved[2]) < 0.005, moved
+        assert abs(quat[0]) < 0.01 and abs(quat[1]) < 0.01  # level: nothing tipped
+        assert wait_until(lambda: odom and stamp(odom[-1][1]) >= 3.29, 10)
+        assert odom[-1][1].pose.pose.position.x == pytest.approx(moved[0], abs=0.01)
+        out = _echo_while_stepping(cli, probe, "echo_scan", "frame_id:")
+        assert "frame_id: lidar_link" in out and "angle_min: -3.14159" in out, out
     finally:
-        if echo.poll() is None:
-            echo.kill()
-    assert "frame_id: lidar_link" in out and "angle_min: -3.14159" in out, out
-    assert sim.stop() == 0 and "Traceback" not in sim.output, sim.output
+        rc = sim.ctrl_c()
+    assert rc == 0 and "Traceback" not in sim.output and "[ERROR]" not in sim.output, sim.output
+
+
+def _echo_while_stepping(cli: dict[str, str], probe: Any, name: str, wanted: str,
+                         timeout: float = 60.0) -> str:
+    """COMMANDS[name] (a `ros2 topic echo --once`) while the paused node steps 0.2 s at a
+    time, started again until it prints `wanted` (the ros2 daemon may not know the topic
+    yet: the command then ends at once); its last output."""
+    deadline = time.monotonic() + timeout
+    out = ""
+    while wanted not in out and time.monotonic() < deadline:
+        echo = subprocess.Popen(["bash", "-c", "exec " + COMMANDS[name]], env=cli,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:
+            while echo.poll() is None and time.monotonic() < deadline:
+                steps(probe, 200)
+            out = echo.communicate(timeout=10)[0]
+        finally:
+            if echo.poll() is None:
+                echo.kill()
+                echo.wait()
+    return out
 
 
 def _drive_applied(probe: Any) -> int:

@@ -11,7 +11,8 @@ file goes through it:
 - `model`: the world's models flattened, each link and joint at its world pose;
 - `mapping`: models as bodies, robots and URDF objects, world joints and the ground;
 - `urdf_out`: the URDF of each articulated tree (one URDF reader for every tree);
-- `sensing`: sensors and drive plugins, read as a Gazebo-ready URDF's `<gazebo>` blocks;
+- `sensing`: sensors, drive and joint state publisher plugins, read as a Gazebo-ready URDF's
+  `<gazebo>` blocks, with gz-sim's names (`mb_sim.model.gz_names`);
 - `report`: what is not simulated, in one info line.
 
 What is read, what is not, and the mapping: docs/worlds.md, "Gazebo SDF worlds".
