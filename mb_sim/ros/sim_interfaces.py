@@ -232,7 +232,10 @@ class SimulationInterfaces:
             self.services.recording.close("a reset of time ends a recording")
             self.sim.set_time(0.0)
             self.loop.restart_clock()
-            self.services.publishers.publish_all(force=True)
+            publishers = self.services.publishers
+            if publishers.sensors is not None:  # each sensor's next reading from time 0
+                publishers.sensors.restart()
+            publishers.publish_all(force=True)
             done.append("time reset to 0 s, state kept")
         return Result.RESULT_OK, "; ".join(done)
 
