@@ -134,21 +134,24 @@ class RobotOutputs:
 
     def publish_joint_states(self) -> None:
         """joint_states, and the imu and the sensors with them."""
-        view, t = self.view, self.sim.time
-        arrays = view.arrays
-        if self._js is None:
-            pass
-        elif self._all_one_dof:
-            self._js.send(self._js_msg.fill(t, arrays.joint_positions, arrays.joint_velocities,
-                                            view.state.applied), t)
-        else:
-            dof = self._one_dof
-            self._js.send(self._js_msg.fill(t, arrays.joint_positions[self._one_dof_q],
-                                            arrays.joint_velocities[dof],
-                                            view.state.applied[dof]), t)
+        if self._js is not None:
+            self._publish_joint_states(self._js)
         if self._imu is not None:
             self._publish_imu()
         self._wrenches.publish()
+
+    def _publish_joint_states(self, out: Output) -> None:
+        """The node's joint_states: every joint of one position."""
+        view, t = self.view, self.sim.time
+        arrays = view.arrays
+        if self._all_one_dof:
+            out.send(self._js_msg.fill(t, arrays.joint_positions, arrays.joint_velocities,
+                                       view.state.applied), t)
+        else:
+            dof = self._one_dof
+            out.send(self._js_msg.fill(t, arrays.joint_positions[self._one_dof_q],
+                                       arrays.joint_velocities[dof], view.state.applied[dof]),
+                     t)
 
     def publish_plugins_due(self) -> None:
         """After a step: the JointStatePublishers whose tick it is."""
