@@ -180,6 +180,23 @@ def test_turtlebot3s_odom_publisher_frequency_is_read_and_said(caplog) -> None:
                r.getMessage() for r in caplog.records)
 
 
+def test_gazebo_classic_ros_plugins_in_sdf_keep_their_own_names() -> None:
+    """A Gazebo Classic model (gazebo_ros plugins) names its ROS topics itself (`<ros>`
+    remappings, `<command_topic>`): those are kept as a URDF's are, not gz-sim's defaults."""
+    lidar = ('<sensor name="lidar" type="ray"><ray><scan><horizontal><samples>8</samples>'
+             '</horizontal></scan></ray><plugin name="p" filename="libgazebo_ros_ray_sensor.so">'
+             "<ros><remapping>~/out:=front_scan</remapping></ros></plugin></sensor>")
+    drive = ('<plugin name="d" filename="libgazebo_ros_diff_drive.so"><left_joint>left_joint'
+             "</left_joint><right_joint>right_joint</right_joint><wheel_separation>0.26"
+             "</wheel_separation><wheel_diameter>0.1</wheel_diameter><command_topic>cmd"
+             "</command_topic></plugin>")
+    sim, got = specs(world(bot(lidar, drive)))
+    assert got["lidar"].naming == "mb_sim" and got["lidar"].topic == "front_scan"
+    spec = sim.drives["bot"].spec
+    assert (spec.naming, spec.command_topic, spec.timeout, spec.wheel_radius) == \
+        ("mb_sim", "cmd", 0.5, 0.05)
+
+
 def test_a_urdfs_own_gazebo_blocks_keep_mb_sims_names() -> None:
     """Without the gz names block, a URDF's sensors and drive read as before: mb_sim's
     topic (the kind's name replaced), the 0.5 s timeout, no joint state publisher."""
@@ -228,7 +245,12 @@ def test_the_test_robot_drives_straight_on_its_ball_casters() -> None:
     start, _ = robot.base_pose()
     drive = sim.drives["gz_bot"]
     drive.command(0.2, 0.0, sim.time)
-    sim.step(2000)
+    sim.step(1000)
+    names = list(robot.joint_names)
+    for caster in ("front_caster_joint", "rear_caster_joint"):  # rolling: |w| = v / r
+        spin = robot.joint_velocities[[names.index(f"{caster}_{a}") for a in "xyz"]]
+        assert np.linalg.norm(spin) == pytest.approx(0.2 / 0.025, rel=0.05), (caster, spin)
+    sim.step(1000)
     drive.command(0.0, 0.0, sim.time)
     sim.step(1000)
     end, quat = robot.base_pose()

@@ -16,7 +16,8 @@ Names: a URDF's blocks get mb_sim's topic names (`SensorSpec.naming` "mb_sim": `
 place of the name of the sensor's kind, under the robot's namespace). A URDF written from an
 SDF model (`mb_sim.model.world.sdf.urdf_out`) carries the block
 `<gazebo><mb_sim_names>gz</mb_sim_names></gazebo>`: its sensors, drive and joint state
-publishers then keep the topics and frames gz-sim gives them (`mb_sim.model.gz_names`; the
+publishers (not Gazebo Classic's ROS plugins, whose names are their own) then keep the topics
+and frames gz-sim gives them (`mb_sim.model.gz_names`; the
 writer has filled in gz-sim's defaults): a sensor's `<topic>` is its message's (a camera's
 camera_info beside it, a depth camera's and a lidar's cloud at `<topic>/points`, an RGB-D
 camera's `<topic>/image`, `/depth_image`, `/points`, `/camera_info`), its frame its
@@ -218,7 +219,7 @@ def _sensor(r: _Reader, link: str, sensor: ET.Element) -> list[SensorSpec]:
                       rate=r.number(sensor, "update_rate", where, 10.0) or 10.0,
                       topic=_topic(sensor), frame_id=_frame(sensor),
                       source=f"{r.source}: {where}")
-    if r.naming == GZ:
+    if r.naming == GZ and not is_classic(sensor):
         return _gz_named(r, _sensor_specs(r, base, sensor, kind_name, where), sensor,
                          kind_name, link, name)
     return _sensor_specs(r, base, sensor, kind_name, where)
@@ -295,6 +296,14 @@ def _gz_named(r: _Reader, specs: list[SensorSpec], sensor: ET.Element, kind_name
     return [_replace(spec, naming=GZ, frame_id=frame, ros_topics=topics)]
 
 
+def is_classic(element: ET.Element) -> bool:
+    """A Gazebo Classic ROS plugin (`libgazebo_ros_*.so`), or a sensor that carries one: its
+    ROS names are its own (`<ros>`, `<remapping>`), not gz-sim's."""
+    names = [element.get("filename") or ""] + \
+        [p.get("filename") or "" for p in element.findall("plugin")]
+    return any(n.startswith("libgazebo_ros") for n in names)
+
+
 def _safe(name: str) -> str:
     """A sensor name of letters, digits and _ (others become _)."""
     out = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
@@ -310,7 +319,7 @@ def _replace(spec: SensorSpec, **changes: object) -> SensorSpec:
 def _drive(r: _Reader, plugin: ET.Element) -> DiffDriveSpec:
     """A diff-drive plugin block (gz-sim or Gazebo Classic)."""
     where = f"<plugin filename={plugin.get('filename')!r}>"
-    if r.naming == GZ:
+    if r.naming == GZ and not is_classic(plugin):
         return _gz_drive(r, plugin, where)
     lefts = tuple(e.text.strip() for e in plugin.findall("left_joint") if e.text)
     rights = tuple(e.text.strip() for e in plugin.findall("right_joint") if e.text)
@@ -433,4 +442,4 @@ def gazebo_blocks(urdf_xml: str, source: str, joints: tuple[str, ...] = ()) -> G
 
 
 __all__ = ["DRIVES", "GZ", "JOINT_STATE_PUBLISHERS", "NAMES_TAG", "DiffDriveSpec", "GazeboBlocks",
-           "JointStatePublisherSpec", "gazebo_blocks"]
+           "JointStatePublisherSpec", "gazebo_blocks", "is_classic"]

@@ -27,7 +27,15 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 from transforms3d.euler import euler2mat, mat2euler
 
-from mb_sim.model.gazebo import DRIVES, GZ, JOINT_STATE_PUBLISHERS, KIND, NAMES_TAG, gazebo_blocks
+from mb_sim.model.gazebo import (
+    DRIVES,
+    GZ,
+    JOINT_STATE_PUBLISHERS,
+    KIND,
+    NAMES_TAG,
+    gazebo_blocks,
+    is_classic,
+)
 from mb_sim.model.gz_names import drive_defaults, joint_state_topic, sensor_frame, sensor_topic
 from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world.sdf.elements import Node
@@ -98,6 +106,8 @@ def sensor_xml(reference: str, sensor: Node, link: str, scope: GzScope) -> str:
     """The <gazebo reference=...> block of a sensor of SDF link `link`, gz-sim's default
     topic and frame filled in when the SDF names none (module docstring)."""
     copied = copy.deepcopy(sensor.element)
+    if is_classic(copied):  # a gazebo_ros plugin names its topics itself
+        return gazebo_xml(reference, sensor)
     name = copied.get("name") or ""
     _fill(copied, "topic", sensor_topic(scope.world, scope.model, link, name,
                                         copied.get("type") or ""))
@@ -116,7 +126,7 @@ def plugin_xml(plugin: Node, names: dict[str, str], scope: GzScope) -> str:
         for joint in copied.iter(tag):
             joint.text = names.get((joint.text or "").strip(), joint.text)
     if is_drive(plugin):
-        if "ros" not in (copied.get("filename") or ""):  # not Gazebo Classic's
+        if not is_classic(copied):  # Gazebo Classic's names its topics itself
             for tag, value in drive_defaults(scope.model, scope.canonical).items():
                 _fill(copied, tag, value)
     else:
