@@ -130,7 +130,9 @@ def test_an_sdf_world_robot_publishes_what_its_sdf_declares(start_sim: Any, prob
                                   for name, kind in GZ_TOPICS.items()), 30), sorted(types())
     for topic in ("/scan", "/camera/image_raw", "/imu", "/odom", "/joint_states"):
         assert wait_until(lambda t=topic: graph.count_publishers(t) == 1, 10), topic
-    assert probe.matched("/scan") and probe.matched("/camera/image_raw")
+    for topic in ("/scan", "/scan/points", "/camera/image_raw", "/camera/camera_info", "/imu",
+                  "/joint_states", "/odom", "/tf_static"):  # what steps publish reaches us
+        assert probe.matched(topic), topic
     steps(probe, 500)
     assert wait_until(lambda: scans and clouds and images and infos and len(imus) >= 40
                       and len(states) >= 10 and odom and static, 30), \
@@ -177,6 +179,7 @@ def test_cmd_vel_from_the_ros2_cli_drives_it_straight_on_its_casters(
     try:
         sim.wait_for("simulating 1 robot: 'gz_bot'")
         assert wait_until(lambda: probe.node.count_subscribers("/cmd_vel") > 0, 30)
+        assert probe.matched("/odom")
         steps(probe, 300)  # it settles on its wheels and casters
         start, _ = entity_pose(probe, "gz_bot")
         run(cli, "cmd_vel_go")
@@ -288,7 +291,8 @@ def test_the_model_spawned_serves_the_same_topics_and_leaves_with_them(
     theirs = [f"/second{t}" for t in GZ_TOPICS if t not in ("/tf_static",)]
     listed = _topics(cli, theirs)
     assert set(theirs) <= listed, sorted(listed)
-    assert probe.matched("/second/scan")
+    for topic in ("/second/scan", "/second/joint_states", "/second/odom"):
+        assert probe.matched(topic), topic
     cmd = probe.publisher(Twist, "/second/cmd_vel", 10)
     go = Twist()
     go.linear.x = 0.2
