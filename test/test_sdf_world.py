@@ -338,7 +338,7 @@ def test_what_is_not_simulated_is_listed_in_one_info_line(caplog) -> None:
       <include><uri>model://sun</uri></include>
       <model name="robot">
         {_box_link("base", "0 0 1", '<sensor name="alt" type="altimeter"/><visual name="v"/>')}
-        <plugin filename="gz-sim-joint-state-publisher-system" name="jsp"/>
+        <plugin filename="gz-sim-joint-position-controller-system" name="jpc"/>
         <joint name="spin" type="revolute"><parent>world</parent><child>base</child>
           <axis><xyz>0 0 1</xyz><dynamics><spring_stiffness>5</spring_stiffness></dynamics>
           </axis></joint>
@@ -351,7 +351,7 @@ def test_what_is_not_simulated_is_listed_in_one_info_line(caplog) -> None:
     assert line.startswith("<string>: not simulated: ")
     for fragment in ("gui x1 (world/gui", "scene x1 (world/scene", "light x2 (world/light[lamp]",
                      "light[sun]", ("plugin x2 (world/plugin[gz::sim::systems::Physics], "
-                     "world/model[robot]/plugin[jsp]"), "actor x1 (world/actor[walker]",
+                     "world/model[robot]/plugin[jpc]"), "actor x1 (world/actor[walker]",
                      "altimeter sensor x1 (world/model[robot]/link[base]/sensor[alt]",
                      "visual x1", "joint spring x1 (world/model[robot]/joint[spin]"):
         assert fragment in line, fragment
