@@ -24,17 +24,19 @@ def tree_poses(tree: Any, k: int, q: np.ndarray, rot: np.ndarray, pos: np.ndarra
         tree.parent, tree.joint_type, tree.axis, tree.tree_rot, tree.tree_pos, tree.qadr)
     base = parent.shape[0] + k
     base_pose(tree, k, q, rot[base], pos[base])
-    R, p = np.empty((3, 3)), np.empty(3)
     for i in range(tree.tree_body[k], tree.tree_body[k + 1]):
-        joint_pose(joint_type, axis, tree_rot, tree_pos, i, q, qadr[i], R, p)
+        # body i's pose in its parent into its own slot first, then composed in place
+        joint_pose(joint_type, axis, tree_rot, tree_pos, i, q, qadr[i], rot[i], pos[i])
         j = parent[i]
         if j < 0:
             j = base
+        p0, p1, p2 = pos[i, 0], pos[i, 1], pos[i, 2]
+        for c in range(3):
+            r0, r1, r2 = rot[i, 0, c], rot[i, 1, c], rot[i, 2, c]
+            for r in range(3):
+                rot[i, r, c] = rot[j, r, 0] * r0 + rot[j, r, 1] * r1 + rot[j, r, 2] * r2
         for r in range(3):
-            a0, a1, a2 = rot[j, r, 0], rot[j, r, 1], rot[j, r, 2]
-            pos[i, r] = pos[j, r] + a0 * p[0] + a1 * p[1] + a2 * p[2]
-            for c in range(3):
-                rot[i, r, c] = a0 * R[0, c] + a1 * R[1, c] + a2 * R[2, c]
+            pos[i, r] = pos[j, r] + rot[j, r, 0] * p0 + rot[j, r, 1] * p1 + rot[j, r, 2] * p2
 
 
 @njit

@@ -55,11 +55,11 @@ def tangent_basis(n: np.ndarray, dirs: np.ndarray) -> None:
 
 
 @inline
-def _turn(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
+def _turn(arr: np.ndarray, r: int, ca: float, sa: float, count0: int, count1: int) -> None:
     """Rotate rows r and r + 1 of a (rows, 2, k) column table by the angle (ca, sa) =
-    (cos, sin)."""
+    (cos, sin), their first count0 entries of slot 0 and count1 of slot 1."""
     for slot in range(2):
-        for k in range(arr.shape[2]):
+        for k in range(count0 if slot == 0 else count1):
             a1, a2 = arr[r, slot, k], arr[r + 1, slot, k]
             arr[r, slot, k] = ca * a1 + sa * a2
             arr[r + 1, slot, k] = -sa * a1 + ca * a2
@@ -150,10 +150,13 @@ def _friction_pair(d: Any, r: int, friction: float, directions: np.ndarray) -> N
     slip = np.sqrt(ut1 * ut1 + ut2 * ut2)
     if slip > 1e-9:
         ca, sa = ut1 / slip, ut2 / slip
-        _turn(J_t, r + 1, ca, sa)
-        _turn(W_t, r + 1, ca, sa)
-        _turn(J_b, r + 1, ca, sa)
-        _turn(W_b, r + 1, ca, sa)
+        t0, t1 = span[r + 1, 0, 1], span[r + 1, 1, 1]  # the trees' velocities in use
+        _turn(J_t, r + 1, ca, sa, t0, t1)
+        _turn(W_t, r + 1, ca, sa, t0, t1)
+        b0 = 6 if body[r + 1, 0] >= 0 else 0
+        b1 = 6 if body[r + 1, 1] >= 0 else 0
+        _turn(J_b, r + 1, ca, sa, b0, b1)
+        _turn(W_b, r + 1, ca, sa, b0, b1)
         _turn_directions(directions, 1, ca, sa)
     rows.kind[r + 1] = TANGENT
     rows.kind[r + 2] = FOLLOWER
