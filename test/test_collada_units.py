@@ -251,3 +251,20 @@ def test_unit_is_read_once_per_file(tmp_path: Path, caplog: pytest.LogCaptureFix
             meshmod.load_mesh(path)
     said = [r.getMessage() for r in caplog.records if "Collada unit" in r.getMessage()]
     assert len(said) == 1 and "0.01" in said[0] and "centimeter" in said[0]
+
+
+def test_a_spawned_entity_is_at_its_true_size(tmp_path: Path) -> None:
+    """spawn_entity's resource, a one-link URDF whose collision is the box in inches and
+    without an <inertial>: its shape and its mass (1000 kg/m^3) are those of the box in
+    metres."""
+    from mb_sim.model.spawn import spawn_body
+
+    path = write_box_dae(tmp_path / "spawned.dae", BOX, INCH)
+    urdf = (f'<robot name="crate"><link name="body"><collision><geometry><mesh '
+            f'filename="file://{path}"/></geometry></collision></link></robot>')
+    spawned = spawn_body(resource_string=urdf, name="crate")
+    metres = np.asarray(BOX) * INCH[1]
+    assert spawned.body.mass == pytest.approx(1000.0 * np.prod(metres), rel=1e-9)
+    hull = meshmod.convex_hull_vertices(spawned.body.geometry.mesh,
+                                        spawned.body.geometry.scale)
+    np.testing.assert_allclose(np.ptp(hull, axis=0), metres, rtol=1e-9)
