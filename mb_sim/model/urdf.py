@@ -332,13 +332,16 @@ class _Loader:
         )
         masses = (robot, links, order, link_body, link_offset, joints, tree)
         try:
-            mass, com, inertia = self.checked_masses(*masses)
-        except _MasslessError:
-            if not self.option.when_needed:
-                raise
-            self.density, self.filled, self.notes = self.option.density, {}, []
-            mass, com, inertia = self.checked_masses(*masses)
-            self.say_filled()
+            try:
+                mass, com, inertia = self.checked_masses(*masses)
+            except _MasslessError:
+                if not self.option.when_needed:
+                    raise
+                self.density, self.filled, self.notes = self.option.density, {}, []
+                mass, com, inertia = self.checked_masses(*masses)
+                self.say_filled()
+        except _MasslessError as exc:  # the users' error type is ModelError, as before
+            raise ModelError(str(exc)) from None
         for level, text in self.notes:
             log.log(level, "%s", text)
         base_mass, base_com, base_inertia = float(mass[n]), com[n].copy(), inertia[n].copy()
