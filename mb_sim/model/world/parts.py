@@ -259,6 +259,9 @@ class World:
     sensors: tuple[Any, ...] = ()
     """Its `sensors:` (`mb_sim.model.sensors.SensorSpec`, checked as declarations; mounted on
     their links by the simulation)."""
+    name: str = ""
+    """An SDF world's `<world name>` (gz-sim names default topics after it); "" for a world
+    file (not written by `to_dict`)."""
 
     @property
     def robot(self) -> RobotPlacement:
@@ -310,9 +313,10 @@ class World:
 
 
 def sensor_to_dict(spec: Any) -> dict[str, Any]:
-    """A `sensors:` entry that reads back as `spec` (every field written out)."""
-    d = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name not in ("noise",
-                                                                               "source")}
+    """A `sensors:` entry that reads back as `spec` (every field written out but `naming` and
+    `ros_topics`: a world file's sensors have mb_sim's names; gz names are a robot's)."""
+    d = {f.name: getattr(spec, f.name) for f in fields(spec)
+         if f.name not in ("noise", "source", "naming", "ros_topics")}
     d["xyz"], d["rpy"] = list(spec.xyz), list(spec.rpy)
     d["noise"] = {"stddev": spec.noise.stddev, "bias": spec.noise.bias}
     return d
