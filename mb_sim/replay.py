@@ -50,6 +50,7 @@ import yaml
 
 import mb_sim
 from mb_sim.bags import custom_data
+from mb_sim.model.link_mass import node_option
 from mb_sim.ros.entities import apply_event
 from mb_sim.ros.latch import CommandError, CommandLatch
 from mb_sim.ros.params import ParamError, command_joint_list, folder_list
@@ -249,8 +250,8 @@ def _one_robot(custom: dict[str, str], params: dict[str, Any], world: Any,
     """The simulation of a `robot:` world (or none): the robot from the bag's URDF, loaded
     as the node's parameters said, at its recorded initial positions."""
     floating = bool(params.get("floating_base", False)) or bool(world and world.robot.floating)
-    density = float(params.get("inertia_from_geometry") or 0.0) or (
-        world.robot.inertia_from_geometry if world is not None else None)
+    density = node_option(params.get("inertia_from_geometry"),
+                          world.robot.inertia_from_geometry if world is not None else None)
     model = mb_sim.load_urdf(custom["mb_sim/urdf"], dirs, floating_base=floating,
                              inertia_from_geometry=density)
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],

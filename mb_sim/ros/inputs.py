@@ -31,6 +31,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 import mb_sim
+from mb_sim.model.link_mass import node_option
 from mb_sim.model.world.sdf import is_sdf
 from mb_sim.ros.logs import error_text
 from mb_sim.ros.params import (
@@ -255,16 +256,15 @@ def _load_robot(node: Node, p: SimParams, world: Any) -> Any:
         raise StartupError(f"cannot load the robot from {what}: {error_text(e)}") from None
 
 
-def _density(node: Node, p: SimParams, entry: Any) -> float | None:
-    """The density that repairs massless links: the parameter inertia_from_geometry, else the
-    world file's robot.inertia_from_geometry, else None (no repair)."""
+def _density(node: Node, p: SimParams, entry: Any) -> float | bool | None:
+    """The robot's inertia_from_geometry (`mb_sim.model.link_mass.node_option`): the
+    parameter when false or a density, else the world file's robot.inertia_from_geometry."""
     in_world = entry.inertia_from_geometry if entry is not None else None
-    if p.inertia_from_geometry > 0.0:
-        if in_world is not None and in_world != p.inertia_from_geometry:
-            node.get_logger().info(f"parameter inertia_from_geometry {p.inertia_from_geometry:g} "
-                                   f"overrides the world file's {in_world:g}")
-        return float(p.inertia_from_geometry)
-    return in_world
+    chosen = node_option(p.inertia_from_geometry, in_world)
+    if in_world is not None and chosen != in_world:
+        node.get_logger().info(f"parameter inertia_from_geometry {p.inertia_from_geometry} "
+                               f"overrides the world file's {in_world}")
+    return chosen
 
 
 def _make_simulation(node: Node, p: SimParams, model: Any, world: Any) -> Any:

@@ -134,9 +134,10 @@ class RobotPlacement:
     `mb_sim.model.mesh.simplify_hull`)."""
     max_hull_vertices: int | None = None
     """Most vertices of a colliding hull (MuJoCo's maxhullvert); None: no cap."""
-    inertia_from_geometry: float | None = None
-    """A density (kg/m^3): moving links with no <inertial> or zero mass get the mass and
-    inertia of their collision shapes at this density (`load_urdf`); None: not used."""
+    inertia_from_geometry: float | bool | None = None
+    """Mass for links without it from their collision shapes (`mb_sim.model.link_mass`):
+    None or True the default (at 1000 kg/m^3 when the robot needs it), a density (kg/m^3)
+    always, False never (`load_urdf`)."""
     key: str = "robot"
     """Where the entry is in its world file (`robot` or `robots[1]`), for messages."""
     package_dirs: tuple[str, ...] = ()

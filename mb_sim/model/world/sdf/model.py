@@ -43,7 +43,7 @@ from mb_sim.model.world.sdf.elements import (
     parse,
     read_pose,
 )
-from mb_sim.model.world.sdf.files import BUILTIN, Finder, builtin, model_file
+from mb_sim.model.world.sdf.files import BUILTIN, Finder, builtin, fuel_builtin, model_file
 from mb_sim.model.world.sdf.frames import Frame, Scope
 from mb_sim.model.world.sdf.geometry import (
     Collision,
@@ -329,12 +329,14 @@ class Reader:
         note = f" (included by {node.doc.label}: {node.path})"
         name = builtin(uri)
         if name is not None:
-            doc = parse(BUILTIN[name], f"<built-in model://{name}>", node.doc.folder, note)
-            self.report.docs.append(doc)
-            return doc
+            return self._builtin_doc(name, node, note)
         finder = self.finder(node.doc)
         folder = finder.find(uri, want_dir=True)
         path = folder.path
+        if path is None and (name := fuel_builtin(uri)) is not None:
+            self.report.note(uri_node, "Fuel's Ground Plane or Sun, not in the Fuel cache",
+                             "the built-in ground_plane and sun instead", mapped=True)
+            return self._builtin_doc(name, node, note)
         if path is None:
             file = finder.find(uri)
             if file.path is None:
@@ -349,6 +351,12 @@ class Reader:
                           uri)
         text = read_text_file(Path(path), path, "SDF", MAX_SDF_BYTES, WorldError)
         doc = parse(text, path, os.path.dirname(path), note)
+        self.report.docs.append(doc)
+        return doc
+
+    def _builtin_doc(self, name: str, node: Node, note: str) -> Doc:
+        """The parsed SDF of built-in model `name` (files.BUILTIN), included by `node`."""
+        doc = parse(BUILTIN[name], f"<built-in model://{name}>", node.doc.folder, note)
         self.report.docs.append(doc)
         return doc
 
