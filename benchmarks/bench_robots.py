@@ -19,7 +19,7 @@ ratio. Numbers only, no pass/fail.
 
 MuJoCo loads each URDF with `<mujoco><compiler balanceinertia="true" discardvisual="true"
 strippath="false"/></mujoco>` added and its collision meshes given as absolute paths (Collada
-files converted to STL with trimesh first, once, into a temporary folder).
+files converted to STL in metres first, as mb_sim reads them, once, into a temporary folder).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 
 import mb_sim
-from mb_sim.model.mesh import HULL_TOLERANCE, MeshError, resolve_uri
+from mb_sim.model.mesh import HULL_TOLERANCE, MeshError, load_mesh, resolve_uri
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "test"))
@@ -119,8 +119,9 @@ def mujoco_xml(rel: str, folder: Path) -> str:
             continue
         if found.lower().endswith(".dae"):
             out = folder / (Path(found).stem + f"_{abs(hash(found))}.stl")
-            if not out.exists():
-                trimesh.load(found, force="mesh").export(out)
+            if not out.exists():  # in metres, as mb_sim reads it (the Collada unit applied)
+                verts, tris = load_mesh(found)
+                trimesh.Trimesh(verts, tris, process=False).export(out)
             found = str(out)
         mesh.set("filename", found)
     ext = ET.SubElement(root, "mujoco")

@@ -42,8 +42,9 @@ class Entry:
     path: str
     """`owner+repository/path/in/it` or `pybullet_data/path`, under --root."""
     xacro_args: dict[str, str] = field(default_factory=dict)
-    density: float | None = None
-    """`inertia_from_geometry`, for the files whose links have no <inertial> (MoveIt's)."""
+    density: float | bool | None = None
+    """`inertia_from_geometry` when given (None: the default, which gives links without
+    mass that of their collision shapes when the robot needs it; False: never)."""
     needs: tuple[str, ...] = ()
     """Other checkouts it includes from, given as package_dirs too."""
 
@@ -100,13 +101,14 @@ CORPUS: tuple[Entry, ...] = (
     Entry("unitreerobotics+unitree_ros/robots/a1_description/xacro/robot.xacro"),
     Entry("ros-industrial+abb/abb_irb2400_support/urdf/irb2400.xacro"),
     Entry("ros-industrial+kuka_experimental/kuka_kr10_support/urdf/kr10r1100sixx.xacro"),
-    # the same without <inertial>s, with the repair their error names
-    Entry("moveit+moveit_resources/panda_description/urdf/panda.urdf", density=1000.0),
-    Entry("moveit+moveit_resources/fanuc_description/urdf/fanuc.urdf", density=1000.0),
-    Entry("ros-industrial+abb/abb_irb2400_support/urdf/irb2400.urdf", density=1000.0),
-    Entry("ros-industrial+abb/abb_irb2400_support/urdf/irb2400.xacro", density=1000.0),
+    # the five above without <inertial>s (which load by default: their links take the mass of
+    # their collision shapes), with inertia_from_geometry false: refused, naming the joint
+    Entry("moveit+moveit_resources/panda_description/urdf/panda.urdf", density=False),
+    Entry("moveit+moveit_resources/fanuc_description/urdf/fanuc.urdf", density=False),
+    Entry("ros-industrial+abb/abb_irb2400_support/urdf/irb2400.urdf", density=False),
+    Entry("ros-industrial+abb/abb_irb2400_support/urdf/irb2400.xacro", density=False),
     Entry("ros-industrial+kuka_experimental/kuka_kr10_support/urdf/kr10r1100sixx.xacro",
-          density=1000.0),
+          density=False),
 )
 
 
@@ -147,7 +149,7 @@ def run_mb_sim(path: Path, entry: Entry, package_dirs: list[Path], steps: int) -
                     f"{time.perf_counter() - start:.1f}"]
         loaded = f"ok ({model.n_joints} joints)"
         if entry.density is not None:
-            loaded += f" (inertia_from_geometry={entry.density:g})"
+            loaded += f" (inertia_from_geometry={entry.density})"
         try:
             sim = mb_sim.Simulation(model, dt=0.001)
             sim.step(n=steps)

@@ -50,6 +50,7 @@ import yaml
 
 import mb_sim
 from mb_sim.bags import custom_data
+from mb_sim.model.link_mass import node_option
 from mb_sim.ros.entities import apply_event
 from mb_sim.ros.latch import CommandError, CommandLatch
 from mb_sim.ros.params import ParamError, command_joint_list, folder_list
@@ -192,7 +193,12 @@ def _build(custom: dict[str, str]) -> tuple[Any, dict[str, Any], dict[str, Any]]
     dirs = folder_list(params.get("package_dirs"))
     with tempfile.TemporaryDirectory() as tmp:
         world = _world(custom, records, Path(tmp), dirs)
-        if world is not None and any(r.key.startswith("robots") for r in world.robots):
+        # the world names the robots the node started with: a robots: list, an SDF world's
+        recorded = {r["name"] for r in records if not r.get("spawned")}
+        listed = world is not None and bool(recorded) and \
+            {r.name for r in world.robots} == recorded
+        if world is not None and (listed or any(r.key.startswith("robots")
+                                                for r in world.robots)):
             sim = mb_sim.Simulation(world=world, dt=1.0 / params["physics_rate"],
                                     integrator=params["integrator"])
         else:
@@ -244,8 +250,8 @@ def _one_robot(custom: dict[str, str], params: dict[str, Any], world: Any,
     """The simulation of a `robot:` world (or none): the robot from the bag's URDF, loaded
     as the node's parameters said, at its recorded initial positions."""
     floating = bool(params.get("floating_base", False)) or bool(world and world.robot.floating)
-    density = float(params.get("inertia_from_geometry") or 0.0) or (
-        world.robot.inertia_from_geometry if world is not None else None)
+    density = node_option(params.get("inertia_from_geometry"),
+                          world.robot.inertia_from_geometry if world is not None else None)
     model = mb_sim.load_urdf(custom["mb_sim/urdf"], dirs, floating_base=floating,
                              inertia_from_geometry=density)
     sim = mb_sim.Simulation(model, world=world, dt=1.0 / params["physics_rate"],
@@ -406,6 +412,17 @@ class _Replay:
         for drive, _name in self.drives.values():
             drive.timed_out(t)
 
+    @staticmethod
+    def _joints(view: Any, names: list[str]) -> np.ndarray:
+        """The joints a joint_states message names, as indices into the robot's joints (a
+        message may leave some out: ball joints, a JointStatePublisher's own list)."""
+        order = {name: i for i, name in enumerate(view.joint_names)}
+        missing = [n for n in names if n not in order]
+        if missing:
+            raise ValueError(f"the bag's joint_states name {missing[:5]}, which robot "
+                             f"{view.name!r} of the replay does not have")
+        return np.array([order[n] for n in names], dtype=np.int64)
+
     def _compare(self, messages: list[Message]) -> Divergence | None:
         """The first value of the joint_states among `messages` that the state now does not
         reproduce (bit for bit, or within the tolerance)."""
@@ -414,17 +431,19 @@ class _Replay:
             if robot is None:
                 continue
             view = self._view(robot)
+            names = list(m.msg.name)
+            joints = self._joints(view, names)
             replayed = {"position": view.joint_positions, "velocity": view.joint_velocities,
                         "effort": view.applied_effort}
             self.compared += 1
             for field in FIELDS:
                 rec = np.asarray(getattr(m.msg, field), dtype=float)
-                new = np.asarray(replayed[field], dtype=float)
+                new = np.asarray(replayed[field], dtype=float)[joints]
                 bad = np.flatnonzero(np.abs(new - rec) > self.tolerance) \
                     if self.tolerance > 0 else np.flatnonzero(new != rec)
                 if bad.size:
                     i = int(bad[0])
-                    return Divergence(self.sim.time, view.joint_names[i], field,
+                    return Divergence(self.sim.time, names[i], field,
                                       float(rec[i]), float(new[i]), robot.name
                                       if len(self.robots) > 1 else "")
         return None

@@ -16,11 +16,12 @@ from mb_sim.dynamics.impulse import (
     joint_columns,
     joint_impulse_response,
     point_impulse,
+    unit_response,
 )
 from mb_sim.dynamics.kinematics import body_poses, point_jacobian_row
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
 from mb_sim.model.forest import compile_forest, new_tree
-from mb_sim.solver.response import add_robot_point
+from mb_sim.solver.response import add_robot_point, add_robot_point_rows
 
 ARM = Path(__file__).resolve().parents[1] / "urdf" / "arm.urdf"
 
@@ -104,6 +105,53 @@ def test_contact_rows_from_shared_columns_equal_their_own_impulse_response() -> 
             np.testing.assert_array_equal(J_cols, J_own)
             np.testing.assert_allclose(W_cols, W_own, rtol=1e-12,
                                        atol=1e-12 * np.abs(W_own).max())
+
+
+def _rows_together(m: object, d: object, body: int, point: np.ndarray, directions: np.ndarray,
+                   columns: bool, J_rows: np.ndarray, W_rows: np.ndarray, J_one: np.ndarray,
+                   W_one: np.ndarray) -> None:
+    """The three rows of a point along `directions` built together (`add_robot_point_rows`)
+    into (J_rows, W_rows), and one by one (`add_robot_point`) into (J_one, W_one); with
+    `columns` the columns of H^-1 are computed first, else each row takes its own sweep."""
+    tree, w = m.tree, d.tree
+    w.response_ready[:] = False
+    if columns:
+        for v in range(tree.tree_v[1]):
+            unit_response(tree, w, 0, v)
+    add_robot_point_rows(tree, w, J_rows, W_rows, 0, 3, 0, body, -1.0, point, directions)
+    w.response_ready[:] = False
+    if columns:
+        for v in range(tree.tree_v[1]):
+            unit_response(tree, w, 0, v)
+    for k in range(3):
+        add_robot_point(tree, w, J_one, W_one, k, 0, body, -1.0, point, directions[k],
+                        1 << 30 if columns else -1)
+
+
+_rows_together = njit(_rows_together)
+
+
+def test_a_points_three_rows_built_together_equal_each_built_alone() -> None:
+    """A contact point's normal and tangent rows from one walk up the tree and shared
+    columns (`add_robot_point_rows`) equal the rows built one at a time, from H^-1's columns
+    and from each row's own impulse sweep, fixed and floating base."""
+    rng = np.random.default_rng(9)
+    for floating in (False, True):
+        model = mb_sim.load_urdf(ARM, floating_base=floating, inertia_from_geometry=500.0)
+        sim = mb_sim.Simulation(model, world=mb_sim.load_world({}))
+        sim.set_effort(rng.uniform(-2.0, 2.0, len(sim.effort)))
+        sim.step(20)
+        nv, bodies = model.nv, sim._data.tree.rot.shape[0] - (0 if floating else 1)
+        for body in range(bodies):
+            point = sim._data.tree.pos[body] + rng.normal(size=3) * 0.1
+            directions = np.linalg.qr(rng.normal(size=(3, 3)))[0].T.copy()
+            for columns in (True, False):
+                rows = [np.zeros((3, 2, nv)) for _ in range(4)]
+                _rows_together(sim._m, sim._d, body, point, directions, columns, *rows)
+                J_rows, W_rows, J_one, W_one = (r[:, 0] for r in rows)
+                np.testing.assert_allclose(J_rows, J_one, rtol=1e-12, atol=1e-15)
+                np.testing.assert_allclose(W_rows, W_one, rtol=1e-10,
+                                           atol=1e-12 * np.abs(W_one).max())
 
 
 def _columns_both_ways(m: object, d: object, wanted: np.ndarray, together: np.ndarray,

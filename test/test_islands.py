@@ -21,7 +21,7 @@ _islands = njit(_islands)
 
 def _solve(rows: Any, qd: np.ndarray, vb: np.ndarray) -> int:
     pgs.effective_mass(rows)
-    return pgs.solve(rows, qd, vb, 50, 1e-12, 1e-12)
+    return pgs.solve(rows, qd, vb, 50, 1e-12, 1e-12, pgs.SUBSPACE_STEPS)
 
 
 _solve = njit(_solve)
@@ -40,7 +40,7 @@ def _table() -> Any:
     the robot but whose second reaches it (no tree on row 2, the robot on row 3) -- so body 0
     joins the robot; 4 a contact of body 1 alone; 5 a joint between bodies 2 and 3; 6 a
     contact of body 3."""
-    R = allocate_rows(8, 2, 4, 1)
+    R = allocate_rows(8, 2, 4, 1, 2)
     kinds = [SCALAR, NORMAL, TANGENT, FOLLOWER, NORMAL, SCALAR, NORMAL]
     R.kind[:7] = kinds
     _on_robot(R, 0, 0, 1.0)
@@ -104,7 +104,7 @@ def test_solve_by_islands_reaches_every_target() -> None:
 def test_two_trees_are_islands_of_their_own_until_a_row_joins_them() -> None:
     """Rows on two robots (trees 0 and 1, 3 velocities each) fall in two islands; a contact
     between the two robots (one row on both trees) makes them one."""
-    R = allocate_rows(4, 3, 0, 2)
+    R = allocate_rows(4, 3, 0, 2, 6)
     R.kind[:2] = NORMAL
     for r, k in ((0, 0), (1, 1)):
         R.tree[r, 0] = k

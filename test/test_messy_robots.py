@@ -252,22 +252,51 @@ def test_massless_links_repaired_by_the_world_file(caplog: pytest.LogCaptureFixt
 
 
 def test_massless_links_error_names_every_repair() -> None:
+    """With inertia_from_geometry false (the default repairs it) the refusal names the
+    repairs."""
     with pytest.raises(mb_sim.ModelError) as err:
-        mb_sim.load_urdf(MESSY / "no_inertia.urdf")
+        mb_sim.load_urdf(MESSY / "no_inertia.urdf", inertia_from_geometry=False)
     text = str(err.value)
     assert "joint 'shoulder': moves no mass" in text
     for way in ("load_urdf(..., inertia_from_geometry=", "robot: {inertia_from_geometry:",
                 "sim_node's inertia_from_geometry parameter"):
         assert way in text, text
-    world = {"robot": {"urdf": str(MESSY / "no_inertia.urdf")}}
+    world = {"robot": {"urdf": str(MESSY / "no_inertia.urdf"), "inertia_from_geometry": False}}
     with pytest.raises(mb_sim.ModelError, match="robot: {inertia_from_geometry"):
         mb_sim.Simulation(None, world=mb_sim.load_world(world))
 
 
-@pytest.mark.parametrize("value", [0, -1.0, 1e-9, 1e12, "heavy", True])
+def test_massless_links_load_by_default_with_one_warning(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """As Isaac Sim's importer: without <inertial>s the robot loads, its links given the mass
+    of their collision shapes at 1000 kg/m^3, one warning naming the links and the density;
+    and it swings as with the density given."""
+    world = {"robot": {"urdf": str(MESSY / "no_inertia.urdf"),
+                       "initial_positions": {"shoulder": 0.5}}}
+    with caplog.at_level(logging.INFO, logger="mb_sim"):
+        sim = mb_sim.Simulation(None, world=mb_sim.load_world(world), dt=0.001)
+    said = [r for r in caplog.records if "collision shapes" in r.getMessage()]
+    assert len(said) == 1 and said[0].levelno == logging.WARNING, [r.getMessage() for r in said]
+    text = said[0].getMessage()
+    assert "'link1' 0.48 kg" in text and "'link2' 0.48 kg" in text, text
+    assert "1000 kg/m^3" in text and "false refuses" in text, text
+    np.testing.assert_allclose(sim.model.mass, [0.48, 0.48])
+    swings(None, mb_sim.load_world(world))
+
+
+@pytest.mark.parametrize("value", [0, -1.0, 1e-9, 1e12, "heavy", [1000.0]])
 def test_world_key_is_checked(value: object) -> None:
     with pytest.raises(mb_sim.WorldError, match=r"robot\.inertia_from_geometry"):
         mb_sim.load_world({"robot": {"inertia_from_geometry": value}})
+
+
+@pytest.mark.parametrize("value", [True, False, None, 250.0])
+def test_world_key_takes_true_false_or_a_density(value: object) -> None:
+    world = mb_sim.load_world({"robot": {"inertia_from_geometry": value}})
+    assert world.robot.inertia_from_geometry is value or \
+        world.robot.inertia_from_geometry == value
+    again = mb_sim.load_world(world.to_dict())
+    assert again.robot.inertia_from_geometry == world.robot.inertia_from_geometry
 
 
 # --- what cannot be found is still refused --------------------------------------------------

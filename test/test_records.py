@@ -19,6 +19,7 @@ from mb_sim.collision.separating_axes import SLOTS_MAX
 from mb_sim.collision.work import CAP_POINTS, HITS, MESH_CANDIDATES
 from mb_sim.records import ARANGE, IDENTITY, REAL, Field, allocate, dimension, mismatches, record
 from mb_sim.sim.state import State, StateArrays
+from mb_sim.solver.rows import SUBSPACE_ROWS
 from mb_sim.warmup import ROBOT, WORLD
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +69,8 @@ def test_arrays_match_their_declarations(floating: bool) -> None:
         + mismatches(sc) + mismatches(d)
         + mismatches(d.tree, n=n, t=1, nv=nv, nq=nq, w=nv) + mismatches(d.frames, b=nb)
         + mismatches(d.collision, **work_sizes)
-        + mismatches(d.rows, r=rows, w=nv, b=nb, t=1) + mismatches(d.push, r=rows, w=nv, b=nb, t=1)
+        + mismatches(d.rows, r=rows, w=nv, b=nb, t=1, s=SUBSPACE_ROWS, v=nv)
+        + mismatches(d.push, r=rows, w=nv, b=nb, t=1, s=SUBSPACE_ROWS, v=nv)
         + mismatches(d.joints, j=len(sim.scene.world_joint_names), b=nb)
         + mismatches(d.work, n=n, nv=nv, b=nb, t=1, r=rows)
         + mismatches(d.before, n=n, nq=nq, nv=nv, b=nb, w=rows)

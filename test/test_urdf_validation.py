@@ -339,7 +339,7 @@ def test_massless_leaf_error_and_inertia_from_geometry() -> None:
                 joint("j2", "l1", "l2"),
                 f'<link name="l2">{shape}</link>')  # no <inertial>: massless
     with pytest.raises(mb_sim.ModelError, match="'j2'.*moves no mass.*inertia_from_geometry"):
-        mb_sim.load_urdf(xml)
+        mb_sim.load_urdf(xml, inertia_from_geometry=False)
     model = mb_sim.load_urdf(xml, inertia_from_geometry=500.0)
     m = 500.0 * 0.1 * 0.2 * 0.3
     assert model.mass[1] == pytest.approx(m, rel=1e-12)
@@ -347,8 +347,13 @@ def test_massless_leaf_error_and_inertia_from_geometry() -> None:
     expected = m / 12 * np.diag([0.2**2 + 0.3**2, 0.1**2 + 0.3**2, 0.1**2 + 0.2**2])
     assert np.allclose(model.inertia[1], expected, rtol=1e-12, atol=0)
     assert model.mass[0] == 1.0  # links with a mass keep it
-    with pytest.raises(mb_sim.ModelError, match="density"):
-        mb_sim.load_urdf(xml, inertia_from_geometry=float("nan"))
+    for bad in (float("nan"), 0, -1.0, 1e7, "heavy"):
+        with pytest.raises(mb_sim.ModelError, match="density") as err:
+            mb_sim.load_urdf(xml, inertia_from_geometry=bad)
+        assert "inertia_from_geometry must be true" in str(err.value)
+    default = mb_sim.load_urdf(xml)  # the default gives l2 the mass of its box at 1000 kg/m^3
+    assert default.mass[1] == pytest.approx(1000.0 * 0.1 * 0.2 * 0.3, rel=1e-12)
+    assert mb_sim.load_urdf(xml, inertia_from_geometry=True).mass[1] == default.mass[1]
 
 
 def test_mimic_of_unknown_joint_loads_independent(caplog: pytest.LogCaptureFixture) -> None:

@@ -157,7 +157,7 @@ def test_tf_mode_is_a_choice() -> None:
                         "'prefixed'?) (got 'prefix')")
 
 
-@pytest.mark.parametrize("density", [0, -1.0, 1e7, "heavy", True])
+@pytest.mark.parametrize("density", [0, -1.0, 1e7, "heavy", [500.0]])
 def test_inertia_from_geometry_range(density: Any) -> None:
     for d, where in ((two_arms(), "robots[1]"), ({"robot": {}}, "robot")):
         entry = d["robots"][1] if "robots" in d else d["robot"]
@@ -167,6 +167,9 @@ def test_inertia_from_geometry_range(density: Any) -> None:
         assert f"(got {density!r})" in msg
     assert load_world({"robot": {"inertia_from_geometry": None}}).robot.inertia_from_geometry \
         is None
+    for value in (True, False):  # the default, and off (docs/robots.md)
+        assert load_world({"robot": {"inertia_from_geometry": value}}).robot \
+            .inertia_from_geometry is value
 
 
 @pytest.mark.parametrize(("change", "message"), [

@@ -220,19 +220,46 @@ def _tree_pairs(static: np.ndarray, walks: np.ndarray, allowed: np.ndarray, lo: 
     return count
 
 
+SMALL_SCENE = 24
+"""Scenes of at most this many geometries test every pair's boxes instead of walking the
+scene tree: for a few dozen boxes that is cheaper than refitting and walking it (the pairs
+are the same, and sorted the same: `_sort_pairs`)."""
+
+
+@inline
+def _all_pairs(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray, lo: np.ndarray,
+               hi: np.ndarray, out: np.ndarray) -> int:
+    """Every allowed pair of bounded geometries, not both static, whose boxes overlap."""
+    count = 0
+    ng = kind.shape[0]
+    for i in range(ng):
+        if kind[i] == PLANE:
+            continue
+        for j in range(i + 1, ng):
+            if kind[j] == PLANE or (static[i] and static[j]) or not allowed[i, j]:
+                continue
+            if _overlap(lo, hi, i, j):
+                count = _add(out, count, i, j)
+    return count
+
+
 @inline
 def scene_pairs(kind: np.ndarray, static: np.ndarray, walks: np.ndarray, allowed: np.ndarray,
                 lo: np.ndarray, hi: np.ndarray, tree: Any, out: np.ndarray) -> int:
     """The candidate pairs of the geometries whose world boxes are lo, hi into out (the
     module docstring), with the scene tree `tree` (a `SceneTree`) refitted or built when a
-    geometry walks; returns their number."""
+    geometry walks (every pair tested instead in a scene of at most SMALL_SCENE); returns
+    their number."""
     count = 0
-    if walks.any():
-        t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
-        _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
-        count = _tree_pairs(static, walks, allowed, lo, hi, t, tree.items, tree.size[NODES],
-                            tree.stack, out)
     ng = kind.shape[0]
+    if walks.any():
+        if ng <= SMALL_SCENE:
+            count = _all_pairs(kind, static, allowed, lo, hi, out)
+        else:
+            t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
+            _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
+            count = _tree_pairs(static, walks, allowed, lo, hi, t, tree.items,
+                                tree.size[NODES], tree.stack, out)
     for i in range(ng):
         if kind[i] != PLANE:
             continue

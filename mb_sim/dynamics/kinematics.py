@@ -24,17 +24,19 @@ def tree_poses(tree: Any, k: int, q: np.ndarray, rot: np.ndarray, pos: np.ndarra
         tree.parent, tree.joint_type, tree.axis, tree.tree_rot, tree.tree_pos, tree.qadr)
     base = parent.shape[0] + k
     base_pose(tree, k, q, rot[base], pos[base])
-    R, p = np.empty((3, 3)), np.empty(3)
     for i in range(tree.tree_body[k], tree.tree_body[k + 1]):
-        joint_pose(joint_type, axis, tree_rot, tree_pos, i, q, qadr[i], R, p)
+        # body i's pose in its parent into its own slot first, then composed in place
+        joint_pose(joint_type, axis, tree_rot, tree_pos, i, q, qadr[i], rot[i], pos[i])
         j = parent[i]
         if j < 0:
             j = base
+        p0, p1, p2 = pos[i, 0], pos[i, 1], pos[i, 2]
+        for c in range(3):
+            r0, r1, r2 = rot[i, 0, c], rot[i, 1, c], rot[i, 2, c]
+            for r in range(3):
+                rot[i, r, c] = rot[j, r, 0] * r0 + rot[j, r, 1] * r1 + rot[j, r, 2] * r2
         for r in range(3):
-            a0, a1, a2 = rot[j, r, 0], rot[j, r, 1], rot[j, r, 2]
-            pos[i, r] = pos[j, r] + a0 * p[0] + a1 * p[1] + a2 * p[2]
-            for c in range(3):
-                rot[i, r, c] = a0 * R[0, c] + a1 * R[1, c] + a2 * R[2, c]
+            pos[i, r] = pos[j, r] + rot[j, r, 0] * p0 + rot[j, r, 1] * p1 + rot[j, r, 2] * p2
 
 
 @njit
@@ -93,6 +95,51 @@ def point_jacobian_row(tree: Any, rot: np.ndarray, pos: np.ndarray, body: int,
         row[f], row[f + 1], row[f + 2] = r1 * e2 - r2 * e1, r2 * e0 - r0 * e2, r0 * e1 - r1 * e0
         row[f + 3], row[f + 4], row[f + 5] = e0, e1, e2
     return nv
+
+
+@njit
+def point_jacobian(tree: Any, rot: np.ndarray, pos: np.ndarray, body: int, point: np.ndarray,
+                   J: np.ndarray, path: np.ndarray) -> int:
+    """J[:, c] = the velocity of the world point fixed to `body` (a body or the base slot
+    n + k) per unit of velocity c of its tree k (local, as `point_jacobian_row`), for the
+    velocities on its path only: the joints from body to the root, then a floating base's
+    twist; their local indices into path[:count]. Returns count (J's other columns are not
+    written). A point's rows along several directions d are then d . J[:, path] (the three
+    directions of a contact from one walk up the tree)."""
+    parent, joint_type, axis = tree.parent, tree.joint_type, tree.axis
+    n = parent.shape[0]
+    k = slot_tree(tree, body)
+    b0 = tree.tree_body[k]
+    count = 0
+    i = body if body < n else -1
+    while i >= 0:
+        R = rot[i]
+        ax, ay, az = axis[i, 0], axis[i, 1], axis[i, 2]
+        a0 = R[0, 0] * ax + R[0, 1] * ay + R[0, 2] * az
+        a1 = R[1, 0] * ax + R[1, 1] * ay + R[1, 2] * az
+        a2 = R[2, 0] * ax + R[2, 1] * ay + R[2, 2] * az
+        c = i - b0
+        if joint_type[i] != PRISMATIC:
+            r0, r1, r2 = point[0] - pos[i, 0], point[1] - pos[i, 1], point[2] - pos[i, 2]
+            J[0, c], J[1, c], J[2, c] = a1 * r2 - a2 * r1, a2 * r0 - a0 * r2, a0 * r1 - a1 * r0
+        else:
+            J[0, c], J[1, c], J[2, c] = a0, a1, a2
+        path[count] = c
+        count += 1
+        i = parent[i]
+    if tree.floating[k]:  # R (v + omega x r): [R e_c x x'] for omega_c, R e_c for v_c
+        base, f = n + k, tree.tree_v[k + 1] - tree.tree_v[k] - 6
+        R = rot[base]
+        x0, x1, x2 = point[0] - pos[base, 0], point[1] - pos[base, 1], point[2] - pos[base, 2]
+        for c in range(3):
+            e0, e1, e2 = R[0, c], R[1, c], R[2, c]
+            J[0, f + c], J[1, f + c], J[2, f + c] = e1 * x2 - e2 * x1, e2 * x0 - e0 * x2, \
+                e0 * x1 - e1 * x0
+            J[0, f + 3 + c], J[1, f + 3 + c], J[2, f + 3 + c] = e0, e1, e2
+            path[count + c] = f + c
+            path[count + 3 + c] = f + 3 + c
+        count += 6
+    return count
 
 
 @njit

@@ -16,7 +16,7 @@ import numpy as np
 
 from mb_sim._jit import njit
 from mb_sim.model.forest import Tree
-from mb_sim.records import FLAG, REAL, Field, allocate, record
+from mb_sim.records import FLAG, INDEX, REAL, Field, allocate, record
 
 TreeWork, TreeWorkRecord = record("TreeWork", """The tree algorithms' quantities at the last
 q they were given (ABA, RNEA, CRBA, hybrid dynamics, kinematics) and the impulse response's
@@ -59,6 +59,9 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("dv", REAL, ("n+t", 6), "velocity change dv_i"),
     Field("u_impulse", REAL, ("n",), "u_i = -S_i^T Y^A_i"),
     Field("row", REAL, ("w",), "one point Jacobian row, local to a tree"),
+    Field("point_jacobian", REAL, (3, "w"), "a point's velocity Jacobian (world axes), local "
+          "to a tree"),
+    Field("path", INDEX, ("w",), "the tree's velocities (local) a point's Jacobian has"),
     "many columns of H^-1 at once (mb_sim.dynamics.joint_space)",
     Field("IC", REAL, ("n+t", 6, 6), "composite inertia I^c_i of body i's subtree, body axes"),
     Field("joint_space", REAL, ("w", "w"), "one fixed-base tree's H + diag(armature), then its "

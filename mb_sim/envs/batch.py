@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 import mb_sim
-from mb_sim._jit import JIT, njit
+from mb_sim._jit import JIT, njit, parallel
 from mb_sim.errors import SimulationError
 from mb_sim.model.compile import scene_record
 from mb_sim.sim.data import (
@@ -57,17 +57,12 @@ if JIT:
         # where OpenMP's spinning threads made a parallel call wait for milliseconds
         numba.config.THREADING_LAYER = "workqueue"
 
-    def _parallel(fn: Any) -> Any:
-        return numba.njit(cache=True, parallel=True)(fn)
 else:
     prange = range
     List = list
 
-    def _parallel(fn: Any) -> Any:
-        return fn
 
-
-@_parallel
+@parallel
 def step_all(sims: Any, steps: np.ndarray, status: np.ndarray, done: np.ndarray) -> None:
     """sims[i] advances steps[i] steps (0: left alone); status[i] and done[i] say how its run
     ended and how many steps it took (`mb_sim.sim.data`: STATUS, STEPS_DONE)."""

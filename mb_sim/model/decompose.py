@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.model import cache
-from mb_sim.model.mesh import MeshError, load_mesh
+from mb_sim.model.mesh import READ_VERSION, MeshError, load_mesh
 
 EXTRA = "decompose"
 """The pip extra that brings CoACD: pip install 'mb_sim[decompose]'."""
@@ -71,7 +71,8 @@ def _decompose(path: str, scale: tuple[float, float, float]) -> cache.Arrays:
 @functools.lru_cache(maxsize=64)
 def _pieces(path: str, stamp: str, scale: tuple[float, float, float]
             ) -> tuple[np.ndarray, ...]:
-    entry = cache.key("pieces", stamp, scale, sorted(SETTINGS.items()), VERSION)
+    entry = cache.key("pieces", stamp, scale, sorted(SETTINGS.items()), VERSION,
+                      f"read{READ_VERSION}")
     arrays = cache.cached(entry, lambda: _decompose(path, scale))
     ends = np.cumsum(arrays["counts"])
     out = tuple(np.ascontiguousarray(arrays["verts"][e - c:e])

@@ -1,11 +1,14 @@
 """Mesh files: resolve their URIs, read their triangles, and build the convex hull that collides.
 
 Formats: STL (binary and ASCII) and Wavefront OBJ are read by this module; when the `trimesh`
-package is installed it reads them (and every other format it knows, e.g. PLY, OFF, GLB) instead.
-Vertices are multiplied by the per-axis `scale`. A mesh collides as its convex hull, which is
-built once per (file, modification time, scale) and cached; what collides is that hull
-simplified (`simplify_hull`) to within HULL_TOLERANCE of it, the mass properties use the
-exact one.
+package is installed it reads them (and every other format it knows, e.g. PLY, OFF, GLB,
+Collada) instead. `load_mesh` is the one place a mesh file's triangles are read (collision
+shapes, mass properties, the cached hulls and triangle sets, convex pieces, the viewers and
+the cameras all take them from it): a Collada file's vertices are in the unit its
+`<asset><unit meter="...">` declares and are turned into metres first (`collada_unit`), then
+multiplied by the per-axis `scale`. A mesh collides as its convex hull, which is built once
+per (file, modification time, scale) and cached; what collides is that hull simplified
+(`simplify_hull`) to within HULL_TOLERANCE of it, the mass properties use the exact one.
 
 Errors are `MeshError` (a ValueError) with the file named; the URDF and world loaders wrap
 them into their own errors with the element or key path.
@@ -18,6 +21,7 @@ import logging
 import os
 import re
 import struct
+import xml.etree.ElementTree as ET
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -244,6 +248,89 @@ def _collada_available() -> bool:
     return True
 
 
+READ_VERSION = 2
+"""Of `load_mesh`: what it returns for a file. Everything made from a mesh's triangles and
+kept on disk (`mb_sim.model.cache`: simplified hulls, triangle sets, convex pieces) carries it
+in its key, so an entry made by an earlier reader is made again, never served. 2: Collada
+units applied (`collada_unit`)."""
+
+UNIT_RANGE = (1e-6, 1e6)
+"""Accepted `<unit meter>` of a Collada file, metres per unit of the file (micrometres to
+thousands of kilometres)."""
+
+
+def _local(tag: str) -> str:
+    """An element's tag without its XML namespace (`{http://www.collada.org/...}asset`)."""
+    return tag.rpartition("}")[2]
+
+
+@functools.lru_cache(maxsize=256)
+def _collada_unit_cached(path: str, _stamp: tuple[int, int]) -> float:
+    """The `meter` of the `<unit>` of the document's top `<asset>` (the first child of
+    `<COLLADA>` in a valid file, which ends the reading; looked for among all its children
+    otherwise, as gz-common's FirstChildElement does)."""
+    depth = 0
+    in_asset = False
+    try:
+        for event, element in ET.iterparse(path, events=("start", "end")):
+            depth += 1 if event == "start" else -1
+            tag = _local(element.tag)
+            if event == "start":
+                if depth == 1 and tag != "COLLADA":
+                    raise MeshError(f"{path}: a Collada file's root element is <COLLADA>, "
+                                    f"not <{tag}>")
+                in_asset = in_asset or (depth == 2 and tag == "asset")
+                continue
+            if in_asset and depth == 2 and tag == "unit":  # <COLLADA><asset><unit>
+                return _unit_meter(path, element.get("meter"), element.get("name"))
+            if in_asset and depth == 1:  # the top <asset> ended without a <unit>
+                return 1.0
+            if depth <= 1:
+                element.clear()  # a top-level library read past: keep no memory of it
+    except ET.ParseError as exc:
+        raise MeshError(f"{path}: cannot read mesh: malformed XML: {exc}") from exc
+    return 1.0
+
+
+def _unit_meter(path: str, meter: str | None, name: str | None) -> float:
+    """Metres per unit of a Collada `<unit meter name>` (COLLADA 1.4.1: meter defaults to
+    1.0); MeshError naming the file and the value when it is not a positive finite number
+    within UNIT_RANGE."""
+    if meter is None:
+        return 1.0
+    try:
+        value = float(meter)
+    except ValueError:
+        value = float("nan")
+    if not (np.isfinite(value) and UNIT_RANGE[0] <= value <= UNIT_RANGE[1]):
+        shown = f" name={name!r}" if name is not None else ""
+        raise MeshError(f"{path}: <COLLADA><asset><unit meter={meter!r}{shown}>: meter must "
+                        f"be the metres per unit of the file, a number within "
+                        f"[{UNIT_RANGE[0]:g}, {UNIT_RANGE[1]:g}]")
+    if value != 1.0:
+        _log.debug("%s: Collada unit %s (%g m): vertices scaled by %g", path, name or "?",
+                   value, value)
+    return value
+
+
+def collada_unit(path: str | os.PathLike[str]) -> float:
+    """Metres per unit of a mesh file: a Collada (`.dae`) file's `<COLLADA><asset><unit
+    meter>` (1.0 when absent), 1.0 for every other format (STL and OBJ carry no unit).
+
+    As gz-common's ColladaLoader (which scales the loaded mesh by it, after the node
+    transforms) and RViz (`getMeshUnitRescale`) read it: only the document's top `<asset>`;
+    its `<up_axis>` is ignored, as both ignore it (a Y_UP file is read as written, and so
+    drawn by Gazebo and RViz). Cached per file and modification time."""
+    path = str(path)
+    if os.path.splitext(path)[1].lower() != ".dae":
+        return 1.0
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise MeshError(f"mesh file {path!r} does not exist") from exc
+    return _collada_unit_cached(os.path.realpath(path), (st.st_mtime_ns, st.st_size))
+
+
 def _scale_vector(scale: float | tuple[float, ...] | np.ndarray) -> np.ndarray:
     s = np.broadcast_to(np.asarray(scale, dtype=float), (3,)).copy()
     if not np.all(np.isfinite(s)) or np.any(s <= 0):
@@ -253,9 +340,12 @@ def _scale_vector(scale: float | tuple[float, ...] | np.ndarray) -> np.ndarray:
 
 def load_mesh(path: str | os.PathLike[str], scale: float | tuple[float, ...] = (1.0, 1.0, 1.0),
               use_trimesh: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Vertices (n, 3) times `scale` and triangles (m, 3) of a mesh file.
+    """Vertices (n, 3) in metres times `scale`, and triangles (m, 3), of a mesh file.
 
-    `use_trimesh`: None uses trimesh when installed; False forces the built-in STL/OBJ reader.
+    Metres: a Collada file's vertices (after its node transforms) times its unit
+    (`collada_unit`: `<asset><unit meter>`), before `scale` (the URDF's or SDF's), as Gazebo
+    and RViz read them. `use_trimesh`: None uses trimesh when installed; False forces the
+    built-in STL/OBJ reader.
     """
     path = str(path)
     s = _scale_vector(scale)
@@ -282,7 +372,7 @@ def load_mesh(path: str | os.PathLike[str], scale: float | tuple[float, ...] = (
         raise MeshError(f"{path}: cannot read: {exc}") from exc
     if not np.all(np.isfinite(verts)):
         raise MeshError(f"{path}: vertex coordinates are not all finite")
-    return verts * s, tris
+    return verts * (collada_unit(path) * s), tris
 
 
 # --------------------------------------------------------------------------------------------
@@ -448,7 +538,7 @@ def _collision_hull_cached(path: str, _stamp: tuple[int, int], scale: tuple[floa
     from mb_sim.model import cache
 
     entry = cache.key("hull", cache.file_stamp(path), scale, tolerance, max_vertices,
-                      HULL_VERSION)
+                      HULL_VERSION, f"read{READ_VERSION}")
     verts = cache.cached(entry, lambda: {"verts": simplify_hull(
         _hull_cached(path, _stamp, scale)[0], tolerance, max_vertices)})["verts"]
     verts.setflags(write=False)

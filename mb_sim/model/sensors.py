@@ -1,7 +1,7 @@
 """What a sensor is: its kind, where it sits, how often it reads, how it sees, its noise.
 
 A sensor is declared in the world file (`sensors:`), in a URDF's Gazebo blocks
-(`mb_sim.sensing.gazebo`) or in Python (`SensorSpec(...)`, `Simulation.add_sensor`). Every
+(`mb_sim.model.gazebo`) or in Python (`SensorSpec(...)`, `Simulation.add_sensor`). Every
 declaration is checked here, once: an error names where the sensor was declared, the sensor,
 the field and the value.
 
@@ -23,6 +23,12 @@ from typing import Any
 from mb_sim.errors import WorldError
 
 KINDS = ("lidar", "depth_camera", "camera", "imu")
+NAMINGS = ("mb_sim", "gz")
+"""How a sensor's topics and frames are named (`SensorSpec.naming`)."""
+ROLES = {"lidar": ("scan", "points"), "camera": ("image", "info"),
+         "depth_camera": ("image", "info", "points"), "imu": ("imu",)}
+"""The messages each kind of sensor publishes, by role: a LaserScan (scan), a PointCloud2
+(points), an Image (image) and its CameraInfo (info), an Imu (imu)."""
 MAX_RAYS = 4_000_000
 """Most rays of one reading (a 2000 x 2000 image): a larger sensor is refused."""
 MAX_RATE = 10_000.0
@@ -71,6 +77,14 @@ class SensorSpec:
     """The topic the node publishes on ("": the usual one of its kind)."""
     frame_id: str = ""
     """The frame of its messages ("": the sensor's own frame, named after the sensor)."""
+    naming: str = "mb_sim"
+    """How the node names its messages' topics and frames (`NAMINGS`): "mb_sim" (the topics of
+    its kind under its robot's namespace, `topic` in place of the kind's name; a camera's in the
+    optical frame `<frame>_optical`), or "gz" (a robot read from SDF: the topics of
+    `ros_topics`, and `frame_id` as it is, as gz-sim and a ros_gz bridge give them)."""
+    ros_topics: tuple[tuple[str, str], ...] = ()
+    """With gz naming: (role, topic) of each of its messages (roles `ROLES`), gz-transport's
+    absolute names (`mb_sim.model.gz_names`)."""
     source: str = "<python>"
     """Where it was declared (a world file entry, a URDF's Gazebo block), for messages."""
     robot: str = ""
@@ -117,7 +131,24 @@ class SensorSpec:
             self._check_camera(bad)
         if self.rays > MAX_RAYS:
             raise bad("rays", self.rays, f"at most {MAX_RAYS}")
+        self._check_naming(bad)
         return self
+
+    def _check_naming(self, bad: Any) -> None:
+        if self.naming not in NAMINGS:
+            raise bad("naming", self.naming, f"one of {', '.join(NAMINGS)}")
+        if self.naming == "mb_sim":
+            if self.ros_topics:
+                raise bad("ros_topics", self.ros_topics, "empty with mb_sim naming")
+            return
+        roles = [role for role, _ in self.ros_topics]
+        allowed = ROLES[self.type]
+        if not roles or len(set(roles)) != len(roles) or not set(roles) <= set(allowed):
+            raise bad("ros_topics", self.ros_topics, f"topics of distinct roles among "
+                      f"{', '.join(allowed)} (a {self.type})")
+        for role, topic in self.ros_topics:
+            if not (isinstance(topic, str) and topic.startswith("/") and len(topic) > 1):
+                raise bad(f"ros_topics[{role}]", topic, "an absolute topic name")
 
     def _check_lidar(self, bad: Any) -> None:
         for name in ("samples", "vertical_samples"):
@@ -159,4 +190,4 @@ def _finite(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
-__all__ = ["KINDS", "MAX_RATE", "MAX_RAYS", "Noise", "SensorSpec"]
+__all__ = ["KINDS", "MAX_RATE", "MAX_RAYS", "NAMINGS", "ROLES", "Noise", "SensorSpec"]

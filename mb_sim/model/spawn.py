@@ -18,8 +18,10 @@ Formats (`SPAWN_FORMATS`, told apart by the file extension, else by the text):
 - ``sdf``: an SDF model (a `<model>`, or an `<sdf>` holding one), read as SDF worlds are
   (`mb_sim.model.world.sdf`: its surfaces, its inertial or SDF's default one, a static model
   a static body), given as text, a file, a model folder (its model.config names the file),
-  ``model://name`` or a Fuel URL from the local Fuel cache. It must be one body: one link of
-  one collision (a robot or several bodies are refused as FEATURE_UNSUPPORTED).
+  ``model://name`` or a Fuel URL from the local Fuel cache. Here it is one body: one link of
+  one collision; a model that is one robot (links joined in a tree) is read by
+  `mb_sim.model.world.sdf.spawn_tree` (`sdf_resource` finds its text; the node spawns it as a
+  robot), and a model of several parts is refused as FEATURE_UNSUPPORTED.
 
 The spawn pose places the resource's own frame: the URDF link frame, the SDF model frame
 (the model's own `<pose>` is replaced by the spawn pose, as Gazebo's spawning does), or the
@@ -208,8 +210,24 @@ def _checked_pose(xyz: Sequence[float], quat_xyzw: Sequence[float]
     return p, q / norm
 
 
-def _read(uri: str, text: str, package_dirs: tuple[str, ...]) -> SpawnedBody:
-    """The body of a resource at the resource's own pose (spawned at the identity)."""
+def sdf_resource(uri: str, text: str, package_dirs: Iterable[str | os.PathLike[str]] = ()
+                 ) -> tuple[str, str, str] | None:
+    """(text, source, folder) of a spawn resource that is SDF (a file, a model folder,
+    ``model://``, a Fuel URL, or SDF text), None for another format. SpawnError as
+    `spawn_body` raises it (NOT_FOUND, RESOURCE_PARSE_ERROR, UNSUPPORTED_FORMAT)."""
+    path, fragment, text, source, folder = _resource(uri, text,
+                                                     tuple(str(p) for p in package_dirs))
+    if _format(path, text, source) != "sdf":
+        return None
+    if fragment:
+        raise SpawnError("RESOURCE_PARSE_ERROR", f"{source}: an SDF model holds one entity; "
+                         f"the fragment #{fragment} selects nothing")
+    return text, source, folder
+
+
+def _resource(uri: str, text: str, package_dirs: tuple[str, ...]
+              ) -> tuple[Path | None, str | None, str, str, str]:
+    """(file or None, uri fragment, text, source, folder of relative names) of a resource."""
     if uri:
         path, fragment = _resolve(uri, package_dirs)
         source = str(path) + (f"#{fragment}" if fragment else "")
@@ -218,13 +236,17 @@ def _read(uri: str, text: str, package_dirs: tuple[str, ...]) -> SpawnedBody:
                                   WorldError)
         except WorldError as exc:
             raise SpawnError("RESOURCE_PARSE_ERROR", str(exc)) from None
-        folder = str(path.parent)
-    else:
-        path, fragment, source, folder = None, None, _STRING, os.getcwd()
-        size = len(text.encode("utf-8", errors="replace"))
-        if size > MAX_RESOURCE_BYTES:
-            raise SpawnError("RESOURCE_PARSE_ERROR", f"resource_string of {size} bytes is larger "
-                             f"than the {MAX_RESOURCE_BYTES} accepted")
+        return path, fragment, text, source, str(path.parent)
+    size = len(text.encode("utf-8", errors="replace"))
+    if size > MAX_RESOURCE_BYTES:
+        raise SpawnError("RESOURCE_PARSE_ERROR", f"resource_string of {size} bytes is larger "
+                         f"than the {MAX_RESOURCE_BYTES} accepted")
+    return None, None, text, _STRING, os.getcwd()
+
+
+def _read(uri: str, text: str, package_dirs: tuple[str, ...]) -> SpawnedBody:
+    """The body of a resource at the resource's own pose (spawned at the identity)."""
+    path, fragment, text, source, folder = _resource(uri, text, package_dirs)
     kind = _format(path, text, source)
     if kind in ("urdf", "sdf") and fragment:
         what = "an SDF model" if kind == "sdf" else "a URDF"

@@ -40,7 +40,7 @@ import numpy as np
 
 from mb_sim.bvh import BVH, build, node_capacity
 from mb_sim.model import cache
-from mb_sim.model.mesh import MeshError, load_mesh
+from mb_sim.model.mesh import READ_VERSION, MeshError, load_mesh
 
 FLAT_ANGLE = math.radians(5.0)
 """Neighbouring triangles closer than this to coplanar make an inactive (internal) edge."""
@@ -192,7 +192,8 @@ def _mesh_cached(path: str, stamp: str, scale: tuple[float, float, float]) -> Tr
         verts, tris = load_mesh(path, scale)
         return cook(verts, tris, path).arrays()
 
-    return TriangleSet.from_arrays(cache.cached(cache.key("mesh", stamp, scale, COOK_VERSION),
+    return TriangleSet.from_arrays(cache.cached(cache.key("mesh", stamp, scale, COOK_VERSION,
+                                                          f"read{READ_VERSION}"),
                                                 make))
 
 

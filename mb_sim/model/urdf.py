@@ -27,6 +27,7 @@ from urdf_parser_py import urdf as urdf_xml
 from mb_sim.errors import ModelError
 from mb_sim.inertia import lump, spatial_inertia
 from mb_sim.model.geometry import Geometry
+from mb_sim.model.link_mass import LinkMass, link_mass
 from mb_sim.model.mass import inertia_defect, mass_properties, nearest_valid_inertia
 from mb_sim.model.model import (
     BALL_X,
@@ -60,10 +61,20 @@ the largest principal moment. The measured inertias of real robots reach 0.46 (r
 example-robot-data); a negative moment as large as the others is 1.0."""
 INERTIA_NOISE = 1e-12
 """Defects below this distance (kg m^2) are rounding noise: repaired with a debug line only."""
-REPAIR_HINT = ("take mass and inertia from the collision shapes: load_urdf(..., "
+REPAIR_HINT = ("take mass and inertia from the collision shapes (the default): leave "
+               "inertia_from_geometry unset or true, or give it a density, as in load_urdf(..., "
                "inertia_from_geometry=<density in kg/m^3>), the world file's robot: "
                "{inertia_from_geometry: <density>} or sim_node's inertia_from_geometry parameter")
-"""How a robot with massless links is repaired, as the errors say it."""
+"""How a robot with massless links is repaired, as the errors say it when the repair is off."""
+
+
+OFF = LinkMass(None, False)
+"""`inertia_from_geometry=False`: no link is given mass from its collision shapes."""
+
+
+class _MasslessError(ModelError):
+    """A joint that moves no mass, or a floating base without mass: what the default
+    `inertia_from_geometry` repairs (`mb_sim.model.link_mass`)."""
 
 
 def _pose(origin: Any) -> np.ndarray:
@@ -85,14 +96,19 @@ def _xyz_rpy(origin: Any) -> tuple[tuple[float, float, float], tuple[float, floa
 
 class _Loader:
     def __init__(self, text: str, source: str, search: Search, strict: bool = False,
-                 density: float | None = None, floating_base: bool = False):
+                 link_density: LinkMass = OFF, floating_base: bool = False):
         self.text = text
         self.floating = floating_base
         self.source = source
         self.search = search
         self.strict = strict
-        self.density = density
-        self.filled: set[str] = set()
+        self.option = link_density
+        self.density = None if link_density.when_needed else link_density.density
+        """kg/m^3 of the links given mass from their collision shapes; None: none given."""
+        self.filled: dict[str, float] = {}
+        """The links given mass from their collision shapes, and their masses (kg)."""
+        self.notes: list[tuple[int, str]] = []
+        """Log lines of the mass properties (level, text), said once they are final."""
 
     def fail(self, what: str) -> ModelError:
         return ModelError(f"{self.source}: {what}")
@@ -197,7 +213,7 @@ class _Loader:
                 filled = self.geometry_inertial(link)
                 if filled is not None:
                     out[link.name] = filled
-                    self.filled.add(link.name)
+                    self.filled[link.name] = filled[0]
                     continue
             if inertial is None:
                 continue
@@ -229,8 +245,9 @@ class _Loader:
             second += p.inertia + p.mass * (d @ d * np.eye(3) - np.outer(d, d))
         T = np.eye(4)
         T[:3, 3] = com
-        log.info("%s: link %r: mass %.6g kg and inertia from its collision shapes (density %g)",
-                 self.source, link.name, total, self.density)
+        if not self.option.when_needed:  # the default says it in one warning (compile)
+            log.info("%s: link %r: mass %.6g kg and inertia from its collision shapes (density "
+                     "%g)", self.source, link.name, total, self.density)
         return total, T, 0.5 * (second + second.T)
 
     def checked_inertia(self, links: list[str], inertia: np.ndarray,
@@ -247,8 +264,9 @@ class _Loader:
         repaired = nearest_valid_inertia(inertia)
         name = links[0]
         if np.linalg.norm(repaired - inertia) <= INERTIA_NOISE:
-            log.debug("%s: link %r: inertia %s rounded to %s", self.source, name,
-                      _fmt_matrix(inertia), _fmt_matrix(repaired))
+            text = (f"{self.source}: link {name!r}: inertia {_fmt_matrix(inertia)} rounded to "
+                    f"{_fmt_matrix(repaired)}")
+            self.notes.append((logging.DEBUG, text))
             return repaired
         if len(links) == 1 and given.get(name) is not None:
             what = f"link {name!r}: inertia {_fmt_inertia(given[name])}"
@@ -261,8 +279,9 @@ class _Loader:
         if self.strict:
             raise self.fail(f"{what} {why} (off by {defect:.3g} of its largest moment; without "
                             f"strict it would be repaired to {_fmt_matrix(repaired)})")
-        log.warning("%s: %s %s; repaired to the nearest valid inertia %s", self.source, what, why,
-                    _fmt_matrix(repaired))
+        text = f"{self.source}: {what} {why}; repaired to the nearest valid inertia " \
+            f"{_fmt_matrix(repaired)}"
+        self.notes.append((logging.WARNING, text))
         return repaired
 
     def root_floating_joint(self, robot: Any, links: dict[str, Any]) -> np.ndarray:
@@ -304,12 +323,6 @@ class _Loader:
         n = len(joints)
         names = [j.name for j in joints]
         axis = self.joint_axes(joints)
-        mass, com, inertia = self.body_mass_properties(robot, links, order, link_body,
-                                                       link_offset, joints)
-        if self.floating:
-            self.check_floating_base(base, mass[n], inertia[n])
-        base_mass, base_com, base_inertia = float(mass[n]), com[n].copy(), inertia[n].copy()
-        mass, com, inertia = mass[:n], com[:n], inertia[:n]
         tree = (
             np.array(parents, dtype=np.int64),
             np.array([_MOVABLE[j.type] for j in joints], dtype=np.int64),
@@ -317,9 +330,24 @@ class _Loader:
             np.array([T[:3, :3] for T in tree_T]).reshape(n, 3, 3),
             np.array([T[:3, 3] for T in tree_T]).reshape(n, 3),
         )
+        masses = (robot, links, order, link_body, link_offset, joints, tree)
+        try:
+            try:
+                mass, com, inertia = self.checked_masses(*masses)
+            except _MasslessError:
+                if not self.option.when_needed:
+                    raise
+                self.density, self.filled, self.notes = self.option.density, {}, []
+                mass, com, inertia = self.checked_masses(*masses)
+                self.say_filled()
+        except _MasslessError as exc:  # the users' error type is ModelError, as before
+            raise ModelError(str(exc)) from None
+        for level, text in self.notes:
+            log.log(level, "%s", text)
+        base_mass, base_com, base_inertia = float(mass[n]), com[n].copy(), inertia[n].copy()
+        mass, com, inertia = mass[:n], com[:n], inertia[:n]
         I6 = np.array([spatial_inertia(mass[b], com[b], inertia[b])
                        for b in range(n)]).reshape(n, 6, 6)
-        self.check_subtree_inertia(names, [j.child for j in joints], tree, mass, com, inertia)
         arrays = freeze_arrays(
             parent=tree[0], joint_type=tree[1], axis=axis, tree_rot=tree[3], tree_pos=tree[4],
             mass=mass, com=com, inertia=inertia, spatial_inertia=I6,
@@ -354,6 +382,31 @@ class _Loader:
                 base_placement=base_placement, base_com=base_com, base_inertia=base_inertia,
                 base_spatial_inertia=spatial_inertia(base_mass, base_com, base_inertia)),
         )
+
+    def checked_masses(self, robot: Any, links: Mapping[str, Any], order: list[str],
+                       link_body: Mapping[str, int], link_offset: Mapping[str, np.ndarray],
+                       joints: list[Any], tree: tuple) -> tuple[np.ndarray, np.ndarray,
+                                                                np.ndarray]:
+        """(mass, centre of mass, inertia) of the n moving bodies and, last, the base
+        (`body_mass_properties`); _MasslessError when a floating base has no mass or a
+        joint moves none."""
+        n = len(joints)
+        mass, com, inertia = self.body_mass_properties(robot, links, order, link_body,
+                                                       link_offset, joints)
+        if self.floating:
+            self.check_floating_base(order[0], mass[n], inertia[n])
+        self.check_subtree_inertia([j.name for j in joints], [j.child for j in joints], tree,
+                                   mass[:n], com[:n], inertia[:n])
+        return mass, com, inertia
+
+    def say_filled(self) -> None:
+        """The one warning of the default `inertia_from_geometry` (mb_sim.model.link_mass):
+        which links got the mass of their collision shapes, at which density."""
+        shown = ", ".join(f"{name!r} {mass:.4g} kg" for name, mass in self.filled.items())
+        log.warning("%s: %d link(s) without mass take the mass and inertia of their collision "
+                    "shapes as uniform solids of %g kg/m^3 (inertia_from_geometry, the "
+                    "default; false refuses the robot instead, a number sets the density): %s",
+                    self.source, len(self.filled), self.density, shown)
 
     def tree_order(self, robot: Any, links: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         """(the joint above each link, the links depth first from the root, children in
@@ -543,11 +596,19 @@ class _Loader:
         3)."""
         moments = np.linalg.eigvalsh(inertia)
         if not (mass > 0.0 and moments[0] > 1e-12 * max(moments[-1], 1e-300)):
-            raise self.fail(
-                f"link {base!r}: a floating base needs mass > 0 and a positive definite inertia "
-                f"(with the links fixed to it: mass {mass:.6g} kg, principal moments "
-                f"{', '.join(f'{v:.3g}' for v in moments)} kg m^2); give it an <inertial>, or "
-                f"{REPAIR_HINT}")
+            raise _MasslessError(
+                f"{self.source}: link {base!r}: a floating base needs mass > 0 and a positive "
+                f"definite inertia (with the links fixed to it: mass {mass:.6g} kg, principal "
+                f"moments {', '.join(f'{v:.3g}' for v in moments)} kg m^2); give it an "
+                f"<inertial>, or {self.repair_hint()}")
+
+    def repair_hint(self) -> str:
+        """How to give massless links mass, as an error says it: the repair when it is off,
+        collision shapes when it was on (it gives mass only to links that have some)."""
+        if self.density is None:
+            return REPAIR_HINT
+        return (f"<collision> shapes: inertia_from_geometry ({self.density:g} kg/m^3) gives "
+                f"mass only to links that have collision shapes")
 
     def check_subtree_inertia(self, names: list[str], children: list[str], tree: tuple,
                               mass: np.ndarray, com: np.ndarray, inertia: np.ndarray) -> None:
@@ -580,10 +641,11 @@ class _Loader:
         scale = max(float(np.max(np.abs(moved))) if n else 0.0, 1.0)
         for i in range(n):
             if not moved[i] > 1e-12 * scale:
-                raise self.fail(
-                    f"joint {names[i]!r}: moves no mass (link {children[i]!r} and everything after "
-                    f"it has no mass or no inertia about the joint axis); give link {children[i]!r} "
-                    f"an <inertial> with mass > 0, or {REPAIR_HINT}")
+                raise _MasslessError(
+                    f"{self.source}: joint {names[i]!r}: moves no mass (link {children[i]!r} and "
+                    f"everything after it has no mass or no inertia about the joint axis); give "
+                    f"link {children[i]!r} an <inertial> with mass > 0, or "
+                    f"{self.repair_hint()}")
 
 
 def _spherical_as_continuous(text: str) -> tuple[str, set[str]]:
@@ -705,7 +767,7 @@ def load_urdf(
     package_dirs: Iterable[str | os.PathLike] = (),
     *,
     strict: bool = False,
-    inertia_from_geometry: float | None = None,
+    inertia_from_geometry: float | bool | None = None,
     xacro_args: Mapping[str, Any] | None = None,
     floating_base: bool = False,
     srdf: str | os.PathLike | None = None,
@@ -721,8 +783,11 @@ def load_urdf(
     looked for near the URDF (`mb_sim.model.resources`; for an XML string: in package_dirs and
     the working folder). A BOM and blank lines before `<?xml` are accepted.
     strict: a body inertia that is slightly invalid is an error instead of being repaired to
-    the nearest valid inertia with a warning. inertia_from_geometry: a density (kg/m^3); moving
-    links with no <inertial> or zero mass get the mass and inertia of their collision shapes.
+    the nearest valid inertia with a warning. inertia_from_geometry: mass and inertia for moving
+    links with no <inertial>, and massless children of movable joints, from their collision
+    shapes as uniform solids (`mb_sim.model.link_mass`): None or True (the default) at 1000
+    kg/m^3 when the robot needs it to load (one warning names the links); a density (kg/m^3)
+    for every such link; False never (such a robot is refused).
     xacro_args: arguments of a xacro file (`name:=value` on the xacro command line); a file
     whose name ends in `.xacro`, or any file when xacro_args is given, is expanded first.
     floating_base: the root link becomes a free-flying body (6 dof, Pinocchio's free-flyer
@@ -734,12 +799,10 @@ def load_urdf(
     """
     if not isinstance(floating_base, (bool, np.bool_)):
         raise TypeError(f"floating_base must be True or False, got {str(floating_base)[:40]}")
-    if inertia_from_geometry is not None:
-        density = inertia_from_geometry
-        if isinstance(density, bool) or not isinstance(density, (int, float)) or not (
-                math.isfinite(density) and 1e-6 <= density <= 1e6):
-            raise ModelError(f"inertia_from_geometry must be a density in kg/m^3 within "
-                             f"[1e-06, 1e+06], got {str(density)[:40]}")
+    try:
+        option = link_mass(inertia_from_geometry)
+    except ValueError as exc:
+        raise ModelError(str(exc)) from None
     text_or_path = os.fspath(path_or_xml)
     if not text_or_path.strip():
         raise ModelError(f"load_urdf: the URDF path or XML string is empty ({text_or_path!r})")
@@ -753,8 +816,7 @@ def load_urdf(
         search = Search(path.resolve().parent, dirs, source)
         is_xacro = path.name.endswith(".xacro") or xacro_args is not None
         text = expand_xacro(path, xacro_args, search) if is_xacro else _read_text(path, "URDF")
-    model = _Loader(xml_text(text), source, search, strict=strict,
-                    density=None if inertia_from_geometry is None else float(inertia_from_geometry),
+    model = _Loader(xml_text(text), source, search, strict=strict, link_density=option,
                     floating_base=bool(floating_base)).compile()
     if srdf is None:
         return model

@@ -67,6 +67,7 @@ class NodeCycle:
             robot.intake.take()
             robot.latch.reset()
             robot.view.set_effort(robot.latch.effort)
+            robot.outputs.restart_plugins()
         publishers = self.publishers
         if publishers.drives is not None:
             publishers.drives.reset()

@@ -21,8 +21,18 @@ ros2_control's diff_drive_controller give them to Nav2:
   static: where the child frame started, on the ground plane (x, y, z, yaw), or nothing with
   `publish_world_to_odom: false` (a localizer publishing map -> odom owns that edge).
 
+A robot read from SDF has gz-sim's DiffDrive (`DiffDriveSpec.naming` "gz"): its `<topic>`,
+`<odom_topic>` and `<tf_topic>` are gz-transport's absolute names, under the robot's gz
+namespace (`robot_setup.RobotSetup.gz_namespace`); its odometry's frames are its `<frame_id>`
+and `<child_frame_id>`, and it has no command timeout (gz's keeps the last command). Its TF
+`odom -> <root link>` goes on the robot's TF channel as above; when the `<tf_topic>` is
+another topic, that topic also gets the transform gz-sim sends there: `<frame_id>` ->
+`<child_frame_id>` at the odometry pose.
+
 Subscriptions are made on the executor thread; commands are applied and odometry published
-on the physics thread.
+on the physics thread. A robot spawned at runtime: `drive_topics` makes its drive's topics on
+the executor thread, `NodeDrives.join` and `leave` (physics thread) add and remove them,
+`destroy_left` (executor thread) destroys the topics of those that left.
 """
 
 from __future__ import annotations
@@ -37,11 +47,11 @@ from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
+from tf2_msgs.msg import TFMessage
 
 from mb_sim.ros import conversions as conv
 from mb_sim.ros import messages
-from mb_sim.ros.output import QOS_ODOM
-from mb_sim.ros.robot_setup import join
+from mb_sim.ros.output import QOS_ODOM, QOS_TF
 
 POSE_VARIANCE = (1e-3, 1e-3, 1e6, 1e6, 1e6, 1e-2)
 """Odometry pose covariance diagonal (x, y, z, roll, pitch, yaw): a planar drive measures x, y
@@ -117,11 +127,18 @@ class DriveTopics:
         self.period = 1.0 / spec.odom_rate
         self._queue: deque[Any] = deque()
         kind = TwistStamped if stamped else Twist
+        topic = setup.gz_topic if spec.naming == "gz" else setup.topic
         self.subscription = node.create_subscription(
-            kind, join(setup.namespace, spec.command_topic), self._arrived, QOS_CMD_VEL)
+            kind, topic(spec.command_topic), self._arrived, QOS_CMD_VEL)
         self.command_topic = self.subscription.topic_name
-        self.odom = output(Odometry, join(setup.namespace, spec.odom_topic), QOS_ODOM)
+        self.odom = output(Odometry, topic(spec.odom_topic), QOS_ODOM)
         self.tf = tf if spec.publish_tf else None
+        self.gz_tf: Any = None
+        """gz-sim's TF topic when it is not the robot's TF channel: odom -> child frame."""
+        if spec.naming == "gz" and spec.tf_topic and spec.publish_tf and \
+                node.resolve_topic_name(topic(spec.tf_topic)) != getattr(tf, "topic", None):
+            self.gz_tf = output(TFMessage, topic(spec.tf_topic), QOS_TF)
+            self._gz_tf_msg = messages.transforms_message([(frames.odom, frames.child)])
         msg = conv.odometry_msg(frames.odom, frames.child, conv.IDENTITY,
                                 (np.zeros(3), np.zeros(3)), conv.time_msg(0.0))
         msg.pose.covariance = _diagonal(POSE_VARIANCE)
@@ -184,6 +201,8 @@ class DriveTopics:
         if self.tf is not None:
             root_xyz, root_quat = self.frames.root_pose(odo)
             self.tf.send(self._tf_msg.fill(t, root_xyz[None, :], root_quat[None, :]), t)
+        if self.gz_tf is not None:
+            self.gz_tf.send(self._gz_tf_msg.fill(t, xyz[None, :], odo.quaternion[None, :]), t)
 
     def reset(self, t: float) -> None:
         """The simulation was reset: odometry from the origin again, no command."""
@@ -195,6 +214,8 @@ class DriveTopics:
     def destroy(self, node: Node) -> None:
         node.destroy_subscription(self.subscription)
         node.destroy_publisher(self.odom.publisher)
+        if self.gz_tf is not None:
+            node.destroy_publisher(self.gz_tf.publisher)
 
 
 def _diagonal(values: tuple[float, ...]) -> list[float]:
@@ -209,9 +230,30 @@ class NodeDrives:
         self.sim = sim
         self.drives: dict[str, DriveTopics] = {}
         self.half_step = 0.5 * sim.dt
+        self.left: list[DriveTopics] = []
+        """Drives of robots deleted, whose topics are still to destroy."""
 
     def add(self, drive: DriveTopics) -> None:
         self.drives[drive.name] = drive
+
+    def join(self, drive: DriveTopics) -> None:
+        """Physics thread, once a spawned robot is in the simulation: its drive's topics
+        (made by `drive_topics` over the robot alone) drive it from now on."""
+        drive.drive = self.sim.drives[drive.name]
+        drive.reset(self.sim.time)
+        self.add(drive)
+
+    def leave(self, name: str) -> None:
+        """Physics thread: a deleted robot's drive; its topics wait for `destroy_left`."""
+        drive = self.drives.pop(name, None)
+        if drive is not None:
+            self.left.append(drive)
+
+    def destroy_left(self, node: Node) -> None:
+        """Executor thread: the topics of the drives that left."""
+        left, self.left = self.left, []
+        for drive in left:
+            drive.destroy(node)
 
     def scene_changed(self) -> None:
         """Trees were spawned or deleted: a drive whose robot is gone is dropped (its topics
@@ -269,20 +311,29 @@ class NodeDrives:
 
 
 
+def drive_topics(node: Node, sim: Any, robot: Any, view: Any, publishers: Any,
+                 warn: Callable[[str, str], None], recording: Any) -> DriveTopics | None:
+    """The drive topics of one robot (`robot_ports.RobotPorts`; `view`: the robot in `sim`,
+    for a robot about to be spawned a simulation of it alone), None when it has no drive;
+    `publishers`: the node's `publishers.Publishers` (outputs, and the robot's tf topic)."""
+    setup = robot.setup
+    drive = sim.drives.get(robot.name)
+    if setup.drive is None or drive is None:
+        return None
+    odom_prefix = setup.frame_prefix if setup.tf == "prefixed" else ""
+    frames = DriveFrames(view, setup.drive, setup.frame_prefix, odom_prefix)
+    return DriveTopics(node, drive, setup, frames, publishers.output, publishers.tf_of(robot),
+                       setup.stamped_cmd_vel, warn, recording)
+
+
 def node_drives(node: Node, sim: Any, robots: Any, publishers: Any,
                 warn: Callable[[str, str], None], recording: Any) -> NodeDrives:
-    """The drives of the node's robots (`robot_ports.Robots`) whose setup has one; `publishers`:
-    the node's `publishers.Publishers` (outputs, and each robot's tf topic)."""
+    """The drives of the node's robots (`robot_ports.Robots`) whose setup has one."""
     drives = NodeDrives(sim)
     for robot in robots:
-        setup = robot.setup
-        drive = sim.drives.get(robot.name)
-        if setup.drive is None or drive is None:
-            continue
-        odom_prefix = setup.frame_prefix if setup.tf == "prefixed" else ""
-        frames = DriveFrames(robot.view, setup.drive, setup.frame_prefix, odom_prefix)
-        drives.add(DriveTopics(node, drive, setup, frames, publishers.output,
-                               publishers.tf_of(robot), setup.stamped_cmd_vel, warn, recording))
+        topics = drive_topics(node, sim, robot, robot.view, publishers, warn, recording)
+        if topics is not None:
+            drives.add(topics)
     return drives
 
 
@@ -292,5 +343,6 @@ __all__ = [
     "DriveFrames",
     "DriveTopics",
     "NodeDrives",
+    "drive_topics",
     "node_drives",
 ]

@@ -5,10 +5,15 @@ Two kinds of world:
 - one robot (a world file with `robot:`, or none): the robot comes from the parameter
   `robot_description` or `urdf_file` (a xacro with `xacro_args`), else from the world file's
   `robot.urdf`, and the node's robot parameters describe it, as they always have;
-- a `robots:` list: every robot and URDF object comes from its entry (each its own urdf,
+- a `robots:` list, or an SDF world (`.sdf`, `.world`) without `robot_description` and
+  `urdf_file`: every robot and URDF object comes from its entry or model (each its own urdf,
   name, namespace, TF mode), and each robot's parameters are `robots.<name>.*`
   (`robot_setup`); the one-robot parameters (`params.ONE_ROBOT`) are refused, naming what
-  replaces them.
+  replaces them. An SDF world's robots: the only one has no namespace (its topics and TF at
+  the top, as gz-sim and a ros_gz bridge give them), several each the namespace of its name;
+  their sensors and plugins keep gz-sim's names (`robot_setup.RobotSetup.gz_namespace`: the
+  top). An SDF world may hold no robot at all (robots are spawned into it later, as with
+  `ros_gz_sim create`).
 
 Everything here runs once, in the node's constructor; any invalid input raises `StartupError`
 with one line naming the parameter or file (and the entry of `robots:`) and the value, which
@@ -17,7 +22,7 @@ with one line naming the parameter or file (and the entry of `robots:`) and the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +31,8 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 import mb_sim
+from mb_sim.model.link_mass import node_option
+from mb_sim.model.world.sdf import is_sdf
 from mb_sim.ros.logs import error_text
 from mb_sim.ros.params import (
     BY_NAME,
@@ -50,6 +57,7 @@ from mb_sim.ros.robot_setup import (
     configure,
     overrides,
 )
+from mb_sim.sim.loading import robotless_expected
 
 __all__ = ["Inputs", "StartupError", "declare_parameters", "load_inputs"]
 
@@ -74,6 +82,9 @@ def load_inputs(node: Node) -> tuple[SimParams, Inputs]:
     world = _load_world(p)
     if world is not None and any(r.key.startswith(ROBOTS) for r in world.robots):
         return p, _robots_world(node, p, world)
+    if world is not None and is_sdf(p.world_file) and not (
+            p.robot_description.strip() or p.urdf_file):
+        return p, _robots_world(node, p, world, sdf=True)
     model = _load_robot(node, p, world)
     sim = _make_simulation(node, p, model, world)
     name = (sim.robot_names or sim.object_names)[0]
@@ -83,15 +94,22 @@ def load_inputs(node: Node) -> tuple[SimParams, Inputs]:
     return p, Inputs(world, sim, [setup])
 
 
-def _robots_world(node: Node, p: SimParams, world: Any) -> Inputs:
-    """A world with a `robots:` list: each entry loaded by the simulation, each robot's
-    parameters under robots.<name>."""
+def _robots_world(node: Node, p: SimParams, world: Any, sdf: bool = False) -> Inputs:
+    """A world with a `robots:` list, or an SDF world (`sdf`): each entry loaded by the
+    simulation, each robot's parameters under robots.<name>; an SDF world's only robot
+    without a namespace."""
     _refuse_one_robot_parameters(node, p)
+    if sdf and not world.robots:
+        robotless_expected(world)
+        node.get_logger().info(f"world_file {p.world_file!r} holds no robot: spawn robots into "
+                               "it with ~/spawn_entity (simulation_interfaces)")
     sim = _make_simulation(node, p, None, world)
     setups = []
+    alone = sdf and len(sim.robot_names) == 1
     for name in sim.robot_names:
         view = sim.robot(name)
-        setups.append(configure(node, p, view, view.placement, robot_prefix(name),
+        placement = replace(view.placement, namespace="") if alone else view.placement
+        setups.append(configure(node, p, view, placement, robot_prefix(name),
                                 view.placement.key))
     objects = {}
     for name in sim.object_names:
@@ -146,13 +164,15 @@ def _refuse_one_robot_parameters(node: Node, p: SimParams) -> None:
             if name in given and not unset:
                 raise StartupError(
                     f"parameter {name!r} ({value!r}) describes the one robot of a world with "
-                    f"robot:; the world_file {p.world_file!r} has a robots: list: use {instead}")
+                    f"robot:; the world_file {p.world_file!r} has its robots in it (a robots: "
+                    f"list, or an SDF world's models): use {instead}")
         else:
             found = sorted(k for k in given if k.startswith(name + "."))
             if found:
                 raise StartupError(
                     f"parameter {found[0]!r} describes the one robot of a world with robot:; "
-                    f"the world_file {p.world_file!r} has a robots: list: use {instead}")
+                    f"the world_file {p.world_file!r} has its robots in it (a robots: list, "
+                    f"or an SDF world's models): use {instead}")
 
 
 def _report_other_robot_parameters(node: Node, robots: set[str]) -> None:
@@ -235,16 +255,15 @@ def _load_robot(node: Node, p: SimParams, world: Any) -> Any:
         raise StartupError(f"cannot load the robot from {what}: {error_text(e)}") from None
 
 
-def _density(node: Node, p: SimParams, entry: Any) -> float | None:
-    """The density that repairs massless links: the parameter inertia_from_geometry, else the
-    world file's robot.inertia_from_geometry, else None (no repair)."""
+def _density(node: Node, p: SimParams, entry: Any) -> float | bool | None:
+    """The robot's inertia_from_geometry (`mb_sim.model.link_mass.node_option`): the
+    parameter when false or a density, else the world file's robot.inertia_from_geometry."""
     in_world = entry.inertia_from_geometry if entry is not None else None
-    if p.inertia_from_geometry > 0.0:
-        if in_world is not None and in_world != p.inertia_from_geometry:
-            node.get_logger().info(f"parameter inertia_from_geometry {p.inertia_from_geometry:g} "
-                                   f"overrides the world file's {in_world:g}")
-        return float(p.inertia_from_geometry)
-    return in_world
+    chosen = node_option(p.inertia_from_geometry, in_world)
+    if in_world is not None and chosen != in_world:
+        node.get_logger().info(f"parameter inertia_from_geometry {p.inertia_from_geometry} "
+                               f"overrides the world file's {in_world}")
+    return chosen
 
 
 def _make_simulation(node: Node, p: SimParams, model: Any, world: Any) -> Any:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from mb_sim.model.world import DENSITY
+from mb_sim.model.link_mass import DENSITY_RANGE
 from mb_sim.ros.logs import name_list
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
@@ -39,12 +39,16 @@ class Spec:
     read_only: bool = True
     check: Callable[[Any], str | None] | None = None
     """Extra check: returns what is wrong with a value, or None."""
+    dynamic: bool = False
+    """Its values may be of several types (`dynamic_typing`; `check` says which)."""
 
     @property
     def type(self) -> int:
-        """The rcl_interfaces ParameterType of the parameter."""
+        """The rcl_interfaces ParameterType of the parameter (NOT_SET: dynamic)."""
         from rcl_interfaces.msg import ParameterType
 
+        if self.dynamic:
+            return ParameterType.PARAMETER_NOT_SET
         if isinstance(self.default, bool):
             return ParameterType.PARAMETER_BOOL
         if isinstance(self.default, int):
@@ -65,7 +69,8 @@ class Spec:
         )
 
         d = ParameterDescriptor(
-            name=self.name, type=self.type, description=self.description, read_only=self.read_only
+            name=self.name, type=self.type, description=self.description, read_only=self.read_only,
+            dynamic_typing=self.dynamic
         )
         if self.lo is not None and self.hi is not None:
             if self.type == ParameterType.PARAMETER_DOUBLE:
@@ -78,7 +83,8 @@ class Spec:
 
     def validate(self, value: Any) -> None:
         """ParamError naming the parameter and value when `value` is out of range or invalid."""
-        bounded = self.lo is not None and self.hi is not None and not isinstance(value, bool)
+        bounded = self.lo is not None and self.hi is not None and \
+            isinstance(value, (int, float)) and not isinstance(value, bool)
         if bounded and not (self.lo <= value <= self.hi):
             raise ParamError(
                 f"parameter {self.name!r}: {value!r} is outside [{self.lo}, {self.hi}]"
@@ -87,6 +93,15 @@ class Spec:
             problem = self.check(value)
             if problem:
                 raise ParamError(f"parameter {self.name!r}: {value!r}: {problem}")
+
+
+def _link_density(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and DENSITY_RANGE[0] <= value <= DENSITY_RANGE[1]:
+        return None
+    return (f"must be true, false or a density in kg/m^3 within [{DENSITY_RANGE[0]:g}, "
+            f"{DENSITY_RANGE[1]:g}] (false, not 0, turns it off)")
 
 
 def _integrator(value: str) -> str | None:
@@ -127,11 +142,12 @@ SPECS: tuple[Spec, ...] = (
          "after the ament index and ROS_PACKAGE_PATH: package folders or folders of packages "
          "(a robot_description has no folder of its own to search near); unset or [''] = "
          "none.", check=lambda v: _folders_problem(v)),
-    Spec("inertia_from_geometry", 0.0, "Density, kg/m^3: moving links without mass get the "
-         "mass and inertia of their collision shapes as solids of it; 0 = off (then the world "
-         "file's robot.inertia_from_geometry, if any).", 0.0, DENSITY[1],
-         check=lambda v: None if v == 0 or v >= DENSITY[0] else
-         f"must be 0 (off) or at least {DENSITY[0]:g} kg/m^3"),
+    Spec("inertia_from_geometry", True, "Links without mass take the mass and inertia of "
+         "their collision shapes as uniform solids (docs/robots.md): true = the world file's "
+         "robot.inertia_from_geometry, else the default (1000 kg/m^3, when the robot needs it "
+         "to load); a density in kg/m^3 = at it, for every such link; false = never (a robot "
+         "whose joints move no mass is refused).", check=lambda v: _link_density(v),
+         dynamic=True),
     Spec("physics_rate", 1000.0, "Physics steps per simulated second (dt = 1/physics_rate), Hz.",
          1.0, 100000.0),
     Spec("publish_rate", 250.0, "joint_states rate in simulated time, Hz (<= physics_rate).",

@@ -137,6 +137,8 @@ class Publishers:
             self.publish_frames()
             self.publish_markers()
             self.next_tf = max(self.next_tf + 1.0 / self.p.tf_rate, t + eps)
+        for robot in self.robots:
+            robot.outputs.publish_plugins_due()
         if self.drives is not None:
             self.drives.publish_due()
         if self.sensors is not None:
@@ -147,6 +149,8 @@ class Publishers:
         markers even when there were none before."""
         self.publish_clock()
         self.publish_joint_states()
+        for robot in self.robots:
+            robot.outputs.publish_plugins()
         self.publish_frames()
         self.publish_markers(force=force)
         if self.drives is not None:
@@ -196,7 +200,8 @@ class Publishers:
         self._clock.send(self._clock_msg.fill(t), t)
 
     def publish_joint_states(self) -> None:
-        """Every robot's joint_states, with its imu and sensors."""
+        """Every robot's joint_states, with its imu and sensors (and, with `publish_all`, its
+        JointStatePublishers)."""
         for robot in self.robots:
             robot.outputs.publish_joint_states()
 

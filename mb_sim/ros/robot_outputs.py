@@ -2,8 +2,11 @@
 a `robot:` world): joint_states, imu (`imu_link`) and its force-torque and contact sensors at
 publish_rate; odom (floating robots, ground truth) at tf_rate; robot_description (latched);
 and, when its TF is namespaced, the topics tf and tf_static of its channel
-(`tf_channels.TfLayout` fills them). Each message is built once and refilled in place
-(`messages`); a published message is written to the bag at the same simulated time.
+(`tf_channels.TfLayout` fills them); a robot read from SDF: its gz-sim JointStatePublishers
+(`joint_state_plugins`), each at its own rate (one on the robot's joint_states topic takes
+that topic: the node's joint_states of every joint is then not published). Each message is
+built once and refilled in place (`messages`); a published message is written to the bag at
+the same simulated time.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from mb_sim.model.model import BALL_X
 from mb_sim.ros import conversions as conv
 from mb_sim.ros import messages
 from mb_sim.ros.frames import FrameTree
+from mb_sim.ros.joint_state_plugins import JointStatePlugin
 from mb_sim.ros.output import (
     QOS_IMU,
     QOS_JOINT_STATES,
@@ -45,8 +49,18 @@ class RobotOutputs:
         self.setup = setup
         self.frames = frames
         js_qos = QOS_IMU if joint_states_qos == "sensor_data" else QOS_JOINT_STATES
-        self._js = output(JointState, setup.topics["joint_states"], js_qos, tell=True)
-        self.joint_states_topic = self._js.topic
+        self.plugins = [JointStatePlugin(spec, setup, output, sim.dt)
+                        for spec in setup.joint_state_publishers]
+        own = node.resolve_topic_name(setup.topics["joint_states"])
+        taken = next((plugin for plugin in self.plugins if plugin.topic == own), None)
+        self._js: Output | None = None
+        if taken is None:
+            self._js = output(JointState, setup.topics["joint_states"], js_qos, tell=True)
+        else:
+            node.get_logger().info(
+                f"{own}: published by robot {setup.name!r}'s JointStatePublisher (joints "
+                f"{', '.join(taken.names)}); the node's joint_states of every joint is off")
+        self.joint_states_topic = own
         """The joint_states topic resolved in the node's namespace."""
         self._description = output(String, setup.topic("robot_description"), QOS_LATCHED)
         self.description_topic = self._description.topic
@@ -68,7 +82,7 @@ class RobotOutputs:
         JointState holds one position per joint), which TF shows."""
         self._one_dof_q = model.qadr[self._one_dof]
         self._all_one_dof = len(self._one_dof) == model.n_joints
-        if not self._all_one_dof:
+        if not self._all_one_dof and self._js is not None:
             node.get_logger().info(
                 f"{self._js.topic}: ball joints {sorted(model.ball_joints)} are left out (a "
                 "JointState holds one position per joint); their child links are in TF")
@@ -92,7 +106,7 @@ class RobotOutputs:
     def outputs(self) -> list[Output]:
         """Every topic of the robot (to destroy with it)."""
         found = [self._js, self._description, self._odom, self._imu, self.tf, self.tf_static,
-                 *self._wrenches.outputs]
+                 *self._wrenches.outputs, *(plugin.output for plugin in self.plugins)]
         return [out for out in found if out is not None]
 
     def drop_imu(self, node: Node, by: str) -> None:
@@ -120,19 +134,42 @@ class RobotOutputs:
 
     def publish_joint_states(self) -> None:
         """joint_states, and the imu and the sensors with them."""
-        view, t = self.view, self.sim.time
-        arrays = view.arrays
-        if self._all_one_dof:
-            self._js.send(self._js_msg.fill(t, arrays.joint_positions, arrays.joint_velocities,
-                                            view.state.applied), t)
-        else:
-            dof = self._one_dof
-            self._js.send(self._js_msg.fill(t, arrays.joint_positions[self._one_dof_q],
-                                            arrays.joint_velocities[dof],
-                                            view.state.applied[dof]), t)
+        if self._js is not None:
+            self._publish_joint_states(self._js)
         if self._imu is not None:
             self._publish_imu()
         self._wrenches.publish()
+
+    def _publish_joint_states(self, out: Output) -> None:
+        """The node's joint_states: every joint of one position."""
+        view, t = self.view, self.sim.time
+        arrays = view.arrays
+        if self._all_one_dof:
+            out.send(self._js_msg.fill(t, arrays.joint_positions, arrays.joint_velocities,
+                                       view.state.applied), t)
+        else:
+            dof = self._one_dof
+            out.send(self._js_msg.fill(t, arrays.joint_positions[self._one_dof_q],
+                                       arrays.joint_velocities[dof], view.state.applied[dof]),
+                     t)
+
+    def publish_plugins_due(self) -> None:
+        """After a step: the JointStatePublishers whose tick it is."""
+        if self.plugins:
+            t = self.sim.time
+            for plugin in self.plugins:
+                plugin.publish_due(self.view, t)
+
+    def publish_plugins(self) -> None:
+        """The JointStatePublishers now (start, reset, step requests)."""
+        t = self.sim.time
+        for plugin in self.plugins:
+            plugin.publish(self.view, t)
+
+    def restart_plugins(self) -> None:
+        """Simulated time jumped (a reset): the JointStatePublishers' ticks from now."""
+        for plugin in self.plugins:
+            plugin.restart(self.sim.time)
 
     def _publish_imu(self) -> None:
         """The IMU on imu_link (REP 145): its orientation in the world, its angular velocity and

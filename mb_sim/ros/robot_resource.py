@@ -5,8 +5,14 @@ A spawn request (simulation_interfaces SpawnEntity) names a robot when its resou
 - world-file YAML of one robot entry (a mapping with `urdf`, and any key of a world file's
   `robot:`: `floating: true`, `initial_positions`, `gains`, `tf`, ...), its pose composed
   with the spawn pose; its URDF may have no movable joint: a URDF object (a table, a tray).
-A URDF without a movable joint and a YAML body stay bodies (`mb_sim.model.spawn`: a URDF
-of one link). `read_robot` tells them
+- an SDF model that is one robot or URDF object (links joined in a tree;
+  `mb_sim.model.world.sdf.spawn_tree`), as `ros_gz_sim create` spawns it: its model frame at
+  the spawn pose, the request's name in place of the model's, its sensors and plugins named by
+  gz-sim in the simulation's world (`world_name`). Its gz-named topics go under the request's
+  `entity_namespace` (none: at the top, as gz and a ros_gz bridge give them), and so do its
+  own topics (none given: at the top too when no other robot is there, else under its name).
+A URDF without a movable joint, a YAML body and an SDF model of one link stay bodies
+(`mb_sim.model.spawn`). `read_robot` tells them
 apart and reads a robot: its model, and its placement as a world entry (`RobotPlacement`,
 validated by the world file's schema) with the request's name and namespace. No rclpy: the
 replay builds a spawned robot again from its recorded event with `robot_from_record`.
@@ -29,9 +35,11 @@ import numpy as np
 
 import mb_sim
 from mb_sim.errors import ModelError, SpawnError, WorldError
+from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.resources import read_text_file, resolve_uri, xml_text
-from mb_sim.model.spawn import MAX_RESOURCE_BYTES, free_name
+from mb_sim.model.spawn import MAX_RESOURCE_BYTES, free_name, sdf_resource
 from mb_sim.model.world import check_gains, check_initial_positions, parse_yaml
+from mb_sim.model.world.sdf import MissingFileError, NotOneBody, spawn_tree
 from mb_sim.records import frozen
 from mb_sim.ros.paths import own_file
 from mb_sim.rotations import matrix_from_quat, quat_from_matrix
@@ -52,6 +60,8 @@ class SpawnedRobot:
     urdf_xml: str
     source: str
     """The file, or '<resource_string>'."""
+    gz_namespace: str = ""
+    """Where its gz-named topics go (an SDF robot): the request's entity_namespace, or ''."""
 
 
 def _text(uri: str, text: str, package_dirs: Sequence[str]) -> tuple[str, Path | None, str]:
@@ -101,10 +111,18 @@ def _robot_entry(text: str, path: Path | None, source: str) -> dict[str, Any] | 
 def read_robot(uri: str, resource_string: str, *, name: str, namespace: str,
                allow_renaming: bool, taken: Iterable[str], namespaces: Iterable[str],
                xyz: Sequence[float], quat_xyzw: Sequence[float],
-               package_dirs: Sequence[str] = ()) -> SpawnedRobot | None:
+               package_dirs: Sequence[str] = (), world_name: str = DEFAULT_WORLD
+               ) -> SpawnedRobot | None:
     """The robot of a spawn request (module docstring), or None when the resource is a body.
-    `taken`: names in use; `namespaces`: the robots' namespaces. SpawnError naming the
-    problem (`mb_sim.model.spawn.PROBLEMS`) and the field and value."""
+    `taken`: names in use; `namespaces`: the robots' namespaces; `world_name`: the world an
+    SDF model's gz-sim names are made in. SpawnError naming the problem
+    (`mb_sim.model.spawn.PROBLEMS`) and the field and value."""
+    sdf = sdf_resource(uri, resource_string, package_dirs)
+    if sdf is not None:
+        return _sdf_robot(*sdf, name=name, namespace=namespace, allow_renaming=allow_renaming,
+                          taken=set(taken), namespaces=set(namespaces), xyz=xyz,
+                          quat_xyzw=quat_xyzw, package_dirs=package_dirs,
+                          world_name=world_name)
     text, path, source = _text(uri, resource_string, package_dirs)
     entry = _robot_entry(text, path, source)
     if entry is None:
@@ -133,6 +151,52 @@ def read_robot(uri: str, resource_string: str, *, name: str, namespace: str,
     _check_against_model(placement, model, source)
     placement = dataclasses.replace(placement, name=name, namespace=namespace, key=name)
     return SpawnedRobot(name, model, placement, model.urdf_xml, source)
+
+
+def _sdf_robot(text: str, source: str, folder: str, *, name: str, namespace: str,
+               allow_renaming: bool, taken: set[str], namespaces: set[str],
+               xyz: Sequence[float], quat_xyzw: Sequence[float], package_dirs: Sequence[str],
+               world_name: str) -> SpawnedRobot | None:
+    """An SDF model as a spawned robot (module docstring), None when it is one body."""
+    name = _robot_name(name or _sdf_model_name(text), "<robot/>", allow_renaming, taken)
+    try:
+        placed = spawn_tree(text, source, folder, package_dirs, name=name,
+                            world_name=world_name)
+    except MissingFileError as exc:
+        raise SpawnError("MISSING_ASSETS", str(exc)) from None
+    except NotOneBody as exc:
+        raise SpawnError("FEATURE_UNSUPPORTED", str(exc)) from None
+    except WorldError as exc:
+        raise SpawnError("RESOURCE_PARSE_ERROR", str(exc)) from None
+    if placed is None:
+        return None
+    gz_namespace = _namespace(namespace, set()) if namespace else ""
+    if namespace:
+        own = _namespace(namespace, namespaces)
+    else:  # at the top with its gz topics, unless another robot is there
+        own = "" if "" not in namespaces else _namespace(name, namespaces)
+    R = matrix_from_quat(np.asarray(quat_xyzw, dtype=float))
+    position = np.asarray(xyz, dtype=float) + R @ placed.xyz
+    rotation = R @ matrix_from_quat(placed.quat_xyzw)
+    try:
+        model = mb_sim.load_urdf(placed.urdf, list(package_dirs),
+                                 floating_base=bool(placed.floating))
+    except ModelError as exc:
+        raise SpawnError("RESOURCE_PARSE_ERROR", f"{source}: {exc}") from None
+    placement = dataclasses.replace(placed, xyz=frozen(position),
+                                    quat_xyzw=frozen(quat_from_matrix(rotation)), name=name,
+                                    namespace=own, key=name)
+    return SpawnedRobot(name, model, placement, model.urdf_xml, source, gz_namespace)
+
+
+def _sdf_model_name(text: str) -> str:
+    """The name of the model an SDF text holds ('' when it cannot tell)."""
+    try:
+        root = ET.fromstring(xml_text(text))
+    except ET.ParseError:
+        return ""  # spawn_tree names the parse error
+    model = root if root.tag == "model" else root.find("model")
+    return (model.get("name") or "") if model is not None else ""
 
 
 def _robot_name(name: str, urdf: str, allow_renaming: bool, taken: set[str]) -> str:

@@ -91,8 +91,14 @@ class RobotSetup:
     """Its `RobotPlacement` (world file entry, or the spawn request's)."""
     drive: Any = None
     """Its diff drive's `mb_sim.model.gazebo.DiffDriveSpec` (its URDF's plugin block), or
-    None: the drive, not the node's ground truth, owns odom -> base in TF. A robot spawned at
-    runtime keeps the ground truth (its drive and sensors are not served by the node)."""
+    None: the drive, not the node's ground truth, owns odom -> base in TF."""
+    joint_state_publishers: tuple[Any, ...] = ()
+    """gz-sim's JointStatePublishers of a robot read from SDF
+    (`mb_sim.model.gazebo.JointStatePublisherSpec`)."""
+    gz_namespace: str = ""
+    """Where its gz-named topics go, relative to the node's namespace (a robot read from SDF:
+    its sensors', drive's and joint state publishers'): '' (the top, as gz-sim and a ros_gz
+    bridge name them), or a spawn request's entity_namespace."""
     stamped_cmd_vel: bool = False
     """Its drive takes TwistStamped on cmd_vel (`enable_stamped_cmd_vel`)."""
     world_to_odom: bool = True
@@ -101,6 +107,11 @@ class RobotSetup:
     def topic(self, name: str) -> str:
         """A topic of the robot: `name` relative to its namespace (absolute names stay)."""
         return join(self.namespace, name)
+
+    def gz_topic(self, name: str) -> str:
+        """A gz-named topic of the robot (gz-transport's absolute name) in its gz namespace,
+        relative to the node's namespace."""
+        return join(self.gz_namespace, name.lstrip("/"))
 
     @property
     def floating(self) -> bool:
@@ -237,7 +248,7 @@ def robot_topics(p: SimParams, namespace: str, name: str) -> dict[str, str]:
 
 
 def configure(node: Node, p: SimParams, view: Any, placement: Any, prefix: str, key: str,
-              spawned: bool = False) -> RobotSetup:
+              spawned: bool = False, gz_namespace: str = "") -> RobotSetup:
     """Declare the robot's parameters and set its initial state, servos and sensors on
     `view` (for a robot to be spawned, a view of a simulation of it alone: the spawn then
     places it at `RobotSetup.q0` and `apply`s the rest); its `RobotSetup`."""
@@ -262,8 +273,9 @@ def configure(node: Node, p: SimParams, view: Any, placement: Any, prefix: str, 
         imu_link=_imu_link(values, model, prefix, name), odom_frame=values["odom_frame"],
         base_frame=values["base_frame"], topics=robot_topics(p, namespace, name),
         spawned=spawned, placement=placement,
-        drive=None if spawned else _drive_spec(view), stamped_cmd_vel=bool(values["enable_stamped_cmd_vel"]),
-        world_to_odom=bool(p.publish_world_to_odom))
+        drive=_drive_spec(view), stamped_cmd_vel=bool(values["enable_stamped_cmd_vel"]),
+        world_to_odom=bool(p.publish_world_to_odom),
+        joint_state_publishers=_joint_state_publishers(view), gz_namespace=gz_namespace)
     setup.servos, setup.gains = _start_servos(node, view, interfaces, prefix, placement)
     setup.ft_sensors, setup.contact_sensors = _start_sensors(node, view, values, placement,
                                                              prefix)
@@ -275,6 +287,12 @@ def _drive_spec(view: Any) -> Any:
     whose base is fixed: its wheels turn, it does not drive anywhere)."""
     drive = getattr(view._sim, "drives", {}).get(view.name)
     return drive.spec if drive is not None and view.floating_base else None
+
+
+def _joint_state_publishers(view: Any) -> tuple[Any, ...]:
+    """The robot's gz-sim JointStatePublishers (`Simulation.gazebo`)."""
+    blocks = getattr(view._sim, "gazebo", {}).get(view.name)
+    return blocks.joint_state_publishers if blocks is not None else ()
 
 
 def _set_initial_state(view: Any, q0: np.ndarray) -> None:

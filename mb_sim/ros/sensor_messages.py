@@ -6,12 +6,14 @@ from a sensor's declaration (`mb_sim.model.sensors.SensorSpec`) and filled from 
   declared (sample k at angle_min + k angle_increment), ranges float32 with REP 117's +inf
   (nothing within max_range) and -inf (nearer than min_range); time_increment 0 (every ray of
   a reading sees the same instant), scan_time the period.
-- lidar, several rows: sensor_msgs/PointCloud2 of x, y, z float32 in the sensor's frame, one
-  point per ray that hit something within the range limits (the +inf and -inf rays are left
-  out, so the cloud is unordered: height 1, is_dense true).
+- lidar, several rows (and beside a one-row lidar's scan, with gz-sim's names):
+  sensor_msgs/PointCloud2 of x, y, z float32 in the sensor's frame, one point per ray that
+  hit something within the range limits (the +inf and -inf rays are left out, so the cloud is
+  unordered: height 1, is_dense true).
 - camera: sensor_msgs/Image rgb8; depth camera: sensor_msgs/Image 32FC1, metres along the
   optical axis (REP 118: +inf beyond far, -inf nearer than near), and a PointCloud2 of the
-  valid pixels in the optical frame. Both with sensor_msgs/CameraInfo: plumb_bob, D zeros,
+  valid pixels in the optical frame (with gz-sim's names: in the sensor's axes, x forward,
+  as gz-sensors sends it). Both with sensor_msgs/CameraInfo: plumb_bob, D zeros,
   K = [f 0 cx; 0 f cy; 0 0 1] with f = (w / 2) / tan(hfov / 2), (cx, cy) = (w / 2, h / 2)
   (`mb_sim.sensing.patterns.camera_matrix`), R identity, P = [K | 0].
 - imu: sensor_msgs/Imu (REP 145): orientation in the world, angular velocity and specific
@@ -158,9 +160,11 @@ class DepthPoints:
     """The points of a depth image in the optical frame (x right, y down, z forward): pixel
     (u, v) of depth z at ((u + 1/2 - cx) z / f, (v + 1/2 - cy) z / f, z), as the camera's
     rays (`mb_sim.sensing.patterns.camera_rays`) and CameraInfo's K have it; pixels without
-    a finite depth left out."""
+    a finite depth left out. With `optical` false, in the sensor's own axes (x forward, y
+    left, z up: (z, -x, -y) of the optical point), as gz-sensors' depth camera sends them."""
 
-    def __init__(self, spec: SensorSpec) -> None:
+    def __init__(self, spec: SensorSpec, optical: bool = True) -> None:
+        self.optical = optical
         f = 0.5 * spec.width / math.tan(0.5 * spec.hfov)
         u = (np.arange(spec.width) + 0.5 - 0.5 * spec.width) / f
         v = (np.arange(spec.height) + 0.5 - 0.5 * spec.height) / f
@@ -171,6 +175,8 @@ class DepthPoints:
         z = np.ravel(depth).astype(np.float64)
         keep = np.isfinite(z)
         z = z[keep]
+        if not self.optical:
+            return np.stack([z, -self.x[keep] * z, -self.y[keep] * z], axis=1)
         return np.stack([self.x[keep] * z, self.y[keep] * z, z], axis=1)
 
 

@@ -30,6 +30,17 @@ nothing, a depth camera's cloud is made only for a subscriber of its points.
 
 QoS: the sensor-data profile (best effort, keep last 5), or reliable keep last 5 with the
 parameter `sensor_qos_reliable`.
+
+A robot read from SDF (`SensorSpec.naming` "gz"): its sensors publish on the topics gz-sim
+and a ros_gz bridge give them (`SensorSpec.ros_topics`, gz-transport's absolute names) under
+the robot's gz namespace (`robot_setup.RobotSetup.gz_namespace`: none, or a spawn request's
+entity_namespace), in the frame gz-sim gives them (`frame_id`, with the robot's TF prefix), a
+camera's too (no optical frame of mb_sim's); a depth camera's cloud in that frame's axes (x
+forward, as gz-sensors'), a lidar's cloud beside its scan.
+
+Robots spawned and deleted at runtime: `NodeSensors.make` (executor thread) makes a robot's
+sensors' publishers, `join` and `leave` (physics thread) add and remove them, `destroy_left`
+(executor thread) destroys the publishers of those that left.
 """
 
 from __future__ import annotations
@@ -81,6 +92,8 @@ class RobotPlace:
     world: bool = False
     """A URDF object: its sensors are the world's (the node's namespace, the global TF
     channel), their frames under its prefixed links."""
+    gz_namespace: str = ""
+    """Where its gz-named sensors publish (`RobotSetup.gz_namespace`)."""
 
 
 def owner(spec: SensorSpec, robots: Mapping[str, RobotPlace]) -> tuple[str, str]:
@@ -106,9 +119,11 @@ def mounting(spec: SensorSpec, robots: Mapping[str, RobotPlace], world_frame: st
         place = RobotPlace("", "", (), world=True)
     if place is not None and place.world:
         robot = ""
+    gz = spec.naming == "gz"
     if place is not None:
         parent = place.prefix + link
-        out = Mounting(robot, place.namespace, parent, place.prefix + own)
+        out = Mounting(robot, place.gz_namespace if gz else place.namespace, parent,
+                       place.prefix + own)
         if own not in place.links:  # a frame of its own (a link's frame is there already)
             out.static.append((parent, out.frame, _offset(spec)))
     else:
@@ -116,7 +131,7 @@ def mounting(spec: SensorSpec, robots: Mapping[str, RobotPlace], world_frame: st
         out = Mounting("", "", parent, own)
         if own != parent:
             out.static.append((parent, own, _offset(spec)))
-    if spec.type in ("camera", "depth_camera"):
+    if spec.type in ("camera", "depth_camera") and not gz:
         optical = out.frame + "_optical"
         out.static.append((out.frame, optical, (np.zeros(3), sm.OPTICAL_QUAT.copy())))
         out.frame = optical
@@ -129,6 +144,8 @@ def _offset(spec: SensorSpec) -> conv.Pose:
 
 def topic_names(spec: SensorSpec) -> dict[str, str]:
     """The sensor's topics relative to its namespace, by role (module docstring)."""
+    if spec.naming == "gz":
+        return {role: topic.lstrip("/") for role, topic in spec.ros_topics}
     short = spec.name.rsplit("/", 1)[-1]
     if spec.type == "lidar":
         role = "scan" if spec.vertical_samples == 1 else "points"
@@ -161,10 +178,11 @@ class SensorTopics:
             self.outputs[role] = output(TYPES[role], join(where.namespace, topic), qos)
         frame = where.frame
         self.msgs: dict[str, Any] = {}
+        roles = self.outputs
         if spec.type == "lidar":
-            if spec.vertical_samples == 1:
+            if "scan" in roles:
                 self.msgs["scan"] = sm.laser_scan(spec, frame)
-            else:
+            if "points" in roles:
                 self.msgs["points"] = sm.point_cloud(frame)
                 self._points: Any = sm.LidarPoints(spec)
         elif spec.type == "imu":
@@ -172,10 +190,11 @@ class SensorTopics:
         else:
             depth = spec.type == "depth_camera"
             self.msgs["image"] = sm.image(spec, frame, depth)
-            self.msgs["info"] = sm.camera_info(spec, frame)
-            if depth:
+            if "info" in roles:
+                self.msgs["info"] = sm.camera_info(spec, frame)
+            if "points" in roles:
                 self.msgs["points"] = sm.point_cloud(frame)
-                self._points = sm.DepthPoints(spec)
+                self._points = sm.DepthPoints(spec, optical=spec.naming != "gz")
         self.next_tick = 0
         """The index of the next reading due (reading k at simulated time k / rate)."""
         self.readings = 0
@@ -220,7 +239,7 @@ class SensorTopics:
         elif spec.type == "lidar":
             if "scan" in msgs:
                 msgs["scan"].ranges = sm.floats(reading)
-            else:
+            if "points" in msgs and "points" in wanted:
                 sm.set_points(msgs["points"], self._points(reading))
         else:
             pixels = np.ascontiguousarray(reading)
@@ -243,37 +262,91 @@ class NodeSensors:
         self.sim = sim
         self.recording = recording
         self.half_step = 0.5 * sim.dt
+        self.world_frame = world_frame
+        self.output = output
+        self.qos = qos
+        self.logger = logger
         self.sensors: list[SensorTopics] = []
         self.by_robot: dict[str, list[SensorTopics]] = {}
-        seen: dict[str, str] = {}
+        self.left: list[SensorTopics] = []
+        """Sensors of robots deleted, whose publishers are still to destroy."""
+        self._seen: dict[str, str] = {}
         for name in sim.sensor_names:
             spec = sim.sensor(name)
-            where = mounting(spec, robots, world_frame)
-            try:
-                sensor = SensorTopics(spec, where, output, qos)
-            except InvalidTopicNameException as e:
-                logger.error(f"sensor {name!r} ({spec.source}): topic {spec.topic!r} is not a "
-                             f"valid topic name ({e}); not published")
-                continue
-            for topic in sensor.topics:
-                if topic in seen:
-                    logger.warning(f"sensors {seen[topic]!r} and {name!r} both publish on "
-                                   f"{topic}; give one a topic of its own (its `topic`)")
-                seen[topic] = name
-            self.sensors.append(sensor)
-            self.by_robot.setdefault(where.robot, []).append(sensor)
+            sensor = self._topics(spec, mounting(spec, robots, world_frame))
+            if sensor is not None:
+                self.sensors.append(sensor)
+                self.by_robot.setdefault(sensor.where.robot, []).append(sensor)
         self.active = list(self.sensors)
         """The sensors read when due (those the simulation still has)."""
-        self.logger = logger
         self._cameras: ThreadPoolExecutor | None = None
+
+    def _topics(self, spec: SensorSpec, where: Mounting) -> SensorTopics | None:
+        """A sensor's publishers (None, with an error line, when a topic is not a ROS name);
+        a topic another sensor publishes on is a warning."""
+        try:
+            sensor = SensorTopics(spec, where, self.output, self.qos)
+        except InvalidTopicNameException as e:
+            topic = dict(spec.ros_topics) or spec.topic
+            self.logger.error(f"sensor {spec.name!r} ({spec.source}): topic {topic!r} is not a "
+                              f"valid topic name ({e}); not published")
+            return None
+        for topic in sensor.topics:
+            if topic in self._seen:
+                self.logger.warning(f"sensors {self._seen[topic]!r} and {spec.name!r} both "
+                                    f"publish on {topic}; give one a topic of its own (its "
+                                    "`topic`)")
+            self._seen[topic] = spec.name
+        return sensor
+
+    def make(self, sim: Any, robot: str, place: RobotPlace) -> list[SensorTopics]:
+        """Executor thread: the publishers of the sensors of `robot` in `sim` (a simulation of
+        the robot alone, before it is spawned); `join` puts them to work."""
+        made = []
+        for name in sim.sensor_names:
+            spec = sim.sensor(name)
+            if spec.robot == robot:
+                sensor = self._topics(spec, mounting(spec, {robot: place}, self.world_frame))
+                if sensor is not None:
+                    made.append(sensor)
+        return made
+
+    def join(self, robot: str, made: list[SensorTopics]) -> None:
+        """Physics thread, once the robot is in the simulation: its sensors (`make`), named as
+        the simulation names them, are read from the next tick on."""
+        names = {self.sim.sensor(n).name.rsplit("/", 1)[-1]: n for n in self.sim.sensor_names
+                 if self.sim.sensor(n).robot == robot}
+        t = self.sim.time
+        for sensor in made:
+            sensor.name = names[sensor.name.rsplit("/", 1)[-1]]
+            sensor.restart(t, self.half_step)
+        self.sensors += made
+        self.by_robot[robot] = list(made)
+        self.scene_changed()
+
+    def leave(self, robot: str) -> None:
+        """Physics thread: a deleted robot's sensors are no longer read; their publishers wait
+        in `left` for `destroy_left`."""
+        gone = self.by_robot.pop(robot, [])
+        if gone:
+            self.sensors = [s for s in self.sensors if s not in gone]
+            self.active = [s for s in self.active if s not in gone]
+            self.left += gone
+
+    def destroy_left(self, node: Any) -> None:
+        """Executor thread: the publishers of the sensors that left (a camera's image under way
+        published first)."""
+        left, self.left = self.left, []
+        for sensor in left:
+            self._wait(sensor)
+            for topic in sensor.topics:
+                self._seen.pop(topic, None)
+            for out in sensor.outputs.values():
+                node.destroy_publisher(out.publisher)
 
     def static(self, robot: str) -> list[tuple[str, str, conv.Pose]]:
         """The static transforms of the sensors of `robot` ('': the world's), each once."""
-        out: dict[str, tuple[str, str, conv.Pose]] = {}
-        for sensor in self.by_robot.get(robot, []):
-            for parent, child, pose in sensor.where.static:
-                out.setdefault(child, (parent, child, pose))
-        return list(out.values())
+        return statics(self.by_robot.get(robot, []))
 
     def imu_topics(self, robot: str) -> list[str]:
         """The resolved topics of the IMUs declared as sensors of `robot`."""
@@ -362,10 +435,24 @@ class NodeSensors:
             sensor.restart(t, self.half_step)
 
 
+def statics(sensors: list[SensorTopics]) -> list[tuple[str, str, conv.Pose]]:
+    """The static transforms of these sensors' frames, each frame once."""
+    out: dict[str, tuple[str, str, conv.Pose]] = {}
+    for sensor in sensors:
+        for parent, child, pose in sensor.where.static:
+            out.setdefault(child, (parent, child, pose))
+    return list(out.values())
+
+
+def robot_place(setup: Any, prefix: str) -> RobotPlace:
+    """What the sensors need of a robot (`robot_setup.RobotSetup`, its TF prefix)."""
+    return RobotPlace(setup.namespace, prefix, tuple(setup.model.link_names),
+                      gz_namespace=setup.gz_namespace)
+
+
 def robot_places(robots: Any) -> dict[str, RobotPlace]:
     """Each robot's and URDF object's `RobotPlace` from the node's `robot_ports.Robots`."""
-    places = {r.name: RobotPlace(r.setup.namespace, r.frames.prefix,
-                                 tuple(r.setup.model.link_names)) for r in robots}
+    places = {r.name: robot_place(r.setup, r.frames.prefix) for r in robots}
     for name, frames in robots.objects.items():
         places[name] = RobotPlace("", frames.prefix, (frames.root_link, *frames.links),
                                   world=True)
@@ -373,4 +460,4 @@ def robot_places(robots: Any) -> dict[str, RobotPlace]:
 
 
 __all__ = ["Mounting", "NodeSensors", "RobotPlace", "SensorTopics", "mounting",
-           "robot_places", "sensor_qos", "topic_names"]
+           "robot_place", "robot_places", "sensor_qos", "statics", "topic_names"]

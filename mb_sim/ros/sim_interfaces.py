@@ -57,6 +57,7 @@ from simulation_interfaces.srv import (
 from std_msgs.msg import String
 
 from mb_sim.errors import SpawnError
+from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.spawn import SPAWN_FORMATS, spawn_body
 from mb_sim.ros import conversions as conv
 from mb_sim.ros.entities import OBJECT, ROBOT, Entities, EntityError, spawn_event
@@ -231,7 +232,10 @@ class SimulationInterfaces:
             self.services.recording.close("a reset of time ends a recording")
             self.sim.set_time(0.0)
             self.loop.restart_clock()
-            self.services.publishers.publish_all(force=True)
+            publishers = self.services.publishers
+            if publishers.sensors is not None:  # each sensor's next reading from time 0
+                publishers.sensors.restart()
+            publishers.publish_all(force=True)
             done.append("time reset to 0 s, state kept")
         return Result.RESULT_OK, "; ".join(done)
 
@@ -459,7 +463,8 @@ class SimulationInterfaces:
                 namespace=req.entity_namespace, allow_renaming=req.allow_renaming,
                 taken=self.sim.entity_names(), namespaces=self.spawner.namespaces(),
                 xyz=[p.x, p.y, p.z], quat_xyzw=[q.x, q.y, q.z, q.w],
-                package_dirs=folder_list(self.services.p.package_dirs))
+                package_dirs=folder_list(self.services.p.package_dirs),
+                world_name=getattr(self.inputs.world, "name", "") or DEFAULT_WORLD)
             if robot is not None:
                 return await self.spawner.spawn(robot, resp)
             spawned = spawn_body(

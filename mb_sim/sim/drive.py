@@ -68,10 +68,12 @@ class DiffDrive:
         names = robot.joint_names
         self._left = np.array([names.index(j) for j in self.spec.left_joints])
         self._right = np.array([names.index(j) for j in self.spec.right_joints])
+        qadr = robot.model.qadr
+        self._left_q, self._right_q = qadr[self._left], qadr[self._right]
 
     def _wheels(self) -> np.ndarray:
-        q = self.robot.arrays.joint_positions
-        return np.array([float(q[self._left].mean()), float(q[self._right].mean())])
+        q = self.robot.arrays.joint_positions  # q's layout: a ball joint's quaternion in place
+        return np.array([float(q[self._left_q].mean()), float(q[self._right_q].mean())])
 
     def command(self, v: float, omega: float, time: float) -> None:
         """Drive at v (m/s) and omega (rad/s) from simulated time `time` (until the next

@@ -39,6 +39,12 @@ def _report_robotless(world: Any) -> None:
                 "world)", world.source)
 
 
+def robotless_expected(world: Any) -> None:
+    """A world without robots is meant to be one (sim_node spawns robots into it later): no
+    warning for it."""
+    _robotless_reported.add(world.source)
+
+
 def _checked(world: Any, model: Model, entry: Any) -> None:
     """The entry's initial positions and gains against its robot (WorldError naming the
     file, the entry and the value)."""

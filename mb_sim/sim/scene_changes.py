@@ -150,6 +150,8 @@ class SceneChanges:
                 drive.attach(self._robots[name])
             else:
                 del self.drives[name]
+        for name in [n for n in self.gazebo if n not in self._robots]:
+            del self.gazebo[name]
         self._gazebo_blocks([p for p in placed if p.name not in old_views])
         for name, view in self._robots.items():  # gains set and warnings given carry over
             if name in old_views:

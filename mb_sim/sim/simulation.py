@@ -42,7 +42,7 @@ from mb_sim.errors import SimulationError, WorldError
 from mb_sim.model.collision_filter import reference_state
 from mb_sim.model.compile import INTEGRATORS, CompiledScene, Placed, compile_scene, scene_record
 from mb_sim.model.forest import new_tree
-from mb_sim.model.gazebo import gazebo_blocks
+from mb_sim.model.gazebo import GazeboBlocks, gazebo_blocks
 from mb_sim.model.model import BALL_X, Model
 from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world import (
@@ -215,6 +215,9 @@ class Simulation(OneRobot, SceneChanges):
         self._sensing = Sensing(self)
         self.drives: dict[str, DiffDrive] = {}
         """The differential drives of the robots (by robot name) their URDFs declare."""
+        self.gazebo: dict[str, GazeboBlocks] = {}
+        """Each tree's `<gazebo>` blocks as read (by robot name): sensors, drive, joint state
+        publishers and how they are named, for the ROS node."""
         self._gazebo_blocks(self._placed)
         for spec in (world.sensors if world is not None else ()):
             self._sensing.add(spec)
@@ -270,6 +273,7 @@ class Simulation(OneRobot, SceneChanges):
         many = len(self._placed) > 1
         for p in placed:
             blocks = gazebo_blocks(p.model.urdf_xml, p.model.source, p.model.joint_names)
+            self.gazebo[p.name] = blocks
             for spec in blocks.sensors:
                 self._sensing.add(dataclasses.replace(
                     spec, name=f"{p.name}/{spec.name}" if many else spec.name,

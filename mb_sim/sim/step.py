@@ -285,7 +285,7 @@ def solve(m: Any, d: Any, s: Any) -> None:
     pgs.restitution_pass(rows, work.qd_new, work.body_vel, opt.dt, opt.restitution_threshold,
                          max(4 * n, 10))
     work.info[SWEEPS] = pgs.solve(rows, work.qd_new, work.body_vel, opt.iterations, opt.tolerance,
-                                  opt.velocity_tolerance)
+                                  opt.velocity_tolerance, pgs.SUBSPACE_STEPS)
     warm.save(rows, con, work, groups, s)
 
 
@@ -322,7 +322,7 @@ def correct_positions(m: Any, d: Any, s: Any) -> None:
         return
     pgs.effective_mass(push)
     pgs.solve(push, work.dq_push, work.body_push, opt.iterations, opt.tolerance,
-              opt.velocity_tolerance)
+              opt.velocity_tolerance, 0)
 
 
 @inline

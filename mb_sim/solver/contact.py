@@ -25,9 +25,16 @@ from mb_sim._jit import helper, inline
 from mb_sim.dynamics.floating import slot_tree
 from mb_sim.dynamics.kinematics import point_jacobian_row
 from mb_sim.model.compile import BODY, ROBOT
-from mb_sim.solver.pgs import velocity
-from mb_sim.solver.response import add_robot_point, body_point
-from mb_sim.solver.rows import FOLLOWER, NORMAL, SCALAR, TANGENT, clear_row, tree_slot
+from mb_sim.solver.response import add_robot_point_rows, body_point
+from mb_sim.solver.rows import (
+    FOLLOWER,
+    NORMAL,
+    SCALAR,
+    TANGENT,
+    clear_row,
+    tree_slot,
+    velocity,
+)
 from mb_sim.vec3 import frame_around
 
 SPECULATIVE_REACH = 4.0
@@ -48,11 +55,11 @@ def tangent_basis(n: np.ndarray, dirs: np.ndarray) -> None:
 
 
 @inline
-def _turn(arr: np.ndarray, r: int, ca: float, sa: float) -> None:
+def _turn(arr: np.ndarray, r: int, ca: float, sa: float, count0: int, count1: int) -> None:
     """Rotate rows r and r + 1 of a (rows, 2, k) column table by the angle (ca, sa) =
-    (cos, sin)."""
+    (cos, sin), their first count0 entries of slot 0 and count1 of slot 1."""
     for slot in range(2):
-        for k in range(arr.shape[2]):
+        for k in range(count0 if slot == 0 else count1):
             a1, a2 = arr[r, slot, k], arr[r + 1, slot, k]
             arr[r, slot, k] = ca * a1 + sa * a2
             arr[r + 1, slot, k] = -sa * a1 + ca * a2
@@ -94,21 +101,20 @@ def _body_sides(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int,
 def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.ndarray) -> None:
     """Add J and W of contact c's point on the sides that are tree links (or a floating
     base) to rows r .. r + n_dirs - 1 (the articulated response, Holck 2005 ch. 3): each
-    side's tree gets a slot of the row, two links of one tree share it. Row k takes the
-    columns of H^-1 when no more than its contact's n_dirs - k rows still to build are
-    missing."""
+    side's tree gets a slot of the rows, two links of one tree share it; the point's rows are
+    built together (`response.add_robot_point_rows`)."""
     rows, con, g, tree, w = d.rows, d.contacts, m.geoms, m.tree, d.tree
     tree_v = tree.tree_v
-    for k in range(n_dirs):
-        for side in range(2):
-            geom = con.geom_a[c] if side == 0 else con.geom_b[c]
-            if g.what[geom] == ROBOT:
-                body = g.index[geom]
-                t = slot_tree(tree, body)
+    for side in range(2):
+        geom = con.geom_a[c] if side == 0 else con.geom_b[c]
+        if g.what[geom] == ROBOT:
+            body = g.index[geom]
+            t = slot_tree(tree, body)
+            slot = 0
+            for k in range(n_dirs):
                 slot = tree_slot(rows, r + k, t, tree_v[t], tree_v[t + 1] - tree_v[t])
-                add_robot_point(tree, w, rows.J_t, rows.W_t, r + k, slot, body,
-                                1.0 if side == 0 else -1.0, con.point[c], directions[k],
-                                n_dirs - k)
+            add_robot_point_rows(tree, w, rows.J_t, rows.W_t, r, n_dirs, slot, body,
+                                 1.0 if side == 0 else -1.0, con.point[c], directions)
 
 
 @inline
@@ -144,10 +150,13 @@ def _friction_pair(d: Any, r: int, friction: float, directions: np.ndarray) -> N
     slip = np.sqrt(ut1 * ut1 + ut2 * ut2)
     if slip > 1e-9:
         ca, sa = ut1 / slip, ut2 / slip
-        _turn(J_t, r + 1, ca, sa)
-        _turn(W_t, r + 1, ca, sa)
-        _turn(J_b, r + 1, ca, sa)
-        _turn(W_b, r + 1, ca, sa)
+        t0, t1 = span[r + 1, 0, 1], span[r + 1, 1, 1]  # the trees' velocities in use
+        _turn(J_t, r + 1, ca, sa, t0, t1)
+        _turn(W_t, r + 1, ca, sa, t0, t1)
+        b0 = 6 if body[r + 1, 0] >= 0 else 0
+        b1 = 6 if body[r + 1, 1] >= 0 else 0
+        _turn(J_b, r + 1, ca, sa, b0, b1)
+        _turn(W_b, r + 1, ca, sa, b0, b1)
         _turn_directions(directions, 1, ca, sa)
     rows.kind[r + 1] = TANGENT
     rows.kind[r + 2] = FOLLOWER

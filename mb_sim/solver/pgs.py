@@ -23,67 +23,17 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import helper, inline, njit
-from mb_sim.solver.rows import BALL, FOLLOWER, NORMAL, TANGENT
-
-
-@inline
-def velocity(J_t: np.ndarray, span: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int,
-             qd: np.ndarray, vb: np.ndarray) -> float:
-    """J_r . u from the row table's columns (hot loops bind them once: reading a record's
-    field costs a reference count)."""
-    s = 0.0
-    for slot in range(2):
-        first = span[r, slot, 0]
-        for k in range(span[r, slot, 1]):
-            s += J_t[r, slot, k] * qd[first + k]
-        b = body[r, slot]
-        if b >= 0:
-            for k in range(6):
-                s += J_b[r, slot, k] * vb[b, k]
-    return s
-
-
-@inline
-def apply(W_t: np.ndarray, span: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int,
-          amount: float, qd: np.ndarray, vb: np.ndarray) -> None:
-    """u += W_r amount, from the row table's columns. No early return for a zero amount:
-    a branch around an inlined helper's body keeps numba from pruning the reference counts of
-    its array arguments, which then cost more than the loops they would skip."""
-    for slot in range(2):
-        first = span[r, slot, 0]
-        for k in range(span[r, slot, 1]):
-            qd[first + k] += W_t[r, slot, k] * amount
-        b = body[r, slot]
-        if b >= 0:
-            for k in range(6):
-                vb[b, k] += W_b[r, slot, k] * amount
-
-
-@inline
-def _coupling(tree: np.ndarray, span: np.ndarray, J_t: np.ndarray, W_t: np.ndarray,
-              body: np.ndarray, J_b: np.ndarray, W_b: np.ndarray, r: int, s: int) -> float:
-    """J_r . W_s: how an impulse on row s changes the velocity of row r."""
-    v = 0.0
-    for a in range(2):
-        ta = tree[r, a]
-        if ta >= 0:
-            for c in range(2):
-                if tree[s, c] == ta:
-                    for k in range(span[r, a, 1]):
-                        v += J_t[r, a, k] * W_t[s, c, k]
-        ba = body[r, a]
-        if ba < 0:
-            continue
-        for c in range(2):
-            if body[s, c] == ba:
-                for k in range(6):
-                    v += J_b[r, a, k] * W_b[s, c, k]
-    return v
-
-
-@helper
-def group_size(kind: int) -> int:
-    return 2 if kind == TANGENT else (3 if kind == BALL else 1)
+from mb_sim.solver.rows import (
+    BALL,
+    FOLLOWER,
+    NORMAL,
+    TANGENT,
+    apply,
+    coupling,
+    group_size,
+    velocity,
+)
+from mb_sim.solver.subspace import subspace_step
 
 
 @helper
@@ -101,7 +51,7 @@ def effective_mass(rows: Any) -> None:
         size = group_size(kind[r])
         for a in range(size):
             for c in range(size):
-                K[a, c] = _coupling(tree, span, J_t, W_t, body, J_b, W_b, r + a, r + c)
+                K[a, c] = coupling(tree, span, J_t, W_t, body, J_b, W_b, r + a, r + c)
         scale = 0.0
         for a in range(size):
             scale = max(scale, abs(K[a, a]))
@@ -201,20 +151,97 @@ def islands(rows: Any, nb: int) -> int:
     return count
 
 
+@helper
+def _sweep(rows: Any, begin: int, end: int, qd: np.ndarray, vb: np.ndarray, tolerance: float,
+           velocity_tolerance: float, err: np.ndarray, new: np.ndarray) -> float:
+    """One sweep over the island rows.order[begin:end]; -1 when no impulse changed by more
+    than the tolerances (`solve`), else its residual: the largest velocity change a row
+    asked for, |d_lambda| K_rr (|d_lambda| where K_rr is unknown)."""
+    kind, target, lo, hi, mu, link = rows.kind, rows.target, rows.lo, rows.hi, rows.mu, rows.link
+    lam, bounce, Kinv = rows.lam, rows.bounce, rows.Kinv
+    J_t, W_t, span, body, J_b, W_b = rows.J_t, rows.W_t, rows.span, rows.body, rows.J_b, rows.W_b
+    order = rows.order
+    converged = True
+    residual = 0.0
+    for j in range(begin, end):
+        r = order[j]
+        k = kind[r]
+        size = group_size(k)
+        for a in range(size):
+            err[a] = target[r + a] - velocity(J_t, span, body, J_b, r + a, qd, vb)
+        for a in range(size):
+            s = lam[r + a]
+            for c in range(size):
+                s += Kinv[r, a, c] * err[c]
+            new[a] = s
+        if size == 1:
+            low, high = lo[r], hi[r]
+            if k == NORMAL:
+                low, high = 0.0, np.inf
+            new[0] = min(max(new[0], low), high)
+        else:
+            bound = mu[r] * (lam[link[r]] + bounce[link[r]]) if k == TANGENT else hi[r]
+            norm = 0.0
+            for a in range(size):
+                norm += new[a] * new[a]
+            norm = np.sqrt(norm)
+            if norm > bound:
+                f = bound / norm if norm > 0.0 else 0.0
+                for a in range(size):
+                    new[a] *= f
+        for a in range(size):
+            d = new[a] - lam[r + a]
+            k_inv = Kinv[r, a, a]
+            if abs(d) > (min(tolerance, velocity_tolerance * k_inv) if k_inv > 0.0
+                         else tolerance):
+                converged = False
+            residual = max(residual, abs(d) / k_inv if k_inv > 0.0 else abs(d))
+            lam[r + a] = new[a]
+            apply(W_t, span, body, W_b, r + a, d, qd, vb)
+    return -1.0 if converged else residual
+
+
+SUBSPACE_STEPS = 3
+"""Subspace steps an island gets at most, one after each of its first sweeps that did not
+converge (mb_sim.solver.subspace)."""
+
+
+@helper
+def _keep(rows: Any, begin: int, end: int, qd: np.ndarray, vb: np.ndarray, back: bool) -> None:
+    """The island's impulses and the velocities into the subspace step's backup (back:
+    from it, taking the step back)."""
+    order, lam, saved = rows.order, rows.lam, rows.sm_lam
+    for j in range(begin, end):
+        r = order[j]
+        for a in range(group_size(rows.kind[r])):
+            if back:
+                lam[r + a] = saved[r + a]
+            else:
+                saved[r + a] = lam[r + a]
+    if back:
+        qd[:] = rows.sm_qd[:qd.shape[0]]
+        vb[:, :] = rows.sm_vb[:vb.shape[0]]
+    else:
+        rows.sm_qd[:qd.shape[0]] = qd
+        rows.sm_vb[:vb.shape[0]] = vb
+
+
 @njit
 def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance: float,
-          velocity_tolerance: float) -> int:
+          velocity_tolerance: float, steps_at_most: int) -> int:
     """Sweep each island (`islands`) up to `iterations` times; stop after a sweep in which no
     impulse changed by more than `tolerance` (N s) and no row's own velocity by more than
     `velocity_tolerance` through it (|d_lambda| K_rr, m/s or rad/s; K_rr = 1 / Kinv_rr, for a
     ball group's row 1 / (K^+)_rr <= K_rr). The second test scales with the problem: a light
-    link's rows (large K_rr) are held to the same velocity as a heavy box's. Velocities qd,
-    vb and impulses lam are updated in place; a friction pair's disc also counts its normal's
-    restitution impulse `bounce`. Returns the most sweeps an island ran."""
-    kind, target, lo, hi, mu, link = rows.kind, rows.target, rows.lo, rows.hi, rows.mu, rows.link
-    lam, bounce, Kinv = rows.lam, rows.bounce, rows.Kinv
-    J_t, W_t, span, body, J_b, W_b = rows.J_t, rows.W_t, rows.span, rows.body, rows.J_b, rows.W_b
-    order, island_end = rows.order, rows.island_end
+    link's rows (large K_rr) are held to the same velocity as a heavy box's. After each of an
+    island's first `steps_at_most` sweeps that did not converge, a Newton step on its rows
+    inside their bounds (`mb_sim.solver.subspace`), kept only when the sweep after it asks
+    for smaller changes than the sweep before it (else it is taken back, and the island is
+    only swept from then on: the step helps where the island's equations are well posed,
+    and must never hurt where they are not). Velocities qd, vb and impulses lam are updated
+    in place; a friction pair's disc also counts its normal's restitution impulse `bounce`.
+    Returns the most sweeps an island ran."""
+    island_end = rows.island_end
     count = islands(rows, vb.shape[0])
     err = np.zeros(3)
     new = np.zeros(3)
@@ -223,44 +250,24 @@ def solve(rows: Any, qd: np.ndarray, vb: np.ndarray, iterations: int, tolerance:
     for i in range(count):
         end = island_end[i]
         sweep = 0
+        steps = 0
+        before = -1.0  # the residual of the sweep before a step taken (-1: none taken)
         for sweep in range(1, iterations + 1):
-            converged = True
-            for j in range(begin, end):
-                r = order[j]
-                k = kind[r]
-                size = group_size(k)
-                for a in range(size):
-                    err[a] = target[r + a] - velocity(J_t, span, body, J_b, r + a, qd, vb)
-                for a in range(size):
-                    s = lam[r + a]
-                    for c in range(size):
-                        s += Kinv[r, a, c] * err[c]
-                    new[a] = s
-                if size == 1:
-                    low, high = lo[r], hi[r]
-                    if k == NORMAL:
-                        low, high = 0.0, np.inf
-                    new[0] = min(max(new[0], low), high)
-                else:
-                    bound = mu[r] * (lam[link[r]] + bounce[link[r]]) if k == TANGENT else hi[r]
-                    norm = 0.0
-                    for a in range(size):
-                        norm += new[a] * new[a]
-                    norm = np.sqrt(norm)
-                    if norm > bound:
-                        f = bound / norm if norm > 0.0 else 0.0
-                        for a in range(size):
-                            new[a] *= f
-                for a in range(size):
-                    d = new[a] - lam[r + a]
-                    k_inv = Kinv[r, a, a]
-                    if abs(d) > (min(tolerance, velocity_tolerance * k_inv) if k_inv > 0.0
-                                 else tolerance):
-                        converged = False
-                    lam[r + a] = new[a]
-                    apply(W_t, span, body, W_b, r + a, d, qd, vb)
-            if converged:
+            residual = _sweep(rows, begin, end, qd, vb, tolerance, velocity_tolerance, err,
+                              new)
+            if residual < 0.0:
                 break
+            if before >= 0.0 and residual > before:  # the step made it worse: back, sweep on
+                _keep(rows, begin, end, qd, vb, True)
+                steps = steps_at_most
+                before = -1.0
+                continue
+            before = -1.0
+            if steps < steps_at_most:
+                _keep(rows, begin, end, qd, vb, False)
+                if subspace_step(rows, begin, end, qd, vb):
+                    steps += 1
+                    before = residual
         most = max(most, sweep)
         begin = end
     return most

@@ -18,7 +18,7 @@ import numpy as np
 from mb_sim._jit import helper, inline
 from mb_sim.dynamics.floating import slot_tree
 from mb_sim.dynamics.impulse import impulse_response, point_impulse, unit_response
-from mb_sim.dynamics.kinematics import point_jacobian_row
+from mb_sim.dynamics.kinematics import point_jacobian, point_jacobian_row
 
 
 @helper
@@ -58,6 +58,59 @@ def add_robot_point(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r: int,
         unit_response(tree, w, k, j)
         for c in range(nv):
             W_t[r, slot, c] += a * response[v0 + j, c]
+
+
+@helper
+def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r: int,
+                         n_dirs: int, slot: int, body: int, sign: float, point: np.ndarray,
+                         directions: np.ndarray) -> None:
+    """`add_robot_point` for rows r .. r + n_dirs - 1 of one point at once, row k along
+    directions[k]: one walk up the tree for the point's Jacobian block J_p (3 x nv, world
+    axes: `kinematics.point_jacobian`), each row's J = d_k . J_p, and W = sum_j J_j H^-1 e_j
+    with each column of H^-1 read once for the n_dirs rows. When more than n_dirs of the
+    columns are still to be computed, each row's own impulse sweep is cheaper (W directly)."""
+    Jp, path = w.point_jacobian, w.path
+    count = point_jacobian(tree, w.rot, w.pos, body, point, Jp, path)
+    k = slot_tree(tree, body)
+    v0 = tree.tree_v[k]
+    nv = tree.tree_v[k + 1] - v0
+    ready = w.response_ready
+    missing = 0
+    for p in range(count):
+        if not ready[v0 + path[p]]:
+            missing += 1
+    for a in range(n_dirs):
+        d0, d1, d2 = directions[a, 0], directions[a, 1], directions[a, 2]
+        for p in range(count):
+            j = path[p]
+            J_t[r + a, slot, j] += sign * (d0 * Jp[0, j] + d1 * Jp[1, j] + d2 * Jp[2, j])
+    if missing > n_dirs:
+        scratch = w.row
+        for a in range(n_dirs):
+            point_impulse(w.rot[body], w.pos[body], point, directions[a], w.vec6b)
+            impulse_response(tree, w, body, w.vec6b, scratch)
+            for c in range(nv):
+                W_t[r + a, slot, c] += sign * scratch[c]
+        return
+    response = w.response
+    for p in range(count):
+        j = path[p]
+        unit_response(tree, w, k, j)
+        a0 = sign * (directions[0, 0] * Jp[0, j] + directions[0, 1] * Jp[1, j]
+                     + directions[0, 2] * Jp[2, j])
+        if n_dirs == 1:
+            for c in range(nv):
+                W_t[r, slot, c] += a0 * response[v0 + j, c]
+            continue
+        a1 = sign * (directions[1, 0] * Jp[0, j] + directions[1, 1] * Jp[1, j]
+                     + directions[1, 2] * Jp[2, j])
+        a2 = sign * (directions[2, 0] * Jp[0, j] + directions[2, 1] * Jp[1, j]
+                     + directions[2, 2] * Jp[2, j])
+        for c in range(nv):
+            col = response[v0 + j, c]
+            W_t[r, slot, c] += a0 * col
+            W_t[r + 1, slot, c] += a1 * col
+            W_t[r + 2, slot, c] += a2 * col
 
 
 @inline

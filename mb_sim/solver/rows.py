@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mb_sim._jit import inline, njit
-from mb_sim.records import INDEX, REAL, Field, allocate, record
+import numpy as np
+
+from mb_sim._jit import helper, inline, njit
+from mb_sim.records import FLAG, INDEX, REAL, Field, allocate, record
 
 SCALAR = 0
 NORMAL = 1
@@ -35,6 +37,8 @@ TANGENT = 2
 BALL = 3
 FOLLOWER = 4
 """Second/third row of a TANGENT or BALL group (solved with its first row)."""
+SUBSPACE_ROWS = 48
+"""Largest island (rows) that gets subspace steps (mb_sim.solver.subspace)."""
 
 
 Rows, RowsRecord = record("Rows", """The constraint rows of one step, the solver's table:
@@ -64,6 +68,17 @@ docstring).""", (
     Field("reflect", REAL, ("r",), "(1 + e) gap of a bounce taken at a gap"),
     "solver",
     Field("Kinv", REAL, ("r", 3, 3), "K^+ of the row or group starting at r"),
+    "subspace steps (mb_sim.solver.subspace)",
+    Field("sm_rows", INDEX, ("s",), "the free rows of the island"),
+    Field("sm_K", REAL, ("s", "s"), "their Delassus matrix K_FF, then its L D L^T factors"),
+    Field("sm_rhs", REAL, ("s",), "target - J u of each free row"),
+    Field("sm_diag", REAL, ("s",), "K_rr of each free row"),
+    Field("sm_step", REAL, ("s",), "the impulse step of each free row"),
+    Field("sm_new", REAL, ("r",), "the step by row, then the row's new impulse"),
+    Field("sm_mark", FLAG, ("r",), "the row is free (while a step is applied)"),
+    Field("sm_lam", REAL, ("r",), "the island's impulses before the step (to take it back)"),
+    Field("sm_qd", REAL, ("v",), "the trees' velocities before the step"),
+    Field("sm_vb", REAL, ("b", 6), "the free bodies' velocities before the step"),
     Field("count", INDEX, (1,), "rows in use"),
     "islands (rows that share no velocity are solved apart: mb_sim.solver.pgs.islands)",
     Field("island", INDEX, ("r",), "the island of a row or group starting at r (-1: a "
@@ -75,7 +90,8 @@ docstring).""", (
     Field("node_rows", INDEX, ("b + t + 1",), "groups per island root, then where they "
           "start"),
 ), {"r": "row capacity", "w": "velocities of the widest tree", "b": "free bodies",
-    "t": "trees"})
+    "t": "trees", "s": "rows of an island that gets subspace steps (subspace.MAX_ROWS)",
+    "v": "velocities of every tree"})
 
 
 @njit
@@ -83,10 +99,12 @@ def new_rows(values: Rows) -> Any:
     return RowsRecord(*values)
 
 
-def allocate_rows(capacity: int, widest: int, bodies: int, trees: int) -> Rows:
-    """An empty row table for `capacity` rows on trees of at most `widest` velocities,
-    `bodies` free bodies and `trees` trees."""
-    return allocate(Rows, r=capacity, w=widest, b=bodies, t=trees)
+def allocate_rows(capacity: int, widest: int, bodies: int, trees: int, velocities: int
+                  ) -> Rows:
+    """An empty row table for `capacity` rows on trees of at most `widest` velocities (all
+    trees: `velocities`), `bodies` free bodies and `trees` trees."""
+    return allocate(Rows, r=capacity, w=widest, b=bodies, t=trees, s=SUBSPACE_ROWS,
+                    v=velocities)
 
 
 @inline
@@ -133,3 +151,63 @@ def tree_slot(rows: Any, r: int, k: int, first: int, count: int) -> int:
         J_t[r, slot, c] = 0.0
         W_t[r, slot, c] = 0.0
     return slot
+
+
+@inline
+def velocity(J_t: np.ndarray, span: np.ndarray, body: np.ndarray, J_b: np.ndarray, r: int,
+             qd: np.ndarray, vb: np.ndarray) -> float:
+    """J_r . u from the row table's columns (hot loops bind them once: reading a record's
+    field costs a reference count)."""
+    s = 0.0
+    for slot in range(2):
+        first = span[r, slot, 0]
+        for k in range(span[r, slot, 1]):
+            s += J_t[r, slot, k] * qd[first + k]
+        b = body[r, slot]
+        if b >= 0:
+            for k in range(6):
+                s += J_b[r, slot, k] * vb[b, k]
+    return s
+
+
+@inline
+def apply(W_t: np.ndarray, span: np.ndarray, body: np.ndarray, W_b: np.ndarray, r: int,
+          amount: float, qd: np.ndarray, vb: np.ndarray) -> None:
+    """u += W_r amount, from the row table's columns. No early return for a zero amount:
+    a branch around an inlined helper's body keeps numba from pruning the reference counts of
+    its array arguments, which then cost more than the loops they would skip."""
+    for slot in range(2):
+        first = span[r, slot, 0]
+        for k in range(span[r, slot, 1]):
+            qd[first + k] += W_t[r, slot, k] * amount
+        b = body[r, slot]
+        if b >= 0:
+            for k in range(6):
+                vb[b, k] += W_b[r, slot, k] * amount
+
+
+@inline
+def coupling(tree: np.ndarray, span: np.ndarray, J_t: np.ndarray, W_t: np.ndarray,
+              body: np.ndarray, J_b: np.ndarray, W_b: np.ndarray, r: int, s: int) -> float:
+    """J_r . W_s: how an impulse on row s changes the velocity of row r."""
+    v = 0.0
+    for a in range(2):
+        ta = tree[r, a]
+        if ta >= 0:
+            for c in range(2):
+                if tree[s, c] == ta:
+                    for k in range(span[r, a, 1]):
+                        v += J_t[r, a, k] * W_t[s, c, k]
+        ba = body[r, a]
+        if ba < 0:
+            continue
+        for c in range(2):
+            if body[s, c] == ba:
+                for k in range(6):
+                    v += J_b[r, a, k] * W_b[s, c, k]
+    return v
+
+
+@helper
+def group_size(kind: int) -> int:
+    return 2 if kind == TANGENT else (3 if kind == BALL else 1)

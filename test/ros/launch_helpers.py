@@ -86,6 +86,14 @@ COMMANDS = {
                  "'package://mb_sim/urdf/arm.urdf'}, initial_pose: {pose: {position: {x: 0.65, "
                  'y: 1.2, z: 0.0}, orientation: {w: 1.0}}}}"',
     "echo_third": "ros2 topic echo /third/joint_states --once",
+    "run_gz_room": "ros2 run mb_sim sim_node --ros-args "
+                   "-p world_file:=test/data/sdf/gz_room/room.sdf -p start_paused:=true",
+    "step_2000": "ros2 service call /sim_node/step_simulation "
+                 'simulation_interfaces/srv/StepSimulation "{steps: 2000}"',
+    "cmd_vel_go": "ros2 topic pub --once -w 1 --keep-alive 1 /cmd_vel "
+                  'geometry_msgs/msg/Twist "{linear: {x: 0.2}}"',
+    "cmd_vel_stop": "ros2 topic pub --once -w 1 --keep-alive 1 /cmd_vel "
+                    'geometry_msgs/msg/Twist "{}"',
 }
 
 

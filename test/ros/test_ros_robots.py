@@ -1,5 +1,6 @@
 """sim_node with robots as people have them: the parameters `package_dirs` and
-`inertia_from_geometry`, and the world file's `robot: {inertia_from_geometry}`.
+`inertia_from_geometry` (true by default, false, or a density), and the world file's
+`robot: {inertia_from_geometry}`.
 
 The robot is the messy corpus' two-link arm without inertials whose meshes sit in a package
 no ROS environment knows (test/data/messy, see test/data/make_messy_corpus.py), handed to the
@@ -66,16 +67,28 @@ def test_world_file_repairs_massless_links(start_sim: Any, probe: Any) -> None:
     assert_swings(sim, probe)
 
 
+def test_massless_links_load_by_default(start_sim: Any, probe: Any) -> None:
+    """No inertia_from_geometry anywhere: the default gives the links the mass of their
+    collision shapes (one warning names them and the density) and the arm swings."""
+    sim = start_sim(described(inertia_from_geometry=None))
+    assert sim.wait_for_output("simulating", STARTUP_TIMEOUT), sim.output
+    said = [line for line in sim.output.splitlines() if "collision shapes" in line]
+    assert len(said) == 1 and "[WARN]" in said[0], sim.output
+    assert "'link1' 0.48 kg" in said[0] and "1000 kg/m^3" in said[0], said[0]
+    assert_swings(sim, probe)
+
+
 @pytest.mark.parametrize(("params", "words"), [
     ({"package_dirs": None},
      ["cannot load the robot from robot_description", "link 'link1'",
       "package://messy_parts/meshes/link.stl",
       "the ament index (no package 'messy_parts')", "searched"]),
-    ({"inertia_from_geometry": None},
+    ({"inertia_from_geometry": False},
      ["joint 'shoulder': moves no mass", "sim_node's inertia_from_geometry parameter",
       "robot: {inertia_from_geometry"]),
     ({"inertia_from_geometry": -1.0}, ["inertia_from_geometry", "-1.0"]),
-    ({"inertia_from_geometry": 1e-9}, ["inertia_from_geometry", "must be 0 (off) or at least"]),
+    ({"inertia_from_geometry": 1e-9}, ["inertia_from_geometry", "must be true, false"]),
+    ({"inertia_from_geometry": "heavy"}, ["inertia_from_geometry", "'heavy'"]),
     ({"package_dirs": [" /spaced"]}, ["package_dirs", "surrounding spaces"]),
 ])
 def test_what_is_missing_stops_startup_naming_it(start_sim: Any, params: dict[str, Any],

@@ -134,9 +134,10 @@ class RobotPlacement:
     `mb_sim.model.mesh.simplify_hull`)."""
     max_hull_vertices: int | None = None
     """Most vertices of a colliding hull (MuJoCo's maxhullvert); None: no cap."""
-    inertia_from_geometry: float | None = None
-    """A density (kg/m^3): moving links with no <inertial> or zero mass get the mass and
-    inertia of their collision shapes at this density (`load_urdf`); None: not used."""
+    inertia_from_geometry: float | bool | None = None
+    """Mass for links without it from their collision shapes (`mb_sim.model.link_mass`):
+    None or True the default (at 1000 kg/m^3 when the robot needs it), a density (kg/m^3)
+    always, False never (`load_urdf`)."""
     key: str = "robot"
     """Where the entry is in its world file (`robot` or `robots[1]`), for messages."""
     package_dirs: tuple[str, ...] = ()
@@ -258,6 +259,9 @@ class World:
     sensors: tuple[Any, ...] = ()
     """Its `sensors:` (`mb_sim.model.sensors.SensorSpec`, checked as declarations; mounted on
     their links by the simulation)."""
+    name: str = ""
+    """An SDF world's `<world name>` (gz-sim names default topics after it); "" for a world
+    file (not written by `to_dict`)."""
 
     @property
     def robot(self) -> RobotPlacement:
@@ -309,9 +313,10 @@ class World:
 
 
 def sensor_to_dict(spec: Any) -> dict[str, Any]:
-    """A `sensors:` entry that reads back as `spec` (every field written out)."""
-    d = {f.name: getattr(spec, f.name) for f in fields(spec) if f.name not in ("noise",
-                                                                               "source")}
+    """A `sensors:` entry that reads back as `spec` (every field written out but `naming` and
+    `ros_topics`: a world file's sensors have mb_sim's names; gz names are a robot's)."""
+    d = {f.name: getattr(spec, f.name) for f in fields(spec)
+         if f.name not in ("noise", "source", "naming", "ros_topics")}
     d["xyz"], d["rpy"] = list(spec.xyz), list(spec.rpy)
     d["noise"] = {"stddev": spec.noise.stddev, "bias": spec.noise.bias}
     return d

@@ -90,15 +90,19 @@ def _sensors(label: str, entries: Iterable[Mapping[str, Any]]) -> tuple[SensorSp
 
 def _plain(record: type, keys: Mapping[str, Any], d: Mapping[str, Any] | None,
            special: Iterable[str] = ()) -> dict[str, Any]:
-    """The keys of `d` that are fields of `record` as they are (numbers as float or int), but
-    the `special` ones; absent or null keys are left to the record's defaults."""
+    """The keys of `d` that are fields of `record` as they are (numbers as float or int,
+    booleans as they are), but the `special` ones; absent or null keys are left to the
+    record's defaults."""
     names = {f.name for f in fields(record)} - set(special)
     out: dict[str, Any] = {}
     for k, v in (d or {}).items():
         if k in names and k in keys and v is not None:
             kind = keys[k].get("type")
             types = kind if isinstance(kind, list) else [kind]
-            out[k] = int(v) if "integer" in types else float(v) if "number" in types else v
+            if isinstance(v, bool):
+                out[k] = v
+            else:
+                out[k] = int(v) if "integer" in types else float(v) if "number" in types else v
     return out
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from mb_sim.errors import WorldError
 from mb_sim.model.geometry import KINDS
+from mb_sim.model.link_mass import DENSITY_RANGE
 from mb_sim.model.mesh import HULL_TOLERANCE
 from mb_sim.model.world.messages import from_schema_error
 from mb_sim.model.world.parts import (
@@ -53,7 +54,7 @@ POSITION = 1e5  # m: |xyz|, anchors, com, ground height, joint limits (rad or m)
 SIZE = (1e-6, 1e6)  # m: shape extents; also the mesh scale factors
 MASS = (1e-6, 1e6)  # kg: given, or density x volume
 DENSITY = (1e-3, 1e6)  # kg/m^3 of bodies
-LINK_DENSITY = (1e-6, 1e6)  # kg/m^3: a robot's inertia_from_geometry
+LINK_DENSITY = DENSITY_RANGE  # kg/m^3: a robot's inertia_from_geometry
 INERTIA = (1e-18, 1e16)  # kg m^2: smallest principal moment, largest |element|
 SPEED = 1e3  # m/s: |linear_velocity| components
 SPIN = 1e4  # rad/s: |angular_velocity| components
@@ -277,9 +278,11 @@ ROBOT: dict[str, Schema] = {
                                     "(MuJoCo's maxhullvert; none: no cap)"),
                           "type": ["integer", "null"]},
     "inertia_from_geometry": {
-        **number(*LINK_DENSITY, "a density: moving links with no <inertial> or zero mass get "
-                 "the mass and inertia of their collision shapes", "kg/m³"),
-        "type": ["number", "null"]},
+        **number(*LINK_DENSITY, "moving links with no <inertial> or zero mass get the mass "
+                 "and inertia of their collision shapes: true (the default) at 1000 kg/m³ when "
+                 "the robot needs it to load; a density: always; false: never (robots.md)",
+                 "kg/m³"),
+        "type": ["number", "boolean", "null"]},
 }
 """The keys of `robot:` and of each `robots:` entry."""
 

@@ -11,7 +11,8 @@ file goes through it:
 - `model`: the world's models flattened, each link and joint at its world pose;
 - `mapping`: models as bodies, robots and URDF objects, world joints and the ground;
 - `urdf_out`: the URDF of each articulated tree (one URDF reader for every tree);
-- `sensing`: sensors and drive plugins, read as a Gazebo-ready URDF's `<gazebo>` blocks;
+- `sensing`: sensors, drive and joint state publisher plugins, read as a Gazebo-ready URDF's
+  `<gazebo>` blocks, with gz-sim's names (`mb_sim.model.gz_names`);
 - `report`: what is not simulated, in one info line.
 
 What is read, what is not, and the mapping: docs/worlds.md, "Gazebo SDF worlds".
@@ -25,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from mb_sim.errors import WorldError
+from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.resources import read_text_file, xml_text
 from mb_sim.model.sensors import SensorSpec
-from mb_sim.model.world.parts import Body, SolverSettings, World
+from mb_sim.model.world.parts import Body, RobotPlacement, SolverSettings, World
 from mb_sim.model.world.sdf.elements import MAX_SDF_BYTES, MissingFileError, Node, parse
 from mb_sim.model.world.sdf.files import Finder, model_file
 from mb_sim.model.world.sdf.mapping import Parts
@@ -94,7 +96,7 @@ def load_sdf_world(source: str | os.PathLike[str] | bytes,
     doc = parse(text, label, folder)
     report.docs.append(doc)
     found = Reader(dirs, report).world(Node.root(doc))
-    parts = Parts(label, Files(folder, dirs, label), report)
+    parts = Parts(label, Files(folder, dirs, label), report, world_name=found.name)
     for model in found.models:
         parts.model(model)
     joints = parts.joints()
@@ -103,7 +105,7 @@ def load_sdf_world(source: str | os.PathLike[str] | bytes,
     return World(gravity=frozen(gravity), ground=parts.ground, robots=tuple(parts.robots),
                  bodies=tuple(parts.bodies), joints=joints, solver=SolverSettings(),
                  source=label if label.startswith("<") else str(Path(label).resolve()),
-                 sensors=_unique(parts.sensors))
+                 sensors=_unique(parts.sensors), name=found.name)
 
 
 def _unique(sensors: list[SensorSpec]) -> tuple[SensorSpec, ...]:
@@ -135,6 +137,37 @@ def model_file_of(uri: str, folder: str, package_dirs: Iterable[str] = ()) -> st
     return file.path
 
 
+def _spawned_parts(text: str, label: str, folder: str, package_dirs: Iterable[str],
+                   name: str, world_name: str) -> tuple[Parts, Report, str]:
+    """The parts of an SDF model (a <model>, or an <sdf> holding one) standing at the world's
+    origin whatever its <pose> says (the spawn pose places it), `name` (when given) in place
+    of its own (as gz's `create -name`), in the world `world_name`; its report; its name."""
+    report = Report()
+    doc = parse(text, label, folder)
+    report.docs.append(doc)
+    root = Node.root(doc)
+    if root.tag == "sdf" and root.has("world"):
+        root.fail("a spawned SDF holds one <model>, not a <world>", "<world>")
+    models = [root] if root.tag == "model" else root.children("model")
+    if name and len(models) == 1:
+        models[0].element.set("name", name)
+    found = Reader(tuple(package_dirs), report, at_origin=True,
+                   world_name=world_name).world(root)
+    parts = Parts(label, Files(folder, tuple(package_dirs), label), report,
+                  world_name=found.name)
+    for model in found.models:
+        parts.model(model)
+    return parts, report, found.models[0].name
+
+
+def _made(parts: Parts) -> list[str]:
+    """What a spawned model was made into, for messages."""
+    return [*(f"robot or URDF object {r.name!r}" for r in parts.robots),
+            *(f"body {b.name!r}" for b in parts.bodies),
+            *(f"joint {n.name!r}" for n, _ in parts.joint_entries),
+            *(["the ground (a plane facing up)"] if parts.ground is not None else [])]
+
+
 def spawn_model(text: str, label: str, folder: str, package_dirs: Iterable[str] = ()
                 ) -> Body:
     """The one body of an SDF model (a <model>, or an <sdf> holding one model), with the model
@@ -143,28 +176,40 @@ def spawn_model(text: str, label: str, folder: str, package_dirs: Iterable[str] 
     Raises MissingFileError for a file it names that is nowhere, NotOneBody when the model is
     not one body (a robot, several bodies, a plane), WorldError for anything else.
     """
-    report = Report()
-    doc = parse(text, label, folder)
-    report.docs.append(doc)
-    root = Node.root(doc)
-    if root.tag == "sdf" and root.has("world"):
-        root.fail("a spawned SDF holds one <model>, not a <world>", "<world>")
-    found = Reader(tuple(package_dirs), report, at_origin=True).world(root)
-    parts = Parts(label, Files(folder, tuple(package_dirs), label), report)
-    for model in found.models:
-        parts.model(model)
+    parts, report, model = _spawned_parts(text, label, folder, package_dirs, "", DEFAULT_WORLD)
     for spec in parts.sensors:
         report.notes.append(("sensor", spec.source, "a spawned body carries no sensor"))
-    made = [*(f"robot or URDF object {r.name!r}" for r in parts.robots),
-            *(f"body {b.name!r}" for b in parts.bodies),
-            *(f"joint {n.name!r}" for n, _ in parts.joint_entries),
-            *(["the ground (a plane facing up)"] if parts.ground is not None else [])]
+    made = _made(parts)
     if len(parts.bodies) != 1 or len(made) != 1:
-        raise NotOneBody(f"{label}: model {found.models[0].name!r} is {len(made)} parts of a "
-                         f"world ({', '.join(made[:6]) or 'nothing'}); a spawned entity is one "
-                         "body (one link of one collision): put the model in the world file")
+        raise NotOneBody(f"{label}: model {model!r} is {len(made)} parts of a world "
+                         f"({', '.join(made[:6]) or 'nothing'}); a spawned entity is one "
+                         "body (one link of one collision) or one robot: put the model in "
+                         "the world file")
     report.log(label)
     return parts.bodies[0]
+
+
+def spawn_tree(text: str, label: str, folder: str, package_dirs: Iterable[str] = (),
+               name: str = "", world_name: str = DEFAULT_WORLD) -> RobotPlacement | None:
+    """The robot (or URDF object) an SDF model is, standing with the model frame at the
+    world's origin (the spawn pose places it), `name` in place of the model's own, its
+    sensors and plugins named by gz-sim in the world `world_name` (`sensing`); None when the
+    model is one body (`spawn_model`'s).
+
+    Raises MissingFileError for a file it names that is nowhere, NotOneBody when the model is
+    several parts (bodies, robots, world joints), WorldError for anything else.
+    """
+    parts, report, model = _spawned_parts(text, label, folder, package_dirs, name, world_name)
+    made = _made(parts)
+    if len(parts.bodies) == 1 and len(made) == 1:
+        return None
+    if len(parts.robots) != 1 or len(made) != 1:
+        raise NotOneBody(f"{label}: model {model!r} is {len(made)} parts of a world "
+                         f"({', '.join(made[:6]) or 'nothing'}); a spawned entity is one "
+                         "body (one link of one collision) or one robot (links joined in a "
+                         "tree): put the model in the world file")
+    report.log(label)
+    return parts.robots[0]
 
 
 class NotOneBody(WorldError):
@@ -172,4 +217,4 @@ class NotOneBody(WorldError):
 
 
 __all__ = ["SDF_GRAVITY", "SDF_SUFFIXES", "MissingFileError", "NotOneBody", "is_sdf",
-           "load_sdf_world", "model_file_of", "spawn_model"]
+           "load_sdf_world", "model_file_of", "spawn_model", "spawn_tree"]

@@ -14,7 +14,10 @@ case, the newest version unless the URL names one); nothing is downloaded. A mod
 there is an error naming the URL, every folder searched and the command that downloads it.
 
 `model://sun` and `model://ground_plane` are built in (`BUILTIN`): every Gazebo install has
-them, and worlds written for Gazebo include them by name.
+them, and worlds written for Gazebo include them by name. Their Fuel counterparts, which
+gz-sim's own worlds and TurtleBot3's include (`FUEL_BUILTIN`: OpenRobotics' "Ground Plane"
+and "Sun", `fuel_builtin`), are read from the Fuel cache when it holds them, else they are the
+built-in ones: the same plane and light, which a fresh install has not downloaded.
 """
 
 from __future__ import annotations
@@ -64,6 +67,30 @@ BUILTIN: dict[str, str] = {
 }
 """The built-in models, as SDF: the ground plane (a static plane, normal +z, 100 m x 100 m,
 friction BUILTIN_GROUND_FRICTION) and the sun (a directional light, which is not simulated)."""
+
+
+FUEL_BUILTIN: dict[tuple[str, str], str] = {("openrobotics", "ground plane"): "ground_plane",
+                                            ("openrobotics", "sun"): "sun"}
+"""Fuel models (owner, name, both in lower case) that are a built-in model (its name in
+BUILTIN) when the local Fuel cache lacks them: Gazebo's ground plane and sun as published on
+Fuel (https://fuel.gazebosim.org/1.0/OpenRobotics/models/Ground Plane, .../Sun)."""
+
+
+def fuel_builtin(uri: str) -> str | None:
+    """The built-in model (a BUILTIN name) that the Fuel model URL `uri` stands for
+    (FUEL_BUILTIN), or None. Fuel names are matched as Fuel matches them: in any letter case,
+    a space written as it is or as %20; on either Fuel host (FUEL_HOSTS), with or without a
+    version (a number or `tip`) and a trailing slash. A file of the model (`.../files/...`)
+    is not the model."""
+    parsed = urllib.parse.urlparse(uri.strip())
+    if parsed.scheme not in ("https", "http") or parsed.hostname not in FUEL_HOSTS:
+        return None
+    parts = [urllib.parse.unquote(p) for p in parsed.path.strip("/").split("/")]
+    if len(parts) not in (4, 5) or parts[2].lower() != "models":
+        return None
+    if len(parts) == 5 and not (parts[4].isdigit() or parts[4].lower() == "tip"):
+        return None
+    return FUEL_BUILTIN.get((parts[1].lower(), " ".join(parts[3].lower().split())))
 
 
 def builtin(uri: str) -> str | None:

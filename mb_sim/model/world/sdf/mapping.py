@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.errors import ModelError
+from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.mass import check_inertia
 from mb_sim.model.sensors import SensorSpec
 from mb_sim.model.world.bodies import make_body
@@ -43,7 +44,7 @@ from mb_sim.model.world.sdf.elements import Node
 from mb_sim.model.world.sdf.geometry import Collision
 from mb_sim.model.world.sdf.model import WORLD, Joint, Link, Model
 from mb_sim.model.world.sdf.report import Report
-from mb_sim.model.world.sdf.sensing import mounted
+from mb_sim.model.world.sdf.sensing import GzScope, is_drive, mounted, plugin_joints
 from mb_sim.model.world.sdf.urdf_out import TreeUrdf, ros_name
 from mb_sim.model.world.source import Files
 from mb_sim.records import frozen
@@ -78,6 +79,8 @@ class Parts:
     joint_entries: list[tuple[Node, dict[str, Any]]] = field(default_factory=list)
     sensors: list[SensorSpec] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
+    world_name: str = DEFAULT_WORLD
+    """The world's name (gz-sim's default topics are made of it)."""
 
     def claim(self, name: str, node: Node, joint: bool = False) -> str:
         """A ROS name made from `name`, not yet taken by a body, robot (or joint)."""
@@ -108,17 +111,17 @@ class Parts:
                                      joints=_to_world(model, {k.name for k in fixed},
                                                       self.report))
         groups = _components(moving, self.report)
-        drives = list(model.drives)
+        plugins = list(model.plugins)
         for links, joints in groups:
-            self.component(model, links, joints, len(groups) > 1, drives)
-        for drive in drives:
-            self.report.note(drive, "plugin", "a drive's wheel joints must be joints of one "
-                             "robot of the model")
+            self.component(model, links, joints, len(groups) > 1, plugins)
+        for plugin in plugins:
+            self.report.note(plugin, "plugin", "the joints a drive or joint state publisher "
+                             "names must be joints of one robot of the model")
 
     def component(self, model: Model, links: list[Link], joints: list[Joint], several: bool,
-                  drives: list[Node]) -> None:
-        """One group of joined links (module docstring's table); `drives`: the model's drive
-        plugins not yet given to a robot (a robot takes those of its joints)."""
+                  plugins: list[Node]) -> None:
+        """One group of joined links (module docstring's table); `plugins`: the model's drive
+        and joint state publisher plugins not yet given to a robot (`_takes`)."""
         anchors = [j for j in joints if WORLD in (j.parent, j.child)]
         inner = [j for j in joints if j not in anchors]
         if any(j.type == "ball" for j in anchors) or len(joints) > len(links) - 1 + bool(anchors):
@@ -135,9 +138,10 @@ class Parts:
             return
         root = anchors[0].child if anchors else _root(model, links, inner)
         name = f"{model.name}__{root}" if several else model.name
-        own = [d for d in drives if _wheels(d) <= {j.name for j in joints}]
-        for drive in own:
-            drives.remove(drive)
+        own = [d for d in plugins if _takes(d, {j.name for j in joints}, model)] \
+            if movable else []
+        for plugin in own:
+            plugins.remove(plugin)
         self.tree(model, name, links, inner, root, anchors[0] if anchors else None, own)
 
     # --- static links ------------------------------------------------------------------------
@@ -238,7 +242,7 @@ class Parts:
             self.joint_entries.append((joint.node, entry))
 
     def tree(self, model: Model, name: str, links: list[Link], joints: list[Joint], root: str,
-             anchor: Joint | None, drives: list[Node]) -> None:
+             anchor: Joint | None, plugins: list[Node]) -> None:
         """A robot (or URDF object) of a tree of links, its URDF written from the SDF."""
         for joint in [*joints, *([anchor] if anchor is not None else [])]:
             if joint.spring:
@@ -249,7 +253,9 @@ class Parts:
                                  "no collision to compute it from: SDF's default inertial",
                                  mapped=True)
         entry = self.claim(name, model.node)
-        urdf = TreeUrdf(entry, links, joints, root, anchor, drives)
+        canonical = (model.canonical or root).rpartition("::")[2]
+        urdf = TreeUrdf(entry, links, joints, root, anchor, plugins,
+                        GzScope(self.world_name, model.name, canonical))
         floating = anchor is None
         _check_urdf(model.node, urdf.text, floating)
         surfaces = [(c.friction, c.restitution) for link in links for c, _ in link.collisions]
@@ -295,10 +301,14 @@ def _to_world(model: Model, fixed: set[str], report: Report) -> list[Joint]:
     return out
 
 
-def _wheels(drive: Node) -> set[str]:
-    """The joints a drive plugin names."""
-    return {(e.text or "").strip() for tag in ("left_joint", "right_joint")
-            for e in drive.element.iter(tag)}
+def _takes(plugin: Node, joints: set[str], model: Model) -> bool:
+    """Whether a tree of these joints takes a plugin: a drive all of whose wheels it has; a
+    joint state publisher one of whose joints it has (or that names none of the model's:
+    the first tree; gz-sim warns about the joints it cannot find)."""
+    names = plugin_joints(plugin)
+    if is_drive(plugin):
+        return names <= joints
+    return bool(names & joints) or not names & {j.name for j in model.joints}
 
 
 def _base(model: Model, link: Link) -> str:

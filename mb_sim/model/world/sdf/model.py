@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from mb_sim.errors import WorldError
+from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.resources import read_text_file
 from mb_sim.model.world.sdf.elements import (
     IDENTITY,
@@ -42,7 +43,7 @@ from mb_sim.model.world.sdf.elements import (
     parse,
     read_pose,
 )
-from mb_sim.model.world.sdf.files import BUILTIN, Finder, builtin, model_file
+from mb_sim.model.world.sdf.files import BUILTIN, Finder, builtin, fuel_builtin, model_file
 from mb_sim.model.world.sdf.frames import Frame, Scope
 from mb_sim.model.world.sdf.geometry import (
     Collision,
@@ -52,7 +53,7 @@ from mb_sim.model.world.sdf.geometry import (
     read_inertial,
 )
 from mb_sim.model.world.sdf.report import Report
-from mb_sim.model.world.sdf.sensing import read_drives, read_sensors
+from mb_sim.model.world.sdf.sensing import read_plugins, read_sensors
 
 MAX_INCLUDE_DEPTH = 16
 UNLIMITED = 1e16
@@ -117,8 +118,8 @@ class Model:
     links: list[Link] = field(default_factory=list)
     joints: list[Joint] = field(default_factory=list)
     canonical: str | None = None
-    drives: list[Node] = field(default_factory=list)
-    """Its differential drive <plugin>s."""
+    plugins: list[Node] = field(default_factory=list)
+    """Its differential drive and joint state publisher <plugin>s."""
 
 
 @dataclass
@@ -152,22 +153,26 @@ class _Raw:
 
 @dataclass
 class WorldModels:
-    """What the world holds: gravity (None: not given), its models, its scope."""
+    """What the world holds: gravity (None: not given), its models, its scope, its name (gz-sim
+    names default topics after it; `gz_names.DEFAULT_WORLD` for a file of one model)."""
 
     gravity: np.ndarray | None
     models: list[Model]
     scope: Scope
+    name: str = DEFAULT_WORLD
 
 
 class Reader:
     """Reads one world: its documents (the file and each included one), with `report`."""
 
     def __init__(self, package_dirs: tuple[str, ...], report: Report,
-                 at_origin: bool = False) -> None:
+                 at_origin: bool = False, world_name: str = DEFAULT_WORLD) -> None:
         self.package_dirs = package_dirs
         self.report = report
         self.at_origin = at_origin
         """Top-level models stand at the world's origin, whatever their pose (spawning)."""
+        self.world_name = world_name
+        """The world a file of one model goes into (spawning: the simulation's world)."""
         self._including: list[str] = []
 
     def finder(self, doc: Doc) -> Finder:
@@ -190,7 +195,8 @@ class Reader:
             world = models[0]
             scope = Scope(WORLD, world)
             raws = [self.model(world, scope, False, None)]
-            return WorldModels(None, [self.flatten(r, scope) for r in raws], scope)
+            return WorldModels(None, [self.flatten(r, scope) for r in raws], scope,
+                               self.world_name)
         scope = Scope(WORLD, world)
         raws: list[_Raw] = []
         for node in world.kids(("model", "include", "frame")):
@@ -201,7 +207,8 @@ class Reader:
                 else self.include(node, scope, False)
             if raw is not None:
                 raws.append(raw)
-        return WorldModels(self.gravity(world), [self.flatten(r, scope) for r in raws], scope)
+        return WorldModels(self.gravity(world), [self.flatten(r, scope) for r in raws], scope,
+                           world.name or DEFAULT_WORLD)
 
     @staticmethod
     def gravity(world: Node) -> np.ndarray | None:
@@ -322,12 +329,14 @@ class Reader:
         note = f" (included by {node.doc.label}: {node.path})"
         name = builtin(uri)
         if name is not None:
-            doc = parse(BUILTIN[name], f"<built-in model://{name}>", node.doc.folder, note)
-            self.report.docs.append(doc)
-            return doc
+            return self._builtin_doc(name, node, note)
         finder = self.finder(node.doc)
         folder = finder.find(uri, want_dir=True)
         path = folder.path
+        if path is None and (name := fuel_builtin(uri)) is not None:
+            self.report.note(uri_node, "Fuel's Ground Plane or Sun, not in the Fuel cache",
+                             "the built-in ground_plane and sun instead", mapped=True)
+            return self._builtin_doc(name, node, note)
         if path is None:
             file = finder.find(uri)
             if file.path is None:
@@ -345,6 +354,12 @@ class Reader:
         self.report.docs.append(doc)
         return doc
 
+    def _builtin_doc(self, name: str, node: Node, note: str) -> Doc:
+        """The parsed SDF of built-in model `name` (files.BUILTIN), included by `node`."""
+        doc = parse(BUILTIN[name], f"<built-in model://{name}>", node.doc.folder, note)
+        self.report.docs.append(doc)
+        return doc
+
     # --- flattening --------------------------------------------------------------------------
     def flatten(self, raw: _Raw, world: Scope) -> Model:
         """The model with world poses: links, joints (axes in world axes)."""
@@ -352,7 +367,7 @@ class Reader:
         scope = raw.scope
         model = Model(raw.name, raw.node, raw.static,
                       child_boolean(raw.node, "self_collide", False), canonical=scope.canonical,
-                      drives=read_drives(raw.node))
+                      plugins=read_plugins(raw.node))
         for name, node in raw.links:
             link = self._link(name, node, top, scope, raw.link_scopes[name])
             link.static = raw.link_static[name]

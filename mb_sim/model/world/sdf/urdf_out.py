@@ -23,6 +23,8 @@ SDF link poses), with these choices:
   the mimicked joint must be in the same tree.
 - Inertials are SDF's, in the link frame; an automatic inertial (`<inertial auto="true">`) is
   computed here from the link's collisions as uniform solids.
+- Sensors, the differential drive and joint state publishers are `<gazebo>` blocks with gz-sim's
+  names (`mb_sim.model.world.sdf.sensing`), their joints named as the URDF names them.
 """
 
 from __future__ import annotations
@@ -35,12 +37,13 @@ import numpy as np
 from transforms3d.euler import mat2euler
 
 from mb_sim.model.geometry import Geometry
+from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.mass import mass_properties
 from mb_sim.model.mesh import MeshError
 from mb_sim.model.world.sdf.elements import Node
 from mb_sim.model.world.sdf.geometry import DEFAULT_INERTIAL, Collision
 from mb_sim.model.world.sdf.model import UNLIMITED, WORLD, Joint, Link
-from mb_sim.model.world.sdf.sensing import gazebo_xml
+from mb_sim.model.world.sdf.sensing import NAMES_BLOCK, GzScope, plugin_xml, sensor_xml
 
 NO_LIMIT = 1e16
 """Effort (N m or N) and velocity (rad/s or m/s) of a joint SDF gives no limit."""
@@ -147,10 +150,12 @@ def auto_inertial(link: Link) -> tuple[float, np.ndarray, np.ndarray]:
 
 class TreeUrdf:
     """The URDF of one tree (module docstring): `text`, and `placement`, the world pose of
-    its root link."""
+    its root link. `plugins`: the drive and joint state publishers of the tree; `scope`: the
+    names gz-sim makes its defaults of."""
 
     def __init__(self, name: str, links: list[Link], joints: list[Joint], root: str,
-                 anchor: Joint | None, drives: Sequence[Node] = ()) -> None:
+                 anchor: Joint | None, plugins: Sequence[Node] = (),
+                 scope: GzScope | None = None) -> None:
         self.name = name
         self.by_name = {link.name: link for link in links}
         self.frames = {link.name: link.pose for link in links}
@@ -167,9 +172,12 @@ class TreeUrdf:
             joint_names[anchor.name] = self._anchor(anchor, root)
         for joint, parent, child, reverse in _tree_order(root, joints):
             joint_names[joint.name] = self._joint(joint, parent, child, reverse)
+        scope = scope or GzScope(DEFAULT_WORLD, name, root)
         for link in links:
-            self.elements += [gazebo_xml(self.urdf_names[link.name], s, {}) for s in link.sensors]
-        self.elements += [gazebo_xml(None, d, joint_names) for d in drives]
+            self.elements += [sensor_xml(self.urdf_names[link.name], s, link.name, scope)
+                              for s in link.sensors]
+        self.elements += [plugin_xml(d, joint_names, scope) for d in plugins]
+        self.elements.append(NAMES_BLOCK)
 
     @property
     def text(self) -> str:
