@@ -186,20 +186,6 @@ def entry_point(kernel: Callable[..., Any], *args: Any) -> Callable[..., Any]:
     return kernel.compile(sig)  # type: ignore[attr-defined,no-any-return]
 
 
-def compile_for(kernel: Any, signature: tuple[Any, ...], linked: bool = True) -> None:
-    """Compile `kernel` for these argument types (numba types) now: for compiled callers
-    (`linked`: its IR, for the kernels that will call it; `mb_sim.kernel_linking`) or for
-    Python. What a compiling worker does (`mb_sim.parallel_compile`); the kernel cache keeps
-    the result."""
-    if not JIT:
-        return
-    if linked:
-        with kernel_linking.compiling(True):
-            kernel.compile(signature)
-    else:
-        kernel.compile(signature)
-
-
 ANY_VECTOR: Any = _types.Array(_types.float64, 1, "A") if JIT else None
 """The numba type of any float64 vector (strided or not): `entry_point` arguments."""
 ANY_MATRIX: Any = _types.Array(_types.float64, 2, "A") if JIT else None

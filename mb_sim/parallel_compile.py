@@ -58,9 +58,13 @@ class Job:
         if self.signature is None:
             obj()
             return
-        from mb_sim._jit import compile_for
+        if self.linked:  # for compiled callers: the IR the kernels calling it link
+            from mb_sim import kernel_linking
 
-        compile_for(obj, self.signature, linked=self.linked)
+            with kernel_linking.compiling(True):
+                obj.compile(self.signature)
+        else:
+            obj.compile(self.signature)
 
 
 def worker_count() -> int:
