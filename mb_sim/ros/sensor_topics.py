@@ -171,7 +171,7 @@ class SensorTopics:
             self.msgs["imu"] = sm.imu(frame, spec)
         else:
             depth = spec.type == "depth_camera"
-            self.msgs["image"] = sm.image(spec, frame, depth)
+            self.image = sm.ImageMessage(spec, frame, depth)
             self.msgs["info"] = sm.camera_info(spec, frame)
             if depth:
                 self.msgs["points"] = sm.point_cloud(frame)
@@ -210,8 +210,14 @@ class SensorTopics:
         topics of `roles` (None: all): a depth camera's cloud is made only when wanted."""
         self.publish_reading(sim.read_sensor(self.name), t, roles)
 
+    def publish_capture(self, draw: Callable[..., Any], t: float, roles: Any = None) -> None:
+        """Draw a camera's capture (`Simulation.capture_sensor`) straight into its image
+        message's bytes and publish it (`publish_reading`)."""
+        self.publish_reading(draw(self.image.pixels), t, roles)
+
     def publish_reading(self, reading: Any, t: float, roles: Any = None) -> None:
-        """Publish (and record) a reading made at simulated time t (`publish`)."""
+        """Publish (and record) a reading made at simulated time t (`publish`); a camera's
+        image is copied into its message's bytes unless it was drawn there."""
         self.readings += 1
         spec, msgs = self.spec, self.msgs
         wanted = list(self.outputs) if roles is None else roles
@@ -223,12 +229,15 @@ class SensorTopics:
             else:
                 sm.set_points(msgs["points"], self._points(reading))
         else:
-            pixels = np.ascontiguousarray(reading)
-            msgs["image"].data = sm.octets(pixels.astype("<f4").tobytes()
-                                           if spec.type == "depth_camera" else pixels.tobytes())
+            pixels = self.image.pixels
+            if reading is not pixels:
+                np.copyto(pixels, reading)
             if "points" in msgs and "points" in wanted:
-                sm.set_points(msgs["points"], self._points(reading))
+                sm.set_points(msgs["points"], self._points(pixels))
         for role in wanted:
+            if role == "image":
+                self.outputs[role].send(self.image.fill(t), t)
+                continue
             sm.stamp(msgs[role], t)
             self.outputs[role].send(sm.serialize(msgs[role]), t)
 
@@ -317,9 +326,8 @@ class NodeSensors:
                 sensor.dropped += 1
                 continue
             self._wait(sensor)
-            reading = self.sim.capture_sensor(sensor.name)
-            sensor.pending = self._camera_thread().submit(
-                lambda s=sensor, r=reading, roles=roles: s.publish_reading(r(), t, roles))
+            draw = self.sim.capture_sensor(sensor.name)
+            sensor.pending = self._camera_thread().submit(sensor.publish_capture, draw, t, roles)
 
     def _camera_thread(self) -> ThreadPoolExecutor:
         if self._cameras is None:

@@ -62,7 +62,7 @@ PARALLEL_TRIANGLES = 20_000
 """Fewer triangles in view are set up by one thread."""
 MAX_PARTS = 8
 """Most parts a frame's triangle setup is split into (one per thread)."""
-DRAWN, BINNED, TILES_X, TILES_Y = 0, 1, 2, 3
+DRAWN, BINNED, TILES_X, TILES_Y, WIDTH, HEIGHT = 0, 1, 2, 3, 4, 5
 """Entries of CameraFrame.count."""
 
 CameraFrame, CameraFrameRecord = record("CameraFrame", """One camera's workspace: its pinhole
@@ -89,7 +89,8 @@ binned to tiles (mb_sim.sensing.raster).""", (
     Field("part", INDEX, ("q", 4), "the setup's parts (one per thread), in draw order: first "
           "and end triangle, first slot, slots filled"),
     Field("plane", REAL, ("p", 3), "each plane's 1/depth = a x + b y + c (0: not seen)"),
-    Field("count", INDEX, (4,), "parts of the setup, entries binned, tiles across and down"),
+    Field("count", INDEX, (6,), "parts of the setup, entries binned, tiles across and down, "
+          "the image's width and height (pixels)"),
     Field("tile_start", INDEX, ("k+1",), "each tile's first entry in tile_tri"),
     Field("tile_tri", INDEX, ("m",), "the binned triangles (slots), tile by tile"),
 ), sizes={"v": "vertices of the scene", "t": "triangles of the scene", "s": "visuals",
@@ -480,16 +481,16 @@ def _classify(A: float, B: float, C: float, x0: int, y0: int, x1: int, y1: int,
 
 @nogil
 def raster_tiles(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.ndarray,
-                 want_rgb: bool) -> None:
+                 want_depth: bool, want_rgb: bool) -> None:
     """Tiles first, first + step, ... (threads share a frame's tiles in turn): the planes,
     then the binned triangles in order, kept per pixel by 1/depth (starting at 1/far:
-    nothing farther is drawn); then written out: depth (m, float32; +inf: nothing nearer
-    than far, -inf: nearer than near) and, when `want_rgb`, the colour (uint8; the sky where
-    nothing is seen). A triangle's box of more than SMALL_BOX pixels in a tile is first
+    nothing farther is drawn); then written out: when `want_depth`, the depth (m, float32;
+    +inf: nothing nearer than far, -inf: nearer than near), when `want_rgb`, the colour
+    (uint8; the sky where nothing is seen). A triangle's box of more than SMALL_BOX pixels in a tile is first
     met by each edge as a whole (`_classify`): outside one, it is skipped; the edges that
     cross the box give each row's covered span (`_span`), the others are not tested."""
     near, far = frame.intrinsics[3], frame.intrinsics[4]
-    height, width = depth.shape[0], depth.shape[1]
+    width, height = frame.count[WIDTH], frame.count[HEIGHT]
     tx = frame.count[TILES_X]
     tiles = tx * frame.count[TILES_Y]
     zbuf = np.empty((TILE, TILE))
@@ -569,11 +570,12 @@ def raster_tiles(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.n
                     if w > zbuf[ty, x - x0]:
                         zbuf[ty, x - x0] = w
                         who[ty, x - x0] = drawn_k
-        for ty in range(th):
-            out = depth[y0 + ty, x0:x1]
-            for i in range(tw):
-                z = 1.0 / zbuf[ty, i]
-                out[i] = math.inf if who[ty, i] == 0 else (-math.inf if z < near else z)
+        if want_depth:
+            for ty in range(th):
+                out = depth[y0 + ty, x0:x1]
+                for i in range(tw):
+                    z = 1.0 / zbuf[ty, i]
+                    out[i] = math.inf if who[ty, i] == 0 else (-math.inf if z < near else z)
         if want_rgb:
             for ty in range(th):
                 colour = rgb[y0 + ty, x0:x1]
@@ -603,6 +605,7 @@ class Rasteriser:
                                      width, height)
         self.arrays.count[TILES_X] = -(-width // TILE)
         self.arrays.count[TILES_Y] = -(-height // TILE)
+        self.arrays.count[WIDTH], self.arrays.count[HEIGHT] = width, height
         self.frame = new_camera_frame(self.arrays)
 
     @classmethod
@@ -626,11 +629,12 @@ class Rasteriser:
 
     def render(self, rot: np.ndarray, pos: np.ndarray, intrinsics: tuple[float, ...],
                owner_pos: np.ndarray, owner_rot: np.ndarray, skip_owner: int,
-               want_rgb: bool, depth: np.ndarray | None = None, rgb: np.ndarray | None = None
-               ) -> tuple[np.ndarray, np.ndarray | None]:
-        """(depth (h, w) float32, rgb (h, w, 3) uint8 or None) seen from the optical frame
-        (rot, pos) in the world, intrinsics (f, cx, cy, near, far); drawn into `depth` and
-        `rgb` when given (C-contiguous, of these shapes), else into new arrays."""
+               want_rgb: bool, depth: np.ndarray | None = None, rgb: np.ndarray | None = None,
+               want_depth: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(depth (h, w) float32 or None, rgb (h, w, 3) uint8 or None: those wanted) seen
+        from the optical frame (rot, pos) in the world, intrinsics (f, cx, cy, near, far);
+        drawn into `depth` and `rgb` when given (C-contiguous, of these shapes: a message's
+        bytes, say), else into new arrays."""
         a = self.arrays
         a.rot[:] = rot
         a.pos[:] = pos
@@ -648,13 +652,16 @@ class Rasteriser:
             self.frame = new_camera_frame(a)
             bin_triangles(self.frame)
         if depth is None:
-            depth = np.empty((h, w), dtype=np.float32)
+            depth = np.empty((h, w) if want_depth else (1, 1), dtype=np.float32)
         if rgb is None:
-            rgb = np.empty((h, w, 3), dtype=np.uint8) if want_rgb else \
-                np.empty((1, 1, 3), dtype=np.uint8)
+            rgb = np.empty((h, w, 3) if want_rgb else (1, 1, 3), dtype=np.uint8)
+        for wanted, out, shape in ((want_depth, depth, (h, w)), (want_rgb, rgb, (h, w, 3))):
+            if wanted and (out.shape != shape or not out.flags.c_contiguous):
+                raise ValueError(f"an image of shape {shape} (C-contiguous) is drawn; got an "
+                                 f"array of shape {out.shape}")
         tiles = threads if w * h >= PARALLEL_PIXELS else 1
-        self._run(_raster_part, tiles, tiles, depth, rgb, want_rgb)
-        return depth, (rgb if want_rgb else None)
+        self._run(_raster_part, tiles, tiles, depth, rgb, want_depth, want_rgb)
+        return (depth if want_depth else None), (rgb if want_rgb else None)
 
 
 def _setup_part(frame: Any, part: int, scene: Any, width: int, height: int,
@@ -663,8 +670,8 @@ def _setup_part(frame: Any, part: int, scene: Any, width: int, height: int,
 
 
 def _raster_part(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.ndarray,
-                 want_rgb: bool) -> None:
-    raster_tiles(frame, first, step, depth, rgb, want_rgb)
+                 want_depth: bool, want_rgb: bool) -> None:
+    raster_tiles(frame, first, step, depth, rgb, want_depth, want_rgb)
 
 
 __all__ = ["RENDER_THREADS", "TILE", "CameraFrame", "Rasteriser", "allocate_frame",
