@@ -2,13 +2,14 @@
 MuJoCo loading the same URDF, in the same process.
 
     .venv/bin/python benchmarks/bench_robots.py [--seconds 1] [--robots ur5 panda ...]
-        [--no-mujoco] [--self-collision]
+        [--no-mujoco] [--self-collision] [--api arrays|natural|both]
 
 Each robot is fixed in the air (its root where the URDF puts it, no ground), its joints held
 by a PD at the middle of their limits; the loop reads q and qd, computes the PD and writes the
 efforts every step of dt = 1 ms, as a script, an RL environment or a controller test does.
-mb_sim: the robot's `arrays` (views written in place, checked by the step); MuJoCo 4: d.qpos,
-d.qvel, d.ctrl, mj_step. No collision in either (MuJoCo's geoms get contype = conaffinity = 0;
+mb_sim: the robot's `arrays` (views written in place, checked by the step), and with `--api
+natural` (or `both`) the calls a user writes first, `sim.q`, `sim.qd`, `sim.set_effort(tau)`;
+MuJoCo 4: d.qpos, d.qvel, d.qfrc_applied, mj_step. No collision in either (MuJoCo's geoms get contype = conaffinity = 0;
 mb_sim's world `self_collision: false`, no ground). With --self-collision, mb_sim also runs
 with its default self-collision on (nothing touches at the hold pose: that is what it costs
 to look), and again with its hulls exact (`hull_tolerance: 0`, not simplified). Printed per
@@ -60,8 +61,9 @@ ROBOTS = {
 
 
 def mb_sim_loop(rel: str, seconds: float, self_collision: bool,
-                hull_tolerance: float = HULL_TOLERANCE) -> dict[str, float]:
-    """us per step of the user loop in mb_sim, and the mean number of contacts."""
+                hull_tolerance: float = HULL_TOLERANCE, api: str = "arrays") -> dict[str, float]:
+    """us per step of the user loop in mb_sim (through the robot's `arrays`, or the natural
+    calls `sim.q`, `sim.qd`, `sim.set_effort`), and the mean number of contacts."""
     model = load_fixed(rel)
     q0 = hold_pose(model)
     world = mb_sim.load_world({"ground": None, "robot": {
@@ -80,6 +82,16 @@ def mb_sim_loop(rel: str, seconds: float, self_collision: bool,
             a.effort[:] = kp * (q0 - a.joint_positions) - kd * a.joint_velocities
             sim.step()
             contacts += int(sim._data.contacts.count[0])
+
+    def natural(n: int) -> None:
+        nonlocal contacts
+        for _ in range(n):
+            sim.set_effort(kp * (q0 - sim.q) - kd * sim.qd)
+            sim.step()
+            contacts += int(sim._data.contacts.count[0])
+
+    if api == "natural":
+        loop = natural
 
     loop(50)  # compiled, settled
     contacts = 0
@@ -162,18 +174,24 @@ def main() -> None:
     parser.add_argument("--robots", nargs="+", default=list(ROBOTS), choices=list(ROBOTS))
     parser.add_argument("--no-mujoco", action="store_true")
     parser.add_argument("--self-collision", action="store_true")
+    parser.add_argument("--api", choices=["arrays", "natural", "both"], default="arrays",
+                        help="the loop's reads and writes: the robot's arrays, the natural "
+                        "calls sim.q, sim.qd, sim.set_effort, or both (two columns)")
     args = parser.parse_args()
     print(f"user loop (PD from q, qd; efforts written; dt {DT * 1e3:g} ms), fixed in the air, "
           f"{args.seconds:g} s each")
     header = f"{'robot':<12}{'dof':>5}{'mb_sim us':>11}{'MuJoCo us':>11}{'ratio':>7}"
+    if args.api == "both":
+        header += f"{'natural us':>12}{'ratio':>7}"
     if args.self_collision:
         header += f"{'self-coll us':>14}{'vs off':>8}{'contacts':>10}{'exact hulls us':>16}"
     print(header)
-    ratios = []
+    ratios, natural_ratios = [], []
     with quiet(), tempfile.TemporaryDirectory() as tmp:
         for name in args.robots:
             rel = ROBOTS[name]
-            mine = mb_sim_loop(rel, args.seconds, False)
+            first = "natural" if args.api == "natural" else "arrays"
+            mine = mb_sim_loop(rel, args.seconds, False, api=first)
             theirs = None if args.no_mujoco else mujoco_loop(rel, args.seconds, Path(tmp))
             n = load_fixed(rel).n_joints
             line = f"{name:<12}{n:>5}{mine['us']:>11.1f}"
@@ -182,6 +200,12 @@ def main() -> None:
                 line += f"{theirs['us']:>11.1f}{ratios[-1]:>7.2f}"
             else:
                 line += f"{'':>11}{'':>7}"
+            if args.api == "both":
+                nat = mb_sim_loop(rel, args.seconds, False, api="natural")
+                line += f"{nat['us']:>12.1f}"
+                if theirs is not None:
+                    natural_ratios.append(nat["us"] / theirs["us"])
+                    line += f"{natural_ratios[-1]:>7.2f}"
             if args.self_collision:
                 coll = mb_sim_loop(rel, args.seconds, True)
                 exact = mb_sim_loop(rel, args.seconds, True, 0.0)
@@ -189,8 +213,11 @@ def main() -> None:
                          f"{coll['contacts']:>10.1f}{exact['us']:>16.1f}")
             print(line, flush=True)
     if ratios:
-        print(f"median ratio mb_sim / MuJoCo: {statistics.median(ratios):.2f} "
+        print(f"median ratio mb_sim / MuJoCo ({first}): {statistics.median(ratios):.2f} "
               f"(max {max(ratios):.2f})")
+    if natural_ratios:
+        print(f"median ratio mb_sim / MuJoCo (natural): {statistics.median(natural_ratios):.2f}"
+              f" (max {max(natural_ratios):.2f})")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from mb_sim._jit import ANY_VECTOR, entry_point, njit
 from mb_sim.dynamics.floating import to_pinocchio
 from mb_sim.model.model import Model
 from mb_sim.rotations import quat_rotation_vector
@@ -35,6 +36,22 @@ if TYPE_CHECKING:
     from mb_sim.sim.simulation import Simulation
 
 log = logging.getLogger("mb_sim")
+
+
+@njit
+def take_within(values: np.ndarray, bound: np.ndarray, out: np.ndarray) -> bool:
+    """out = values when every |values[i]| <= bound[i] (NaN is not), and True; else False and
+    out unchanged: the fast path of `Robot.set_effort`, one compiled call."""
+    for i in range(values.shape[0]):
+        if not abs(values[i]) <= bound[i]:
+            return False
+    for i in range(values.shape[0]):
+        out[i] = values[i]
+    return True
+
+
+_FLOAT = np.dtype(np.float64)
+_take_within = entry_point(take_within, ANY_VECTOR, ANY_VECTOR, ANY_VECTOR)
 
 
 def dof_positions(model: Model, q: np.ndarray) -> np.ndarray:
@@ -241,9 +258,8 @@ class Robot:
         with one warning per joint. On error nothing is changed. (In a loop, writing
         `arrays.effort` in place costs less: the step checks it.)"""
         if (type(effort) is np.ndarray and effort.shape == self._shape
-                and effort.dtype == np.float64
-                and bool((np.abs(effort) <= self._effort_cap).all())):  # NaN is not <=
-            self._state.effort[:] = effort
+                and effort.dtype is _FLOAT and _take_within(effort, self._effort_cap,
+                                                            self._state.effort)):
             return
         state = self.state
         tau, _ = self._args.joint_vector(effort, "effort", state.effort)

@@ -228,6 +228,8 @@ class Simulation(OneRobot, SceneChanges):
                           p.placement)
             for k, p in enumerate(self._placed)}
         self._no_robot = Robot(self, -1, "", None, self._queries)
+        self._one: Robot | None = None
+        """The robot the one-robot API answers for, once found (`_robot`)."""
 
     def _world_settings(self) -> None:
         """Each world entry's gains and sensors (a bad name: WorldError naming the file, the
@@ -343,13 +345,18 @@ class Simulation(OneRobot, SceneChanges):
 
     def _robot(self) -> Robot:
         """The one robot the one-robot API answers for (module `mb_sim.sim.one_robot`): the
-        robot, or a tree alone (a floating box given as the model)."""
+        robot, or a tree alone (a floating box given as the model); found once per set of
+        trees (`_make_views` forgets it)."""
+        if self._one is not None:
+            return self._one
         names = self.robot_names
         if len(names) == 1:
-            return self._robots[names[0]]
+            self._one = self._robots[names[0]]
+            return self._one
         if not names:
-            return self._robots[self._placed[0].name] if len(self._placed) == 1 \
-                else self._no_robot
+            self._one = (self._robots[self._placed[0].name] if len(self._placed) == 1
+                         else self._no_robot)
+            return self._one
         raise ValueError(f"the simulation has {len(names)} robots ({', '.join(map(repr, names))}"
                          f"): ask one of them, sim.robot(name)")
 
