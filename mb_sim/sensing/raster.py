@@ -60,6 +60,9 @@ PARALLEL_PIXELS = 200_000
 """Smaller images are drawn by one thread (the hand-over costs more than it saves)."""
 PARALLEL_TRIANGLES = 20_000
 """Fewer triangles in view are set up by one thread."""
+CLUSTER_MARGIN = 1e-9
+"""A cluster counts as beyond a side of the view, or facing away, only by more than this
+times its distance and size (m): the triangles' own tests decide what is that close."""
 MAX_PARTS = 8
 """Most parts a frame's triangle setup is split into (one per thread)."""
 DRAWN, BINNED, TILES_X, TILES_Y, WIDTH, HEIGHT = 0, 1, 2, 3, 4, 5
@@ -77,6 +80,8 @@ binned to tiles (mb_sim.sensing.raster).""", (
           "camera's own link's): only these are moved and set up"),
     Field("cull", FLAG, ("s",), "each visual's back faces not drawn in this view (closed "
           "primitives; closed meshes seen from outside their box)"),
+    Field("pose", REAL, ("s", 3, 4), "each visual seen: its owner frame in the optical frame, "
+          "rotation M and origin t (p_c = M p + t)"),
     Field("cam_vert", REAL, ("v", 3), "the vertices of the visuals seen, optical frame, m"),
     Field("proj", REAL, ("v", 2), "their pixel coordinates x, y (where z > Z_CLIP)"),
     Field("edge", REAL, ("t", 3, 4), "each drawn triangle's edge functions E = A x + B y + C "
@@ -169,6 +174,10 @@ def to_camera(scene: Any, frame: Any, owner_pos: np.ndarray, owner_rot: np.ndarr
             continue
         frame.seen[s] = True
         seen_tris += scene.visual_tri[s + 1] - scene.visual_tri[s]
+        for r in range(3):
+            for c in range(3):
+                frame.pose[s, r, c] = M[r, c]
+            frame.pose[s, r, 3] = t[r]
         # the camera in the owner frame, -M^T t, against the visual's box
         inside = True
         for c in range(3):
@@ -226,104 +235,160 @@ def setup_triangles(scene: Any, frame: Any, part: int, width: int, height: int,
     seen; in front of the camera, nearer than far, covering a pixel centre, facing it unless
     two-sided): its edge functions, 1/depth plane, pixel box and, when `want_rgb`, its shade
     into the part's slots. Returns the slots filled (also frame.part[part, 3])."""
-    f, cx, cy, far = frame.intrinsics[0], frame.intrinsics[1], frame.intrinsics[2], \
-        frame.intrinsics[4]
-    lx, ly, lz = frame.light[0], frame.light[1], frame.light[2]
-    cv, pr = frame.cam_vert, frame.proj
-    tri, first, tri_end = scene.tri, scene.tri_visual, scene.visual_tri
-    drawn, boxes, edges, inv_depth = frame.drawn, frame.box, frame.edge, frame.inv_depth
-    palette, unlit, lit_rgb = frame.palette, scene.tri_unlit, scene.tri_lit
+    first, tri_end = scene.tri_visual, scene.visual_tri
     seen, cull = frame.seen, frame.cull
     visuals = scene.visual_owner.shape[0]
-    planes = scene.plane.shape[0]
     t0, t1, slot0 = frame.part[part, 0], frame.part[part, 1], frame.part[part, 2]
     slot = slot0
     px = np.empty(5)
     py = np.empty(5)
+    cluster_tri, visual_cluster = scene.cluster_tri, scene.visual_cluster
     s = first[t0] if t0 < t1 else visuals
     while s < visuals and tri_end[s] < t1:
-        begin, end = max(t0, tri_end[s]), min(t1, tri_end[s + 1])
         visual = s
         s += 1
         if not seen[visual]:
             continue
         culled = cull[visual]
-        for k in range(begin, end):
-            i0, i1, i2 = tri[k, 0], tri[k, 1], tri[k, 2]
-            az, bz, qz = cv[i0, 2], cv[i1, 2], cv[i2, 2]
-            if az <= Z_CLIP and bz <= Z_CLIP and qz <= Z_CLIP:
+        for cl in range(visual_cluster[visual], visual_cluster[visual + 1]):
+            begin, end = max(t0, cluster_tri[cl]), min(t1, cluster_tri[cl + 1])
+            if begin >= end or _cluster_hidden(scene, frame, visual, cl, culled, width,
+                                                height):
                 continue
-            if az > far and bz > far and qz > far:
-                continue
-            ax, ay = cv[i0, 0], cv[i0, 1]
-            bx, by = cv[i1, 0], cv[i1, 1]
-            qx, qy = cv[i2, 0], cv[i2, 1]
-            # n = (b - a) x (c - a); det = a . n = a . (b x c)
-            ux, uy, uz = bx - ax, by - ay, bz - az
-            wx, wy, wz = qx - ax, qy - ay, qz - az
-            nx, ny, nz = uy * wz - uz * wy, uz * wx - ux * wz, ux * wy - uy * wx
-            det = ax * nx + ay * ny + az * nz
-            if det == 0.0 or (det > 0.0 and culled):
-                continue
-            if az > Z_CLIP and bz > Z_CLIP and qz > Z_CLIP:  # the corners' projections
-                lo_x = min(pr[i0, 0], pr[i1, 0], pr[i2, 0])
-                hi_x = max(pr[i0, 0], pr[i1, 0], pr[i2, 0])
-                lo_y = min(pr[i0, 1], pr[i1, 1], pr[i2, 1])
-                hi_y = max(pr[i0, 1], pr[i1, 1], pr[i2, 1])
-            else:  # corners in front projected, edges crossing z = Z_CLIP clipped
-                m = 0
-                for e in range(3):
-                    j0 = tri[k, e]
-                    j1 = tri[k, (e + 1) % 3]
-                    z0, z1 = cv[j0, 2], cv[j1, 2]
-                    if z0 > Z_CLIP:
-                        px[m] = pr[j0, 0]
-                        py[m] = pr[j0, 1]
-                        m += 1
-                    if (z0 > Z_CLIP) != (z1 > Z_CLIP):
-                        h = (Z_CLIP - z0) / (z1 - z0)
-                        px[m] = f * (cv[j0, 0] + h * (cv[j1, 0] - cv[j0, 0])) / Z_CLIP + cx
-                        py[m] = f * (cv[j0, 1] + h * (cv[j1, 1] - cv[j0, 1])) / Z_CLIP + cy
-                        m += 1
-                lo_x, hi_x, lo_y, hi_y = px[0], px[0], py[0], py[0]
-                for q in range(1, m):
-                    lo_x, hi_x = min(lo_x, px[q]), max(hi_x, px[q])
-                    lo_y, hi_y = min(lo_y, py[q]), max(hi_y, py[q])
-            # pixel x may be covered when x + 1/2 lies in [lo, hi] (BOX_SLACK for rounding)
-            x0 = max(0.0, min(float(width), math.ceil(lo_x - 0.5 - BOX_SLACK)))
-            x1 = max(0.0, min(float(width), math.floor(hi_x - 0.5 + BOX_SLACK) + 1.0))
-            if x0 >= x1:
-                continue
-            y0 = max(0.0, min(float(height), math.ceil(lo_y - 0.5 - BOX_SLACK)))
-            y1 = max(0.0, min(float(height), math.floor(hi_y - 0.5 + BOX_SLACK) + 1.0))
-            if y0 >= y1:
-                continue
-            drawn[slot] = k
-            boxes[slot, 0], boxes[slot, 1] = int(x0), int(y0)
-            boxes[slot, 2], boxes[slot, 3] = int(x1), int(y1)
-            # E_0 = s (b x c) . r, E_1 = s (c x a) . r, E_2 = s (a x b) . r, times f
-            sign = 1.0 if det > 0.0 else -1.0
-            _edge(edges, slot, 0, sign, by * qz - bz * qy, bz * qx - bx * qz,
-                  bx * qy - by * qx, f, cx, cy)
-            _edge(edges, slot, 1, sign, qy * az - qz * ay, qz * ax - qx * az,
-                  qx * ay - qy * ax, f, cx, cy)
-            _edge(edges, slot, 2, sign, ay * bz - az * by, az * bx - ax * bz,
-                  ax * by - ay * bx, f, cx, cy)
-            # 1/z = (n . r) / det, r = ((x - cx) / f, (y - cy) / f, 1)
-            inv_depth[slot, 0] = nx / (f * det)
-            inv_depth[slot, 1] = ny / (f * det)
-            inv_depth[slot, 2] = (nz - (nx * cx + ny * cy) / f) / det
-            if want_rgb:  # flat shade: the normal turned to the camera against the light
-                turn = 1.0 if det < 0.0 else -1.0
-                lit = max(0.0, turn * (nx * lx + ny * ly + nz * lz) /
-                          math.sqrt(nx * nx + ny * ny + nz * nz))
-                row = 1 + planes + slot
-                for c in range(3):
-                    palette[row, c] = np.uint8(min(255.0, 255.0 * (
-                        unlit[k, c] + lit_rgb[k, c] * lit)) + 0.5)
-            slot += 1
+            slot = _setup_run(scene, frame, begin, end, culled, slot, width, height,
+                              want_rgb, px, py)
     frame.part[part, 3] = slot - slot0
     return slot - slot0
+
+
+@inline
+def _cluster_hidden(scene: Any, frame: Any, visual: int, cl: int, culled: bool, width: int,
+                    height: int) -> bool:
+    """Whether cluster cl of a visual seen shows nothing: its sphere beyond one side of the
+    view (behind the camera, beyond far, off the image), or, back faces culled, every one of
+    its triangles facing away (the cone test of `mb_sim.sensing.clusters`)."""
+    f, cx, cy, far = frame.intrinsics[0], frame.intrinsics[1], frame.intrinsics[2], \
+        frame.intrinsics[4]
+    P = frame.pose[visual]
+    sc = scene.cluster_sphere[cl]
+    r = sc[3]
+    x = P[0, 0] * sc[0] + P[0, 1] * sc[1] + P[0, 2] * sc[2] + P[0, 3]
+    y = P[1, 0] * sc[0] + P[1, 1] * sc[1] + P[1, 2] * sc[2] + P[1, 3]
+    z = P[2, 0] * sc[0] + P[2, 1] * sc[1] + P[2, 2] * sc[2] + P[2, 3]
+    margin = CLUSTER_MARGIN * (abs(x) + abs(y) + abs(z) + r)
+    reach = r + margin
+    if z + reach <= Z_CLIP or z - reach > far:
+        return True
+    # the image's sides: planes through the camera, f x + cx z = 0, ... (normals inward)
+    if (f * x + cx * z) < -reach * math.sqrt(f * f + cx * cx):
+        return True
+    if ((width - cx) * z - f * x) < -reach * math.sqrt(f * f + (width - cx) ** 2):
+        return True
+    if (f * y + cy * z) < -reach * math.sqrt(f * f + cy * cy):
+        return True
+    if ((height - cy) * z - f * y) < -reach * math.sqrt(f * f + (height - cy) ** 2):
+        return True
+    cone = scene.cluster_cone[cl]
+    if not culled or cone[3] < 0.0:
+        return False
+    # d = c - e in the owner frame; e = -M^T t, so d = M^T (M c + t) = M^T (x, y, z)
+    dx = P[0, 0] * x + P[1, 0] * y + P[2, 0] * z
+    dy = P[0, 1] * x + P[1, 1] * y + P[2, 1] * z
+    dz = P[0, 2] * x + P[1, 2] * y + P[2, 2] * z
+    along = cone[0] * dx + cone[1] * dy + cone[2] * dz
+    across = math.sqrt(max(0.0, dx * dx + dy * dy + dz * dz - along * along))
+    return along * cone[3] - across * cone[4] > reach
+
+
+@inline
+def _setup_run(scene: Any, frame: Any, begin: int, end: int, culled: bool, slot: int,
+               width: int, height: int, want_rgb: bool, px: np.ndarray, py: np.ndarray
+               ) -> int:
+    """Triangles begin..end-1 of one visual set up from `slot` on (`setup_triangles`);
+    returns the next free slot."""
+    f, cx, cy, far = frame.intrinsics[0], frame.intrinsics[1], frame.intrinsics[2], \
+        frame.intrinsics[4]
+    lx, ly, lz = frame.light[0], frame.light[1], frame.light[2]
+    cv, pr = frame.cam_vert, frame.proj
+    tri = scene.tri
+    drawn, boxes, edges, inv_depth = frame.drawn, frame.box, frame.edge, frame.inv_depth
+    palette, unlit, lit_rgb = frame.palette, scene.tri_unlit, scene.tri_lit
+    planes = scene.plane.shape[0]
+    for k in range(begin, end):
+        i0, i1, i2 = tri[k, 0], tri[k, 1], tri[k, 2]
+        az, bz, qz = cv[i0, 2], cv[i1, 2], cv[i2, 2]
+        if az <= Z_CLIP and bz <= Z_CLIP and qz <= Z_CLIP:
+            continue
+        if az > far and bz > far and qz > far:
+            continue
+        ax, ay = cv[i0, 0], cv[i0, 1]
+        bx, by = cv[i1, 0], cv[i1, 1]
+        qx, qy = cv[i2, 0], cv[i2, 1]
+        # n = (b - a) x (c - a); det = a . n = a . (b x c)
+        ux, uy, uz = bx - ax, by - ay, bz - az
+        wx, wy, wz = qx - ax, qy - ay, qz - az
+        nx, ny, nz = uy * wz - uz * wy, uz * wx - ux * wz, ux * wy - uy * wx
+        det = ax * nx + ay * ny + az * nz
+        if det == 0.0 or (det > 0.0 and culled):
+            continue
+        if az > Z_CLIP and bz > Z_CLIP and qz > Z_CLIP:  # the corners' projections
+            lo_x = min(pr[i0, 0], pr[i1, 0], pr[i2, 0])
+            hi_x = max(pr[i0, 0], pr[i1, 0], pr[i2, 0])
+            lo_y = min(pr[i0, 1], pr[i1, 1], pr[i2, 1])
+            hi_y = max(pr[i0, 1], pr[i1, 1], pr[i2, 1])
+        else:  # corners in front projected, edges crossing z = Z_CLIP clipped
+            m = 0
+            for e in range(3):
+                j0 = tri[k, e]
+                j1 = tri[k, (e + 1) % 3]
+                z0, z1 = cv[j0, 2], cv[j1, 2]
+                if z0 > Z_CLIP:
+                    px[m] = pr[j0, 0]
+                    py[m] = pr[j0, 1]
+                    m += 1
+                if (z0 > Z_CLIP) != (z1 > Z_CLIP):
+                    h = (Z_CLIP - z0) / (z1 - z0)
+                    px[m] = f * (cv[j0, 0] + h * (cv[j1, 0] - cv[j0, 0])) / Z_CLIP + cx
+                    py[m] = f * (cv[j0, 1] + h * (cv[j1, 1] - cv[j0, 1])) / Z_CLIP + cy
+                    m += 1
+            lo_x, hi_x, lo_y, hi_y = px[0], px[0], py[0], py[0]
+            for q in range(1, m):
+                lo_x, hi_x = min(lo_x, px[q]), max(hi_x, px[q])
+                lo_y, hi_y = min(lo_y, py[q]), max(hi_y, py[q])
+        # pixel x may be covered when x + 1/2 lies in [lo, hi] (BOX_SLACK for rounding)
+        x0 = max(0.0, min(float(width), math.ceil(lo_x - 0.5 - BOX_SLACK)))
+        x1 = max(0.0, min(float(width), math.floor(hi_x - 0.5 + BOX_SLACK) + 1.0))
+        if x0 >= x1:
+            continue
+        y0 = max(0.0, min(float(height), math.ceil(lo_y - 0.5 - BOX_SLACK)))
+        y1 = max(0.0, min(float(height), math.floor(hi_y - 0.5 + BOX_SLACK) + 1.0))
+        if y0 >= y1:
+            continue
+        drawn[slot] = k
+        boxes[slot, 0], boxes[slot, 1] = int(x0), int(y0)
+        boxes[slot, 2], boxes[slot, 3] = int(x1), int(y1)
+        # E_0 = s (b x c) . r, E_1 = s (c x a) . r, E_2 = s (a x b) . r, times f
+        sign = 1.0 if det > 0.0 else -1.0
+        _edge(edges, slot, 0, sign, by * qz - bz * qy, bz * qx - bx * qz,
+              bx * qy - by * qx, f, cx, cy)
+        _edge(edges, slot, 1, sign, qy * az - qz * ay, qz * ax - qx * az,
+              qx * ay - qy * ax, f, cx, cy)
+        _edge(edges, slot, 2, sign, ay * bz - az * by, az * bx - ax * bz,
+              ax * by - ay * bx, f, cx, cy)
+        # 1/z = (n . r) / det, r = ((x - cx) / f, (y - cy) / f, 1)
+        inv_depth[slot, 0] = nx / (f * det)
+        inv_depth[slot, 1] = ny / (f * det)
+        inv_depth[slot, 2] = (nz - (nx * cx + ny * cy) / f) / det
+        if want_rgb:  # flat shade: the normal turned to the camera against the light
+            turn = 1.0 if det < 0.0 else -1.0
+            lit = max(0.0, turn * (nx * lx + ny * ly + nz * lz) /
+                      math.sqrt(nx * nx + ny * ny + nz * nz))
+            row = 1 + planes + slot
+            for c in range(3):
+                palette[row, c] = np.uint8(min(255.0, 255.0 * (
+                    unlit[k, c] + lit_rgb[k, c] * lit)) + 0.5)
+        slot += 1
+    return slot
 
 
 @inline

@@ -32,7 +32,7 @@ import itertools
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -44,6 +44,7 @@ from mb_sim.model.triangles import grid
 from mb_sim.model.world.parts import AMBIENT, SKY, SUN_DIFFUSE, Light
 from mb_sim.records import FLAG, INDEX, REAL, Field, record
 from mb_sim.rotations import matrix_from_quat, rpy_matrix
+from mb_sim.sensing.clusters import cluster_bounds, cluster_order, cluster_starts
 
 log = logging.getLogger("mb_sim")
 
@@ -72,17 +73,24 @@ triangles, each visual's owner, the ground as a plane, the light (mb_sim.sensing
           "body, a floating base; -1: the world"),
     Field("visual_vert", INDEX, ("s+1",), "each visual's first vertex (then the end)"),
     Field("visual_tri", INDEX, ("s+1",), "each visual's first triangle (then the end)"),
+    Field("visual_cluster", INDEX, ("s+1",), "each visual's first cluster (then the end)"),
     Field("visual_culled", FLAG, ("s",), "back faces never drawn (closed primitives)"),
     Field("visual_closed", FLAG, ("s",), "a closed mesh wound outward: its back faces are "
           "not drawn for a camera outside its box"),
     Field("visual_box", REAL, ("s", 2, 3), "its vertices' box in its owner frame: low, high "
           "corner"),
+    Field("cluster_tri", INDEX, ("c+1",), "each cluster's first triangle (then the end): "
+          "runs of triangles facing about one way (mb_sim.sensing.clusters)"),
+    Field("cluster_sphere", REAL, ("c", 4), "a cluster's bounding sphere in its owner frame: "
+          "centre, radius"),
+    Field("cluster_cone", REAL, ("c", 5), "the cone of its normals: unit axis, cos and sin of "
+          "the half angle (cos -2: none)"),
     Field("plane", REAL, ("p", 4), "infinite planes n . x = d (n, d), world, solid below"),
     Field("plane_unlit", REAL, ("p", 3), "a plane's rgb whatever the angle (as tri_unlit)"),
     Field("plane_lit", REAL, ("p", 3), "a plane's rgb times max(0, n . l) (as tri_lit)"),
     Field("light", REAL, (3,), "towards the light, world, unit"),
     Field("sky", REAL, (3,), "rgb where nothing is seen (the background)"),
-), sizes={"v": "vertices", "t": "triangles", "s": "visuals", "p": "planes"})
+), sizes={"v": "vertices", "t": "triangles", "s": "visuals", "c": "clusters", "p": "planes"})
 
 
 @njit
@@ -344,7 +352,9 @@ def world_visuals(world: Any) -> list[Visual]:
 def pack(visuals: Sequence[Visual], planes: Sequence[tuple[np.ndarray, float, Sequence[float]]],
          light: Light) -> VisualScene:
     """The `VisualScene` of `visuals` and `planes` ((normal, d, rgb): n . x = d), lit by
-    `light` (module docstring)."""
+    `light` (module docstring); each visual's triangles in clusters (`mb_sim.sensing.
+    clusters`)."""
+    visuals, spheres, cones, cluster_tri, visual_cluster = _clustered(visuals)
     vert_start = np.cumsum([0] + [len(v.vert) for v in visuals]).astype(np.int64)
     tri_start = np.cumsum([0] + [len(v.tri) for v in visuals]).astype(np.int64)
     vert = np.concatenate([v.vert for v in visuals]) if visuals else np.zeros((0, 3))
@@ -367,7 +377,8 @@ def pack(visuals: Sequence[Visual], planes: Sequence[tuple[np.ndarray, float, Se
         tri_unlit=np.ascontiguousarray(color * ambient + emitted),
         tri_lit=np.ascontiguousarray(color * diffuse), tri_visual=tri_visual,
         visual_owner=np.array([v.owner for v in visuals], dtype=np.int64),
-        visual_vert=vert_start, visual_tri=tri_start,
+        visual_vert=vert_start, visual_tri=tri_start, visual_cluster=visual_cluster,
+        cluster_tri=cluster_tri, cluster_sphere=spheres, cluster_cone=cones,
         visual_culled=np.array([v.culled for v in visuals], dtype=np.bool_),
         visual_closed=np.array([v.closed for v in visuals], dtype=np.bool_),
         visual_box=np.array([[v.vert.min(axis=0), v.vert.max(axis=0)] if len(v.vert) else
@@ -376,6 +387,30 @@ def pack(visuals: Sequence[Visual], planes: Sequence[tuple[np.ndarray, float, Se
         plane_unlit=plane_color * ambient, plane_lit=plane_color * diffuse,
         light=towards / np.linalg.norm(towards),
         sky=np.clip(np.asarray(light.background, dtype=float), 0.0, 1.0))
+
+
+def _clustered(visuals: Sequence[Visual]) -> tuple[list[Visual], np.ndarray, np.ndarray,
+                                                    np.ndarray, np.ndarray]:
+    """The visuals with their triangles (and colours) in cluster order; the clusters'
+    spheres, cones, first triangles (scene-wide, then the end) and each visual's first
+    cluster (then the end)."""
+    out, spheres, cones, starts, firsts = [], [], [], [], [0]
+    tri_offset = 0
+    for v in visuals:
+        order, bucket = cluster_order(v.vert, v.tri)
+        tri = np.ascontiguousarray(v.tri[order])
+        first = cluster_starts(bucket)
+        sphere, cone = cluster_bounds(v.vert, tri, first)
+        out.append(replace(v, tri=tri, color=v.color[order]))
+        spheres.append(sphere)
+        cones.append(cone)
+        starts.append(first[:-1] + tri_offset)
+        tri_offset += len(tri)
+        firsts.append(firsts[-1] + len(first) - 1)
+    return (out, np.concatenate(spheres or [np.zeros((0, 4))]).reshape(-1, 4),
+            np.concatenate(cones or [np.zeros((0, 5))]).reshape(-1, 5),
+            np.array([*np.concatenate(starts or [np.zeros(0, np.int64)]), tri_offset],
+                     dtype=np.int64), np.array(firsts, dtype=np.int64))
 
 
 def scene_visuals(sim: Any) -> VisualScene:
