@@ -356,3 +356,22 @@ def test_clusters_skip_only_what_shows_nothing(tmp_path: Path) -> None:
                        for s in np.flatnonzero(frame.seen)
                        for c in range(values.visual_cluster[s], values.visual_cluster[s + 1]))
     assert skipped > 100  # the tests did skip clusters
+
+
+def test_the_visual_scene_made_ahead_on_another_thread_draws_the_same() -> None:
+    """`prepare_sensors` on a thread of its own while the simulation steps: the readings
+    after it are those of a simulation that made its scene at its first reading."""
+    import threading
+
+    root = Path(__file__).resolve().parents[1]
+    sims = [mb_sim.Simulation(world=mb_sim.load_world(root / "config" / "worlds" /
+                                                      "nav_room.yaml")) for _ in range(2)]
+    worker = threading.Thread(target=sims[0].prepare_sensors)
+    worker.start()
+    for sim in sims:
+        sim.step(20)
+    worker.join()
+    assert set(sims[0]._sensing._rasters) == {"camera", "depth_camera"}
+    assert not sims[1]._sensing._rasters
+    for name in ("camera", "depth_camera"):
+        np.testing.assert_array_equal(sims[0].read_sensor(name), sims[1].read_sensor(name))

@@ -21,9 +21,11 @@ is namespaced) as a child of the link the sensor is fixed to, at the sensor's xy
 Cameras publish in `<frame>_optical` (REP 103: z forward, x right, y down), on tf_static too.
 
 When: each sensor at its rate in simulated time, after the step that reaches its tick, stamped
-with that step's time (the state its reading shows). A camera's image is drawn and published
-by a thread of its own while the physics steps on; a tick that finds the last image still
-being drawn is dropped. A sensor is read only when one of its
+with that step's time (the state its reading shows). A camera's image is drawn straight into
+its message's serialized bytes and published by a thread of its own while the physics steps
+on; a tick that finds the last image still being drawn is dropped. That thread also makes
+what the cameras draw (`Simulation.prepare_sensors`) when the node starts, so that the first
+subscriber does not stall the physics while a world's meshes are read. A sensor is read only when one of its
 topics has a subscriber or a bag is being recorded (then everything is published and
 recorded), and published on the topics that have one: a sensor nobody listens to costs
 nothing, a depth camera's cloud is made only for a subscriber of its points.
@@ -275,6 +277,10 @@ class NodeSensors:
         """The sensors read when due (those the simulation still has)."""
         self.logger = logger
         self._cameras: ThreadPoolExecutor | None = None
+        self._prepared: Future[None] | None = None
+        if any(s.spec.type in ("camera", "depth_camera") for s in self.sensors):
+            self._prepared = self._camera_thread().submit(sim.prepare_sensors)
+            self._prepared.add_done_callback(self._prepare_failed)
 
     def static(self, robot: str) -> list[tuple[str, str, conv.Pose]]:
         """The static transforms of the sensors of `robot` ('': the world's), each once."""
@@ -328,6 +334,13 @@ class NodeSensors:
             self._wait(sensor)
             draw = self.sim.capture_sensor(sensor.name)
             sensor.pending = self._camera_thread().submit(sensor.publish_capture, draw, t, roles)
+
+    def _prepare_failed(self, job: Future[None]) -> None:
+        """What the cameras draw could not be made ahead (the first reading tries again)."""
+        error = job.exception()
+        if error is not None:
+            self.logger.error(f"cameras: the visual scene could not be made: "
+                              f"{type(error).__name__}: {error}")
 
     def _camera_thread(self) -> ThreadPoolExecutor:
         if self._cameras is None:

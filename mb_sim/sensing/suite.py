@@ -23,6 +23,7 @@ a reading that is not valid):
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -74,6 +75,9 @@ class Sensing:
 
     def __init__(self, sim: Any) -> None:
         self._sim = sim
+        self._scene_lock = threading.Lock()
+        """Held while the visual scene and the rasterisers are made or dropped (`prepare`
+        may make them on another thread)."""
         self.specs: dict[str, SensorSpec] = {}
         self._mounts: dict[str, Mount] = {}
         self._rays: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
@@ -91,9 +95,10 @@ class Sensing:
         self._cw_arrays = allocate_collision_work(arrays.geoms, owners, 1)
         self._cw = new_collision_work(self._cw_arrays)
         self._geoms = new_geoms(arrays.geoms)
-        self._visuals: Any = None
-        self._visual_record: Any = None
-        self._rasters: dict[str, Rasteriser] = {}
+        with self._scene_lock:
+            self._visuals: Any = None
+            self._visual_record: Any = None
+            self._rasters: dict[str, Rasteriser] = {}
         self._posed: tuple[np.ndarray, ...] | None = None
         for name, spec in list(self.specs.items()):
             try:
@@ -225,16 +230,28 @@ class Sensing:
         self._posed = tuple(a.copy() for a in now)
 
     def _raster(self, spec: SensorSpec) -> Rasteriser:
-        """The sensor's rasteriser (made at its first reading, with the visual scene)."""
-        if self._visuals is None:
-            self._visuals = scene_visuals(self._sim)
-            self._visual_record = new_visual_scene(self._visuals)
-        raster = self._rasters.get(spec.name)
-        if raster is None:
-            raster = Rasteriser(self._visuals, spec.width, spec.height,
-                                scene=self._visual_record)
-            self._rasters[spec.name] = raster
-        return raster
+        """The sensor's rasteriser (made at its first reading, with the visual scene, unless
+        `prepare` made them)."""
+        with self._scene_lock:
+            if self._visuals is None:
+                self._visuals = scene_visuals(self._sim)
+                self._visual_record = new_visual_scene(self._visuals)
+            raster = self._rasters.get(spec.name)
+            if raster is None:
+                raster = Rasteriser(self._visuals, spec.width, spec.height,
+                                    scene=self._visual_record)
+                self._rasters[spec.name] = raster
+            return raster
+
+    def prepare(self) -> None:
+        """Make the visual scene and every camera's rasteriser now, ahead of their first
+        reading (a world of many meshes takes seconds: their files, their colours and
+        textures read); it may run on another thread while the simulation steps (the
+        scene's model and world are not changed by stepping), and a reading made meanwhile
+        waits for it."""
+        for name, spec in list(self.specs.items()):
+            if spec.type in ("camera", "depth_camera"):
+                self._raster(spec)
 
     def capture(self, name: str) -> Callable[..., Any]:
         """A reading of sensor `name` at the current state, made when the returned function is
