@@ -5,15 +5,22 @@
 
 Scene: a 10 x 8 m room (ground, four walls), 8 cylinders (pillars), 4 boxes (furniture), an
 81,920-triangle mesh (an icosphere of subdivision 6, a statue) and a 20,480-triangle one
-(subdivision 5): about 105,000 triangles drawn. The camera stands in a corner looking across
+(subdivision 5): about 103,000 triangles drawn. The camera stands in a corner looking across
 the room. Rows:
 - 1920 x 1080 colour + depth, one drawing giving both (`Rasteriser.render`), on one thread
   and on RENDER_THREADS threads; MuJoCo: one `render()` for colour, one for depth;
 - 1920 x 1080 colour, and depth, through `Simulation.read_sensor` (what a node publishes);
-- 640 x 480 depth through `read_sensor`.
-Each: the median milliseconds per frame over `--seconds` and frames per second. MuJoCo is
-measured on the same scene (the same shapes, MuJoCo's own tessellation of primitives) with
-the same pinhole (fovy from the horizontal field of view and the aspect). Numbers only, no
+- 640 x 480 depth through `read_sensor`, on RENDER_THREADS threads and on one.
+Each: the median milliseconds per frame over `--seconds` (wall clock, and the CPU time of
+every thread of the process: on a shared machine the first grows with the others' load, the
+second much less), frames per second. MuJoCo is measured on the same scene (the same shapes,
+MuJoCo's own tessellation of primitives) with the same pinhole (fovy from the horizontal
+field of view and the aspect); its CPU time includes llvmpipe's threads.
+
+Then what cameras cost the simulation: the default arm on the table world (as bench_step.py)
+stepped for `--seconds` of simulated time without sensors and with a 320 x 240 depth camera
+at 15 Hz and a 640 x 480 colour camera at 10 Hz (read when their tick comes), as CPU seconds
+per simulated second (below 1: faster than real time on one core). Numbers only, no
 pass/fail.
 """
 
@@ -38,6 +45,7 @@ from mb_sim.sensing import suite
 from mb_sim.sensing.raster import RENDER_THREADS, Rasteriser
 from mb_sim.sensing.visuals import scene_visuals
 
+ROOT = Path(__file__).resolve().parents[1]
 EYE = {"xyz": (-4.3, -3.3, 1.6), "rpy": (0.0, 0.25, 0.62)}
 HFOV = 1.2
 PILLARS = [(-2.0 + 2.0 * i, y) for i in range(4) for y in (-2.0, 2.0)]
@@ -77,16 +85,18 @@ def world_dict(meshes: tuple[Path, Path]) -> dict[str, Any]:
     return {"ground": {}, "gravity": [0, 0, -9.81], "bodies": bodies}
 
 
-def timed(fn: Any, seconds: float) -> float:
-    """Median seconds of fn over about `seconds` (after one call)."""
+def timed(fn: Any, seconds: float) -> tuple[float, float]:
+    """Median seconds of fn over about `seconds` (after one call): wall clock, and CPU time of
+    the process's threads."""
     fn()
-    times = []
+    times, cpu = [], []
     start = time.perf_counter()
     while time.perf_counter() - start < seconds or len(times) < 3:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         fn()
         times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(times), statistics.median(cpu)
 
 
 def mujoco_xml(meshes: tuple[Path, Path], width: int, height: int) -> str:
@@ -121,7 +131,7 @@ def mujoco_xml(meshes: tuple[Path, Path], width: int, height: int) -> str:
 
 
 def mujoco_times(meshes: tuple[Path, Path], width: int, height: int, seconds: float
-                 ) -> tuple[float, float] | None:
+                 ) -> tuple[tuple[float, float], tuple[float, float]] | None:
     try:
         import mujoco
     except ImportError:
@@ -142,11 +152,43 @@ def mujoco_times(meshes: tuple[Path, Path], width: int, height: int, seconds: fl
     return colour_s, depth_s
 
 
-def row(label: str, seconds: float, peer: float | None = None) -> None:
-    cells = f"{1e3 * seconds:10.1f}{1.0 / seconds:10.1f}"
+def row(label: str, mine: tuple[float, float], peer: tuple[float, float] | None = None) -> None:
+    """A row: mb_sim's wall ms, CPU ms and frames/s, then MuJoCo's and the ratio of the wall
+    times (MuJoCo / mb_sim)."""
+    cells = f"{1e3 * mine[0]:10.1f}{1e3 * mine[1]:9.1f}{1.0 / mine[0]:10.1f}"
     if peer is not None:
-        cells += f"{1e3 * peer:12.1f}{1.0 / peer:10.1f}{peer / seconds:9.2f}"
-    print(f"{label:<46}{cells}", flush=True)
+        cells += (f"{1e3 * peer[0]:12.1f}{1e3 * peer[1]:9.1f}{1.0 / peer[0]:10.1f}"
+                  f"{peer[0] / mine[0]:9.2f}")
+    print(f"{label:<42}{cells}", flush=True)
+
+
+def both(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    return a[0] + b[0], a[1] + b[1]
+
+
+def step_cost(seconds: float, cameras: bool) -> float:
+    """CPU seconds per simulated second of the default scene, with the two cameras read at
+    their rates (their tick: the first step at or after k / rate) when `cameras`."""
+    sim = mb_sim.Simulation(mb_sim.load_urdf(ROOT / "urdf" / "arm.urdf"),
+                            world=mb_sim.load_world(ROOT / "config" / "worlds" / "table.yaml"))
+    eye = {"xyz": (0.2, -0.6, 0.7), "rpy": (0.0, 0.35, 0.9)}
+    specs = [(SensorSpec("depth", "depth_camera", width=320, height=240, far=20.0, **eye), 15.0),
+             (SensorSpec("colour", "camera", width=640, height=480, far=20.0, **eye), 10.0)]
+    if not cameras:
+        specs = []
+    for spec, _ in specs:
+        sim.add_sensor(spec)
+        sim.read_sensor(spec.name)  # the visual scene made, the kernels loaded
+    next_read = {spec.name: 0.0 for spec, _ in specs}
+    sim.step(200)
+    start = time.process_time()
+    for _ in range(round(seconds / sim.dt)):
+        sim.step()
+        for spec, rate in specs:
+            if sim.time >= next_read[spec.name] - 1e-12:
+                sim.read_sensor(spec.name)
+                next_read[spec.name] += 1.0 / rate
+    return (time.process_time() - start) / seconds
 
 
 def main() -> None:
@@ -173,25 +215,33 @@ def main() -> None:
         f = 0.5 * 1920 / math.tan(0.5 * HFOV)
         intrinsics = (f, 960.0, 540.0, 0.05, 30.0)
         peer = None if args.no_mujoco else mujoco_times(meshes, 1920, 1080, args.seconds)
-        print(f"{'':<46}{'mb_sim ms':>10}{'frames/s':>10}{'MuJoCo ms':>12}{'frames/s':>10}"
-              f"{'ratio':>9}")
+        print(f"{'':<42}{'mb_sim ms':>10}{'CPU ms':>9}{'frames/s':>10}{'MuJoCo ms':>12}"
+              f"{'CPU ms':>9}{'frames/s':>10}{'ratio':>9}")
         for threads in sorted({1, RENDER_THREADS}):
             raster = Rasteriser(values, 1920, 1080, threads=threads)
-            both = timed(lambda r=raster: r.render(R @ suite.OPTICAL, p, intrinsics,
-                                                   cw.owner_pos, cw.owner_rot, -2, True),
-                         args.seconds)
-            row(f"1920x1080 colour + depth, {threads} thread(s)", both,
-                None if peer is None else peer[0] + peer[1])
+            drawn = timed(lambda r=raster: r.render(R @ suite.OPTICAL, p, intrinsics,
+                                                    cw.owner_pos, cw.owner_rot, -2, True),
+                          args.seconds)
+            row(f"1920x1080 colour + depth, {threads} thread(s)", drawn,
+                None if peer is None else both(*peer))
         row("1920x1080 colour, read_sensor", timed(lambda: sim.read_sensor("hd"), args.seconds),
             None if peer is None else peer[0])
         row("1920x1080 depth, read_sensor", timed(lambda: sim.read_sensor("hd_depth"),
                                                    args.seconds),
             None if peer is None else peer[1])
         small = None if args.no_mujoco else mujoco_times(meshes, 640, 480, args.seconds)
-        row("640x480 depth, read_sensor", timed(lambda: sim.read_sensor("vga"), args.seconds),
-            None if small is None else small[1])
+        for threads in sorted({RENDER_THREADS, 1}, reverse=True):
+            sim.read_sensor("vga")
+            sim._sensing._rasters["vga"].threads = threads
+            row(f"640x480 depth, read_sensor, {threads} thread(s)",
+                timed(lambda: sim.read_sensor("vga"), args.seconds),
+                None if small is None else small[1])
         if peer is not None:
-            print("MuJoCo: colour + depth = one render() each; ratio = MuJoCo ms / mb_sim ms")
+            print("MuJoCo: colour + depth = one render() each; ratio = MuJoCo ms / mb_sim ms "
+                  "(wall clock)")
+    plain, cameras = step_cost(args.seconds, False), step_cost(args.seconds, True)
+    print(f"\nthe default scene, CPU s per simulated s: no sensors {plain:.3f}; depth 320x240 @ "
+          f"15 Hz + colour 640x480 @ 10 Hz {cameras:.3f} (real time on one core: below 1)")
 
 
 if __name__ == "__main__":

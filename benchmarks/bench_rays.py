@@ -1,20 +1,20 @@
-"""Sensors that see, in the default scene: rays per second next to MuJoCo's mj_multiRay, and
-what a lidar and cameras cost the simulation.
+"""Lidars in the default scene: rays per second next to MuJoCo's mj_multiRay, and what a lidar
+costs the simulation. (Cameras draw triangles instead of casting rays: bench_camera.py.)
 
     .venv/bin/python benchmarks/bench_rays.py [--seconds 2] [--no-mujoco]
 
 Scene: the default arm on the table world (config/worlds/table.yaml), as bench_step.py. A
 sensor frame above the table's edge looks across it.
-1. Rays per second: a 360-sample ring, a 320 x 240 and a 640 x 480 pinhole pattern cast from
-   that frame into the scene's collision geometry, mb_sim (`Simulation.read_sensor`: the
-   scene posed, the rays cast, the reading made) next to `mujoco.mj_multiRay` on the MuJoCo
-   twin of the scene (benchmarks/mujoco_scene.py; its rays from the same point, the same
-   directions; MuJoCo's cost is the cast alone).
-2. What sensors cost the step: the default scene stepped for `--seconds` of simulated time,
-   without sensors, with a 360-sample lidar read at 10 Hz, and with a 320 x 240 depth camera
-   at 15 Hz and a 640 x 480 colour camera at 10 Hz (read when their tick comes), each as
-   CPU seconds per simulated second (below 1: faster than real time on one core) and the
-   lidar's share of the step's CPU.
+1. Rays per second of three lidars cast from that frame into the scene's collision geometry:
+   a 360-sample ring (a 2-D lidar), 16 rows of 1,800 (a VLP-16-like 3-D lidar, +-15 degrees)
+   and 128 rows of 1,024 (an OS1-128-like one, +-22.5 degrees); mb_sim
+   (`Simulation.read_sensor`: the scene posed, the rays cast, the reading made) next to
+   `mujoco.mj_multiRay` on the MuJoCo twin of the scene (benchmarks/mujoco_scene.py; its rays
+   from the same point, the same directions; MuJoCo's cost is the cast alone).
+2. What lidars cost the step: the default scene stepped for `--seconds` of simulated time,
+   without sensors, with the ring read at 10 Hz and with the 16-row lidar at 10 Hz (read
+   when their tick comes), as CPU seconds per simulated second (below 1: faster than real
+   time on one core) and each lidar's share of the step's CPU.
 Numbers only, no pass/fail.
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 
 import mb_sim
 from mb_sim.model.sensors import SensorSpec
-from mb_sim.sensing.patterns import camera_rays, lidar_rays
+from mb_sim.sensing.patterns import lidar_rays
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mujoco_scene import mjcf
@@ -39,10 +39,14 @@ ROOT = Path(__file__).resolve().parents[1]
 EYE = {"xyz": (0.2, -0.6, 0.7), "rpy": (0.0, 0.35, 0.9)}
 PATTERNS = {
     "lidar 360": SensorSpec("ring", "lidar", samples=360, max_range=20.0, **EYE),
-    "depth 320x240": SensorSpec("depth", "depth_camera", width=320, height=240, far=20.0,
-                                **EYE),
-    "colour 640x480": SensorSpec("colour", "camera", width=640, height=480, far=20.0, **EYE),
+    "lidar 16x1800": SensorSpec("vlp16", "lidar", samples=1800, vertical_samples=16,
+                                min_vertical_angle=-0.2618, max_vertical_angle=0.2618,
+                                max_range=20.0, **EYE),
+    "lidar 128x1024": SensorSpec("os128", "lidar", samples=1024, vertical_samples=128,
+                                 min_vertical_angle=-0.3927, max_vertical_angle=0.3927,
+                                 max_range=20.0, **EYE),
 }
+RATES = {"lidar 360": 10.0, "lidar 16x1800": 10.0, "lidar 128x1024": 10.0}
 
 
 def scene() -> mb_sim.Simulation:
@@ -72,7 +76,7 @@ def mujoco_rays(sim: mb_sim.Simulation, spec: SensorSpec) -> float | None:
     mujoco.mj_forward(m, d)
     xyz, quat = sim.sensor_pose(spec.name)
     R = mb_sim.rotations.matrix_from_quat(quat)
-    dirs = lidar_rays(spec) if spec.type == "lidar" else camera_rays(spec)[0]
+    dirs = lidar_rays(spec)
     vec = np.ascontiguousarray((dirs @ R.T).reshape(-1))
     n = dirs.shape[0]
     geomid, dist = np.zeros(n, dtype=np.int32), np.zeros(n)
@@ -86,7 +90,7 @@ def mujoco_rays(sim: mb_sim.Simulation, spec: SensorSpec) -> float | None:
 
 def rays_table(use_mujoco: bool) -> None:
     sim = scene()
-    print(f"{'pattern':<16}{'rays':>9}{'mb_sim rays/s':>16}{'MuJoCo rays/s':>16}{'ratio':>8}")
+    print(f"{'lidar':<16}{'rays':>9}{'mb_sim rays/s':>16}{'MuJoCo rays/s':>16}{'ratio':>8}")
     for label, spec in PATTERNS.items():
         sim.add_sensor(spec)
         mine = spec.rays * per_second(lambda s=spec: sim.read_sensor(s.name))
@@ -102,7 +106,7 @@ def run(seconds: float, sensors: tuple[str, ...]) -> float:
     specs = [PATTERNS[s] for s in sensors]
     for spec in specs:
         sim.add_sensor(spec)
-    rates = {"lidar 360": 10.0, "depth 320x240": 15.0, "colour 640x480": 10.0}
+    rates = RATES
     next_read = {s.name: 0.0 for s in specs}
     sim.step(200)  # compiled, settled
     steps = round(seconds / sim.dt)
@@ -123,11 +127,11 @@ def main() -> None:
     args = parser.parse_args()
     rays_table(not args.no_mujoco)
     plain = run(args.seconds, ())
-    lidar = run(args.seconds, ("lidar 360",))
-    cameras = run(args.seconds, ("depth 320x240", "colour 640x480"))
-    print(f"\nCPU s per simulated s: no sensors {plain:.3f}; lidar 360 @ 10 Hz {lidar:.3f} "
-          f"(+{100 * (lidar / plain - 1):.1f} %); depth 320x240 @ 15 Hz + colour 640x480 @ "
-          f"10 Hz {cameras:.3f} (real time on one core: below 1)")
+    ring = run(args.seconds, ("lidar 360",))
+    rows = run(args.seconds, ("lidar 16x1800",))
+    print(f"\nCPU s per simulated s: no sensors {plain:.3f}; lidar 360 @ 10 Hz {ring:.3f} "
+          f"(+{100 * (ring / plain - 1):.1f} %); lidar 16x1800 @ 10 Hz {rows:.3f} "
+          f"(+{100 * (rows / plain - 1):.1f} %) (real time on one core: below 1)")
 
 
 if __name__ == "__main__":

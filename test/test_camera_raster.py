@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -291,3 +292,86 @@ def test_the_scene_is_posed_once_for_every_sensor_read_at_one_instant(monkeypatc
     sim.read_sensor("camera")
     sim.read_sensor("lidar")
     assert len(calls) == 2
+
+
+def _clusters_off(values: Any) -> Any:
+    """The same scene with one cluster per visual that no view ever skips."""
+    from mb_sim.sensing.clusters import NEVER
+
+    s = values.visual_owner.shape[0]
+    return values._replace(
+        visual_cluster=np.arange(s + 1, dtype=np.int64),
+        cluster_tri=values.visual_tri.copy(),
+        cluster_sphere=np.tile([0.0, 0.0, 0.0, 1e9], (s, 1)),
+        cluster_cone=np.tile([0.0, 0.0, 1.0, NEVER, 0.0], (s, 1)))
+
+
+def test_clusters_skip_only_what_shows_nothing(tmp_path: Path) -> None:
+    """Spheres, a mesh ball and boxes seen from outside, from inside the ball, grazing its
+    silhouette, half behind the camera and from far: the images drawn with the clusters'
+    view and back-face tests are those drawn testing every triangle, pixel for pixel; every
+    triangle of a cluster lies in its sphere and faces within its cone."""
+    pytest.importorskip("trimesh")
+    import trimesh
+
+    from mb_sim.sensing import raster as raster_module
+    from mb_sim.sensing.raster import Rasteriser
+    from mb_sim.sensing.visuals import scene_visuals
+
+    trimesh.creation.icosphere(subdivisions=4, radius=0.5).export(tmp_path / "ball.stl")
+    world = mb_sim.load_world({"ground": {}, "bodies": [
+        {"name": "ball", "shape": "mesh", "mesh": str(tmp_path / "ball.stl"), "static": True,
+         "xyz": [2.0, 0.0, 1.0]},
+        {"name": "orb", "shape": "sphere", "size": [0.3], "static": True, "xyz": [3.0, 1.0, 0.5]},
+        {"name": "crate", "shape": "box", "size": [0.4, 0.6, 0.5], "static": True,
+         "xyz": [1.0, -1.0, 0.3], "rpy": [0.2, 0.1, 0.5]}]})
+    sim = mb_sim.Simulation(world=world)
+    values = scene_visuals(sim)
+    for name in ("cluster_tri", "cluster_sphere", "cluster_cone"):
+        assert len(getattr(values, name)) > len(values.visual_owner)  # clusters, not visuals
+    owner = np.repeat(np.arange(len(values.cluster_tri) - 1), np.diff(values.cluster_tri))
+    p = values.vert[values.tri]
+    sphere = values.cluster_sphere[owner]
+    assert np.all(np.linalg.norm(p - sphere[:, None, :3], axis=2) <= sphere[:, 3:4])
+    n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    cone = values.cluster_cone[owner]
+    assert np.all(np.einsum("ij,ij->i", n, cone[:, :3]) >= cone[:, 3])
+    plain = _clusters_off(values)
+    eyes = [((0.0, 0.0, 1.0), (0.0, 0.0, 0.0)), ((2.0, 0.1, 1.05), (0.3, 0.2, 2.0)),
+            ((2.0, -0.62, 1.0), (0.0, 0.0, 1.2)), ((2.0, -0.5, 1.0), (0.0, 0.0, 0.0)),
+            ((-12.0, 0.5, 2.0), (0.0, 0.1, 0.0)), ((1.5, 0.0, 1.2), (0.0, 0.6, 0.3))]
+    R, owners = suite.OPTICAL, (np.zeros((1, 3)), np.eye(3)[None])
+    skipped = 0
+    for xyz, rpy in eyes:
+        rot = mb_sim.rotations.rpy_matrix(np.array(rpy)) @ R
+        intrinsics = (150.0, 80.0, 60.0, 0.01, 40.0)
+        rasters = [Rasteriser(v, 160, 120, threads=1) for v in (values, plain)]
+        images = [r.render(rot, np.array(xyz), intrinsics, *owners, -2, True) for r in rasters]
+        np.testing.assert_array_equal(images[0][0], images[1][0])
+        np.testing.assert_array_equal(images[0][1], images[1][1])
+        frame = rasters[0].arrays
+        hidden = getattr(raster_module._cluster_hidden, "py_func", raster_module._cluster_hidden)
+        skipped += sum(bool(hidden(values, frame, s, c, bool(frame.cull[s]), 160, 120))
+                       for s in np.flatnonzero(frame.seen)
+                       for c in range(values.visual_cluster[s], values.visual_cluster[s + 1]))
+    assert skipped > 100  # the tests did skip clusters
+
+
+def test_the_visual_scene_made_ahead_on_another_thread_draws_the_same() -> None:
+    """`prepare_sensors` on a thread of its own while the simulation steps: the readings
+    after it are those of a simulation that made its scene at its first reading."""
+    import threading
+
+    root = Path(__file__).resolve().parents[1]
+    sims = [mb_sim.Simulation(world=mb_sim.load_world(root / "config" / "worlds" /
+                                                      "nav_room.yaml")) for _ in range(2)]
+    worker = threading.Thread(target=sims[0].prepare_sensors)
+    worker.start()
+    for sim in sims:
+        sim.step(20)
+    worker.join()
+    assert set(sims[0]._sensing._rasters) == {"camera", "depth_camera"}
+    assert not sims[1]._sensing._rasters
+    for name in ("camera", "depth_camera"):
+        np.testing.assert_array_equal(sims[0].read_sensor(name), sims[1].read_sensor(name))

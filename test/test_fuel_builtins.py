@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import mb_sim
+from mb_sim.model.world.parts import Light
 from mb_sim.model.world.sdf import files
 from mb_sim.model.world.sdf.elements import MissingFileError
 from mb_sim.model.world.sdf.files import fuel_builtin
@@ -69,7 +70,8 @@ def test_what_is_not_a_builtin(url: str) -> None:
 def test_a_world_of_fuel_ground_and_sun_loads_with_an_empty_cache(
         empty_fuel: Path, caplog: pytest.LogCaptureFixture) -> None:
     """As TurtleBot3's worlds include them: the ground is the built-in one (friction 1.0,
-    at 0), the sun a light, and the info line says the built-ins stood in."""
+    at 0), the sun the light cameras draw with (the built-in sun's), and the info line says
+    the built-ins stood in."""
     text = _world(f"{FUEL}/Ground Plane", f"{FUEL}/Sun", extra=(
         '<model name="box"><pose>0 0 0.3 0 0 0</pose><link name="l"><collision name="c">'
         "<geometry><box><size>0.2 0.2 0.2</size></box></geometry></collision></link></model>"))
@@ -80,9 +82,9 @@ def test_a_world_of_fuel_ground_and_sun_loads_with_an_empty_cache(
     assert (world.ground.height, world.ground.friction, world.ground.restitution) == \
         (twin.ground.height, twin.ground.friction, twin.ground.restitution) == (0.0, 1.0, 0.0)
     assert world.body_names == ("box",)
-    line = " ".join(r.getMessage() for r in caplog.records if "not simulated" in r.getMessage())
+    assert world.light == twin.light and world.light != Light()
+    line = " ".join(r.getMessage() for r in caplog.records if "Gazebo reads it" in r.getMessage())
     assert "Fuel's Ground Plane or Sun, not in the Fuel cache x2" in line, line
-    assert "light x1 (light[sun]" in line, line
     sim = mb_sim.Simulation(world=world, dt=0.001)
     sim.step(n=800)
     assert sim.body_pose("box")[0][2] == pytest.approx(0.1, abs=1e-3)

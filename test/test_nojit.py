@@ -38,7 +38,16 @@ terrain = mb_sim.Simulation(world=mb_sim.load_world({"bodies": [
      "rpy": [0.3, 0.2, 0.1]},
     {"name": "can", "shape": "cylinder", "size": [0.05, 0.1], "mass": 0.5, "xyz": [1, 0, 0.3]}]}))
 terrain.step(200)
+from mb_sim.model.sensors import SensorSpec
+room = mb_sim.Simulation(model, world=mb_sim.load_world("config/worlds/table.sdf"))
+for kind in ("camera", "depth_camera"):
+    room.add_sensor(SensorSpec(kind, kind, xyz=(-0.4, -0.9, 0.9), rpy=(0, 0.45, 0.9),
+                               width=48, height=36, hfov=1.0))
+room.step(5)
+depth = room.read_sensor("depth_camera")
 print(json.dumps({
+    "colour": room.read_sensor("camera").tolist(),
+    "depth": np.where(np.isfinite(depth), depth, -1.0).tolist(),
     "q": sim.q.tolist(), "bodies": sim.state.body_pos.tolist(), "contacts": len(sim.contacts),
     "sensors": [[*w.force, *w.torque] for w in (*sim.read_ft_sensors().values(),
                                                  *drop.read_contact_sensors().values())],
@@ -68,3 +77,8 @@ def test_kernels_run_and_agree_without_numba():
     assert all(any(abs(x) > 0 for x in w) for w in compiled["sensors"])  # the box landed
     for key in ("q", "bodies", "floating", "sensors", "terrain"):
         np.testing.assert_allclose(interpreted[key], compiled[key], rtol=1e-9, atol=1e-9)
+    depth = np.array(compiled["depth"])
+    assert (depth > 0).sum() > 1000 and len(np.unique(np.reshape(compiled["colour"], (-1, 3)),
+                                                       axis=0)) > 5  # the table and more
+    for key in ("colour", "depth"):  # the rasteriser, the same pixels
+        np.testing.assert_array_equal(interpreted[key], compiled[key])

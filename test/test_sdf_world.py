@@ -349,13 +349,15 @@ def test_what_is_not_simulated_is_listed_in_one_info_line(caplog) -> None:
     assert len(lines) == 1, lines
     line = lines[0]
     assert line.startswith("<string>: not simulated: ")
-    for fragment in ("gui x1 (world/gui", "scene x1 (world/scene", "light x2 (world/light[lamp]",
-                     "light[sun]", ("plugin x2 (world/plugin[gz::sim::systems::Physics], "
-                     "world/model[robot]/plugin[jpc]"), "actor x1 (world/actor[walker]",
+    for fragment in ("gui x1 (world/gui", "point light x1 (world/light[lamp]",
+                     ("plugin x2 (world/plugin[gz::sim::systems::Physics], "
+                      "world/model[robot]/plugin[jpc]"), "actor x1 (world/actor[walker]",
                      "altimeter sensor x1 (world/model[robot]/link[base]/sensor[alt]",
-                     "visual x1", "joint spring x1 (world/model[robot]/joint[spin]"):
+                     "visual not drawn x1 (world/model[robot]/link[base]/visual[v]",
+                     "joint spring x1 (world/model[robot]/joint[spin]"):
         assert fragment in line, fragment
-    for read in ("pose x", "inertial x", "collision x", "link x", "joint x", "axis x"):
+    for read in ("pose x", "inertial x", "collision x", "link x", "joint x", "axis x",
+                 "scene x", "light[sun]"):  # the scene's ambient and the sun light cameras
         assert read not in line, read
 
 

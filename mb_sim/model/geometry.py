@@ -38,3 +38,6 @@ class Geometry:
     color: tuple[float, float, float, float] | None = None
     """A visual's material colour, rgba in 0..1 (URDF `<material><color>`, inline or named
     at the robot's top level; SDF `<material>` diffuse, else ambient); None: none given."""
+    emissive: tuple[float, float, float] | None = None
+    """A visual's emitted rgb in 0..1 (SDF `<material><emissive>`), seen whatever the light;
+    None: none."""

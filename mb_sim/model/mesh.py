@@ -208,10 +208,21 @@ def _part_colors(part: Any) -> np.ndarray | None:
     return np.tile(np.asarray(color, dtype=float)[:3] / 255.0, (faces, 1))
 
 
+def _texture_resolver(path: str) -> Any:
+    """A resolver of the files a mesh names (its textures) that, as Gazebo's and RViz's mesh
+    loaders do, also reaches outside the mesh's folder (Gazebo models keep textures in
+    `../materials/textures/`); None (trimesh's default) where trimesh has no such option."""
+    try:
+        return _trimesh().resolvers.FilePathResolver(os.path.dirname(path), allow_anywhere=True)
+    except TypeError:
+        return None
+
+
 @functools.lru_cache(maxsize=64)
 def _face_colors_cached(path: str, _stamp: tuple[int, int], faces: int) -> np.ndarray | None:
     try:
-        scene = _trimesh().load(path, force="scene", process=False)
+        scene = _trimesh().load(path, force="scene", process=False,
+                                resolver=_texture_resolver(path))
         parts = []
         for node in scene.graph.nodes_geometry:
             part = scene.geometry[scene.graph[node][1]]

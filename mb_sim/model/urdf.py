@@ -334,11 +334,16 @@ class _Loader:
         try:
             try:
                 mass, com, inertia = self.checked_masses(*masses)
-            except _MasslessError:
+            except _MasslessError as massless:
                 if not self.option.when_needed:
                     raise
                 self.density, self.filled, self.notes = self.option.density, {}, []
-                mass, com, inertia = self.checked_masses(*masses)
+                try:
+                    mass, com, inertia = self.checked_masses(*masses)
+                except ModelError as repair:  # the default's repair cannot be made
+                    reason = str(repair).removeprefix(f"{self.source}: ")
+                    raise ModelError(f"{massless}; taking the mass of its collision shapes "
+                                     f"failed: {reason}") from None
                 self.say_filled()
         except _MasslessError as exc:  # the users' error type is ModelError, as before
             raise ModelError(str(exc)) from None

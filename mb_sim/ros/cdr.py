@@ -45,17 +45,22 @@ SIZES = {
 
 class Template:
     """The CDR bytes of one message, with the byte offset of every primitive field by path
-    ('header.stamp.sec', 'transforms.3.transform.rotation.w', 'position.2')."""
+    ('header.stamp.sec', 'transforms.3.transform.rotation.w', 'position.2'), and of the
+    first element of each sequence named a blob (an image's 'data')."""
 
-    def __init__(self, msg: Any, stamps: Sequence[str] = ("header.stamp",)) -> None:
-        """`stamps`: the paths of the builtin_interfaces/Time fields that `set_stamp` sets."""
+    def __init__(self, msg: Any, stamps: Sequence[str] = ("header.stamp",),
+                 blobs: Sequence[str] = ()) -> None:
+        """`stamps`: the paths of the builtin_interfaces/Time fields that `set_stamp` sets;
+        `blobs`: the paths of sequences of a primitive type whose elements are written as
+        one array (`blob`) rather than field by field."""
         data = serialize_message(msg)
         if data[:2] != LITTLE_ENDIAN_CDR:
             raise ValueError(f"{type(msg).__name__}: not little-endian CDR ({data[:4]!r})")
         self.msg_type = type(msg)
         self.offsets: dict[str, int] = {}
+        self._blobs: dict[str, int] = dict.fromkeys(blobs, -1)
         times: dict[str, int] = {}
-        end = _walk_message(type(msg), data, HEADER, "", self.offsets, times)
+        end = _walk_message(type(msg), data, HEADER, "", self.offsets, times, self._blobs)
         if end > len(data):
             raise ValueError(f"{type(msg).__name__}: layout ends at byte {end}, the message "
                              f"has {len(data)}")
@@ -79,6 +84,15 @@ class Template:
         """Indices into `words_view` of the 4-byte fields `paths`."""
         return np.array([self.offsets[p] // 4 for p in paths], dtype=np.intp)
 
+    def blob(self, path: str, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
+        """The elements of the blob `path` as a writable array of `dtype` and `shape` into
+        the message's bytes (filling it changes the message in place)."""
+        start = self._blobs[path]
+        count = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        if start < 0 or start + count > self._buffer.size - HEADER:
+            raise ValueError(f"{self.msg_type.__name__}.{path}: no {count} bytes there")
+        return self._buffer[HEADER + start:HEADER + start + count].view(dtype).reshape(shape)
+
     def set_stamp(self, ns: int) -> None:
         """The stamps to `ns` nanoseconds."""
         sec, nanosec = divmod(ns, 1_000_000_000)
@@ -95,7 +109,7 @@ def serialized(msg: Any) -> bytes:
     """rclpy's serialization of `msg` without what follows its end: rclpy hands out the
     buffer as long as its estimate of the size, and strict readers (rosbags) refuse the rest."""
     data = serialize_message(msg)
-    end = _walk_message(type(msg), data, HEADER, "", None, {})
+    end = _walk_message(type(msg), data, HEADER, "", None, {}, {})
     return data[:end]
 
 
@@ -112,17 +126,19 @@ def _message_class(t: NamespacedType) -> Any:
 
 
 def _walk_message(cls: Any, data: bytes, pos: int, prefix: str, out: dict[str, int] | None,
-                  times: dict[str, int]) -> int:
+                  times: dict[str, int], blobs: dict[str, int]) -> int:
     """Record the offsets of a message's primitive fields from byte `pos` in `out` (None:
     only find the end, stepping over sequences of primitives at once: an image's bytes),
-    those of its builtin_interfaces/Time fields in `times`; returns where the message ends."""
+    those of its builtin_interfaces/Time fields in `times`, those of the first elements of
+    the sequences `blobs` names in `blobs` (stepped over at once); returns where the message
+    ends."""
     for name, slot in zip(cls.get_fields_and_field_types(), cls.SLOT_TYPES, strict=True):
-        pos = _walk_member(slot, data, pos, prefix + name, out, times)
+        pos = _walk_member(slot, data, pos, prefix + name, out, times, blobs)
     return pos
 
 
 def _walk_member(t: Any, data: bytes, pos: int, path: str, out: dict[str, int] | None,
-                 times: dict[str, int]) -> int:
+                 times: dict[str, int], blobs: dict[str, int]) -> int:
     if isinstance(t, BasicType):
         size = SIZES[t.typename]
         pos = _align(pos, size)
@@ -137,7 +153,7 @@ def _walk_member(t: Any, data: bytes, pos: int, path: str, out: dict[str, int] |
     if isinstance(t, NamespacedType):
         if (*t.namespaces, t.name) == TIME:
             times[path] = _align(pos, 4)
-        return _walk_message(_message_class(t), data, pos, path + ".", out, times)
+        return _walk_message(_message_class(t), data, pos, path + ".", out, times, blobs)
     if isinstance(t, Array):
         count = t.size
     elif isinstance(t, AbstractSequence):
@@ -146,9 +162,12 @@ def _walk_member(t: Any, data: bytes, pos: int, path: str, out: dict[str, int] |
         pos += 4
     else:
         raise TypeError(f"{path}: unknown field type {t!r}")
-    if out is None and isinstance(t.value_type, BasicType) and count:
+    if (out is None or path in blobs) and isinstance(t.value_type, BasicType) and count:
         size = SIZES[t.value_type.typename]
-        return _align(pos, size) + count * size
+        first = _align(pos, size)
+        if path in blobs:
+            blobs[path] = first
+        return first + count * size
     for i in range(count):
-        pos = _walk_member(t.value_type, data, pos, f"{path}.{i}", out, times)
+        pos = _walk_member(t.value_type, data, pos, f"{path}.{i}", out, times, blobs)
     return pos

@@ -19,8 +19,10 @@ from a sensor's declaration (`mb_sim.model.sensors.SensorSpec`) and filled from 
 - imu: sensor_msgs/Imu (REP 145): orientation in the world, angular velocity and specific
   force in the sensor's frame; the covariances' diagonals are the declared noise's variance.
 
-Each message is built once (`SensorMessage`); a reading writes its stamp and numbers into it
-and it is serialized once for the topic and the bag (`cdr.serialized`).
+Each message is built once; a reading writes its stamp and numbers into it and it is
+serialized once for the topic and the bag (`cdr.serialized`). A camera's Image is serialized
+once with its pixels (`ImageMessage`): the camera draws straight into the message's bytes,
+which are then published and recorded as they are.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, PointCloud2, Poin
 
 from mb_sim.model.sensors import SensorSpec
 from mb_sim.ros import conversions as conv
-from mb_sim.ros.cdr import serialized
+from mb_sim.ros.cdr import Template, serialized
 from mb_sim.sensing.patterns import camera_matrix, lidar_rays
 
 OPTICAL_QUAT = np.array([-0.5, 0.5, -0.5, 0.5])
@@ -103,6 +105,25 @@ def image(spec: SensorSpec, frame: str, depth: bool) -> Image:
     msg.is_bigendian = 0
     msg.step = spec.width * (4 if depth else 3)
     return msg
+
+
+class ImageMessage:
+    """A camera's sensor_msgs/Image (`image`) serialized once with its pixels: `pixels` is a
+    writable view of them in the message's bytes, (h, w, 3) uint8 for rgb8, (h, w) float32
+    for 32FC1, that a camera draws into; `fill(t)` stamps the message and gives its bytes."""
+
+    def __init__(self, spec: SensorSpec, frame: str, depth: bool) -> None:
+        msg = image(spec, frame, depth)
+        msg.data = octets(bytes(msg.step * msg.height))
+        self.template = Template(msg, blobs=("data",))
+        shape = (spec.height, spec.width) if depth else (spec.height, spec.width, 3)
+        self.pixels = self.template.blob("data", np.dtype("<f4") if depth else np.uint8,
+                                         shape)
+
+    def fill(self, seconds: float) -> bytes:
+        """The message's bytes as the pixels are now, stamped `seconds` of simulated time."""
+        self.template.set_stamp(round(seconds * 1e9))
+        return self.template.bytes()
 
 
 def point_cloud(frame: str) -> PointCloud2:
@@ -185,6 +206,7 @@ def serialize(msg: Any) -> bytes:
     return serialized(msg)
 
 
-__all__ = ["OPTICAL_QUAT", "DepthPoints", "LidarPoints", "camera_info", "floats", "image",
+__all__ = ["OPTICAL_QUAT", "DepthPoints", "ImageMessage", "LidarPoints", "camera_info",
+           "floats", "image",
            "imu", "laser_scan", "octets", "point_cloud", "serialize", "set_imu", "set_points",
            "stamp"]

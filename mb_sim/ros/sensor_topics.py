@@ -21,9 +21,11 @@ is namespaced) as a child of the link the sensor is fixed to, at the sensor's xy
 Cameras publish in `<frame>_optical` (REP 103: z forward, x right, y down), on tf_static too.
 
 When: each sensor at its rate in simulated time, after the step that reaches its tick, stamped
-with that step's time (the state its reading shows). A camera's image is drawn and published
-by a thread of its own while the physics steps on; a tick that finds the last image still
-being drawn is dropped. A sensor is read only when one of its
+with that step's time (the state its reading shows). A camera's image is drawn straight into
+its message's serialized bytes and published by a thread of its own while the physics steps
+on; a tick that finds the last image still being drawn is dropped. That thread also makes
+what the cameras draw (`Simulation.prepare_sensors`) when the node starts, so that the first
+subscriber does not stall the physics while a world's meshes are read. A sensor is read only when one of its
 topics has a subscriber or a bag is being recorded (then everything is published and
 recorded), and published on the topics that have one: a sensor nobody listens to costs
 nothing, a depth camera's cloud is made only for a subscriber of its points.
@@ -189,7 +191,7 @@ class SensorTopics:
             self.msgs["imu"] = sm.imu(frame, spec)
         else:
             depth = spec.type == "depth_camera"
-            self.msgs["image"] = sm.image(spec, frame, depth)
+            self.image = sm.ImageMessage(spec, frame, depth)
             if "info" in roles:
                 self.msgs["info"] = sm.camera_info(spec, frame)
             if "points" in roles:
@@ -229,8 +231,14 @@ class SensorTopics:
         topics of `roles` (None: all): a depth camera's cloud is made only when wanted."""
         self.publish_reading(sim.read_sensor(self.name), t, roles)
 
+    def publish_capture(self, draw: Callable[..., Any], t: float, roles: Any = None) -> None:
+        """Draw a camera's capture (`Simulation.capture_sensor`) straight into its image
+        message's bytes and publish it (`publish_reading`)."""
+        self.publish_reading(draw(self.image.pixels), t, roles)
+
     def publish_reading(self, reading: Any, t: float, roles: Any = None) -> None:
-        """Publish (and record) a reading made at simulated time t (`publish`)."""
+        """Publish (and record) a reading made at simulated time t (`publish`); a camera's
+        image is copied into its message's bytes unless it was drawn there."""
         self.readings += 1
         spec, msgs = self.spec, self.msgs
         wanted = list(self.outputs) if roles is None else roles
@@ -242,12 +250,15 @@ class SensorTopics:
             if "points" in msgs and "points" in wanted:
                 sm.set_points(msgs["points"], self._points(reading))
         else:
-            pixels = np.ascontiguousarray(reading)
-            msgs["image"].data = sm.octets(pixels.astype("<f4").tobytes()
-                                           if spec.type == "depth_camera" else pixels.tobytes())
+            pixels = self.image.pixels
+            if reading is not pixels:
+                np.copyto(pixels, reading)
             if "points" in msgs and "points" in wanted:
-                sm.set_points(msgs["points"], self._points(reading))
+                sm.set_points(msgs["points"], self._points(pixels))
         for role in wanted:
+            if role == "image":
+                self.outputs[role].send(self.image.fill(t), t)
+                continue
             sm.stamp(msgs[role], t)
             self.outputs[role].send(sm.serialize(msgs[role]), t)
 
@@ -280,6 +291,10 @@ class NodeSensors:
         self.active = list(self.sensors)
         """The sensors read when due (those the simulation still has)."""
         self._cameras: ThreadPoolExecutor | None = None
+        self._prepared: Future[None] | None = None
+        if any(s.spec.type in ("camera", "depth_camera") for s in self.sensors):
+            self._prepared = self._camera_thread().submit(sim.prepare_sensors)
+            self._prepared.add_done_callback(self._prepare_failed)
 
     def _topics(self, spec: SensorSpec, where: Mounting) -> SensorTopics | None:
         """A sensor's publishers (None, with an error line, when a topic is not a ROS name);
@@ -390,9 +405,15 @@ class NodeSensors:
                 sensor.dropped += 1
                 continue
             self._wait(sensor)
-            reading = self.sim.capture_sensor(sensor.name)
-            sensor.pending = self._camera_thread().submit(
-                lambda s=sensor, r=reading, roles=roles: s.publish_reading(r(), t, roles))
+            draw = self.sim.capture_sensor(sensor.name)
+            sensor.pending = self._camera_thread().submit(sensor.publish_capture, draw, t, roles)
+
+    def _prepare_failed(self, job: Future[None]) -> None:
+        """What the cameras draw could not be made ahead (the first reading tries again)."""
+        error = job.exception()
+        if error is not None:
+            self.logger.error(f"cameras: the visual scene could not be made: "
+                              f"{type(error).__name__}: {error}")
 
     def _camera_thread(self) -> ThreadPoolExecutor:
         if self._cameras is None:

@@ -42,9 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import JIT, njit, nogil
+from mb_sim._jit import JIT, inline, njit, nogil
 from mb_sim.records import COLOR8, FLAG, INDEX, REAL, Field, allocate, record
-from mb_sim.sensing.visuals import SKY, new_visual_scene
+from mb_sim.sensing.visuals import new_visual_scene
 
 TILE = 32
 """Pixels along a tile's side."""
@@ -55,10 +55,17 @@ BOX_SLACK = 1e-6
 """Pixels: a triangle's pixel box reaches this beyond its projected corners, for the rounding
 of the projection (the edge functions decide each pixel)."""
 RENDER_THREADS = max(1, min(2, os.cpu_count() or 1))
-"""Threads that draw one frame's tiles (`render`), each every RENDER_THREADS-th tile."""
+"""Threads that set up one frame's triangles and draw its tiles (`render`)."""
 PARALLEL_PIXELS = 200_000
 """Smaller images are drawn by one thread (the hand-over costs more than it saves)."""
-DRAWN, BINNED, TILES_X, TILES_Y = 0, 1, 2, 3
+PARALLEL_TRIANGLES = 20_000
+"""Fewer triangles in view are set up by one thread."""
+CLUSTER_MARGIN = 1e-9
+"""A cluster counts as beyond a side of the view, or facing away, only by more than this
+times its distance and size (m): the triangles' own tests decide what is that close."""
+MAX_PARTS = 8
+"""Most parts a frame's triangle setup is split into (one per thread)."""
+DRAWN, BINNED, TILES_X, TILES_Y, WIDTH, HEIGHT = 0, 1, 2, 3, 4, 5
 """Entries of CameraFrame.count."""
 
 CameraFrame, CameraFrameRecord = record("CameraFrame", """One camera's workspace: its pinhole
@@ -68,23 +75,31 @@ binned to tiles (mb_sim.sensing.raster).""", (
     Field("rot", REAL, (3, 3), "the optical frame's rotation in the world (x right, y down, "
           "z forward)"),
     Field("pos", REAL, (3,), "its origin in the world, m"),
-    Field("cam_vert", REAL, ("v", 3), "every vertex in the optical frame, m"),
+    Field("light", REAL, (3,), "towards the light, optical frame"),
+    Field("seen", FLAG, ("s",), "each visual's box is in the view (and the visual is not the "
+          "camera's own link's): only these are moved and set up"),
     Field("cull", FLAG, ("s",), "each visual's back faces not drawn in this view (closed "
           "primitives; closed meshes seen from outside their box)"),
+    Field("pose", REAL, ("s", 3, 4), "each visual seen: its owner frame in the optical frame, "
+          "rotation M and origin t (p_c = M p + t)"),
+    Field("cam_vert", REAL, ("v", 3), "the vertices of the visuals seen, optical frame, m"),
+    Field("proj", REAL, ("v", 2), "their pixel coordinates x, y (where z > Z_CLIP)"),
     Field("edge", REAL, ("t", 3, 4), "each drawn triangle's edge functions E = A x + B y + C "
-          "(A, B, C, and 1 where E = 0 is inside: the top-left rule)"),
-    Field("inv_depth", REAL, ("t", 3), "1/depth = a x + b y + c over the triangle"),
-    Field("box", INDEX, ("t", 4), "its pixels: x0, y0, x1, y1 (ends excluded)"),
+          "(A, B, C, and 1 where E = 0 is inside: the top-left rule), by slot"),
+    Field("inv_depth", REAL, ("t", 3), "1/depth = a x + b y + c over the triangle, by slot"),
+    Field("box", INDEX, ("t", 4), "its pixels: x0, y0, x1, y1 (ends excluded), by slot"),
     Field("palette", COLOR8, ("t+p+1", 3), "colours drawn: the sky, each plane's, each drawn "
           "triangle's (slot k at 1 + p + k)"),
-    Field("drawn", INDEX, ("t",), "the triangles set up, in draw order (count[DRAWN])"),
+    Field("drawn", INDEX, ("t",), "the triangle set up in each slot"),
+    Field("part", INDEX, ("q", 4), "the setup's parts (one per thread), in draw order: first "
+          "and end triangle, first slot, slots filled"),
     Field("plane", REAL, ("p", 3), "each plane's 1/depth = a x + b y + c (0: not seen)"),
-    Field("count", INDEX, (4,), "triangles drawn, entries binned, tiles across and down"),
+    Field("count", INDEX, (6,), "parts of the setup, entries binned, tiles across and down, "
+          "the image's width and height (pixels)"),
     Field("tile_start", INDEX, ("k+1",), "each tile's first entry in tile_tri"),
-    Field("tile_tri", INDEX, ("m",), "the binned triangles (slots of drawn), tile by tile"),
+    Field("tile_tri", INDEX, ("m",), "the binned triangles (slots), tile by tile"),
 ), sizes={"v": "vertices of the scene", "t": "triangles of the scene", "s": "visuals",
-          "p": "planes",
-          "k": "tiles", "m": "binned room"})
+          "p": "planes", "q": "setup parts (MAX_PARTS)", "k": "tiles", "m": "binned room"})
 
 
 @njit
@@ -96,164 +111,303 @@ def allocate_frame(vertices: int, triangles: int, visuals: int, planes: int, wid
                    height: int, binned: int = 0) -> Any:
     """A CameraFrame's arrays for a scene of these sizes and an image of width x height."""
     tiles = (-(-width // TILE)) * (-(-height // TILE))
-    return allocate(CameraFrame, v=vertices, t=triangles, s=visuals, p=planes, k=tiles,
-                    m=max(binned, 2 * triangles + tiles, 1))
+    return allocate(CameraFrame, v=vertices, t=triangles, s=visuals, p=planes, q=MAX_PARTS,
+                    k=tiles, m=max(binned, 2 * triangles + tiles, 1))
 
 
 @njit
-def to_camera(scene: Any, frame: Any, owner_pos: np.ndarray, owner_rot: np.ndarray) -> None:
-    """frame.cam_vert: every vertex in the optical frame, from its owner's pose (owner_pos,
-    owner_rot: the collision owners' world poses; -1: the world) and the camera's (frame.rot,
-    frame.pos): p_c = R^T (R_o v + p_o - p)."""
+def to_camera(scene: Any, frame: Any, owner_pos: np.ndarray, owner_rot: np.ndarray,
+              skip_owner: int, width: int, height: int) -> int:
+    """Which visuals the camera may see (frame.seen: not owned by `skip_owner`, -2: none;
+    their box, posed, not wholly beyond one side of the view: behind the camera, beyond far,
+    left, right, above or below the image), whether each culls back faces (frame.cull); the
+    vertices of those seen into the optical frame (frame.cam_vert) and onto the image
+    (frame.proj). Poses: the collision owners' (owner_pos, owner_rot; -1: the world) and the
+    camera's (frame.rot, frame.pos): p_c = R^T (R_o v + p_o - p); x = f p_x / p_z + cx,
+    y = f p_y / p_z + cy. Returns the triangles of the visuals seen; also puts the light into
+    the optical frame (frame.light)."""
     R, p = frame.rot, frame.pos
-    owner, first = scene.visual_owner, scene.tri_visual
-    vert, out = scene.vert, frame.cam_vert
-    nv = vert.shape[0]
-    done = np.zeros(nv, dtype=np.bool_)
-    M = np.empty((3, 3))
-    t = np.empty(3)
-    tri = scene.tri
-    last = -2
-    for k in range(tri.shape[0]):
-        s = first[k]
-        if s != last:  # this visual's transform: M = R^T R_o, t = R^T (p_o - p)
-            last = s
-            o = owner[s]
-            for r in range(3):
-                acc = 0.0
-                for j in range(3):
-                    acc += R[j, r] * ((owner_pos[o, j] if o >= 0 else 0.0) - p[j])
-                    M[r, j] = 0.0
-                t[r] = acc
-                for c in range(3):
-                    if o < 0:
-                        M[r, c] = R[c, r]
-                    else:
-                        for j in range(3):
-                            M[r, c] += R[j, r] * owner_rot[o, j, c]
-            # the camera in the owner frame, -M^T t, against the visual's box
-            inside = True
-            for c in range(3):
-                e = -(M[0, c] * t[0] + M[1, c] * t[1] + M[2, c] * t[2])
-                if e < scene.visual_box[s, 0, c] or e > scene.visual_box[s, 1, c]:
-                    inside = False
-            frame.cull[s] = scene.visual_culled[s] or (scene.visual_closed[s] and not inside)
-        for j in range(3):
-            i = tri[k, j]
-            if done[i]:
-                continue
-            done[i] = True
-            x, y, z = vert[i, 0], vert[i, 1], vert[i, 2]
-            for r in range(3):
-                out[i, r] = M[r, 0] * x + M[r, 1] * y + M[r, 2] * z + t[r]
-
-
-@njit
-def setup_triangles(scene: Any, frame: Any, skip_owner: int, width: int, height: int
-                    ) -> int:
-    """Each triangle the camera may see (not owned by `skip_owner`, -2: none; in front of the
-    camera, nearer than far, on screen, facing it unless two-sided): its edge functions,
-    1/depth plane, pixel box and shade into frame; the planes' 1/depth and shade. Returns the
-    triangles set up (frame.count[DRAWN])."""
     f, cx, cy, far = frame.intrinsics[0], frame.intrinsics[1], frame.intrinsics[2], \
         frame.intrinsics[4]
-    R = frame.rot
-    light = scene.light
-    cv = frame.cam_vert
-    tri, owner, culled = scene.tri, scene.visual_owner, frame.cull
-    palette = frame.palette
-    planes = scene.plane.shape[0]
-    drawn = 0
+    owner, box = scene.visual_owner, scene.visual_box
+    vert, out, proj = scene.vert, frame.cam_vert, frame.proj
+    for r in range(3):
+        frame.light[r] = R[0, r] * scene.light[0] + R[1, r] * scene.light[1] + \
+            R[2, r] * scene.light[2]
+    M = np.empty((3, 3))
+    t = np.empty(3)
+    seen_tris = 0
+    for s in range(owner.shape[0]):
+        o = owner[s]
+        frame.seen[s] = False
+        if skip_owner >= 0 and o == skip_owner:
+            continue
+        for r in range(3):  # M = R^T R_o, t = R^T (p_o - p)
+            acc = 0.0
+            for j in range(3):
+                acc += R[j, r] * ((owner_pos[o, j] if o >= 0 else 0.0) - p[j])
+            t[r] = acc
+            for c in range(3):
+                if o < 0:
+                    M[r, c] = R[c, r]
+                else:
+                    m = 0.0
+                    for j in range(3):
+                        m += R[j, r] * owner_rot[o, j, c]
+                    M[r, c] = m
+        # the box's corners against the view's six sides: outside when all are beyond one
+        behind, beyond, left, right, above, below = True, True, True, True, True, True
+        for corner in range(8):
+            bx = box[s, corner & 1, 0]
+            by = box[s, (corner >> 1) & 1, 1]
+            bz = box[s, (corner >> 2) & 1, 2]
+            x = M[0, 0] * bx + M[0, 1] * by + M[0, 2] * bz + t[0]
+            y = M[1, 0] * bx + M[1, 1] * by + M[1, 2] * bz + t[1]
+            z = M[2, 0] * bx + M[2, 1] * by + M[2, 2] * bz + t[2]
+            behind = behind and z <= Z_CLIP
+            beyond = beyond and z > far
+            left = left and f * x + cx * z < 0.0
+            right = right and f * x - (width - cx) * z > 0.0
+            above = above and f * y + cy * z < 0.0
+            below = below and f * y - (height - cy) * z > 0.0
+        if behind or beyond or left or right or above or below:
+            continue
+        frame.seen[s] = True
+        seen_tris += scene.visual_tri[s + 1] - scene.visual_tri[s]
+        for r in range(3):
+            for c in range(3):
+                frame.pose[s, r, c] = M[r, c]
+            frame.pose[s, r, 3] = t[r]
+        # the camera in the owner frame, -M^T t, against the visual's box
+        inside = True
+        for c in range(3):
+            e = -(M[0, c] * t[0] + M[1, c] * t[1] + M[2, c] * t[2])
+            if e < box[s, 0, c] or e > box[s, 1, c]:
+                inside = False
+        frame.cull[s] = scene.visual_culled[s] or (scene.visual_closed[s] and not inside)
+        for i in range(scene.visual_vert[s], scene.visual_vert[s + 1]):
+            x, y, z = vert[i, 0], vert[i, 1], vert[i, 2]
+            px = M[0, 0] * x + M[0, 1] * y + M[0, 2] * z + t[0]
+            py = M[1, 0] * x + M[1, 1] * y + M[1, 2] * z + t[1]
+            pz = M[2, 0] * x + M[2, 1] * y + M[2, 2] * z + t[2]
+            out[i, 0], out[i, 1], out[i, 2] = px, py, pz
+            if pz > Z_CLIP:
+                proj[i, 0] = f * px / pz + cx
+                proj[i, 1] = f * py / pz + cy
+    return seen_tris
+
+
+@njit
+def split_setup(scene: Any, frame: Any, parts: int, seen_tris: int) -> int:
+    """frame.part: `parts` runs of triangles with about as many triangles of seen visuals
+    each, in draw order; each fills the slots from its first triangle's index on. Returns
+    the parts made (frame.count[DRAWN])."""
+    parts = max(1, min(parts, frame.part.shape[0]))
+    share = max(1, (seen_tris + parts - 1) // parts)
+    made = 0
+    start = 0
+    taken = 0
+    for s in range(scene.visual_owner.shape[0]):
+        if not frame.seen[s]:
+            continue
+        t0, t1 = scene.visual_tri[s], scene.visual_tri[s + 1]
+        k = t0
+        while k < t1:
+            step = min(t1 - k, share - taken)
+            k += step
+            taken += step
+            if taken >= share and made < parts - 1:
+                frame.part[made, 0], frame.part[made, 1] = start, k
+                frame.part[made, 2], frame.part[made, 3] = start, 0
+                made += 1
+                start = k
+                taken = 0
+    frame.part[made, 0], frame.part[made, 1] = start, scene.tri.shape[0]
+    frame.part[made, 2], frame.part[made, 3] = start, 0
+    frame.count[DRAWN] = made + 1
+    return made + 1
+
+
+@nogil
+def setup_triangles(scene: Any, frame: Any, part: int, width: int, height: int,
+                    want_rgb: bool) -> int:
+    """Each triangle of setup part `part` (frame.part) that the camera may see (its visual
+    seen; in front of the camera, nearer than far, covering a pixel centre, facing it unless
+    two-sided): its edge functions, 1/depth plane, pixel box and, when `want_rgb`, its shade
+    into the part's slots. Returns the slots filled (also frame.part[part, 3])."""
+    first, tri_end = scene.tri_visual, scene.visual_tri
+    seen, cull = frame.seen, frame.cull
+    visuals = scene.visual_owner.shape[0]
+    t0, t1, slot0 = frame.part[part, 0], frame.part[part, 1], frame.part[part, 2]
+    slot = slot0
     px = np.empty(5)
     py = np.empty(5)
-    for k in range(tri.shape[0]):
-        s = scene.tri_visual[k]
-        if skip_owner >= 0 and owner[s] == skip_owner:
+    cluster_tri, visual_cluster = scene.cluster_tri, scene.visual_cluster
+    s = first[t0] if t0 < t1 else visuals
+    while s < visuals and tri_end[s] < t1:
+        visual = s
+        s += 1
+        if not seen[visual]:
             continue
+        culled = cull[visual]
+        for cl in range(visual_cluster[visual], visual_cluster[visual + 1]):
+            begin, end = max(t0, cluster_tri[cl]), min(t1, cluster_tri[cl + 1])
+            if begin >= end or _cluster_hidden(scene, frame, visual, cl, culled, width,
+                                                height):
+                continue
+            slot = _setup_run(scene, frame, begin, end, culled, slot, width, height,
+                              want_rgb, px, py)
+    frame.part[part, 3] = slot - slot0
+    return slot - slot0
+
+
+@inline
+def _cluster_hidden(scene: Any, frame: Any, visual: int, cl: int, culled: bool, width: int,
+                    height: int) -> bool:
+    """Whether cluster cl of a visual seen shows nothing: its sphere beyond one side of the
+    view (behind the camera, beyond far, off the image), or, back faces culled, every one of
+    its triangles facing away (the cone test of `mb_sim.sensing.clusters`)."""
+    f, cx, cy, far = frame.intrinsics[0], frame.intrinsics[1], frame.intrinsics[2], \
+        frame.intrinsics[4]
+    P = frame.pose[visual]
+    sc = scene.cluster_sphere[cl]
+    r = sc[3]
+    x = P[0, 0] * sc[0] + P[0, 1] * sc[1] + P[0, 2] * sc[2] + P[0, 3]
+    y = P[1, 0] * sc[0] + P[1, 1] * sc[1] + P[1, 2] * sc[2] + P[1, 3]
+    z = P[2, 0] * sc[0] + P[2, 1] * sc[1] + P[2, 2] * sc[2] + P[2, 3]
+    margin = CLUSTER_MARGIN * (abs(x) + abs(y) + abs(z) + r)
+    reach = r + margin
+    if z + reach <= Z_CLIP or z - reach > far:
+        return True
+    # the image's sides: planes through the camera, f x + cx z = 0, ... (normals inward)
+    if (f * x + cx * z) < -reach * math.sqrt(f * f + cx * cx):
+        return True
+    if ((width - cx) * z - f * x) < -reach * math.sqrt(f * f + (width - cx) ** 2):
+        return True
+    if (f * y + cy * z) < -reach * math.sqrt(f * f + cy * cy):
+        return True
+    if ((height - cy) * z - f * y) < -reach * math.sqrt(f * f + (height - cy) ** 2):
+        return True
+    cone = scene.cluster_cone[cl]
+    if not culled or cone[3] < 0.0:
+        return False
+    # d = c - e in the owner frame; e = -M^T t, so d = M^T (M c + t) = M^T (x, y, z)
+    dx = P[0, 0] * x + P[1, 0] * y + P[2, 0] * z
+    dy = P[0, 1] * x + P[1, 1] * y + P[2, 1] * z
+    dz = P[0, 2] * x + P[1, 2] * y + P[2, 2] * z
+    along = cone[0] * dx + cone[1] * dy + cone[2] * dz
+    across = math.sqrt(max(0.0, dx * dx + dy * dy + dz * dz - along * along))
+    return along * cone[3] - across * cone[4] > reach
+
+
+@inline
+def _setup_run(scene: Any, frame: Any, begin: int, end: int, culled: bool, slot: int,
+               width: int, height: int, want_rgb: bool, px: np.ndarray, py: np.ndarray
+               ) -> int:
+    """Triangles begin..end-1 of one visual set up from `slot` on (`setup_triangles`);
+    returns the next free slot."""
+    f, cx, cy, far = frame.intrinsics[0], frame.intrinsics[1], frame.intrinsics[2], \
+        frame.intrinsics[4]
+    lx, ly, lz = frame.light[0], frame.light[1], frame.light[2]
+    cv, pr = frame.cam_vert, frame.proj
+    tri = scene.tri
+    drawn, boxes, edges, inv_depth = frame.drawn, frame.box, frame.edge, frame.inv_depth
+    palette, unlit, lit_rgb = frame.palette, scene.tri_unlit, scene.tri_lit
+    planes = scene.plane.shape[0]
+    for k in range(begin, end):
         i0, i1, i2 = tri[k, 0], tri[k, 1], tri[k, 2]
-        ax, ay, az = cv[i0, 0], cv[i0, 1], cv[i0, 2]
-        bx, by, bz = cv[i1, 0], cv[i1, 1], cv[i1, 2]
-        qx, qy, qz = cv[i2, 0], cv[i2, 1], cv[i2, 2]
+        az, bz, qz = cv[i0, 2], cv[i1, 2], cv[i2, 2]
         if az <= Z_CLIP and bz <= Z_CLIP and qz <= Z_CLIP:
             continue
         if az > far and bz > far and qz > far:
             continue
+        ax, ay = cv[i0, 0], cv[i0, 1]
+        bx, by = cv[i1, 0], cv[i1, 1]
+        qx, qy = cv[i2, 0], cv[i2, 1]
         # n = (b - a) x (c - a); det = a . n = a . (b x c)
         ux, uy, uz = bx - ax, by - ay, bz - az
         wx, wy, wz = qx - ax, qy - ay, qz - az
         nx, ny, nz = uy * wz - uz * wy, uz * wx - ux * wz, ux * wy - uy * wx
         det = ax * nx + ay * ny + az * nz
-        if det == 0.0 or (det > 0.0 and culled[s]):
+        if det == 0.0 or (det > 0.0 and culled):
             continue
-        # the pixel box: corners in front projected, edges crossing z = Z_CLIP clipped
-        m = 0
-        for e in range(3):
-            j0 = tri[k, e]
-            j1 = tri[k, (e + 1) % 3]
-            z0, z1 = cv[j0, 2], cv[j1, 2]
-            if z0 > Z_CLIP:
-                px[m] = f * cv[j0, 0] / z0 + cx
-                py[m] = f * cv[j0, 1] / z0 + cy
-                m += 1
-            if (z0 > Z_CLIP) != (z1 > Z_CLIP):
-                h = (Z_CLIP - z0) / (z1 - z0)
-                px[m] = f * (cv[j0, 0] + h * (cv[j1, 0] - cv[j0, 0])) / Z_CLIP + cx
-                py[m] = f * (cv[j0, 1] + h * (cv[j1, 1] - cv[j0, 1])) / Z_CLIP + cy
-                m += 1
-        lo_x, hi_x, lo_y, hi_y = px[0], px[0], py[0], py[0]
-        for q in range(1, m):
-            lo_x, hi_x = min(lo_x, px[q]), max(hi_x, px[q])
-            lo_y, hi_y = min(lo_y, py[q]), max(hi_y, py[q])
+        if az > Z_CLIP and bz > Z_CLIP and qz > Z_CLIP:  # the corners' projections
+            lo_x = min(pr[i0, 0], pr[i1, 0], pr[i2, 0])
+            hi_x = max(pr[i0, 0], pr[i1, 0], pr[i2, 0])
+            lo_y = min(pr[i0, 1], pr[i1, 1], pr[i2, 1])
+            hi_y = max(pr[i0, 1], pr[i1, 1], pr[i2, 1])
+        else:  # corners in front projected, edges crossing z = Z_CLIP clipped
+            m = 0
+            for e in range(3):
+                j0 = tri[k, e]
+                j1 = tri[k, (e + 1) % 3]
+                z0, z1 = cv[j0, 2], cv[j1, 2]
+                if z0 > Z_CLIP:
+                    px[m] = pr[j0, 0]
+                    py[m] = pr[j0, 1]
+                    m += 1
+                if (z0 > Z_CLIP) != (z1 > Z_CLIP):
+                    h = (Z_CLIP - z0) / (z1 - z0)
+                    px[m] = f * (cv[j0, 0] + h * (cv[j1, 0] - cv[j0, 0])) / Z_CLIP + cx
+                    py[m] = f * (cv[j0, 1] + h * (cv[j1, 1] - cv[j0, 1])) / Z_CLIP + cy
+                    m += 1
+            lo_x, hi_x, lo_y, hi_y = px[0], px[0], py[0], py[0]
+            for q in range(1, m):
+                lo_x, hi_x = min(lo_x, px[q]), max(hi_x, px[q])
+                lo_y, hi_y = min(lo_y, py[q]), max(hi_y, py[q])
         # pixel x may be covered when x + 1/2 lies in [lo, hi] (BOX_SLACK for rounding)
         x0 = max(0.0, min(float(width), math.ceil(lo_x - 0.5 - BOX_SLACK)))
         x1 = max(0.0, min(float(width), math.floor(hi_x - 0.5 + BOX_SLACK) + 1.0))
+        if x0 >= x1:
+            continue
         y0 = max(0.0, min(float(height), math.ceil(lo_y - 0.5 - BOX_SLACK)))
         y1 = max(0.0, min(float(height), math.floor(hi_y - 0.5 + BOX_SLACK) + 1.0))
-        if x0 >= x1 or y0 >= y1:
+        if y0 >= y1:
             continue
-        slot = drawn
-        drawn += 1
-        frame.drawn[slot] = k
-        box = frame.box[slot]
-        box[0], box[1], box[2], box[3] = int(x0), int(y0), int(x1), int(y1)
+        drawn[slot] = k
+        boxes[slot, 0], boxes[slot, 1] = int(x0), int(y0)
+        boxes[slot, 2], boxes[slot, 3] = int(x1), int(y1)
+        # E_0 = s (b x c) . r, E_1 = s (c x a) . r, E_2 = s (a x b) . r, times f
         sign = 1.0 if det > 0.0 else -1.0
-        for e in range(3):  # E_e = s (v_{e+1} x v_{e+2}) . r, times f
-            j1 = tri[k, (e + 1) % 3]
-            j2 = tri[k, (e + 2) % 3]
-            kx = cv[j1, 1] * cv[j2, 2] - cv[j1, 2] * cv[j2, 1]
-            ky = cv[j1, 2] * cv[j2, 0] - cv[j1, 0] * cv[j2, 2]
-            kz = cv[j1, 0] * cv[j2, 1] - cv[j1, 1] * cv[j2, 0]
-            A, B = sign * kx, sign * ky
-            edge = frame.edge[slot, e]
-            edge[0] = A
-            edge[1] = B
-            edge[2] = sign * (f * kz - kx * cx - ky * cy)
-            edge[3] = 1.0 if (A > 0.0 or (A == 0.0 and B > 0.0)) else 0.0
+        _edge(edges, slot, 0, sign, by * qz - bz * qy, bz * qx - bx * qz,
+              bx * qy - by * qx, f, cx, cy)
+        _edge(edges, slot, 1, sign, qy * az - qz * ay, qz * ax - qx * az,
+              qx * ay - qy * ax, f, cx, cy)
+        _edge(edges, slot, 2, sign, ay * bz - az * by, az * bx - ax * bz,
+              ax * by - ay * bx, f, cx, cy)
         # 1/z = (n . r) / det, r = ((x - cx) / f, (y - cy) / f, 1)
-        inv = frame.inv_depth[slot]
-        inv[0] = nx / (f * det)
-        inv[1] = ny / (f * det)
-        inv[2] = (nz - (nx * cx + ny * cy) / f) / det
-        # flat shade: the normal turned to the camera, in the world
-        turn = 1.0 if det < 0.0 else -1.0
-        norm = math.sqrt(nx * nx + ny * ny + nz * nz)
-        lit = 0.0
-        for r in range(3):
-            lit += (R[r, 0] * nx + R[r, 1] * ny + R[r, 2] * nz) * light[0, r]
-        lit = max(0.0, turn * lit / norm)
-        row = 1 + planes + slot
-        for c in range(3):
-            palette[row, c] = np.uint8(min(255.0, 255.0 * scene.tri_color[k, c] * (
-                light[2, c] + light[1, c] * lit)) + 0.5)
-    frame.count[DRAWN] = drawn
-    _setup_planes(scene, frame)
-    return drawn
+        inv_depth[slot, 0] = nx / (f * det)
+        inv_depth[slot, 1] = ny / (f * det)
+        inv_depth[slot, 2] = (nz - (nx * cx + ny * cy) / f) / det
+        if want_rgb:  # flat shade: the normal turned to the camera against the light
+            turn = 1.0 if det < 0.0 else -1.0
+            lit = max(0.0, turn * (nx * lx + ny * ly + nz * lz) /
+                      math.sqrt(nx * nx + ny * ny + nz * nz))
+            row = 1 + planes + slot
+            for c in range(3):
+                palette[row, c] = np.uint8(min(255.0, 255.0 * (
+                    unlit[k, c] + lit_rgb[k, c] * lit)) + 0.5)
+        slot += 1
+    return slot
+
+
+@inline
+def _edge(edges: np.ndarray, slot: int, e: int, sign: float, kx: float, ky: float, kz: float,
+          f: float, cx: float, cy: float) -> None:
+    """Edge e of a slot: E = sign k . (f r) = A x + B y + C for the pixel ray
+    f r = (x - cx, y - cy, f); its top-left flag (A > 0, or A = 0 and B > 0)."""
+    A, B = sign * kx, sign * ky
+    edges[slot, e, 0] = A
+    edges[slot, e, 1] = B
+    edges[slot, e, 2] = sign * (f * kz - kx * cx - ky * cy)
+    edges[slot, e, 3] = 1.0 if (A > 0.0 or (A == 0.0 and B > 0.0)) else 0.0
 
 
 @njit
-def _setup_planes(scene: Any, frame: Any) -> None:
+def setup_planes(scene: Any, frame: Any) -> None:
     """Each plane n . x = d in the optical frame: n_c = R^T n, d_c = d - n . p; seen from
-    above (d_c < 0) along the rays with n_c . r < 0, at 1/z = (n_c . r) / d_c."""
+    above (d_c < 0) along the rays with n_c . r < 0, at 1/z = (n_c . r) / d_c; its shade and
+    the sky's colour into the palette."""
     f, cx, cy = frame.intrinsics[0], frame.intrinsics[1], frame.intrinsics[2]
     R, p = frame.rot, frame.pos
     light = scene.light
@@ -271,28 +425,29 @@ def _setup_planes(scene: Any, frame: Any) -> None:
             out[0] = nc[0] / (f * dc)
             out[1] = nc[1] / (f * dc)
             out[2] = (nc[2] - (nc[0] * cx + nc[1] * cy) / f) / dc
-        lit = max(0.0, n[0] * light[0, 0] + n[1] * light[0, 1] + n[2] * light[0, 2])
+        lit = max(0.0, n[0] * light[0] + n[1] * light[1] + n[2] * light[2])
         for c in range(3):
-            frame.palette[1 + q, c] = np.uint8(min(255.0, 255.0 * scene.plane_color[q, c] * (
-                light[2, c] + light[1, c] * lit)) + 0.5)
+            frame.palette[1 + q, c] = np.uint8(min(255.0, 255.0 * (
+                scene.plane_unlit[q, c] + scene.plane_lit[q, c] * lit)) + 0.5)
     for c in range(3):
-        frame.palette[0, c] = np.uint8(255.0 * SKY[c] + 0.5)
+        frame.palette[0, c] = np.uint8(255.0 * scene.sky[c] + 0.5)
 
 
 @njit
 def bin_triangles(frame: Any) -> int:
-    """Each drawn triangle into the tiles its pixel box touches, in draw order
-    (frame.tile_start, tile_tri). Returns the entries needed; when that is more than
+    """Each drawn triangle into the tiles its pixel box touches, in draw order (the parts in
+    turn; frame.tile_start, tile_tri). Returns the entries needed; when that is more than
     tile_tri holds nothing is binned (the caller grows it and calls again)."""
     starts = frame.tile_start
     tx, ty = frame.count[TILES_X], frame.count[TILES_Y]
     starts[:] = 0
-    drawn = frame.count[DRAWN]
-    for slot in range(drawn):
-        b = frame.box[slot]
-        for y in range(b[1] // TILE, (b[3] - 1) // TILE + 1):
-            for x in range(b[0] // TILE, (b[2] - 1) // TILE + 1):
-                starts[y * tx + x + 1] += 1
+    parts = frame.count[DRAWN]
+    for q in range(parts):
+        for slot in range(frame.part[q, 2], frame.part[q, 2] + frame.part[q, 3]):
+            b = frame.box[slot]
+            for y in range(b[1] // TILE, (b[3] - 1) // TILE + 1):
+                for x in range(b[0] // TILE, (b[2] - 1) // TILE + 1):
+                    starts[y * tx + x + 1] += 1
     for i in range(tx * ty):
         starts[i + 1] += starts[i]
     total = starts[tx * ty]
@@ -300,13 +455,14 @@ def bin_triangles(frame: Any) -> int:
     if total > frame.tile_tri.shape[0]:
         return total
     fill = starts[:-1].copy()
-    for slot in range(drawn):
-        b = frame.box[slot]
-        for y in range(b[1] // TILE, (b[3] - 1) // TILE + 1):
-            for x in range(b[0] // TILE, (b[2] - 1) // TILE + 1):
-                tile = y * tx + x
-                frame.tile_tri[fill[tile]] = slot
-                fill[tile] += 1
+    for q in range(parts):
+        for slot in range(frame.part[q, 2], frame.part[q, 2] + frame.part[q, 3]):
+            b = frame.box[slot]
+            for y in range(b[1] // TILE, (b[3] - 1) // TILE + 1):
+                for x in range(b[0] // TILE, (b[2] - 1) // TILE + 1):
+                    tile = y * tx + x
+                    frame.tile_tri[fill[tile]] = slot
+                    fill[tile] += 1
     return total
 
 
@@ -315,23 +471,25 @@ SMALL_BOX = 64
 the edges (`_span`) instead of testing every pixel."""
 
 
-@njit
+@inline
 def _covers(A: float, r: float, own: bool, x: int) -> bool:
     """Whether pixel x of a row is inside the edge E = A (x + 1/2) + r (top-left on ties)."""
     e = A * (x + 0.5) + r
     return e > 0.0 or (e == 0.0 and own)
 
 
-@njit
-def _span(A: float, r: float, own: bool, lo: int, hi: int) -> tuple[int, int]:
+@inline
+def _span(A: float, r: float, own: bool, lo: int, hi: int, minus_inv_a: float
+          ) -> tuple[int, int]:
     """The pixels of lo..hi-1 inside the edge E = A (x + 1/2) + r, as (first, end): E is
-    monotonic in x, so they are contiguous; the crossing x = -r / A - 1/2 guesses the bound,
-    and the exact test of each pixel (`_covers`, the same as per pixel) settles it."""
+    monotonic in x, so they are contiguous; the crossing x = -r / A - 1/2 (`minus_inv_a`:
+    -1 / A) guesses the bound, and the exact test of each pixel (`_covers`, the same as per
+    pixel) settles it."""
     if lo >= hi:
         return lo, lo
     if A == 0.0:
         return (lo, hi) if _covers(A, r, own, lo) else (lo, lo)
-    guess = -r / A - 0.5
+    guess = r * minus_inv_a - 0.5
     if A > 0.0:  # inside from the bound on
         g = lo if guess <= lo else (hi if guess >= hi else math.ceil(guess))
         while g > lo and _covers(A, r, own, g - 1):
@@ -347,17 +505,57 @@ def _span(A: float, r: float, own: bool, lo: int, hi: int) -> tuple[int, int]:
     return lo, g + 1
 
 
+@inline
+def _fill(zrow: np.ndarray, wrow: np.ndarray, lo: int, hi: int, x0: int, ia: float,
+          row: float, drawn_k: int) -> None:
+    """Pixels x0 + lo .. x0 + hi - 1 of a tile row (tile x0): kept where the triangle's
+    1/depth ia (x + 1/2) + row is nearer; branch-free, so that it vectorises."""
+    for i in range(lo, hi):
+        w = ia * (x0 + i + 0.5) + row
+        old = zrow[i]
+        nearer = w > old
+        zrow[i] = w if nearer else old
+        wrow[i] = drawn_k if nearer else wrow[i]
+
+
+EDGE_MARGIN = 1e-12
+"""A box corner's edge value within EDGE_MARGIN x (|A| width + |B| height + |C|) of zero
+counts as on the edge: the box's pixels are then tested one by one (`_classify`)."""
+INSIDE, OUTSIDE, CROSSED = 0, 1, 2
+"""How an edge meets a box of pixel centres (`_classify`)."""
+
+
+@inline
+def _classify(A: float, B: float, C: float, x0: int, y0: int, x1: int, y1: int,
+              width: int, height: int) -> int:
+    """Whether every pixel centre of the box x0..x1-1, y0..y1-1 is inside the edge
+    E = A x + B y + C (INSIDE), every one outside (OUTSIDE), or neither is sure (CROSSED).
+    E is affine, so its extremes over the box are at the corner centres; a corner counts
+    only when it is farther from zero than the rounding of any pixel's E (EDGE_MARGIN), so
+    INSIDE and OUTSIDE say what testing each pixel (`_covers`) would."""
+    margin = EDGE_MARGIN * (abs(A) * width + abs(B) * height + abs(C))
+    xa, xb = x0 + 0.5, x1 - 0.5
+    ra, rb = B * (y0 + 0.5) + C, B * (y1 - 0.5) + C
+    e0, e1, e2, e3 = A * xa + ra, A * xb + ra, A * xa + rb, A * xb + rb
+    if min(min(e0, e1), min(e2, e3)) > margin:
+        return INSIDE
+    if max(max(e0, e1), max(e2, e3)) < -margin:
+        return OUTSIDE
+    return CROSSED
+
+
 @nogil
 def raster_tiles(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.ndarray,
-                 want_rgb: bool) -> None:
+                 want_depth: bool, want_rgb: bool) -> None:
     """Tiles first, first + step, ... (threads share a frame's tiles in turn): the planes,
     then the binned triangles in order, kept per pixel by 1/depth (starting at 1/far:
-    nothing farther is drawn); then written out: depth (m, float32; +inf: nothing nearer
-    than far, -inf: nearer than near) and, when `want_rgb`, the colour (uint8; the sky where
-    nothing is seen). A box of more than SMALL_BOX pixels is first classified by its corner
-    pixels: inside every edge (no edge tested per pixel), or outside one (skipped)."""
+    nothing farther is drawn); then written out: when `want_depth`, the depth (m, float32;
+    +inf: nothing nearer than far, -inf: nearer than near), when `want_rgb`, the colour
+    (uint8; the sky where nothing is seen). A triangle's box of more than SMALL_BOX pixels in a tile is first
+    met by each edge as a whole (`_classify`): outside one, it is skipped; the edges that
+    cross the box give each row's covered span (`_span`), the others are not tested."""
     near, far = frame.intrinsics[3], frame.intrinsics[4]
-    height, width = depth.shape[0], depth.shape[1]
+    width, height = frame.count[WIDTH], frame.count[HEIGHT]
     tx = frame.count[TILES_X]
     tiles = tx * frame.count[TILES_Y]
     zbuf = np.empty((TILE, TILE))
@@ -395,22 +593,33 @@ def raster_tiles(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.n
             a1, b1, c1, o1 = edge[k, 1, 0], edge[k, 1, 1], edge[k, 1, 2], edge[k, 1, 3] != 0.0
             a2, b2, c2, o2 = edge[k, 2, 0], edge[k, 2, 1], edge[k, 2, 2], edge[k, 2, 3] != 0.0
             ia, ib, ic = inv[k, 0], inv[k, 1], inv[k, 2]
-            spans = (bx1 - bx0) * (by1 - by0) > SMALL_BOX
+            if (bx1 - bx0) * (by1 - by0) > SMALL_BOX:
+                m0 = _classify(a0, b0, c0, bx0, by0, bx1, by1, width, height)
+                m1 = _classify(a1, b1, c1, bx0, by0, bx1, by1, width, height)
+                m2 = _classify(a2, b2, c2, bx0, by0, bx1, by1, width, height)
+                if m0 == OUTSIDE or m1 == OUTSIDE or m2 == OUTSIDE:
+                    continue
+                d0 = -1.0 / a0 if a0 != 0.0 else 0.0
+                d1 = -1.0 / a1 if a1 != 0.0 else 0.0
+                d2 = -1.0 / a2 if a2 != 0.0 else 0.0
+                for y in range(by0, by1):  # each row's covered span, then no edge test
+                    yc = y + 0.5
+                    row = ib * yc + ic
+                    ty = y - y0
+                    lo, hi = bx0, bx1
+                    if m0 == CROSSED:
+                        lo, hi = _span(a0, b0 * yc + c0, o0, lo, hi, d0)
+                    if m1 == CROSSED:
+                        lo, hi = _span(a1, b1 * yc + c1, o1, lo, hi, d1)
+                    if m2 == CROSSED:
+                        lo, hi = _span(a2, b2 * yc + c2, o2, lo, hi, d2)
+                    _fill(zbuf[ty], who[ty], lo - x0, hi - x0, x0, ia, row, drawn_k)
+                continue
             for y in range(by0, by1):
                 yc = y + 0.5
                 row = ib * yc + ic
                 ty = y - y0
                 r0, r1, r2 = b0 * yc + c0, b1 * yc + c1, b2 * yc + c2
-                if spans:  # the row's covered pixels from the three edges, then no edge test
-                    lo, hi = _span(a0, r0, o0, bx0, bx1)
-                    lo1, hi1 = _span(a1, r1, o1, lo, hi)
-                    lo, hi = _span(a2, r2, o2, lo1, hi1)
-                    for i in range(hi - lo):
-                        w = ia * (lo + i + 0.5) + row
-                        if w > zbuf[ty, lo - x0 + i]:
-                            zbuf[ty, lo - x0 + i] = w
-                            who[ty, lo - x0 + i] = drawn_k
-                    continue
                 for x in range(bx0, bx1):
                     xc = x + 0.5
                     e0 = a0 * xc + r0
@@ -426,11 +635,12 @@ def raster_tiles(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.n
                     if w > zbuf[ty, x - x0]:
                         zbuf[ty, x - x0] = w
                         who[ty, x - x0] = drawn_k
-        for ty in range(th):
-            out = depth[y0 + ty, x0:x1]
-            for i in range(tw):
-                z = 1.0 / zbuf[ty, i]
-                out[i] = math.inf if who[ty, i] == 0 else (-math.inf if z < near else z)
+        if want_depth:
+            for ty in range(th):
+                out = depth[y0 + ty, x0:x1]
+                for i in range(tw):
+                    z = 1.0 / zbuf[ty, i]
+                    out[i] = math.inf if who[ty, i] == 0 else (-math.inf if z < near else z)
         if want_rgb:
             for ty in range(th):
                 colour = rgb[y0 + ty, x0:x1]
@@ -443,7 +653,8 @@ def raster_tiles(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.n
 
 class Rasteriser:
     """A camera's drawing of a `VisualScene` record: its frame workspace (grown when the
-    scene or the image needs more), and the threads that draw its tiles."""
+    scene or the image needs more), and the threads that set up its triangles and draw its
+    tiles."""
 
     _pool: ThreadPoolExecutor | None = None
     _pool_lock = threading.Lock()
@@ -453,12 +664,13 @@ class Rasteriser:
         """`values`: the `VisualScene` arrays; `scene`: their record (made when not given)."""
         self.scene = new_visual_scene(values) if scene is None else scene
         self.width, self.height = width, height
-        self.threads = threads
+        self.threads = max(1, min(threads, MAX_PARTS))
         self.arrays = allocate_frame(values.vert.shape[0], values.tri.shape[0],
                                      values.visual_owner.shape[0], values.plane.shape[0],
                                      width, height)
         self.arrays.count[TILES_X] = -(-width // TILE)
         self.arrays.count[TILES_Y] = -(-height // TILE)
+        self.arrays.count[WIDTH], self.arrays.count[HEIGHT] = width, height
         self.frame = new_camera_frame(self.arrays)
 
     @classmethod
@@ -469,37 +681,64 @@ class Rasteriser:
                                                thread_name_prefix="mb_sim_raster")
             return cls._pool
 
+    def _run(self, kernel: Any, parts: int, *args: Any) -> None:
+        """kernel(frame, i, *args) for i < parts: part 0 here, the others on the pool."""
+        if parts <= 1:
+            kernel(self.frame, 0, *args)
+            return
+        pool = self.pool()
+        jobs = [pool.submit(kernel, self.frame, i, *args) for i in range(1, parts)]
+        kernel(self.frame, 0, *args)
+        for job in jobs:
+            job.result()
+
     def render(self, rot: np.ndarray, pos: np.ndarray, intrinsics: tuple[float, ...],
                owner_pos: np.ndarray, owner_rot: np.ndarray, skip_owner: int,
-               want_rgb: bool) -> tuple[np.ndarray, np.ndarray | None]:
-        """(depth (h, w) float32, rgb (h, w, 3) uint8 or None) seen from the optical frame
-        (rot, pos) in the world, intrinsics (f, cx, cy, near, far)."""
+               want_rgb: bool, depth: np.ndarray | None = None, rgb: np.ndarray | None = None,
+               want_depth: bool = True) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """(depth (h, w) float32 or None, rgb (h, w, 3) uint8 or None: those wanted) seen
+        from the optical frame (rot, pos) in the world, intrinsics (f, cx, cy, near, far);
+        drawn into `depth` and `rgb` when given (C-contiguous, of these shapes: a message's
+        bytes, say), else into new arrays."""
         a = self.arrays
         a.rot[:] = rot
         a.pos[:] = pos
         a.intrinsics[:] = intrinsics
-        to_camera(self.scene, self.frame, owner_pos, owner_rot)
-        setup_triangles(self.scene, self.frame, skip_owner, self.width, self.height)
+        w, h = self.width, self.height
+        seen = to_camera(self.scene, self.frame, owner_pos, owner_rot, skip_owner, w, h)
+        threads = self.threads if JIT else 1
+        parts = split_setup(self.scene, self.frame,
+                            threads if seen >= PARALLEL_TRIANGLES else 1, seen)
+        self._run(_setup_part, parts, self.scene, w, h, want_rgb)
+        setup_planes(self.scene, self.frame)
         need = bin_triangles(self.frame)
         if need > a.tile_tri.shape[0]:
             self.arrays = a = a._replace(tile_tri=np.zeros(2 * need, dtype=np.int64))
             self.frame = new_camera_frame(a)
             bin_triangles(self.frame)
-        depth = np.empty((self.height, self.width), dtype=np.float32)
-        rgb = np.empty((self.height, self.width, 3), dtype=np.uint8) if want_rgb else \
-            np.empty((1, 1, 3), dtype=np.uint8)
-        parts = self.threads if JIT and self.width * self.height >= PARALLEL_PIXELS else 1
-        if parts <= 1:
-            raster_tiles(self.frame, 0, 1, depth, rgb, want_rgb)
-        else:
-            pool = self.pool()
-            jobs = [pool.submit(raster_tiles, self.frame, i, parts, depth, rgb, want_rgb)
-                    for i in range(1, parts)]
-            raster_tiles(self.frame, 0, parts, depth, rgb, want_rgb)
-            for job in jobs:
-                job.result()
-        return depth, (rgb if want_rgb else None)
+        if depth is None:
+            depth = np.empty((h, w) if want_depth else (1, 1), dtype=np.float32)
+        if rgb is None:
+            rgb = np.empty((h, w, 3) if want_rgb else (1, 1, 3), dtype=np.uint8)
+        for wanted, out, shape in ((want_depth, depth, (h, w)), (want_rgb, rgb, (h, w, 3))):
+            if wanted and (out.shape != shape or not out.flags.c_contiguous):
+                raise ValueError(f"an image of shape {shape} (C-contiguous) is drawn; got an "
+                                 f"array of shape {out.shape}")
+        tiles = threads if w * h >= PARALLEL_PIXELS else 1
+        self._run(_raster_part, tiles, tiles, depth, rgb, want_depth, want_rgb)
+        return (depth if want_depth else None), (rgb if want_rgb else None)
+
+
+def _setup_part(frame: Any, part: int, scene: Any, width: int, height: int,
+                want_rgb: bool) -> None:
+    setup_triangles(scene, frame, part, width, height, want_rgb)
+
+
+def _raster_part(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.ndarray,
+                 want_depth: bool, want_rgb: bool) -> None:
+    raster_tiles(frame, first, step, depth, rgb, want_depth, want_rgb)
 
 
 __all__ = ["RENDER_THREADS", "TILE", "CameraFrame", "Rasteriser", "allocate_frame",
-           "bin_triangles", "new_camera_frame", "raster_tiles", "setup_triangles", "to_camera"]
+           "bin_triangles", "new_camera_frame", "raster_tiles", "setup_planes",
+           "setup_triangles", "split_setup", "to_camera"]

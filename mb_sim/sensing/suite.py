@@ -23,6 +23,7 @@ a reading that is not valid):
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -74,6 +75,9 @@ class Sensing:
 
     def __init__(self, sim: Any) -> None:
         self._sim = sim
+        self._scene_lock = threading.Lock()
+        """Held while the visual scene and the rasterisers are made or dropped (`prepare`
+        may make them on another thread)."""
         self.specs: dict[str, SensorSpec] = {}
         self._mounts: dict[str, Mount] = {}
         self._rays: dict[str, tuple[np.ndarray, np.ndarray | None]] = {}
@@ -91,9 +95,10 @@ class Sensing:
         self._cw_arrays = allocate_collision_work(arrays.geoms, owners, 1)
         self._cw = new_collision_work(self._cw_arrays)
         self._geoms = new_geoms(arrays.geoms)
-        self._visuals: Any = None
-        self._visual_record: Any = None
-        self._rasters: dict[str, Rasteriser] = {}
+        with self._scene_lock:
+            self._visuals: Any = None
+            self._visual_record: Any = None
+            self._rasters: dict[str, Rasteriser] = {}
         self._posed: tuple[np.ndarray, ...] | None = None
         for name, spec in list(self.specs.items()):
             try:
@@ -225,60 +230,80 @@ class Sensing:
         self._posed = tuple(a.copy() for a in now)
 
     def _raster(self, spec: SensorSpec) -> Rasteriser:
-        """The sensor's rasteriser (made at its first reading, with the visual scene)."""
-        if self._visuals is None:
-            self._visuals = scene_visuals(self._sim)
-            self._visual_record = new_visual_scene(self._visuals)
-        raster = self._rasters.get(spec.name)
-        if raster is None:
-            raster = Rasteriser(self._visuals, spec.width, spec.height,
-                                scene=self._visual_record)
-            self._rasters[spec.name] = raster
-        return raster
+        """The sensor's rasteriser (made at its first reading, with the visual scene, unless
+        `prepare` made them)."""
+        with self._scene_lock:
+            if self._visuals is None:
+                self._visuals = scene_visuals(self._sim)
+                self._visual_record = new_visual_scene(self._visuals)
+            raster = self._rasters.get(spec.name)
+            if raster is None:
+                raster = Rasteriser(self._visuals, spec.width, spec.height,
+                                    scene=self._visual_record)
+                self._rasters[spec.name] = raster
+            return raster
 
-    def capture(self, name: str) -> Callable[[], Any]:
+    def prepare(self) -> None:
+        """Make the visual scene and every camera's rasteriser now, ahead of their first
+        reading (a world of many meshes takes seconds: their files, their colours and
+        textures read); it may run on another thread while the simulation steps (the
+        scene's model and world are not changed by stepping), and a reading made meanwhile
+        waits for it."""
+        for name, spec in list(self.specs.items()):
+            if spec.type in ("camera", "depth_camera"):
+                self._raster(spec)
+
+    def capture(self, name: str) -> Callable[..., Any]:
         """A reading of sensor `name` at the current state, made when the returned function is
         called: a camera's scene is posed and its pose taken now (copies), its image drawn
-        then, from any thread, while the simulation goes on; other sensors are read now. A
-        camera's captures must be drawn one at a time (they share its workspace)."""
+        then, from any thread, while the simulation goes on, into the array the function is
+        given (`out`: the reading's shape and dtype, C-contiguous; a message's bytes, say) or
+        a new one; other sensors are read now. A camera's captures must be drawn one at a
+        time (they share its workspace)."""
         spec = self.spec(name)
         if spec.type not in ("camera", "depth_camera"):
             reading = self.read(name)
-            return lambda: reading
+            return lambda out=None: reading
         k = tick(self._sim.time, spec.rate)
         R, p = self.pose(name)
         self._pose_scene()
         owners = (self._cw_arrays.owner_pos.copy(), self._cw_arrays.owner_rot.copy())
         raster = self._raster(spec)
         skip = self._mounts[name].skip_owner
-        return lambda: self._camera(spec, R, p, k, owners, raster, skip)
+        return lambda out=None: self._camera(spec, R, p, k, owners, raster, skip, out)
 
     def _camera(self, spec: SensorSpec, R: np.ndarray, p: np.ndarray, k: int,
                 owners: tuple[np.ndarray, np.ndarray] | None = None,
-                raster: Rasteriser | None = None, skip: int | None = None) -> np.ndarray:
-        """A camera's image drawn from the visual geometry (`mb_sim.sensing.raster`), with
-        the collision owners' poses `owners` (None: the posed scene's)."""
+                raster: Rasteriser | None = None, skip: int | None = None,
+                out: np.ndarray | None = None) -> np.ndarray:
+        """A camera's image drawn from the visual geometry (`mb_sim.sensing.raster`) into
+        `out` (None: a new array), with the collision owners' poses `owners` (None: the
+        posed scene's)."""
         colour = spec.type == "camera"
         intrinsics = (focal_length(spec), 0.5 * spec.width, 0.5 * spec.height, spec.near,
                       spec.far)
         owner_pos, owner_rot = owners or (self._cw_arrays.owner_pos, self._cw_arrays.owner_rot)
+        noisy = spec.noise.stddev > 0.0 or spec.noise.bias != 0.0
         depth, rgb = (raster or self._raster(spec)).render(
             R @ OPTICAL, p, intrinsics, owner_pos, owner_rot,
-            self._mounts[spec.name].skip_owner if skip is None else skip, colour)
+            self._mounts[spec.name].skip_owner if skip is None else skip, colour,
+            depth=None if colour or noisy else out, rgb=out if colour and not noisy else None,
+            want_depth=not colour)
+        image = rgb if colour else depth
+        assert image is not None
+        if not noisy:
+            return image
+        values = image.astype(float)
+        add_noise(values, spec.noise, spec.seed, spec.name, k)
         if colour:
-            assert rgb is not None
-            if spec.noise.stddev > 0.0 or spec.noise.bias != 0.0:
-                noisy = rgb.astype(float)
-                add_noise(noisy, spec.noise, spec.seed, spec.name, k)
-                rgb = np.clip(np.rint(noisy), 0, 255).astype(np.uint8)
-            return rgb
-        if spec.noise.stddev > 0.0 or spec.noise.bias != 0.0:
-            finite = np.isfinite(depth)
-            noisy = depth.astype(float)
-            add_noise(noisy, spec.noise, spec.seed, spec.name, k)
-            depth = np.where(finite, _limits(noisy, spec.near, spec.far, noisy),
-                             depth).astype(np.float32)
-        return depth
+            image = np.clip(np.rint(values), 0, 255).astype(np.uint8)
+        else:
+            image = np.where(np.isfinite(image), _limits(values, spec.near, spec.far, values),
+                             image).astype(np.float32)
+        if out is None:
+            return image
+        out[...] = image
+        return out
 
     def _imu(self, spec: SensorSpec, k: int) -> ImuReading:
         """Orientation, angular velocity and specific force of an IMU, at its offset on its

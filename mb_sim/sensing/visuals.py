@@ -4,9 +4,12 @@ Cameras see the visual geometry, not the collision shapes (`mb_sim.sensing.raste
 it): a robot link's URDF `<visual>`s in their material colours (`Geometry.color`: inline or
 named `<material>`), else the mesh file's own colours and materials (`mb_sim.model.mesh.
 mesh_face_colors`), else light grey as RViz draws a link; a world body's shape in its
-`color`, and the visuals an SDF world gives it (`Body.visuals`); the world's static visuals
-(`World.visuals`); the ground as an infinite plane in grey. Lit by the world's light
-(`World.light`: an SDF `<light type="directional">`) or, without one, a sun from above.
+`color`, or the visuals an SDF world gives it (`Body.visuals`, in their material colours);
+the world's static visuals (`World.visuals`: an SDF world's static links'); the ground as an
+infinite plane (grey, or its SDF visual's colour; not drawn when `Ground.visible` is false).
+Lit by the world's light (`World.light`: an SDF world's directional `<light>` and `<scene>`,
+else a sun from above): each triangle's rgb = colour x (ambient + diffuse max(0, n . l))
++ emissive, kept per triangle as its unlit and lit parts (`tri_unlit`, `tri_lit`).
 
 Shapes become triangles once per scene (`VisualScene`, record below):
 - boxes: 12 triangles, exact; heightfields: their grid, exact (as they collide);
@@ -29,7 +32,7 @@ import itertools
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -38,8 +41,10 @@ from mb_sim._jit import njit
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mesh import MeshError, load_mesh, mesh_face_colors
 from mb_sim.model.triangles import grid
+from mb_sim.model.world.parts import AMBIENT, SKY, SUN_DIFFUSE, Light
 from mb_sim.records import FLAG, INDEX, REAL, Field, record
 from mb_sim.rotations import matrix_from_quat, rpy_matrix
+from mb_sim.sensing.clusters import cluster_bounds, cluster_order, cluster_starts
 
 log = logging.getLogger("mb_sim")
 
@@ -50,36 +55,42 @@ MAX_SEGMENTS = 4096
 """Sides of a tessellated circle: at least MIN_SEGMENTS; a radius that would need more than
 MAX_SEGMENTS (above about 2 km) gets MAX_SEGMENTS and a warning."""
 GROUND = (0.55, 0.56, 0.58)
+"""rgb of the ground without an SDF visual."""
 LINK = (0.8, 0.8, 0.8)
-"""rgb of a robot link's visual without a colour (RViz's grey)."""
-SKY = (0.78, 0.85, 0.93)
-"""rgb where a camera sees nothing."""
-SUN = (0.5, -0.1, 0.9)
-"""Towards the default light (Gazebo's default sun shines along (-0.5, 0.1, -0.9))."""
-SUN_DIFFUSE = (0.6, 0.6, 0.6)
-AMBIENT = (0.45, 0.45, 0.45)
-"""Shading (`mb_sim.sensing.raster`): colour (AMBIENT + diffuse max(0, n . l)), n the face's
-normal turned to the camera, l towards the light."""
+"""rgb of a visual without a colour (a robot link's: RViz's grey)."""
 
 VisualScene, VisualSceneRecord = record("VisualScene", """What cameras draw: every visual's
 triangles, each visual's owner, the ground as a plane, the light (mb_sim.sensing.visuals).""", (
     Field("vert", REAL, ("v", 3), "vertices in their visual's owner frame, m (the world's: "
-          "world axes)"),
-    Field("tri", INDEX, ("t", 3), "corners, counter-clockwise seen from outside"),
-    Field("tri_color", REAL, ("t", 3), "rgb in 0..1"),
+          "world axes), visual after visual"),
+    Field("tri", INDEX, ("t", 3), "corners, counter-clockwise seen from outside, visual "
+          "after visual"),
+    Field("tri_unlit", REAL, ("t", 3), "rgb whatever the face's angle: colour x ambient "
+          "light + emissive"),
+    Field("tri_lit", REAL, ("t", 3), "rgb times max(0, n . l): colour x the light's diffuse"),
     Field("tri_visual", INDEX, ("t",), "the visual of each triangle"),
     Field("visual_owner", INDEX, ("s",), "owner slot as Geoms.owner: a tree's body, a free "
           "body, a floating base; -1: the world"),
+    Field("visual_vert", INDEX, ("s+1",), "each visual's first vertex (then the end)"),
+    Field("visual_tri", INDEX, ("s+1",), "each visual's first triangle (then the end)"),
+    Field("visual_cluster", INDEX, ("s+1",), "each visual's first cluster (then the end)"),
     Field("visual_culled", FLAG, ("s",), "back faces never drawn (closed primitives)"),
     Field("visual_closed", FLAG, ("s",), "a closed mesh wound outward: its back faces are "
           "not drawn for a camera outside its box"),
     Field("visual_box", REAL, ("s", 2, 3), "its vertices' box in its owner frame: low, high "
           "corner"),
+    Field("cluster_tri", INDEX, ("c+1",), "each cluster's first triangle (then the end): "
+          "runs of triangles facing about one way (mb_sim.sensing.clusters)"),
+    Field("cluster_sphere", REAL, ("c", 4), "a cluster's bounding sphere in its owner frame: "
+          "centre, radius"),
+    Field("cluster_cone", REAL, ("c", 5), "the cone of its normals: unit axis, cos and sin of "
+          "the half angle (cos -2: none)"),
     Field("plane", REAL, ("p", 4), "infinite planes n . x = d (n, d), world, solid below"),
-    Field("plane_color", REAL, ("p", 3), "rgb in 0..1"),
-    Field("light", REAL, (3, 3), "towards the light (world, unit), its diffuse rgb, the "
-          "ambient rgb"),
-), sizes={"v": "vertices", "t": "triangles", "s": "visuals", "p": "planes"})
+    Field("plane_unlit", REAL, ("p", 3), "a plane's rgb whatever the angle (as tri_unlit)"),
+    Field("plane_lit", REAL, ("p", 3), "a plane's rgb times max(0, n . l) (as tri_lit)"),
+    Field("light", REAL, (3,), "towards the light, world, unit"),
+    Field("sky", REAL, (3,), "rgb where nothing is seen (the background)"),
+), sizes={"v": "vertices", "t": "triangles", "s": "visuals", "c": "clusters", "p": "planes"})
 
 
 @njit
@@ -88,18 +99,9 @@ def new_visual_scene(values: VisualScene) -> Any:
 
 
 @dataclass(frozen=True)
-class Light:
-    """A directional light: `towards` it (world, unit), its diffuse rgb, and the ambient rgb."""
-
-    towards: tuple[float, float, float] = SUN
-    diffuse: tuple[float, float, float] = SUN_DIFFUSE
-    ambient: tuple[float, float, float] = AMBIENT
-
-
-@dataclass(frozen=True)
 class Visual:
     """One drawn shape: its triangles in its owner's frame, their rgb, whether back faces
-    are culled, and the owner slot (-1: the world)."""
+    are culled (or it is a closed mesh), the owner slot (-1: the world), what it emits."""
 
     owner: int
     vert: np.ndarray
@@ -107,6 +109,7 @@ class Visual:
     color: np.ndarray
     culled: bool
     closed: bool = False
+    emissive: tuple[float, float, float] | None = None
 
 
 # --- tessellation ---------------------------------------------------------------------------
@@ -246,7 +249,7 @@ def make_visual(geometry: Geometry, owner: int, T: np.ndarray, color: Sequence[f
     if file_colors is not None and geometry.color is None:
         own = ~np.isnan(file_colors[:, 0])
         rgb[own] = file_colors[own]
-    vert = v @ T[:3, :3].T + T[:3, 3]
+    vert, t = shared_vertices(v @ T[:3, :3].T + T[:3, 3], t)
     if np.linalg.det(T[:3, :3]) < 0.0:  # a mirrored visual: keep its faces outward
         t = t[:, ::-1]
     closed = False
@@ -254,7 +257,18 @@ def make_visual(geometry: Geometry, owner: int, T: np.ndarray, color: Sequence[f
         closed, outward = closed_surface(vert, t)
         if closed and not outward:
             t = t[:, ::-1]
-    return Visual(owner, vert, np.ascontiguousarray(t), rgb, culled, closed)
+    return Visual(owner, vert, np.ascontiguousarray(t), rgb, culled, closed,
+                  geometry.emissive)
+
+
+def shared_vertices(vert: np.ndarray, tri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same triangles over distinct vertices: corners of equal coordinates (a triangle
+    soup, as STL files are, lists each about six times) become one vertex, which a camera
+    then moves and projects once."""
+    unique, index = np.unique(vert, axis=0, return_inverse=True)
+    if len(unique) == len(vert):
+        return vert, tri
+    return unique, index.reshape(-1)[tri]
 
 
 def closed_surface(vert: np.ndarray, tri: np.ndarray) -> tuple[bool, bool]:
@@ -312,7 +326,7 @@ def body_visuals(body: Any, i: int, dynamic: bool, n: int, pos: np.ndarray,
     if not dynamic:
         Tb[:3, :3] = matrix_from_quat(quat)
         Tb[:3, 3] = pos
-    geometries = getattr(body, "visuals", ()) or (body.geometry,)
+    geometries = body.visuals if body.visuals is not None else (body.geometry,)
     out = []
     for geometry in geometries:
         color = geometry.color[:3] if geometry.color is not None else body.color[:3]
@@ -326,8 +340,8 @@ def body_visuals(body: Any, i: int, dynamic: bool, n: int, pos: np.ndarray,
 def world_visuals(world: Any) -> list[Visual]:
     """The world's own static visuals (`World.visuals`: geometries posed in the world)."""
     out = []
-    for geometry in getattr(world, "visuals", ()) or ():
-        color = geometry.color[:3] if geometry.color is not None else GROUND
+    for geometry in world.visuals:
+        color = geometry.color[:3] if geometry.color is not None else LINK
         visual = make_visual(geometry, -1, _pose(geometry.xyz, geometry.rpy), color,
                              f"{getattr(world, 'source', '<world>')}: visual")
         if visual is not None:
@@ -337,27 +351,66 @@ def world_visuals(world: Any) -> list[Visual]:
 
 def pack(visuals: Sequence[Visual], planes: Sequence[tuple[np.ndarray, float, Sequence[float]]],
          light: Light) -> VisualScene:
-    """The `VisualScene` of `visuals` and `planes` ((normal, d, rgb): n . x = d)."""
-    starts = np.cumsum([0] + [len(v.vert) for v in visuals])
+    """The `VisualScene` of `visuals` and `planes` ((normal, d, rgb): n . x = d), lit by
+    `light` (module docstring); each visual's triangles in clusters (`mb_sim.sensing.
+    clusters`)."""
+    visuals, spheres, cones, cluster_tri, visual_cluster = _clustered(visuals)
+    vert_start = np.cumsum([0] + [len(v.vert) for v in visuals]).astype(np.int64)
+    tri_start = np.cumsum([0] + [len(v.tri) for v in visuals]).astype(np.int64)
     vert = np.concatenate([v.vert for v in visuals]) if visuals else np.zeros((0, 3))
-    tri = np.concatenate([v.tri + s for v, s in zip(visuals, starts)]) if visuals else \
+    tri = np.concatenate([v.tri + s for v, s in zip(visuals, vert_start)]) if visuals else \
         np.zeros((0, 3), dtype=np.int64)
-    color = np.concatenate([v.color for v in visuals]) if visuals else np.zeros((0, 3))
+    color = np.clip(np.concatenate([v.color for v in visuals]), 0.0, 1.0) if visuals else \
+        np.zeros((0, 3))
+    emitted = np.concatenate([np.tile(np.asarray(v.emissive or (0.0, 0.0, 0.0), dtype=float),
+                                      (len(v.tri), 1)) for v in visuals]) if visuals else \
+        np.zeros((0, 3))
     tri_visual = np.repeat(np.arange(len(visuals), dtype=np.int64),
                            [len(v.tri) for v in visuals])
+    ambient, diffuse = np.asarray(light.ambient, dtype=float), np.asarray(light.diffuse,
+                                                                          dtype=float)
     towards = np.asarray(light.towards, dtype=float)
-    light_rows = np.array([towards / np.linalg.norm(towards), light.diffuse, light.ambient])
+    plane_color = np.clip(np.array([c[:3] for _, _, c in planes], dtype=float).reshape(-1, 3),
+                          0.0, 1.0)
     return VisualScene(
         vert=np.ascontiguousarray(vert, dtype=float), tri=np.ascontiguousarray(tri, np.int64),
-        tri_color=np.ascontiguousarray(np.clip(color, 0.0, 1.0)), tri_visual=tri_visual,
+        tri_unlit=np.ascontiguousarray(color * ambient + emitted),
+        tri_lit=np.ascontiguousarray(color * diffuse), tri_visual=tri_visual,
         visual_owner=np.array([v.owner for v in visuals], dtype=np.int64),
+        visual_vert=vert_start, visual_tri=tri_start, visual_cluster=visual_cluster,
+        cluster_tri=cluster_tri, cluster_sphere=spheres, cluster_cone=cones,
         visual_culled=np.array([v.culled for v in visuals], dtype=np.bool_),
         visual_closed=np.array([v.closed for v in visuals], dtype=np.bool_),
         visual_box=np.array([[v.vert.min(axis=0), v.vert.max(axis=0)] if len(v.vert) else
                              np.zeros((2, 3)) for v in visuals], dtype=float).reshape(-1, 2, 3),
         plane=np.array([[*n, d] for n, d, _ in planes], dtype=float).reshape(-1, 4),
-        plane_color=np.array([c[:3] for _, _, c in planes], dtype=float).reshape(-1, 3),
-        light=light_rows)
+        plane_unlit=plane_color * ambient, plane_lit=plane_color * diffuse,
+        light=towards / np.linalg.norm(towards),
+        sky=np.clip(np.asarray(light.background, dtype=float), 0.0, 1.0))
+
+
+def _clustered(visuals: Sequence[Visual]) -> tuple[list[Visual], np.ndarray, np.ndarray,
+                                                    np.ndarray, np.ndarray]:
+    """The visuals with their triangles (and colours) in cluster order; the clusters'
+    spheres, cones, first triangles (scene-wide, then the end) and each visual's first
+    cluster (then the end)."""
+    out, spheres, cones, starts, firsts = [], [], [], [], [0]
+    tri_offset = 0
+    for v in visuals:
+        order, bucket = cluster_order(v.vert, v.tri)
+        tri = np.ascontiguousarray(v.tri[order])
+        first = cluster_starts(bucket)
+        sphere, cone = cluster_bounds(v.vert, tri, first)
+        out.append(replace(v, tri=tri, color=v.color[order]))
+        spheres.append(sphere)
+        cones.append(cone)
+        starts.append(first[:-1] + tri_offset)
+        tri_offset += len(tri)
+        firsts.append(firsts[-1] + len(first) - 1)
+    return (out, np.concatenate(spheres or [np.zeros((0, 4))]).reshape(-1, 4),
+            np.concatenate(cones or [np.zeros((0, 5))]).reshape(-1, 5),
+            np.array([*np.concatenate(starts or [np.zeros(0, np.int64)]), tri_offset],
+                     dtype=np.int64), np.array(firsts, dtype=np.int64))
 
 
 def scene_visuals(sim: Any) -> VisualScene:
@@ -376,14 +429,16 @@ def scene_visuals(sim: Any) -> VisualScene:
     for i, body in enumerate(bodies):
         visuals += body_visuals(body, i, bool(dynamic[i]), n, sim.scene.initial_body_pos[i],
                                 sim.scene.initial_body_quat[i], source)
-    visuals += world_visuals(world)
+    if world is not None:
+        visuals += world_visuals(world)
     ground = getattr(world, "ground", None)
-    planes = [] if ground is None else [(np.array([0.0, 0.0, 1.0]), float(ground.height),
-                                         GROUND)]
-    return pack(visuals, planes, getattr(world, "light", None) or Light())
+    planes = [] if ground is None or not ground.visible else [
+        (np.array([0.0, 0.0, 1.0]), float(ground.height), ground.color or GROUND)]
+    return pack(visuals, planes, world.light if world is not None else Light())
 
 
-__all__ = ["GROUND", "LINK", "SKY", "TESSELLATION_TOLERANCE", "Light", "Visual", "VisualScene",
+__all__ = ["AMBIENT", "GROUND", "LINK", "SKY", "SUN_DIFFUSE", "TESSELLATION_TOLERANCE", "Light",
+           "Visual", "VisualScene",
            "box_mesh", "capsule_mesh", "cylinder_mesh", "lathe", "make_visual",
            "new_visual_scene", "pack", "scene_visuals", "segments", "shape_triangles",
            "sphere_mesh"]

@@ -489,10 +489,18 @@ class Simulation(OneRobot, SceneChanges):
         beyond range, -inf below it (REP 117, 118); noise drawn for the reading's tick."""
         return self._sensing.read(name)
 
-    def capture_sensor(self, name: str) -> Callable[[], Any]:
+    def prepare_sensors(self) -> None:
+        """Make what the cameras draw (the visual scene: mesh files, colours, textures read)
+        now rather than at their first reading; it may run on another thread while this
+        simulation steps, and a reading made meanwhile waits for it."""
+        self._sensing.prepare()
+
+    def capture_sensor(self, name: str) -> Callable[..., Any]:
         """`read_sensor` in two halves: the state is taken now, and the returned function
         makes the reading when called (a camera's image is drawn then, releasing the GIL, from
-        any thread, while this simulation steps on). One capture of a camera at a time."""
+        any thread, while this simulation steps on; into `out` when it is given an array of
+        the reading's shape and dtype: a message's bytes). One capture of a camera at a
+        time."""
         return self._sensing.capture(name)
 
     def sensor_pose(self, name: str) -> Pose:

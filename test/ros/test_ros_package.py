@@ -395,20 +395,20 @@ def test_launch_for_real_when_launch_ros_is_installed(colcon_ws: Path, tmp_path:
 
 def test_launch_stops_while_the_install_compiles_its_kernels(colcon_ws: Path,
                                                              tmp_path: Path) -> None:
-    """An install whose kernels were not compiled (the build skipped them): the first launch
-    compiles them into the cache beside the installed package, and Ctrl-C a few seconds
-    into that compile ends it within 2 s, cleanly (a node that compiled after its signal
-    handlers had switched to asking for a stop was killed by launch 15 s later)."""
-    install = colcon_ws / "install" / "mb_sim"
+    """A machine whose kernel cache is empty (NUMBA_CACHE_DIR names a new folder): the first
+    launch compiles the kernels into it, and Ctrl-C a few seconds into that compile ends it
+    within 2 s, cleanly (a node that compiled after its signal handlers had switched to
+    asking for a stop was killed by launch 15 s later)."""
+    kernels = tmp_path / "kernels"
     log = tmp_path / "launch.log"
-    env = _ros2_env({k: v for k, v in os.environ.items()
-                     if k not in ("NUMBA_CACHE_DIR", "NUMBA_DISABLE_JIT")})
+    env = _ros2_env({**{k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"},
+                     "NUMBA_CACHE_DIR": str(kernels)})
     proc = _launch_for_real(colcon_ws, log, env)
     try:
         assert wait_until(lambda: "compiling the physics kernels" in log.read_text()
                           or proc.poll() is not None, STARTUP_TIMEOUT, 0.1), log.read_text()
         cache = re.search(r"cached in (\S+)\)", log.read_text())
-        assert cache and Path(cache.group(1)).is_relative_to(install), log.read_text()
+        assert cache and Path(cache.group(1)).is_relative_to(kernels), log.read_text()
         start = time.monotonic()
         assert wait_until(lambda: any(Path(cache.group(1)).rglob("*.nbi")), 60.0, 0.05)
         time.sleep(max(0.0, 3.0 - (time.monotonic() - start)))  # a few seconds into it

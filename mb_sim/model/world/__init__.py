@@ -35,6 +35,7 @@ from mb_sim.model.world.parts import (
     WORLD,
     Body,
     Ground,
+    Light,
     RobotPlacement,
     SolverSettings,
     World,
@@ -69,7 +70,7 @@ __all__ = [
     "DEFAULT_SELF_COLLISION", "DENSITY", "FRICTION", "GAIN", "GRAVITY", "INERTIA",
     "JOINT_FRICTION", "JOINT_TYPES", "MASS", "MAX_WORLD_BYTES", "PALETTE", "POSITION", "QUAT",
     "SCHEMA", "SIZE", "SOLVER_RANGES", "SPEED", "SPIN", "STATIC_COLOR", "TF_MODES", "WORLD",
-    "Body", "Ground", "RobotPlacement", "SolverSettings", "World", "WorldJoint",
+    "Body", "Ground", "Light", "RobotPlacement", "SolverSettings", "World", "WorldJoint",
     "check_gains", "check_initial_positions", "combine_friction", "combine_restitution",
     "keys_markdown", "limits_markdown", "load_body", "load_world", "parse_yaml",
 ]

@@ -55,6 +55,13 @@ STATIC_COLOR = (0.62, 0.62, 0.64, 1.0)
 PALETTE = ((0.20, 0.45, 0.80, 1.0), (0.35, 0.70, 0.30, 1.0), (0.60, 0.30, 0.75, 1.0),
            (0.15, 0.65, 0.65, 1.0), (0.80, 0.25, 0.30, 1.0), (0.55, 0.45, 0.30, 1.0))
 """rgba of the moving bodies without `color`, in turn."""
+SUN_TOWARDS = (0.5, -0.1, 0.9)
+"""Towards the default light: Gazebo's default sun shines along (-0.5, 0.1, -0.9)."""
+SUN_DIFFUSE = (0.6, 0.6, 0.6)
+AMBIENT = (0.45, 0.45, 0.45)
+SKY = (0.78, 0.85, 0.93)
+"""The light of a world that declares none (a world file): a sun from above, the ambient
+light, and the background where a camera sees nothing (pale blue)."""
 
 
 def combine_friction(a: float, b: float) -> float:
@@ -74,6 +81,11 @@ class Ground:
     height: float = 0.0
     friction: float = DEFAULT_FRICTION
     restitution: float = DEFAULT_RESTITUTION
+    color: tuple[float, float, float] | None = None
+    """How cameras draw it: rgb in 0..1 (an SDF ground plane's visual material's); None:
+    grey."""
+    visible: bool = True
+    """Drawn by cameras (an SDF ground plane without a plane visual is not)."""
 
     @property
     def normal(self) -> np.ndarray:
@@ -171,6 +183,10 @@ class Body:
     restitution: float
     color: tuple[float, float, float, float] = STATIC_COLOR
     """rgba in 0..1: how viewers draw the body (no effect on the physics)."""
+    visuals: tuple[Geometry, ...] | None = None
+    """What cameras draw of it, posed in the body frame with their material colours (an SDF
+    link's `<visual>`s); None: its collision shape in `color`; (): nothing (a static SDF
+    link's visuals are the world's, `World.visuals`)."""
 
     @property
     def inv_mass(self) -> float:
@@ -240,6 +256,18 @@ class SolverSettings:
     max_passes: int = 100
 
 
+@dataclass(frozen=True)
+class Light:
+    """How cameras light a world: a directional light (`towards` it, world axes, unit; its
+    `diffuse` rgb), the `ambient` rgb, and the `background` rgb where nothing is seen (an SDF
+    world's `<light type="directional">` and `<scene>`; a world file's: the defaults)."""
+
+    towards: tuple[float, float, float] = SUN_TOWARDS
+    diffuse: tuple[float, float, float] = SUN_DIFFUSE
+    ambient: tuple[float, float, float] = AMBIENT
+    background: tuple[float, float, float] = SKY
+
+
 @dataclass(frozen=True, eq=False)
 class World:
     """Everything a simulation is made of: gravity, ground, robots (and URDF objects), bodies,
@@ -262,6 +290,11 @@ class World:
     name: str = ""
     """An SDF world's `<world name>` (gz-sim names default topics after it); "" for a world
     file (not written by `to_dict`)."""
+    visuals: tuple[Geometry, ...] = ()
+    """What cameras draw that is fixed in the world besides the bodies: geometries posed in
+    world axes with their material colours (an SDF world's static links' `<visual>`s)."""
+    light: Light = Light()
+    """How cameras light it (`Light`)."""
 
     @property
     def robot(self) -> RobotPlacement:

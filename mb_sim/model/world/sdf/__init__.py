@@ -8,6 +8,7 @@ file goes through it:
 - `files`: `model://` URIs, Fuel URLs and model.config files found; the built-in models;
 - `frames`: the scopes of frames and the poses between them (`relative_to`, nested models);
 - `geometry`: collisions, surfaces, inertials and colours of a link;
+- `appearance`: what cameras see: visuals and their materials, the world's light;
 - `model`: the world's models flattened, each link and joint at its world pose;
 - `mapping`: models as bodies, robots and URDF objects, world joints and the ground;
 - `urdf_out`: the URDF of each articulated tree (one URDF reader for every tree);
@@ -105,7 +106,8 @@ def load_sdf_world(source: str | os.PathLike[str] | bytes,
     return World(gravity=frozen(gravity), ground=parts.ground, robots=tuple(parts.robots),
                  bodies=tuple(parts.bodies), joints=joints, solver=SolverSettings(),
                  source=label if label.startswith("<") else str(Path(label).resolve()),
-                 sensors=_unique(parts.sensors), name=found.name)
+                 sensors=_unique(parts.sensors), name=found.name, visuals=tuple(parts.visuals),
+                 light=found.lighting.record())
 
 
 def _unique(sensors: list[SensorSpec]) -> tuple[SensorSpec, ...]:
@@ -186,7 +188,8 @@ def spawn_model(text: str, label: str, folder: str, package_dirs: Iterable[str] 
                          "body (one link of one collision) or one robot: put the model in "
                          "the world file")
     report.log(label)
-    return parts.bodies[0]
+    body = parts.bodies[0]
+    return parts.world_visuals_of(body) if body.static else body
 
 
 def spawn_tree(text: str, label: str, folder: str, package_dirs: Iterable[str] = (),

@@ -58,15 +58,25 @@ BUILTIN: dict[str, str] = {
         <geometry><plane><normal>0 0 1</normal><size>100 100</size></plane></geometry>
         <surface><friction><ode><mu>{BUILTIN_GROUND_FRICTION}</mu></ode></friction></surface>
       </collision>
+      <visual name="visual">
+        <geometry><plane><normal>0 0 1</normal><size>100 100</size></plane></geometry>
+        <material><ambient>0.8 0.8 0.8 1</ambient><diffuse>0.8 0.8 0.8 1</diffuse></material>
+      </visual>
     </link>
   </model>
 </sdf>""",
     "sun": """<sdf version="1.11">
-  <light type="directional" name="sun"/>
+  <light type="directional" name="sun">
+    <pose>0 0 10 0 0 0</pose>
+    <diffuse>0.8 0.8 0.8 1</diffuse>
+    <direction>-0.5 0.1 -0.9</direction>
+  </light>
 </sdf>""",
 }
 """The built-in models, as SDF: the ground plane (a static plane, normal +z, 100 m x 100 m,
-friction BUILTIN_GROUND_FRICTION) and the sun (a directional light, which is not simulated)."""
+friction BUILTIN_GROUND_FRICTION, its visual light grey) and the sun (a directional light
+along -0.5 0.1 -0.9, diffuse 0.8: what the cameras are lit by), as Gazebo's own models have
+them."""
 
 
 FUEL_BUILTIN: dict[tuple[str, str], str] = {("openrobotics", "ground plane"): "ground_plane",

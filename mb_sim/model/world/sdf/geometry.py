@@ -107,8 +107,9 @@ def read_collision(node: Node, finder: Finder, report: Report) -> Collision | No
     return Collision(node.name or "", node, read_pose(node), shape, friction, restitution)
 
 
-def read_shape(geometry: Node, finder: Finder, report: Report) -> Shape | None:
-    """The one shape of a <geometry> element."""
+def read_shape(geometry: Node, finder: Finder, report: Report, what: str = "collision"
+               ) -> Shape | None:
+    """The one shape of a <geometry> element of a collision or a visual (`what`)."""
     kinds = [str(e.tag) for e in geometry.element if isinstance(e.tag, str)]
     known = list(dict.fromkeys(k for k in kinds if k in SHAPES))
     other = list(dict.fromkeys(k for k in kinds if k in OTHER_SHAPES))
@@ -118,8 +119,8 @@ def read_shape(geometry: Node, finder: Finder, report: Report) -> Shape | None:
     if not known:
         for element in geometry.element:
             geometry.doc.read.update(id(e) for e in element.iter())
-        report.note(geometry, f"{other[0]} geometry", "a shape mb_sim has not; the collision "
-                    "is left out")
+        report.note(geometry, f"{other[0]} geometry" if what == "collision" else
+                    f"{other[0]} {what}", f"a shape mb_sim has not; the {what} is left out")
         return None
     kind = known[0]
     node = geometry.required(kind)
@@ -135,7 +136,7 @@ def read_shape(geometry: Node, finder: Finder, report: Report) -> Shape | None:
         return Shape(kind, (_length(node, "radius"), _length(node, "length")), geometry)
     if kind == "plane":
         return _plane(node, geometry)
-    return _file_shape(kind, node, geometry, finder, report)
+    return _file_shape(kind, node, geometry, finder, report, what)
 
 
 def _length(node: Node, tag: str) -> float:
@@ -158,8 +159,8 @@ def _plane(node: Node, geometry: Node) -> Shape:
                  normal=(float(unit[0]), float(unit[1]), float(unit[2])))
 
 
-def _file_shape(kind: str, node: Node, geometry: Node, finder: Finder, report: Report
-                ) -> Shape:
+def _file_shape(kind: str, node: Node, geometry: Node, finder: Finder, report: Report,
+                what: str = "collision") -> Shape:
     """A mesh (uri, scale) or heightmap (uri, size, pos) with its file found."""
     uri_node = node.required("uri")
     found = finder.find(uri_node.text)
@@ -171,7 +172,8 @@ def _file_shape(kind: str, node: Node, geometry: Node, finder: Finder, report: R
             float(v) for v in numbers(scale, 3, *SIZE))
         submesh = node.child("submesh")
         if submesh is not None:
-            report.note(submesh, "submesh", "the whole mesh collides", mapped=True)
+            report.note(submesh, "submesh", "the whole mesh collides" if what == "collision"
+                        else "the whole mesh is drawn", mapped=True)
         return Shape(kind, (), geometry, path=found.path, scale=factors)  # type: ignore[arg-type]
     size = node.child("size")
     extents = (1.0, 1.0, 1.0) if size is None else tuple(float(v) for v in numbers(size, 3, *SIZE))

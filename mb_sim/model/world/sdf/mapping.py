@@ -21,18 +21,24 @@ with each other when its `<self_collide>` says so (SDF's default: not).
 Planes: the first plane facing up (+z) is the ground at its height; any other plane is a
 static box 1 m thick with its top face on the plane. Heightmaps become heightfield bodies
 (`heightmap_body`).
+
+What cameras draw is each link's `<visual>`s (`mb_sim.model.world.sdf.appearance`), not its
+collisions: a static link's go to the world (`World.visuals`, posed in the world; its bodies
+draw nothing), a plane visual facing up at the ground's height colours the ground (which
+is not drawn when no such visual exists), a body's are posed in its frame (`Body.visuals`),
+a robot's are written into its URDF as `<visual>`s with their material colours (`urdf_out`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from mb_sim.errors import ModelError
+from mb_sim.model.geometry import Geometry
 from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.mass import check_inertia
 from mb_sim.model.sensors import SensorSpec
@@ -40,6 +46,7 @@ from mb_sim.model.world.bodies import make_body
 from mb_sim.model.world.joints import make_joint
 from mb_sim.model.world.parts import Body, Ground, RobotPlacement, WorldJoint
 from mb_sim.model.world.schema import INERTIA, MASS
+from mb_sim.model.world.sdf.appearance import posed, rotation_to, visual_geometry
 from mb_sim.model.world.sdf.elements import Node
 from mb_sim.model.world.sdf.geometry import Collision
 from mb_sim.model.world.sdf.model import WORLD, Joint, Link, Model
@@ -81,6 +88,8 @@ class Parts:
     names: dict[str, str] = field(default_factory=dict)
     world_name: str = DEFAULT_WORLD
     """The world's name (gz-sim's default topics are made of it)."""
+    visuals: list[Geometry] = field(default_factory=list)
+    """What cameras draw of the static links, posed in the world."""
 
     def claim(self, name: str, node: Node, joint: bool = False) -> str:
         """A ROS name made from `name`, not yet taken by a body, robot (or joint)."""
@@ -167,18 +176,38 @@ class Parts:
             if link.color is not None:
                 entry["color"] = list(link.color)
             self.add_body(collision.node, name, entry)
+            self.bodies[-1] = dataclasses.replace(self.bodies[-1], visuals=())
         self.sensors += mounted(link.sensors, link.pose, WORLD, np.eye(4))
+        for visual, pose in link.visuals:
+            world = link.pose @ pose
+            if visual.shape.kind == "plane" and self._ground_visual(visual, world):
+                continue
+            geometry = visual_geometry(visual, world, self.report)
+            if geometry is not None:
+                self.visuals.append(geometry)
+
+    def _ground_visual(self, visual: Any, world: np.ndarray) -> bool:
+        """Whether a plane visual (at `world`) is the ground's: facing up at its height; it
+        then gives the ground its colours and makes it seen."""
+        normal = world[:3, :3] @ np.array(visual.shape.normal)
+        if self.ground is None or normal[2] < 1.0 - 1e-9 or \
+                abs(float(world[2, 3]) - self.ground.height) > 1e-9:
+            return False
+        geometry = visual_geometry(visual, world, self.report)
+        assert geometry is not None and geometry.color is not None
+        self.ground = dataclasses.replace(self.ground, color=geometry.color[:3], visible=True)
+        return True
 
     def plane(self, collision: Collision, world: np.ndarray, name: str) -> None:
         """The ground (the first plane facing +z), else a static box under the plane."""
         normal = world[:3, :3] @ np.array(collision.shape.normal)
         if self.ground is None and normal[2] > 1.0 - 1e-9:
             self.ground = Ground(height=float(world[2, 3]), friction=collision.friction,
-                                 restitution=collision.restitution)
+                                 restitution=collision.restitution, visible=False)
             return
         self.report.note(collision.node, "plane", "a second or tilted plane is a static box "
                          f"{PLANE_THICKNESS:g} m thick under it", mapped=True)
-        rotation = world[:3, :3] @ _rotation_to(np.array(collision.shape.normal))
+        rotation = world[:3, :3] @ rotation_to(np.array(collision.shape.normal))
         centre = world[:3, 3] - 0.5 * PLANE_THICKNESS * normal
         size = [*collision.shape.size, PLANE_THICKNESS]
         box = np.eye(4)
@@ -207,6 +236,25 @@ class Parts:
         frame = np.eye(4)
         frame[:3, :3], frame[:3, 3] = body.rotation, body.xyz
         self.sensors += mounted(link.sensors, link.pose, body.name, frame)
+        in_body = np.linalg.inv(frame) @ link.pose
+        visuals = []
+        for visual, pose in link.visuals:
+            if visual.shape.kind in ("plane", "heightmap"):
+                self.report.note(visual.node, f"{visual.shape.kind} visual of a moving link",
+                                 "not drawn")
+                continue
+            geometry = visual_geometry(visual, in_body @ pose, self.report)
+            if geometry is not None:
+                visuals.append(geometry)
+        self.bodies[-1] = dataclasses.replace(body, visuals=tuple(visuals))
+
+    def world_visuals_of(self, body: Body) -> Body:
+        """A static body that carries the world's visuals, posed in its frame (a spawned
+        static model: its visuals go with its one body)."""
+        frame = np.eye(4)
+        frame[:3, :3], frame[:3, 3] = body.rotation, body.xyz
+        inverse = np.linalg.inv(frame)
+        return dataclasses.replace(body, visuals=tuple(posed(g, inverse) for g in self.visuals))
 
     def add_body(self, node: Node, name: str, entry: dict[str, Any]) -> None:
         entry["name"] = self.claim(name, node)
@@ -248,6 +296,10 @@ class Parts:
             if joint.spring:
                 self.report.note(joint.node, "joint spring", "joints have no springs in mb_sim")
         for link in links:
+            for visual, _ in link.visuals:
+                if visual.shape.kind in ("plane", "heightmap"):
+                    self.report.note(visual.node, f"{visual.shape.kind} visual of a moving "
+                                     "link", "not drawn")
             if link.inertial.auto and not link.collisions:
                 self.report.note(link.inertial.node or link.node, "automatic inertial",
                                  "no collision to compute it from: SDF's default inertial",
@@ -401,16 +453,3 @@ def _mass_entry(link: Link, pose: np.ndarray) -> dict[str, Any]:
 
 def _quat(T: np.ndarray) -> list[float]:
     return quat_from_matrix(np.ascontiguousarray(T[:3, :3])).tolist()
-
-
-def _rotation_to(normal: np.ndarray) -> np.ndarray:
-    """A rotation taking +z to the unit vector `normal` (the shortest one)."""
-    z = np.array([0.0, 0.0, 1.0])
-    axis = np.cross(z, normal)
-    s, c = float(np.linalg.norm(axis)), float(z @ normal)
-    if s < 1e-12:
-        return np.eye(3) if c > 0 else np.diag([1.0, -1.0, -1.0])
-    k = axis / s
-    K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    angle = math.atan2(s, c)
-    return np.eye(3) + math.sin(angle) * K + (1.0 - math.cos(angle)) * K @ K

@@ -30,6 +30,7 @@ import numpy as np
 from mb_sim.errors import WorldError
 from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.resources import read_text_file
+from mb_sim.model.world.sdf.appearance import Lighting, Visual, read_visual
 from mb_sim.model.world.sdf.elements import (
     IDENTITY,
     MAX_SDF_BYTES,
@@ -67,7 +68,8 @@ WORLD = "world"
 @dataclass
 class Link:
     """A link: name (scoped in its top-level model), world pose at load time, collisions
-    (each with its pose in the link frame), inertial (and its pose in the link frame)."""
+    and visuals (each with its pose in the link frame), inertial (and its pose in the link
+    frame)."""
 
     name: str
     node: Node
@@ -78,6 +80,8 @@ class Link:
     color: tuple[float, float, float, float] | None
     sensors: list[Node] = field(default_factory=list)
     """Its <sensor>s of the types mb_sim reads (`mb_sim.model.world.sdf.sensing`)."""
+    visuals: list[tuple[Visual, np.ndarray]] = field(default_factory=list)
+    """Its <visual>s that cameras draw (`mb_sim.model.world.sdf.appearance`)."""
     static: bool = False
     """It belongs to a static model (nested in a moving one, maybe): it never moves."""
 
@@ -154,12 +158,14 @@ class _Raw:
 @dataclass
 class WorldModels:
     """What the world holds: gravity (None: not given), its models, its scope, its name (gz-sim
-    names default topics after it; `gz_names.DEFAULT_WORLD` for a file of one model)."""
+    names default topics after it; `gz_names.DEFAULT_WORLD` for a file of one model), its
+    lights."""
 
     gravity: np.ndarray | None
     models: list[Model]
     scope: Scope
     name: str = DEFAULT_WORLD
+    lighting: Lighting = field(default_factory=Lighting)
 
 
 class Reader:
@@ -174,6 +180,8 @@ class Reader:
         self.world_name = world_name
         """The world a file of one model goes into (spawning: the simulation's world)."""
         self._including: list[str] = []
+        self.lighting = Lighting()
+        """The lights and scene of the world read (`mb_sim.model.world.sdf.appearance`)."""
 
     def finder(self, doc: Doc) -> Finder:
         """The file lookups of a document (relative to its folder)."""
@@ -196,19 +204,25 @@ class Reader:
             scope = Scope(WORLD, world)
             raws = [self.model(world, scope, False, None)]
             return WorldModels(None, [self.flatten(r, scope) for r in raws], scope,
-                               self.world_name)
+                               self.world_name, self.lighting)
         scope = Scope(WORLD, world)
         raws: list[_Raw] = []
-        for node in world.kids(("model", "include", "frame")):
+        scene = world.child("scene")
+        if scene is not None:
+            self.lighting.scene(scene, self.report)
+        for node in world.kids(("model", "include", "frame", "light")):
             if node.tag == "frame":
                 self.frame(node, scope)
+                continue
+            if node.tag == "light":
+                self.lighting.light(node, self.report)
                 continue
             raw = self.model(node, scope, False, None) if node.tag == "model" \
                 else self.include(node, scope, False)
             if raw is not None:
                 raws.append(raw)
         return WorldModels(self.gravity(world), [self.flatten(r, scope) for r in raws], scope,
-                           world.name or DEFAULT_WORLD)
+                           world.name or DEFAULT_WORLD, self.lighting)
 
     @staticmethod
     def gravity(world: Node) -> np.ndarray | None:
@@ -306,7 +320,8 @@ class Reader:
         return _RawJoint("", node, kind, parent, child, node.child("axis"), key)
 
     def include(self, node: Node, parent: Scope, parent_static: bool) -> _Raw | None:
-        """The model an <include> brings in (None: it holds no model, e.g. model://sun)."""
+        """The model an <include> brings in (None: it holds no model, e.g. model://sun, whose
+        lights are read, at the include's <pose> when it has one)."""
         doc = self._included_doc(node)
         root = Node.root(doc)
         models = root.children("model") if root.tag == "sdf" else \
@@ -314,6 +329,9 @@ class Reader:
         if len(models) > 1:
             root.fail("an included file holds one <model>", f"{len(models)} models")
         if not models:
+            pose = read_pose(node).matrix if node.has("pose") else None
+            for light in root.children("light") if root.tag == "sdf" else []:
+                self.lighting.light(light, self.report, pose)
             return None
         self._including.append(doc.label)
         try:
@@ -387,10 +405,15 @@ class Reader:
             if collision is not None:
                 pose = inverse @ own.in_scope(collision.pose, local, child)
                 collisions.append((collision, pose))
+        visuals = []
+        for child in node.children("visual"):
+            visual = read_visual(child, self.finder(node.doc), self.report)
+            if visual is not None:
+                visuals.append((visual, inverse @ own.in_scope(visual.pose, local, child)))
         inertial = read_inertial(node)
         pose = inverse @ own.in_scope(inertial.pose, local, inertial.node or node)
         return Link(name, node, top @ in_model, collisions, inertial, pose, read_color(node),
-                    read_sensors(node, self.report))
+                    read_sensors(node, self.report), visuals)
 
     def _flat_joint(self, raw: _RawJoint, top: np.ndarray, scope: Scope) -> Joint:
         """A joint with its ends named in the top-level model and its world frame and axis."""

@@ -1,15 +1,16 @@
 """What an SDF world holds that mb_sim does not simulate, said in one info line.
 
-Two sources feed it: the elements no reader touched (`Doc.unread`: plugins, lights, actors,
-the GUI, the scene, visuals, physics engine settings, ...), and notes the readers add for what
-they read but cannot simulate (a joint type without an equivalent, a sensor type) or map
-otherwise than Gazebo would (`mapped`: a second friction coefficient, a link split into
-several bodies, a name made a ROS name). Both are grouped by kind, with a count and the first
+Two sources feed it: the elements no reader touched (`Doc.unread`: plugins, actors, the GUI,
+physics engine settings, what cameras do not draw of a light or a material, ...), and notes
+the readers add for what they read but cannot simulate (a joint type without an equivalent,
+a sensor type, a point light) or map otherwise than Gazebo would (`mapped`: a second
+friction coefficient, a link split into several bodies, a name made a ROS name). Both are grouped by kind, with a count and the first
 elements' paths, in one line per world:
 
     world.sdf: not simulated: plugin x3 (world/plugin[gz::sim::systems::Physics], ...;
-    Gazebo plugins); light x1 (light[sun]; not simulated); ...; read otherwise than Gazebo
-    reads it: static link of several collisions x1 (...; one static body per collision)
+    Gazebo plugins); point light x1 (world/light[lamp]; point and spot lights are not
+    drawn); ...; read otherwise than Gazebo reads it: static link of several collisions x1
+    (...; one static body per collision)
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ from mb_sim.model.world.sdf.elements import Doc, Node
 log = logging.getLogger("mb_sim")
 
 WHY = {
-    "visual": "only drawn; viewers draw the collision shapes",
     "plugin": "Gazebo plugins",
-    "light": "not simulated",
+    "light": "not drawn",
     "gui": "Gazebo's GUI",
     "scene": "Gazebo's rendering",
     "physics": "dt and solver settings are the node's and the world's own",

@@ -19,6 +19,9 @@ SDF link poses), with these choices:
   `NO_LIMIT`. `<dynamics>` damping and friction are kept.
 - A capsule (not a URDF shape) is its cylinder and two spheres, the same solid. Meshes keep
   their absolute path and scale.
+- Each `<visual>` is a URDF `<visual>` (its shape as above) with an inline `<material>` of
+  its diffuse colour (`mb_sim.model.world.sdf.appearance`; URDF has no ambient or emissive
+  colour); a mesh without an SDF material gets none, so that its file's colours are drawn.
 - A `<mimic>` (SDF 1.11) is the URDF's `<mimic>` (SDF's reference folded into the offset);
   the mimicked joint must be in the same tree.
 - Inertials are SDF's, in the link frame; an automatic inertial (`<inertial auto="true">`) is
@@ -40,8 +43,9 @@ from mb_sim.model.geometry import Geometry
 from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.mass import mass_properties
 from mb_sim.model.mesh import MeshError
+from mb_sim.model.world.sdf.appearance import material_colours
 from mb_sim.model.world.sdf.elements import Node
-from mb_sim.model.world.sdf.geometry import DEFAULT_INERTIAL, Collision
+from mb_sim.model.world.sdf.geometry import DEFAULT_INERTIAL, Collision, Shape
 from mb_sim.model.world.sdf.model import UNLIMITED, WORLD, Joint, Link
 from mb_sim.model.world.sdf.sensing import NAMES_BLOCK, GzScope, plugin_xml, sensor_xml
 
@@ -78,35 +82,59 @@ def shape_geometry(collision: Collision, pose: np.ndarray) -> Geometry:
     return Geometry(shape.kind, shape.size, xyz, rpy)  # type: ignore[arg-type]
 
 
+def _shape_parts(shape: Shape, pose: np.ndarray) -> list[tuple[np.ndarray, str]]:
+    """A shape at `pose` as URDF <geometry> contents, each with its pose (a capsule as a
+    cylinder and two spheres)."""
+    if shape.kind == "box":
+        return [(pose, f'<box size="{" ".join(_num(v) for v in shape.size)}"/>')]
+    if shape.kind == "sphere":
+        return [(pose, f'<sphere radius="{_num(shape.size[0])}"/>')]
+    if shape.kind == "cylinder":
+        return [(pose, (f'<cylinder radius="{_num(shape.size[0])}" '
+                        f'length="{_num(shape.size[1])}"/>'))]
+    if shape.kind == "capsule":
+        r, length = shape.size
+        parts = [(pose, f'<cylinder radius="{_num(r)}" length="{_num(length)}"/>')]
+        for end in (-0.5 * length, 0.5 * length):
+            cap = np.eye(4)
+            cap[2, 3] = end
+            parts.append((pose @ cap, f'<sphere radius="{_num(r)}"/>'))
+        return parts
+    scale = " ".join(_num(v) for v in shape.scale)
+    return [(pose, f"<mesh filename={quoteattr(str(shape.path))} scale=\"{scale}\"/>")]
+
+
 def _collisions(link: Link) -> list[str]:
-    """The <collision> elements of a link (a capsule as a cylinder and two spheres)."""
+    """The <collision> elements of a link."""
     out = []
     for collision, pose in link.collisions:
         shape = collision.shape
         if shape.kind in ("plane", "heightmap"):
             collision.node.fail(f"a {shape.kind} collides only as part of a static model; this "
                                 "link moves (its model is not static)", shape.kind)
-        parts: list[tuple[np.ndarray, str]]
-        if shape.kind == "box":
-            parts = [(pose, f'<box size="{" ".join(_num(v) for v in shape.size)}"/>')]
-        elif shape.kind == "sphere":
-            parts = [(pose, f'<sphere radius="{_num(shape.size[0])}"/>')]
-        elif shape.kind == "cylinder":
-            parts = [(pose, (f'<cylinder radius="{_num(shape.size[0])}" '
-                            f'length="{_num(shape.size[1])}"/>'))]
-        elif shape.kind == "capsule":
-            r, length = shape.size
-            parts = [(pose, f'<cylinder radius="{_num(r)}" length="{_num(length)}"/>')]
-            for end in (-0.5 * length, 0.5 * length):
-                cap = np.eye(4)
-                cap[2, 3] = end
-                parts.append((pose @ cap, f'<sphere radius="{_num(r)}"/>'))
-        else:
-            scale = " ".join(_num(v) for v in shape.scale)
-            parts = [(pose, f"<mesh filename={quoteattr(str(shape.path))} scale=\"{scale}\"/>")]
         name = quoteattr(collision.name or "collision")
         out += [f"<collision name={name}>{_origin(T)}<geometry>{g}</geometry></collision>"
-                for T, g in parts]
+                for T, g in _shape_parts(shape, pose)]
+    return out
+
+
+def _visuals(link: Link, link_name: str) -> list[str]:
+    """The <visual> elements of a link, each with an inline <material> of its diffuse
+    colour (a mesh without an SDF material: none, its file's colours are drawn); planes and
+    heightmaps (not drawn on a moving link) are left out (the mapping notes them)."""
+    out = []
+    for i, (visual, pose) in enumerate(link.visuals):
+        shape = visual.shape
+        if shape.kind in ("plane", "heightmap"):
+            continue
+        rgba = material_colours(visual.material, shape.kind == "mesh").get("color")
+        label = quoteattr(f"{link_name}__{visual.name or 'visual'}_{i}")
+        material = "" if rgba is None else (
+            f"<material name={label}><color rgba="
+            f'"{" ".join(_num(v) for v in rgba)}"/></material>')  # type: ignore[attr-defined]
+        name = quoteattr(visual.name or "visual")
+        out += [f"<visual name={name}>{_origin(T)}<geometry>{g}</geometry>{material}</visual>"
+                for T, g in _shape_parts(shape, pose)]
     return out
 
 
@@ -163,7 +191,8 @@ class TreeUrdf:
         self.taken = set(self.urdf_names.values())
         self.elements: list[str] = []
         for link in links:
-            body = "".join([_inertial(link), *_collisions(link)])
+            body = "".join([_inertial(link), *_collisions(link),
+                            *_visuals(link, self.urdf_names[link.name])])
             self.elements.append(f"<link name={quoteattr(self.urdf_names[link.name])}>{body}"
                                  "</link>")
         self.placement = self.frames[root]
