@@ -64,6 +64,25 @@ def first():
 def second():
     if not os.path.exists(os.environ["MARK"]):
         raise RuntimeError("second began before first was done")
+
+
+def _dies_in_a_worker(tag):
+    import signal
+    import sys
+    if sys.argv[0].endswith("parallel_compile.py"):  # a worker: killed in the middle of it
+        open(os.environ["MARK"] + ".worker", "w").close()
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(0.5)  # the worker takes the other job meanwhile
+    with open(os.environ["MARK"] + tag, "w") as f:
+        f.write("done here")
+
+
+def dies_a():
+    _dies_in_a_worker(".a")
+
+
+def dies_b():
+    _dies_in_a_worker(".b")
 '''
 
 RUN = '''
@@ -141,6 +160,20 @@ def test_a_job_begins_after_those_it_needs(folder: Path, tmp_path: Path) -> None
         del os.environ["MARK"]
     assert "raised" not in out and "began before" not in out, out
     assert (tmp_path / "mark").exists()
+
+
+def test_a_killed_worker_only_costs_time(folder: Path, tmp_path: Path) -> None:
+    """A worker killed in the middle of its job (one of two; this process takes the other):
+    the waiting process does the lost job itself and raises nothing."""
+    os.environ["MARK"] = str(tmp_path / "mark")
+    try:
+        out = _run(folder, tmp_path / "cache", "", "dies_a,dies_b", workers=1)
+    finally:
+        del os.environ["MARK"]
+    assert "workers 1" in out and "raised" not in out, out
+    assert (tmp_path / "mark.worker").exists()  # a worker had one and was killed in it
+    assert (tmp_path / "mark.a").read_text() == "done here"
+    assert (tmp_path / "mark.b").read_text() == "done here"
 
 
 def test_no_workers_compiles_here(folder: Path, tmp_path: Path) -> None:
