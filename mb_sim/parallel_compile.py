@@ -11,16 +11,18 @@ scenes). The process that started the batch takes jobs too (`Batch.work`), so no
 and when it needs the results (`Batch.wait`) it compiles what no worker has begun and waits
 only for the jobs under way.
 
-Workers end with the process that started them, however it ends (Linux's parent-death signal;
-SIGINT and SIGTERM, which a terminal sends to both, end them at once and quietly), and a job
-that fails in a worker is done again by the process that needs it, which then reports the
-error where it belongs. MB_SIM_COMPILE_WORKERS sets how many workers a batch starts (default:
+Workers end with the process that started them, however it ends (Linux's parent-death signal,
+sent when the thread that started them ends; SIGINT and SIGTERM, which a terminal sends to
+both, end them at once and quietly), and a job that fails in a worker, or is lost with a
+worker killed or never started, is done again by the process that needs it, which then
+reports the error where it belongs: a worker costs time at worst, never a result. MB_SIM_COMPILE_WORKERS sets how many workers a batch starts (default:
 one fewer than the cores; 0: everything compiles in the calling process).
 """
 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import pickle
 import subprocess
@@ -32,6 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 WORKERS_VARIABLE = "MB_SIM_COMPILE_WORKERS"
+
+log = logging.getLogger("mb_sim")
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,12 @@ class Batch:
         self.started = time.monotonic()
         count = worker_count() if workers is None else workers
         for _ in range(min(count, len(self.jobs))):
-            self._start_worker()
+            try:
+                self._start_worker()
+            except OSError as e:  # no process to be had: this one does the jobs
+                log.warning(f"mb_sim: no compile worker could be started ({e}); compiling "
+                            "in this process")
+                break
         self.workers = len(self.processes)
         if self.workers:
             RUNNING.append(self)
@@ -199,7 +208,7 @@ class Batch:
     def wait(self) -> None:
         """Every job done: this process does those nobody has begun, then waits for the
         workers' (a worker's failed job is done again here, raising its error). Interrupted
-        (Ctrl-C), the workers are stopped."""
+        (Ctrl-C) or failed, the workers are ended at once."""
         try:
             while True:
                 self.work()
@@ -213,17 +222,22 @@ class Batch:
                 with self.lock:
                     self.state[i], self.here[i] = "running", True
                 self._run_here(i)
-        finally:
-            self.close()
+        except BaseException:
+            self.close(at_once=True)
+            raise
+        self.close()
 
-    def close(self) -> None:
-        """Stop the workers (those still compiling are ended)."""
+    def close(self, at_once: bool = False) -> None:
+        """Stop the workers: each ends after its job (one still in it after 5 s is killed),
+        or, `at_once`, now."""
         if self in RUNNING:
             RUNNING.remove(self)
         with self.lock:
             processes, self.processes = self.processes, []
         for proc in processes:
-            if proc.poll() is None:
+            if at_once and proc.poll() is None:
+                proc.kill()
+            elif proc.poll() is None:
                 try:
                     proc.stdin.write("stop\n")  # type: ignore[union-attr]
                     proc.stdin.flush()  # type: ignore[union-attr]
@@ -252,10 +266,13 @@ class Batch:
         proc = subprocess.Popen(
             [sys.executable, "-m", "mb_sim.parallel_compile", str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-        assert proc.stdin is not None
-        proc.stdin.write(pickle.dumps(self.jobs).hex() + "\n")
-        proc.stdin.flush()
         self.processes.append(proc)
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(pickle.dumps(self.jobs).hex() + "\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # it ended at once: its reader finds it so, and the jobs are done elsewhere
         reader = threading.Thread(target=self._feed, args=(proc,), daemon=True,
                                   name="mb_sim compile worker")
         self.readers.append(reader)
