@@ -262,7 +262,7 @@ class Batch:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         path = [here, *(os.path.abspath(p) for p in sys.path if p)]
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(path))}
-        env.pop(WORKERS_VARIABLE, None)
+        env[WORKERS_VARIABLE] = "0"  # a job's own scenes start no workers of their own
         proc = subprocess.Popen(
             [sys.executable, "-m", "mb_sim.parallel_compile", str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)

@@ -7,8 +7,8 @@ spend a while compiling before its first step. This steps a small scene that rea
 kernel (a robot with revolute, prismatic and mimic joints touching free bodies of every shape,
 a ball joint, both integrators), so later processes start at once; a stamp in the cache folder
 says the kernels of this content (`code_version`) are ready, and a second run returns at once.
-With more than one core, worker processes compile the step's stages, the queries and the
-public dynamics side by side (`mb_sim.parallel_compile`), one per core.
+With more than one core, worker processes compile the step's stages, the queries, the public
+dynamics and the step side by side (`mb_sim.parallel_compile`), one per core.
 
 Interrupted (Ctrl-C, SIGTERM, or killed outright), it leaves a cache that the next run
 completes: no stamp is written, every kernel compiled so far is kept (numba writes each file
@@ -99,14 +99,14 @@ WORLD = {
 }
 
 
-def warm_up(steps: int = 40, parallel: bool = True,
-            say: Callable[[str], None] | None = None) -> float:
+def warm_up(parallel: bool = True, say: Callable[[str], None] | None = None) -> float:
     """Compile what the warm-up scene reaches and step it with both integrators; returns the
     seconds it took. The step's stages (for the types the record declarations give,
-    `mb_sim.sim.step_plan`), the queries and the public dynamics are jobs that worker
-    processes take as they finish one (`mb_sim.parallel_compile`: one per core besides
-    this one, with `parallel`), this one too; then this one compiles the step, which finds
-    them in the kernel cache. Progress goes to `say` (else the library's log) every 10 s."""
+    `mb_sim.sim.step_plan`), the queries, the public dynamics and, once the stages are
+    done, the steps (the step's compile, which finds its stages in the kernel cache) are
+    jobs that worker processes take as they finish one (`mb_sim.parallel_compile`: one per
+    core besides this one, with `parallel`), this one too. Progress goes to `say` (else the
+    library's log) every 10 s."""
     from mb_sim import compile_log
     from mb_sim.parallel_compile import Batch, Job
     from mb_sim.sim import step_plan
@@ -116,9 +116,11 @@ def warm_up(steps: int = 40, parallel: bool = True,
     level = log.level
     log.setLevel(logging.ERROR)  # the scene's mimic joint and clamped efforts are on purpose
     stages = step_plan.stage_jobs(step_plan.signature())
-    # the queries load scenes, whose pair filter runs the narrow phase: after its colliders
+    # the queries load scenes, whose pair filter runs the narrow phase: after its colliders;
+    # the steps once the stages they link are compiled (the queries may still be under way)
     jobs = [*stages[:2], Job("mb_sim.warmup:_queries", name="queries", after=("collide_pair",)),
-            Job("mb_sim.warmup:_dynamics", name="dynamics"), *stages[2:]]
+            Job("mb_sim.warmup:_dynamics", name="dynamics"), *stages[2:],
+            Job("mb_sim.warmup:_steps", name="steps", after=tuple(j.label() for j in stages))]
     batch = Batch(jobs, None if parallel and JIT else 0)
     processes = batch.workers + 1
     estimate = (len(_kernels_to_compile()) * compile_log.rate() / processes
@@ -127,7 +129,6 @@ def warm_up(steps: int = 40, parallel: bool = True,
         with compile_log.compiling(f"the physics kernels in {processes} processes", estimate,
                                    say=say, progress=batch.progress, end=False):
             batch.wait()
-            _steps(steps)
     finally:
         log.setLevel(level)
         batch.close()
@@ -173,7 +174,7 @@ def _queries() -> None:
     _ = frames.poses(), frames.motion("finger"), frames.motion("base", acceleration=False)
 
 
-def _steps(steps: int) -> None:
+def _steps(steps: int = 40) -> None:
     """The step, on a fixed and a floating robot with both integrators."""
     model = mb_sim.load_urdf(ROBOT)
     world = mb_sim.load_world(WORLD)
