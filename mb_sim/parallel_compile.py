@@ -2,7 +2,7 @@
 
 numba compiles on one thread, and most of a first compile is numba's own Python (typing,
 lowering), so a process compiles one kernel at a time. A machine's other cores can compile
-the rest meanwhile: a `Batch` starts worker processes (`python -m mb_sim.parallel_compile`),
+the rest meanwhile: a `Batch` starts worker processes (`WORKER_START`, then `worker_main`),
 hands each the next job as it finishes one, and the kernels they compile land in the kernel
 cache (`mb_sim.kernel_cache`), where the process that wanted them loads them in milliseconds.
 A job is a kernel and the numba types of its arguments (`Job`), compiled for compiled callers
@@ -264,7 +264,7 @@ class Batch:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(path))}
         env[WORKERS_VARIABLE] = "0"  # a job's own scenes start no workers of their own
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mb_sim.parallel_compile", str(os.getpid())],
+            [sys.executable, "-c", WORKER_START, str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.processes.append(proc)
         assert proc.stdin is not None
@@ -315,33 +315,30 @@ def claim(target: str, signature: tuple[Any, ...]) -> Callable[[bool], None] | N
     return None
 
 
-PR_SET_PDEATHSIG = 1
-"""prctl(2): the signal a process gets when the thread that started it ends (Linux)."""
+WORKER_START = """
+import ctypes, os, signal, sys
+for sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(sig, signal.SIG_DFL)
+try:
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+import runpy
+runpy.run_module("mb_sim.parallel_compile", run_name="__main__", alter_sys=True)
+"""
+"""How a worker starts, before it imports anything of mb_sim (which takes seconds on a busy
+machine): SIGINT and SIGTERM end it at once and quietly (a terminal's Ctrl-C reaches it too),
+and Linux's parent-death signal (prctl(2) PR_SET_PDEATHSIG, 1) kills it when the thread that
+started it ends, however that ended; a parent already gone ends it here. Elsewhere than Linux
+the closed pipe ends it at its next job. Then it runs `worker_main`."""
 
 
-def _end_with(parent: int) -> None:
-    """This worker ends when `parent` does, however that one ended (Linux's parent-death
-    signal; elsewhere the closed pipe ends it at its next job)."""
-    import ctypes
-    import signal
-
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent:  # the parent ended before the call above
-        os._exit(1)
-
-
-def worker_main(parent: int) -> int:
-    """A worker: the jobs come on stdin (the pickled list, then "run <i>" lines up to
-    "stop"), "done <i> <seconds>" or "failed <i> <seconds>" go to stdout."""
-    import signal
-
-    for sig in (signal.SIGINT, signal.SIGTERM):  # a terminal's Ctrl-C reaches the workers
-        signal.signal(sig, signal.SIG_DFL)  # too: the kernel ends them at once, quietly
-    _end_with(parent)
+def worker_main() -> int:
+    """A worker (started by `WORKER_START`): the jobs come on stdin (the pickled list, then
+    "run <i>" lines up to "stop"), "done <i> <seconds>" or "failed <i> <seconds>" go to
+    stdout."""
     import logging
 
     from mb_sim import compile_log
@@ -370,4 +367,4 @@ def worker_main(parent: int) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(worker_main(int(sys.argv[1])))
+    sys.exit(worker_main())
