@@ -30,7 +30,7 @@ one diverges, 2 when one cannot be replayed (or none is found).
 
 from __future__ import annotations
 
-from mb_sim.ros.signals import exit_at_once, exit_quietly_until_started
+from mb_sim.ros.process.signals import exit_at_once, exit_quietly_until_started
 
 if __name__ == "__main__":
     exit_quietly_until_started()  # before the imports below: a signal exits quietly
@@ -523,7 +523,7 @@ def _replay_many(args: Any) -> int:
 def main(argv: list[str] | None = None) -> int:
     # The console script imports this module before main. Nothing needs closing in a replay
     # (it only reads the bag): a signal ends it at once, status 0, also while the step
-    # compiles (`mb_sim.ros.signals.exit_at_once`).
+    # compiles (`mb_sim.ros.process.signals.exit_at_once`).
     exit_at_once()
     parser = argparse.ArgumentParser(prog="python -m mb_sim.replay",
                                      description=__doc__.split("\n\n")[0])

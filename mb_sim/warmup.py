@@ -20,7 +20,7 @@ expects (130, 143) and no traceback.
 from __future__ import annotations
 
 if __name__ == "__main__":  # before the imports below: a signal ends the process quietly
-    from mb_sim.ros.signals import exit_at_once
+    from mb_sim.ros.process.signals import exit_at_once
 
     exit_at_once(zero=False)
 
@@ -281,7 +281,7 @@ def _end_with(parent: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     """`python -m mb_sim.warmup`: 0 when the kernels are ready; after SIGINT or SIGTERM 130 or
     143 (so that `make kernels` stops), at once and without a traceback."""
-    from mb_sim.ros.signals import exit_at_once
+    from mb_sim.ros.process.signals import exit_at_once
 
     exit_at_once(zero=False)
     args = sys.argv[1:] if argv is None else argv

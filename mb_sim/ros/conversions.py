@@ -22,7 +22,7 @@ from mb_sim.ros.latch import (  # noqa: F401 - the command checks, by their form
     efforts_from_array,
     efforts_from_joint_state,
 )
-from mb_sim.ros.logs import name_list  # noqa: F401
+from mb_sim.ros.process.logs import name_list  # noqa: F401
 
 Pose = tuple[np.ndarray, np.ndarray]
 """(xyz (3,), quaternion xyzw (4,)) of a frame in some parent frame."""

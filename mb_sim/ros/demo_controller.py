@@ -28,7 +28,7 @@ the tip's z axis pointing down.
 
 from __future__ import annotations
 
-from mb_sim.ros.signals import exit_quietly_until_started
+from mb_sim.ros.process.signals import exit_quietly_until_started
 
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 

@@ -10,7 +10,7 @@ base (so would silence: the drive stops after its timeout). It waits for the rob
 
 from __future__ import annotations
 
-from mb_sim.ros.signals import exit_quietly_until_started
+from mb_sim.ros.process.signals import exit_quietly_until_started
 
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 

@@ -33,7 +33,6 @@ from rclpy.parameter import Parameter
 import mb_sim
 from mb_sim.model.link_mass import node_option
 from mb_sim.model.world.sdf import is_sdf
-from mb_sim.ros.logs import error_text
 from mb_sim.ros.params import (
     BY_NAME,
     COMMAND_INTERFACES,
@@ -50,6 +49,7 @@ from mb_sim.ros.params import (
     robot_prefix,
     xacro_mappings,
 )
+from mb_sim.ros.process.logs import error_text
 from mb_sim.ros.robot_setup import (
     RobotSetup,
     StartupError,

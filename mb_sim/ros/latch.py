@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.model.ros2_control import servo_interface
-from mb_sim.ros.logs import name_list
+from mb_sim.ros.process.logs import name_list
 
 FIELDS = ("position", "velocity", "effort")
 """The JointState fields a command may fill, one per command interface."""
@@ -44,7 +44,7 @@ PLURAL = {"position": "positions", "velocity": "velocities", "effort": "efforts"
 Values = dict[str, tuple[np.ndarray, np.ndarray]]
 """A checked command: {interface: (joint indices, values)}."""
 Warn = Callable[[str, str], None]
-"""warn(kind, message): a warning rate-limited per kind (`mb_sim.ros.logs.Throttle.warn`)."""
+"""warn(kind, message): a warning rate-limited per kind (`mb_sim.ros.process.logs.Throttle.warn`)."""
 
 
 class CommandError(ValueError):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mb_sim.model.link_mass import DENSITY_RANGE
-from mb_sim.ros.logs import name_list
+from mb_sim.ros.process.logs import name_list
 
 INTEGRATORS = ("semi_implicit_euler", "rk4")
 JOINT_STATES_QOS = ("reliable", "sensor_data")

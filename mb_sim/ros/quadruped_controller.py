@@ -19,7 +19,7 @@ the loop is stable with up to about 16 ms from a joint_states sample to the effo
 
 from __future__ import annotations
 
-from mb_sim.ros.signals import exit_quietly_until_started
+from mb_sim.ros.process.signals import exit_quietly_until_started
 
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 

@@ -41,7 +41,7 @@ from mb_sim.model.spawn import MAX_RESOURCE_BYTES, free_name, sdf_resource
 from mb_sim.model.world import check_gains, check_initial_positions, parse_yaml
 from mb_sim.model.world.sdf import MissingFileError, NotOneBody, spawn_tree
 from mb_sim.records import frozen
-from mb_sim.ros.paths import own_file
+from mb_sim.ros.process.paths import own_file
 from mb_sim.rotations import matrix_from_quat, quat_from_matrix
 
 ROS_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")

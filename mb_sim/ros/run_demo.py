@@ -18,8 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-from mb_sim.ros.paths import data_file
-from mb_sim.ros.signals import Signals
+from mb_sim.ros.process.paths import data_file
+from mb_sim.ros.process.signals import Signals
 
 STOP_WAIT = 5.0
 """Seconds each node gets to exit after SIGINT before it is killed."""

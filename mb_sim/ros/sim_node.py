@@ -34,7 +34,7 @@ Messages carry simulated time stamps; /clock follows the simulation for use_sim_
 
 from __future__ import annotations
 
-from mb_sim.ros.signals import exit_quietly_until_started
+from mb_sim.ros.process.signals import exit_quietly_until_started
 
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 
@@ -57,14 +57,14 @@ from mb_sim.ros.cycle import NodeCycle
 from mb_sim.ros.drive_topics import node_drives
 from mb_sim.ros.frames import object_frames
 from mb_sim.ros.inputs import StartupError, load_inputs
-from mb_sim.ros.logs import ForwardToRos, Throttle, error_text
 from mb_sim.ros.physics_loop import PhysicsLoop
+from mb_sim.ros.process.logs import ForwardToRos, Throttle, error_text
+from mb_sim.ros.process.signals import Signals
 from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recorder import Recording
 from mb_sim.ros.robot_ports import PortsMaker, Robots
 from mb_sim.ros.sensor_topics import NodeSensors, robot_places, sensor_qos
 from mb_sim.ros.services import Services
-from mb_sim.ros.signals import Signals
 from mb_sim.ros.sim_interfaces import SimulationInterfaces
 
 SWITCH_INTERVAL = 0.0005

@@ -1,5 +1,5 @@
 """What the demo controllers share: run one node until SIGINT or SIGTERM, then exit 0 quietly
-(`mb_sim.ros.signals`: the first signal ends the spin loop, and the process STOP_DEADLINE
+(`mb_sim.ros.process.signals`: the first signal ends the spin loop, and the process STOP_DEADLINE
 later at the latest; a second one, as `ros2 launch` sends, is ignored; no traceback), and start
 a paused simulation once the controller is ready."""
 
@@ -14,7 +14,7 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 from std_srvs.srv import SetBool
 
-from mb_sim.ros.signals import Signals
+from mb_sim.ros.process.signals import Signals
 
 STOP_DEADLINE = 1.5
 """Seconds from the first signal to the end of the process at the latest: a callback that

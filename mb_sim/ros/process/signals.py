@@ -9,7 +9,7 @@ Four phases:
 - loading and compiling (`Signals.exit_at_once`, once the heavy modules are imported, until
   `Signals.running`): the robot and its meshes are loaded and the kernels compiled or loaded
   from the cache. A signal still ends the process at once, status 0, but by a handler in
-  machine code (`mb_sim.ros.native_exit`): numba compiling in the main thread, or a thread
+  machine code (`mb_sim.ros.process.native_exit`): numba compiling in the main thread, or a thread
   holding the GIL, would hold a Python handler back for seconds.
 - running: the first signal sets `Signals.stop` (and wakes the spin loop); later ones, such as
   the second Ctrl-C that `ros2 launch` forwards after the terminal's own, are ignored. With a
@@ -33,7 +33,7 @@ import sys
 import threading
 from typing import Any
 
-from mb_sim.ros import native_exit
+from mb_sim.ros.process import native_exit
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 PACKAGE = "mb_sim"
-SOURCE_ROOT = Path(__file__).resolve().parents[2]
+SOURCE_ROOT = Path(__file__).resolve().parents[3]
 
 
 def share_dir() -> Path:
