@@ -211,8 +211,8 @@ def field_by_field(node: object) -> dict[str, object]:
     conversion functions from the Simulation's per-link queries."""
     from tf2_msgs.msg import TFMessage
 
-    from mb_sim.ros import conversions as conv
-    from mb_sim.ros.markers import contact_markers
+    from mb_sim.ros.wire import conversions as conv
+    from mb_sim.ros.wire.markers import contact_markers
 
     robot = next(iter(node.robots))  # the one robot: its frames and topics
     sim, frames, out, own = node.sim, robot.frames, node.outputs, robot.outputs

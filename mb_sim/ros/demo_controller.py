@@ -44,8 +44,8 @@ from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
 import mb_sim
-from mb_sim.ros.conversions import joint_state_vectors, quat_rotate
 from mb_sim.ros.spin import spin_until_signal, start_when_ready
+from mb_sim.ros.wire.conversions import joint_state_vectors, quat_rotate
 
 LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL

@@ -49,9 +49,9 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from tf2_msgs.msg import TFMessage
 
-from mb_sim.ros import conversions as conv
-from mb_sim.ros import messages
 from mb_sim.ros.output import QOS_ODOM, QOS_TF
+from mb_sim.ros.wire import conversions as conv
+from mb_sim.ros.wire import messages
 
 POSE_VARIANCE = (1e-3, 1e-3, 1e6, 1e6, 1e6, 1e-2)
 """Odometry pose covariance diagonal (x, y, z, roll, pitch, yaw): a planar drive measures x, y

@@ -38,8 +38,6 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from mb_sim.ros import conversions as conv
-from mb_sim.ros import messages
 from mb_sim.ros.frames import body_frames
 from mb_sim.ros.output import (  # noqa: F401 - the QoS of each topic, by their former home
     QOS_CLOCK,
@@ -56,6 +54,8 @@ from mb_sim.ros.recorder import Recording
 from mb_sim.ros.robot_ports import Robots
 from mb_sim.ros.robot_setup import NAMESPACED
 from mb_sim.ros.tf_channels import TfLayout
+from mb_sim.ros.wire import conversions as conv
+from mb_sim.ros.wire import messages
 from mb_sim.ros.world_description import object_markers, world_markers
 
 

@@ -41,8 +41,8 @@ from mb_sim.control import (
     standing_pose,
 )
 from mb_sim.model.model import Model
-from mb_sim.ros.conversions import joint_state_vectors
 from mb_sim.ros.spin import spin_until_signal, start_when_ready
+from mb_sim.ros.wire.conversions import joint_state_vectors
 
 LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL

@@ -27,7 +27,7 @@ from typing import Any
 from rosbags.rosbag2 import StoragePlugin, Writer, WriterError
 from rosbags.typesys import Stores, get_typestore
 
-from mb_sim.ros.cdr import serialized
+from mb_sim.ros.wire.cdr import serialized
 
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 __all__ = ["Recorder", "Recording", "WriterError", "msgtype_of"]

@@ -21,8 +21,6 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from mb_sim.model.model import BALL_X
-from mb_sim.ros import conversions as conv
-from mb_sim.ros import messages
 from mb_sim.ros.frames import FrameTree
 from mb_sim.ros.joint_state_plugins import JointStatePlugin
 from mb_sim.ros.output import (
@@ -36,6 +34,8 @@ from mb_sim.ros.output import (
 )
 from mb_sim.ros.robot_setup import NAMESPACED, RobotSetup
 from mb_sim.ros.sensors import WrenchOutputs
+from mb_sim.ros.wire import conversions as conv
+from mb_sim.ros.wire import messages
 from mb_sim.sim.link_frames import LinkFrames
 
 

@@ -13,8 +13,8 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.exceptions import InvalidTopicNameException
 from rclpy.node import Node
 
-from mb_sim.ros import messages
 from mb_sim.ros.frames import FrameTree
+from mb_sim.ros.wire import messages
 
 
 class WrenchOutputs:

@@ -38,7 +38,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 import mb_sim
-from mb_sim.ros.conversions import time_to_seconds
+from mb_sim.ros.wire.conversions import time_to_seconds
 
 pytestmark = pytest.mark.usefixtures("ros_context")
 

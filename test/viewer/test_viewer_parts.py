@@ -106,7 +106,7 @@ def test_contact_arrows_follow_the_rule_of_the_node_markers() -> None:
     pytest.importorskip("visualization_msgs", reason="ROS message packages (make env)")
     from builtin_interfaces.msg import Time
 
-    from mb_sim.ros.markers import contact_markers
+    from mb_sim.ros.wire.markers import contact_markers
 
     rng = np.random.default_rng(3)
     points = rng.normal(size=(5, 3))

@@ -2,8 +2,7 @@
 
 Quaternions are (x, y, z, w), as in geometry_msgs and `mb_sim.Simulation.link_pose`.
 Nothing here talks to the middleware; the functions are pure and tested on their own.
-The effort commands' checks live in `mb_sim.ros.latch` (shared with the replay, without ROS)
-and are named here too.
+The effort commands' checks live in `mb_sim.ros.latch` (shared with the replay, without ROS).
 """
 
 from __future__ import annotations
@@ -15,14 +14,6 @@ from builtin_interfaces.msg import Time
 from geometry_msgs.msg import TransformStamped
 from nav_msgs.msg import Odometry
 from sensor_msgs.msg import Imu, JointState
-
-from mb_sim.ros.latch import (  # noqa: F401 - the command checks, by their former names
-    CommandError,
-    clamp_efforts,
-    efforts_from_array,
-    efforts_from_joint_state,
-)
-from mb_sim.ros.process.logs import name_list  # noqa: F401
 
 Pose = tuple[np.ndarray, np.ndarray]
 """(xyz (3,), quaternion xyzw (4,)) of a frame in some parent frame."""

@@ -16,9 +16,9 @@ from geometry_msgs.msg import WrenchStamped
 from rosgraph_msgs.msg import Clock
 from tf2_msgs.msg import TFMessage
 
-from mb_sim.ros import conversions as conv
-from mb_sim.ros.cdr import Template
-from mb_sim.ros.markers import arrow_tips, contact_markers
+from mb_sim.ros.wire import conversions as conv
+from mb_sim.ros.wire.cdr import Template
+from mb_sim.ros.wire.markers import arrow_tips, contact_markers
 
 XYZ = ("x", "y", "z")
 XYZW = ("x", "y", "z", "w")

@@ -36,8 +36,8 @@ from builtin_interfaces.msg import Time
 from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, PointCloud2, PointField
 
 from mb_sim.model.sensors import SensorSpec
-from mb_sim.ros import conversions as conv
-from mb_sim.ros.cdr import Template, serialized
+from mb_sim.ros.wire import conversions as conv
+from mb_sim.ros.wire.cdr import Template, serialized
 from mb_sim.sensing.patterns import camera_matrix, lidar_rays
 
 OPTICAL_QUAT = np.array([-0.5, 0.5, -0.5, 0.5])
