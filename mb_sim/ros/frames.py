@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from mb_sim.ros.drive_topics import DriveFrames
-from mb_sim.ros.robot_setup import RobotSetup, StartupError
+from mb_sim.ros.setup.robot_setup import RobotSetup, StartupError
 from mb_sim.ros.wire import conversions as conv
 
 

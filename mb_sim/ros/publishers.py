@@ -49,10 +49,10 @@ from mb_sim.ros.output import (  # noqa: F401 - the QoS of each topic, by their 
     QOS_TF,
     Output,
 )
-from mb_sim.ros.params import SimParams
 from mb_sim.ros.recorder import Recording
 from mb_sim.ros.robot_ports import Robots
-from mb_sim.ros.robot_setup import NAMESPACED
+from mb_sim.ros.setup.params import SimParams
+from mb_sim.ros.setup.robot_setup import NAMESPACED
 from mb_sim.ros.tf_channels import TfLayout
 from mb_sim.ros.wire import conversions as conv
 from mb_sim.ros.wire import messages

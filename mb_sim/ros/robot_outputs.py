@@ -32,8 +32,8 @@ from mb_sim.ros.output import (
     Output,
     OutputFactory,
 )
-from mb_sim.ros.robot_setup import NAMESPACED, RobotSetup
 from mb_sim.ros.sensors import WrenchOutputs
+from mb_sim.ros.setup.robot_setup import NAMESPACED, RobotSetup
 from mb_sim.ros.wire import conversions as conv
 from mb_sim.ros.wire import messages
 from mb_sim.sim.link_frames import LinkFrames

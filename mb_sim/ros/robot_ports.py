@@ -26,7 +26,7 @@ from mb_sim.ros.frames import FrameTree, object_frames, robot_frames
 from mb_sim.ros.latch import CommandLatch, Warn
 from mb_sim.ros.output import OutputFactory
 from mb_sim.ros.robot_outputs import RobotOutputs
-from mb_sim.ros.robot_setup import RobotSetup
+from mb_sim.ros.setup.robot_setup import RobotSetup
 
 
 class RobotPorts:

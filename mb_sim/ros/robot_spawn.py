@@ -34,13 +34,13 @@ from mb_sim.model.world import SolverSettings, World
 from mb_sim.ros.drive_topics import drive_topics
 from mb_sim.ros.entities import spawn_robot_event
 from mb_sim.ros.frames import object_frames
-from mb_sim.ros.params import robot_prefix
 from mb_sim.ros.process.logs import error_text
 from mb_sim.ros.robot_ports import PortsMaker, RobotPorts, Robots
 from mb_sim.ros.robot_resource import SpawnedRobot, with_initial_positions
-from mb_sim.ros.robot_setup import RobotSetup, configure
 from mb_sim.ros.sensor_topics import robot_place, statics
 from mb_sim.ros.services import Services, object_record, robot_record, spawned_entry
+from mb_sim.ros.setup.params import robot_prefix
+from mb_sim.ros.setup.robot_setup import RobotSetup, configure
 
 
 class RobotSpawner:

@@ -58,7 +58,7 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, PointCloud2
 
 from mb_sim.model.sensors import SensorSpec
-from mb_sim.ros.robot_setup import join
+from mb_sim.ros.setup.robot_setup import join
 from mb_sim.ros.wire import conversions as conv
 from mb_sim.ros.wire import sensor_messages as sm
 from mb_sim.rotations import quat_from_rpy

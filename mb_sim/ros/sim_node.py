@@ -56,7 +56,6 @@ from mb_sim.ros.commands import CommandStats
 from mb_sim.ros.cycle import NodeCycle
 from mb_sim.ros.drive_topics import node_drives
 from mb_sim.ros.frames import object_frames
-from mb_sim.ros.inputs import StartupError, load_inputs
 from mb_sim.ros.physics_loop import PhysicsLoop
 from mb_sim.ros.process.logs import ForwardToRos, Throttle, error_text
 from mb_sim.ros.process.signals import Signals
@@ -65,6 +64,7 @@ from mb_sim.ros.recorder import Recording
 from mb_sim.ros.robot_ports import PortsMaker, Robots
 from mb_sim.ros.sensor_topics import NodeSensors, robot_places, sensor_qos
 from mb_sim.ros.services import Services
+from mb_sim.ros.setup.inputs import StartupError, load_inputs
 from mb_sim.ros.sim_interfaces import SimulationInterfaces
 
 SWITCH_INTERVAL = 0.0005

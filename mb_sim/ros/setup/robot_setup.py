@@ -29,7 +29,8 @@ from rclpy.parameter import Parameter
 
 from mb_sim.model.model import BALL_X
 from mb_sim.model.ros2_control import command_interfaces, parse_interfaces, servo_interface
-from mb_sim.ros.params import (
+from mb_sim.ros.process.logs import name_list
+from mb_sim.ros.setup.params import (
     COMMAND_INTERFACES,
     GAINS,
     INITIAL_POSITIONS,
@@ -39,7 +40,6 @@ from mb_sim.ros.params import (
     SimParams,
     command_joint_list,
 )
-from mb_sim.ros.process.logs import name_list
 
 GLOBAL, NAMESPACED, PREFIXED = "global", "namespaced", "prefixed"
 """How a robot's TF is published: GLOBAL on /tf and /tf_static with the node's frame_prefix

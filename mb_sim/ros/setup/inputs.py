@@ -33,7 +33,8 @@ from rclpy.parameter import Parameter
 import mb_sim
 from mb_sim.model.link_mass import node_option
 from mb_sim.model.world.sdf import is_sdf
-from mb_sim.ros.params import (
+from mb_sim.ros.process.logs import error_text
+from mb_sim.ros.setup.params import (
     BY_NAME,
     COMMAND_INTERFACES,
     GAINS,
@@ -49,8 +50,7 @@ from mb_sim.ros.params import (
     robot_prefix,
     xacro_mappings,
 )
-from mb_sim.ros.process.logs import error_text
-from mb_sim.ros.robot_setup import (
+from mb_sim.ros.setup.robot_setup import (
     RobotSetup,
     StartupError,
     coerce_override,
