@@ -9,7 +9,7 @@ The bag holds the robot, the world, the node's parameters and the state at the s
 recording (see `mb_sim.ros.recorder`). The replay rebuilds that simulation, feeds the recorded
 commands (efforts, position and velocity targets) at their recorded simulated times, exactly as the node applies them (before
 the step that starts at that time, in order, through the same checks, limits and watchdog:
-`mb_sim.ros.latch`), and compares every recorded joint_states message with the state it
+`mb_sim.ros.commands.latch`), and compares every recorded joint_states message with the state it
 computes: bit for bit by default, or within `--tolerance` (absolute). No ROS is involved: the
 messages are decoded by `rosbags` (CDR in pure Python), so `replay_bag` runs where rclpy is
 not installed, such as in the workers of a parallel sweep over many bags.
@@ -51,8 +51,8 @@ import yaml
 import mb_sim
 from mb_sim.bags import custom_data
 from mb_sim.model.link_mass import node_option
+from mb_sim.ros.commands.latch import CommandError, CommandLatch
 from mb_sim.ros.entities import apply_event
-from mb_sim.ros.latch import CommandError, CommandLatch
 from mb_sim.ros.setup.params import ParamError, command_joint_list, folder_list
 from mb_sim.state_codec import state_from_json
 

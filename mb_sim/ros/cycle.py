@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mb_sim.ros.commands import CommandStats
+from mb_sim.ros.commands.intake import CommandStats
 from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recorder import Recording
 from mb_sim.ros.robot_ports import Robots

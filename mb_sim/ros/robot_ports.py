@@ -21,9 +21,9 @@ from typing import Any
 
 from rclpy.node import Node
 
-from mb_sim.ros.commands import CommandIntake, CommandStats
+from mb_sim.ros.commands.intake import CommandIntake, CommandStats
+from mb_sim.ros.commands.latch import CommandLatch, Warn
 from mb_sim.ros.frames import FrameTree, object_frames, robot_frames
-from mb_sim.ros.latch import CommandLatch, Warn
 from mb_sim.ros.output import OutputFactory
 from mb_sim.ros.robot_outputs import RobotOutputs
 from mb_sim.ros.setup.robot_setup import RobotSetup

@@ -52,7 +52,7 @@ from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from mb_sim.ros.commands import CommandStats
+from mb_sim.ros.commands.intake import CommandStats
 from mb_sim.ros.cycle import NodeCycle
 from mb_sim.ros.drive_topics import node_drives
 from mb_sim.ros.frames import object_frames

@@ -35,7 +35,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from mb_sim.ros.latch import CommandError, CommandLatch, Values, Warn
+from mb_sim.ros.commands.latch import CommandError, CommandLatch, Values, Warn
 
 QOS_COMMANDS = QoSProfile(depth=1000)
 """Commands: reliable; 1000 messages (1 s at 1 kHz) may wait between two takes (a stalled
