@@ -6,7 +6,7 @@
     result = replay_bag("my_run")              # ReplayResult: .ok, .divergence, counts
 
 The bag holds the robot, the world, the node's parameters and the state at the start of the
-recording (see `mb_sim.ros.recorder`). The replay rebuilds that simulation, feeds the recorded
+recording (see `mb_sim.ros.recording.recorder`). The replay rebuilds that simulation, feeds the recorded
 commands (efforts, position and velocity targets) at their recorded simulated times, exactly as the node applies them (before
 the step that starts at that time, in order, through the same checks, limits and watchdog:
 `mb_sim.ros.commands.latch`), and compares every recorded joint_states message with the state it

@@ -19,7 +19,7 @@ from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 
-from mb_sim.ros.recorder import Recording, msgtype_of
+from mb_sim.ros.recording.recorder import Recording, msgtype_of
 
 QOS_MARKERS = QoSProfile(depth=10)
 QOS_JOINT_STATES = QoSProfile(depth=100)

@@ -49,7 +49,7 @@ from mb_sim.ros.output import (  # noqa: F401 - the QoS of each topic, by their 
     QOS_TF,
     Output,
 )
-from mb_sim.ros.recorder import Recording
+from mb_sim.ros.recording.recorder import Recording
 from mb_sim.ros.robot_ports import Robots
 from mb_sim.ros.setup.params import SimParams
 from mb_sim.ros.setup.robot_setup import NAMESPACED

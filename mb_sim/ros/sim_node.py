@@ -60,7 +60,7 @@ from mb_sim.ros.physics_loop import PhysicsLoop
 from mb_sim.ros.process.logs import ForwardToRos, Throttle, error_text
 from mb_sim.ros.process.signals import Signals
 from mb_sim.ros.publishers import Publishers
-from mb_sim.ros.recorder import Recording
+from mb_sim.ros.recording.recorder import Recording
 from mb_sim.ros.robot_ports import PortsMaker, Robots
 from mb_sim.ros.sensor_topics import NodeSensors, robot_places, sensor_qos
 from mb_sim.ros.services import Services

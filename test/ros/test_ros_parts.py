@@ -201,7 +201,7 @@ def test_recording_closed_by_another_thread_while_written(tmp_path: Any) -> None
     closes between two writes, later writes are dropped, and it opens with what was written."""
     from rosbags.rosbag2 import Reader
 
-    from mb_sim.ros.recorder import Recording
+    from mb_sim.ros.recording.recorder import Recording
 
     log = Log()
     recording = Recording(log)
