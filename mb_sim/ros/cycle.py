@@ -12,10 +12,10 @@ import time
 from typing import Any
 
 from mb_sim.ros.commands.intake import CommandStats
-from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recording.recorder import Recording
-from mb_sim.ros.robot_ports import Robots
 from mb_sim.ros.setup.params import SimParams
+from mb_sim.ros.topics.publishers import Publishers
+from mb_sim.ros.topics.robot_ports import Robots
 
 
 class NodeCycle:

@@ -31,11 +31,11 @@ from std_srvs.srv import SetBool, Trigger
 from mb_sim.model.world.parts import robot_to_dict
 from mb_sim.ros.cycle import NodeCycle
 from mb_sim.ros.physics_loop import PhysicsLoop
-from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recording.recorder import Recording
-from mb_sim.ros.robot_ports import RobotPorts, Robots
 from mb_sim.ros.setup.inputs import Inputs
 from mb_sim.ros.setup.params import BY_NAME, ParamError, SimParams, check_cross
+from mb_sim.ros.topics.publishers import Publishers
+from mb_sim.ros.topics.robot_ports import RobotPorts, Robots
 from mb_sim.state_codec import state_to_json
 
 QOS_SERVICES = QoSProfile(depth=1000)

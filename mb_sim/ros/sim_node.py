@@ -54,18 +54,18 @@ from rclpy.signals import SignalHandlerOptions
 
 from mb_sim.ros.commands.intake import CommandStats
 from mb_sim.ros.cycle import NodeCycle
-from mb_sim.ros.drive_topics import node_drives
-from mb_sim.ros.frames import object_frames
 from mb_sim.ros.physics_loop import PhysicsLoop
 from mb_sim.ros.process.logs import ForwardToRos, Throttle, error_text
 from mb_sim.ros.process.signals import Signals
-from mb_sim.ros.publishers import Publishers
 from mb_sim.ros.recording.recorder import Recording
-from mb_sim.ros.robot_ports import PortsMaker, Robots
-from mb_sim.ros.sensor_topics import NodeSensors, robot_places, sensor_qos
 from mb_sim.ros.services import Services
 from mb_sim.ros.setup.inputs import StartupError, load_inputs
 from mb_sim.ros.sim_interfaces import SimulationInterfaces
+from mb_sim.ros.topics.drive_topics import node_drives
+from mb_sim.ros.topics.frames import object_frames
+from mb_sim.ros.topics.publishers import Publishers
+from mb_sim.ros.topics.robot_ports import PortsMaker, Robots
+from mb_sim.ros.topics.sensor_topics import NodeSensors, robot_places, sensor_qos
 
 SWITCH_INTERVAL = 0.0005
 """Python's thread switch interval in the node, s (the default is 0.005)."""

@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim.ros.drive_topics import DriveFrames
 from mb_sim.ros.setup.robot_setup import RobotSetup, StartupError
+from mb_sim.ros.topics.drive_topics import DriveFrames
 from mb_sim.ros.wire import conversions as conv
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from tf2_msgs.msg import TFMessage
 
-from mb_sim.ros.frames import BodyFrames, FrameTree
+from mb_sim.ros.topics.frames import BodyFrames, FrameTree
 from mb_sim.ros.wire import conversions as conv
 from mb_sim.ros.wire import messages
 from mb_sim.sim.link_frames import LinkFrames

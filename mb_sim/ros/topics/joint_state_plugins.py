@@ -19,7 +19,7 @@ import numpy as np
 from sensor_msgs.msg import JointState
 
 from mb_sim.model.model import BALL_X
-from mb_sim.ros.output import QOS_JOINT_STATES, Output, OutputFactory
+from mb_sim.ros.topics.output import QOS_JOINT_STATES, Output, OutputFactory
 from mb_sim.ros.wire import messages
 
 

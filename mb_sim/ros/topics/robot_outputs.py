@@ -21,9 +21,10 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
 from mb_sim.model.model import BALL_X
-from mb_sim.ros.frames import FrameTree
-from mb_sim.ros.joint_state_plugins import JointStatePlugin
-from mb_sim.ros.output import (
+from mb_sim.ros.setup.robot_setup import NAMESPACED, RobotSetup
+from mb_sim.ros.topics.frames import FrameTree
+from mb_sim.ros.topics.joint_state_plugins import JointStatePlugin
+from mb_sim.ros.topics.output import (
     QOS_IMU,
     QOS_JOINT_STATES,
     QOS_LATCHED,
@@ -32,8 +33,7 @@ from mb_sim.ros.output import (
     Output,
     OutputFactory,
 )
-from mb_sim.ros.sensors import WrenchOutputs
-from mb_sim.ros.setup.robot_setup import NAMESPACED, RobotSetup
+from mb_sim.ros.topics.wrench_topics import WrenchOutputs
 from mb_sim.ros.wire import conversions as conv
 from mb_sim.ros.wire import messages
 from mb_sim.sim.link_frames import LinkFrames

@@ -23,10 +23,10 @@ from rclpy.node import Node
 
 from mb_sim.ros.commands.intake import CommandIntake, CommandStats
 from mb_sim.ros.commands.latch import CommandLatch, Warn
-from mb_sim.ros.frames import FrameTree, object_frames, robot_frames
-from mb_sim.ros.output import OutputFactory
-from mb_sim.ros.robot_outputs import RobotOutputs
 from mb_sim.ros.setup.robot_setup import RobotSetup
+from mb_sim.ros.topics.frames import FrameTree, object_frames, robot_frames
+from mb_sim.ros.topics.output import OutputFactory
+from mb_sim.ros.topics.robot_outputs import RobotOutputs
 
 
 class RobotPorts:

@@ -49,7 +49,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from tf2_msgs.msg import TFMessage
 
-from mb_sim.ros.output import QOS_ODOM, QOS_TF
+from mb_sim.ros.topics.output import QOS_ODOM, QOS_TF
 from mb_sim.ros.wire import conversions as conv
 from mb_sim.ros.wire import messages
 

@@ -13,7 +13,7 @@ from geometry_msgs.msg import WrenchStamped
 from rclpy.exceptions import InvalidTopicNameException
 from rclpy.node import Node
 
-from mb_sim.ros.frames import FrameTree
+from mb_sim.ros.topics.frames import FrameTree
 from mb_sim.ros.wire import messages
 
 

@@ -38,8 +38,11 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import MarkerArray
 
-from mb_sim.ros.frames import body_frames
-from mb_sim.ros.output import (  # noqa: F401 - the QoS of each topic, by their former home
+from mb_sim.ros.recording.recorder import Recording
+from mb_sim.ros.setup.params import SimParams
+from mb_sim.ros.setup.robot_setup import NAMESPACED
+from mb_sim.ros.topics.frames import body_frames
+from mb_sim.ros.topics.output import (  # noqa: F401 - the QoS of each topic, by their former home
     QOS_CLOCK,
     QOS_IMU,
     QOS_JOINT_STATES,
@@ -49,14 +52,11 @@ from mb_sim.ros.output import (  # noqa: F401 - the QoS of each topic, by their 
     QOS_TF,
     Output,
 )
-from mb_sim.ros.recording.recorder import Recording
-from mb_sim.ros.robot_ports import Robots
-from mb_sim.ros.setup.params import SimParams
-from mb_sim.ros.setup.robot_setup import NAMESPACED
-from mb_sim.ros.tf_channels import TfLayout
+from mb_sim.ros.topics.robot_ports import Robots
+from mb_sim.ros.topics.tf_channels import TfLayout
+from mb_sim.ros.topics.world_description import object_markers, world_markers
 from mb_sim.ros.wire import conversions as conv
 from mb_sim.ros.wire import messages
-from mb_sim.ros.world_description import object_markers, world_markers
 
 
 class Publishers:
