@@ -29,8 +29,8 @@ from std_msgs.msg import String
 from std_srvs.srv import SetBool, Trigger
 
 from mb_sim.model.world.parts import robot_to_dict
-from mb_sim.ros.cycle import NodeCycle
-from mb_sim.ros.physics_loop import PhysicsLoop
+from mb_sim.ros.loop.cycle import NodeCycle
+from mb_sim.ros.loop.physics_loop import PhysicsLoop
 from mb_sim.ros.recording.recorder import Recording
 from mb_sim.ros.setup.inputs import Inputs
 from mb_sim.ros.setup.params import BY_NAME, ParamError, SimParams, check_cross

@@ -53,8 +53,8 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 from mb_sim.ros.commands.intake import CommandStats
-from mb_sim.ros.cycle import NodeCycle
-from mb_sim.ros.physics_loop import PhysicsLoop
+from mb_sim.ros.loop.cycle import NodeCycle
+from mb_sim.ros.loop.physics_loop import PhysicsLoop
 from mb_sim.ros.process.logs import ForwardToRos, Throttle, error_text
 from mb_sim.ros.process.signals import Signals
 from mb_sim.ros.recording.recorder import Recording

@@ -11,7 +11,7 @@ from transforms3d.quaternions import axangle2quat, qmult
 from visualization_msgs.msg import Marker
 
 from mb_sim.ros.commands import latch
-from mb_sim.ros.pacing import Pacer, RateMeter
+from mb_sim.ros.loop.pacing import Pacer, RateMeter
 from mb_sim.ros.wire import conversions as conv
 from mb_sim.ros.wire.markers import MIN_ARROW, contact_markers
 

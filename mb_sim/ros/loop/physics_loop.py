@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from mb_sim.ros.pacing import Pacer, RateMeter
+from mb_sim.ros.loop.pacing import Pacer, RateMeter
 
 ROUND_STEPS = 10
 """Most physics steps between two looks at the clock, the services and the parameters."""
