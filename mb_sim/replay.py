@@ -52,7 +52,7 @@ import mb_sim
 from mb_sim.bags import custom_data
 from mb_sim.model.link_mass import node_option
 from mb_sim.ros.commands.latch import CommandError, CommandLatch
-from mb_sim.ros.entities import apply_event
+from mb_sim.ros.services.entities import apply_event
 from mb_sim.ros.setup.params import ParamError, command_joint_list, folder_list
 from mb_sim.state_codec import state_from_json
 

@@ -58,9 +58,9 @@ from mb_sim.ros.loop.physics_loop import PhysicsLoop
 from mb_sim.ros.process.logs import ForwardToRos, Throttle, error_text
 from mb_sim.ros.process.signals import Signals
 from mb_sim.ros.recording.recorder import Recording
-from mb_sim.ros.services import Services
+from mb_sim.ros.services.node_services import Services
+from mb_sim.ros.services.sim_interfaces import SimulationInterfaces
 from mb_sim.ros.setup.inputs import StartupError, load_inputs
-from mb_sim.ros.sim_interfaces import SimulationInterfaces
 from mb_sim.ros.topics.drive_topics import node_drives
 from mb_sim.ros.topics.frames import object_frames
 from mb_sim.ros.topics.publishers import Publishers

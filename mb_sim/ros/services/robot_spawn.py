@@ -31,10 +31,10 @@ from simulation_interfaces.srv import SpawnEntity
 import mb_sim
 from mb_sim.model.model import BALL_X
 from mb_sim.model.world import SolverSettings, World
-from mb_sim.ros.entities import spawn_robot_event
 from mb_sim.ros.process.logs import error_text
-from mb_sim.ros.robot_resource import SpawnedRobot, with_initial_positions
-from mb_sim.ros.services import Services, object_record, robot_record, spawned_entry
+from mb_sim.ros.services.entities import spawn_robot_event
+from mb_sim.ros.services.node_services import Services, object_record, robot_record, spawned_entry
+from mb_sim.ros.services.robot_resource import SpawnedRobot, with_initial_positions
 from mb_sim.ros.setup.params import robot_prefix
 from mb_sim.ros.setup.robot_setup import RobotSetup, configure
 from mb_sim.ros.topics.drive_topics import drive_topics

@@ -59,11 +59,11 @@ from std_msgs.msg import String
 from mb_sim.errors import SpawnError
 from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.spawn import SPAWN_FORMATS, spawn_body
-from mb_sim.ros.entities import OBJECT, ROBOT, Entities, EntityError, spawn_event
 from mb_sim.ros.process.paths import own_file, share_dir
-from mb_sim.ros.robot_resource import read_robot
-from mb_sim.ros.robot_spawn import RobotSpawner
-from mb_sim.ros.services import QOS_SERVICES, Services
+from mb_sim.ros.services.entities import OBJECT, ROBOT, Entities, EntityError, spawn_event
+from mb_sim.ros.services.node_services import QOS_SERVICES, Services
+from mb_sim.ros.services.robot_resource import read_robot
+from mb_sim.ros.services.robot_spawn import RobotSpawner
 from mb_sim.ros.setup.params import folder_list
 from mb_sim.ros.topics.robot_ports import PortsMaker
 from mb_sim.ros.wire import conversions as conv

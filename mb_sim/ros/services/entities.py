@@ -324,7 +324,7 @@ def apply_event(sim: Any, event: dict[str, Any], package_dirs: Sequence[str] = (
                              quat_xyzw=event["quat_xyzw"])
         sim.add_body(spawned.body)
     elif "spawn_robot" in event:
-        from mb_sim.ros.robot_resource import robot_from_record
+        from mb_sim.ros.services.robot_resource import robot_from_record
 
         name = event["spawn_robot"]
         model, placement = robot_from_record(event["urdf"], event["entry"], name, package_dirs)
