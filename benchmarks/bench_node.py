@@ -289,7 +289,7 @@ def main() -> int:
     try:
         sim = start_node(env, paused=True)
         ctl = subprocess.Popen(
-            [sys.executable, "-m", "mb_sim.ros.demo_controller", "--ros-args",
+            [sys.executable, "-m", "mb_sim.ros.demos.demo_controller", "--ros-args",
              "-p", "unpause:=/sim_node/pause"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)

@@ -205,7 +205,7 @@ EXECUTABLES: dict[str, tuple[list[str], str]] = {
     "diff_drive_controller": ([str(BIN / "diff_drive_controller")],
                               "waiting for robot_description"),
     "viewer": ([str(BIN / "viewer"), "--port", "{port}"], "serving the view of"),
-    "run_demo": ([sys.executable, "-m", "mb_sim.ros.run_demo"], "simulating"),
+    "run_demo": ([sys.executable, "-m", "mb_sim.ros.launching.run_demo"], "simulating"),
 }
 """Each executable and the line it prints once it runs."""
 

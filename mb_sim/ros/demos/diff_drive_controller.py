@@ -22,7 +22,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from mb_sim.ros.spin import spin_until_signal, start_when_ready
+from mb_sim.ros.demos.spin import spin_until_signal, start_when_ready
 
 LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL

@@ -44,7 +44,7 @@ from std_msgs.msg import Float64MultiArray, String
 from tf2_msgs.msg import TFMessage
 
 import mb_sim
-from mb_sim.ros.spin import spin_until_signal, start_when_ready
+from mb_sim.ros.demos.spin import spin_until_signal, start_when_ready
 from mb_sim.ros.wire.conversions import joint_state_vectors, quat_rotate
 
 LATCHED = QoSProfile(

@@ -1,6 +1,6 @@
 """The main job of `make run`: `sim_node` with the default arm and world, plus `demo_controller`.
 
-    python -m mb_sim.ros.run_demo [--duration SECONDS] [--world FILE] [--urdf FILE]
+    python -m mb_sim.ros.launching.run_demo [--duration SECONDS] [--world FILE] [--urdf FILE]
 
 Runs until Ctrl-C (or SIGTERM), or for `--duration` seconds (also the DURATION environment
 variable), then stops both nodes with SIGINT. The simulator logs sim time, achieved real-time
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         "-p", f"urdf_file:={urdf}", "-p", f"world_file:={world}",
         "-p", "status_period:=2.0",
     ]
-    ctl_cmd = [sys.executable, "-m", "mb_sim.ros.demo_controller"]
+    ctl_cmd = [sys.executable, "-m", "mb_sim.ros.demos.demo_controller"]
     if not args.no_controller:
         # Paused until the controller is ready (it calls ~/pause false), so the arm is held
         # from the first step.

@@ -41,7 +41,7 @@ from mb_sim.control import (
     standing_pose,
 )
 from mb_sim.model.model import Model
-from mb_sim.ros.spin import spin_until_signal, start_when_ready
+from mb_sim.ros.demos.spin import spin_until_signal, start_when_ready
 from mb_sim.ros.wire.conversions import joint_state_vectors
 
 LATCHED = QoSProfile(
