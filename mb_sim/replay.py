@@ -6,8 +6,8 @@
     result = replay_bag("my_run")              # ReplayResult: .ok, .divergence, counts
 
 The bag holds the robot, the world, the node's parameters and the state at the start of the
-recording (see `mb_sim.ros.recording.recorder`). The replay rebuilds that simulation, feeds the recorded
-commands (efforts, position and velocity targets) at their recorded simulated times, exactly as the node applies them (before
+recording (see `mb_sim.ros.recording.recorder`). The replay rebuilds that simulation, feeds
+the recorded commands (efforts, position and velocity targets) at their recorded simulated times, exactly as the node applies them (before
 the step that starts at that time, in order, through the same checks, limits and watchdog:
 `mb_sim.ros.commands.latch`), and compares every recorded joint_states message with the state it
 computes: bit for bit by default, or within `--tolerance` (absolute). No ROS is involved: the
@@ -294,7 +294,7 @@ class _Robot:
 
 
 def _robot(sim: Any, record: dict[str, Any], latch_state: dict[str, Any] | None) -> _Robot:
-    """A robot of the bag (`services.robot_record`, or a spawn event)."""
+    """A robot of the bag (`mb_sim.ros.services.node_services.robot_record`, or a spawn event)."""
     view = sim.robot(record["name"])
     latch = CommandLatch(view.joint_names, view.model.effort_limit, record["command_joints"],
                          interfaces=record["interfaces"], robot=record["name"])

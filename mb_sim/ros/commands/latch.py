@@ -44,7 +44,8 @@ PLURAL = {"position": "positions", "velocity": "velocities", "effort": "efforts"
 Values = dict[str, tuple[np.ndarray, np.ndarray]]
 """A checked command: {interface: (joint indices, values)}."""
 Warn = Callable[[str, str], None]
-"""warn(kind, message): a warning rate-limited per kind (`mb_sim.ros.process.logs.Throttle.warn`)."""
+"""warn(kind, message): a warning rate-limited per kind
+(`mb_sim.ros.process.logs.Throttle.warn`)."""
 
 
 class CommandError(ValueError):

@@ -1,7 +1,7 @@
 """Each robot's part of `sim_node`, and the set of them.
 
 `RobotPorts` is one robot's wiring: its settings (`robot_setup.RobotSetup`), its command
-subscriptions and latch (`commands.CommandIntake`, `latch.CommandLatch`: a robot's commands
+subscriptions and latch (`intake.CommandIntake`, `latch.CommandLatch`: a robot's commands
 only ever reach its own joints), its topics (`robot_outputs.RobotOutputs`) and its TF frames
 (`frames.FrameTree`). `Robots` holds the ports of every robot and the frames of every URDF
 object in the simulation's order, says which robot a joint name belongs to (for the warning

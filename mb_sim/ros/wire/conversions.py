@@ -2,7 +2,8 @@
 
 Quaternions are (x, y, z, w), as in geometry_msgs and `mb_sim.Simulation.link_pose`.
 Nothing here talks to the middleware; the functions are pure and tested on their own.
-The effort commands' checks live in `mb_sim.ros.commands.latch` (shared with the replay, without ROS).
+The effort commands' checks live in `mb_sim.ros.commands.latch` (shared with the replay,
+without ROS).
 """
 
 from __future__ import annotations
