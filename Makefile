@@ -46,7 +46,7 @@ test: env
 	$(MAKE) --no-print-directory pytest
 
 run: env kernels
-	$(PY) -m mb_sim.ros.run_demo $(if $(DURATION),--duration $(DURATION),)
+	$(PY) -m mb_sim.ros.launching.run_demo $(if $(DURATION),--duration $(DURATION),)
 
 clean-env:
 	rm -rf $(VENV)

@@ -109,9 +109,9 @@ setup(
     entry_points={
         "console_scripts": [
             "sim_node = mb_sim.ros.sim_node:main",
-            "demo_controller = mb_sim.ros.demo_controller:main",
-            "quadruped_controller = mb_sim.ros.quadruped_controller:main",
-            "diff_drive_controller = mb_sim.ros.diff_drive_controller:main",
+            "demo_controller = mb_sim.ros.demos.demo_controller:main",
+            "quadruped_controller = mb_sim.ros.demos.quadruped_controller:main",
+            "diff_drive_controller = mb_sim.ros.demos.diff_drive_controller:main",
             "replay = mb_sim.replay:main",
             "viewer = mb_sim.viewer.cli:main",
         ],

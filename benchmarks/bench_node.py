@@ -211,8 +211,8 @@ def field_by_field(node: object) -> dict[str, object]:
     conversion functions from the Simulation's per-link queries."""
     from tf2_msgs.msg import TFMessage
 
-    from mb_sim.ros import conversions as conv
-    from mb_sim.ros.markers import contact_markers
+    from mb_sim.ros.wire import conversions as conv
+    from mb_sim.ros.wire.markers import contact_markers
 
     robot = next(iter(node.robots))  # the one robot: its frames and topics
     sim, frames, out, own = node.sim, robot.frames, node.outputs, robot.outputs
@@ -289,7 +289,7 @@ def main() -> int:
     try:
         sim = start_node(env, paused=True)
         ctl = subprocess.Popen(
-            [sys.executable, "-m", "mb_sim.ros.demo_controller", "--ros-args",
+            [sys.executable, "-m", "mb_sim.ros.demos.demo_controller", "--ros-args",
              "-p", "unpause:=/sim_node/pause"],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True)

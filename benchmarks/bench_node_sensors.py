@@ -42,7 +42,7 @@ class Sink:
 
 def in_process(repeats: int) -> None:
     import mb_sim
-    from mb_sim.ros.sensor_topics import RobotPlace, SensorTopics, mounting, sensor_qos
+    from mb_sim.ros.topics.sensor_topics import RobotPlace, SensorTopics, mounting, sensor_qos
 
     sim = mb_sim.Simulation(world=mb_sim.load_world(str(WORLD)))
     sim.step(50)

@@ -9,14 +9,14 @@ view.
 Default world: flat (placed for this robot; it makes the base floating). The simulation starts
 paused and quadruped_controller starts it once it has the robot; with controller:=false, start
 it yourself (ros2 service call /sim_node/pause std_srvs/srv/SetBool "{data: false}"). The
-arguments are explained in mb_sim/ros/launching.py.
+arguments are explained in mb_sim/ros/launching/descriptions.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mb_sim.ros.launching import RobotLaunch
+from mb_sim.ros.launching.descriptions import RobotLaunch
 
 LAUNCH = RobotLaunch(urdf="urdf/quadruped.urdf", params="config/legged.yaml", default_world="flat",
                 controller="quadruped_controller")

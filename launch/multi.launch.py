@@ -10,14 +10,14 @@ the plank; optionally an RViz per arm and the browser view of both.
 The simulation starts paused and the controllers start it once they have their robots; with
 controller:=false, start it yourself (ros2 service call /sim_node/pause std_srvs/srv/SetBool
 "{data: false}"). Controllers start for the robots named left_arm and right_arm of the world.
-The arguments are explained in mb_sim/ros/launching.py.
+The arguments are explained in mb_sim/ros/launching/descriptions.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mb_sim.ros.launching import MultiLaunch
+from mb_sim.ros.launching.descriptions import MultiLaunch
 
 # Each arm presses on its end of the plank: 0.2 m from its centre, towards the arm.
 LAUNCH = MultiLaunch(params="config/multi.yaml", default_world="two_arms", controllers=(

@@ -11,14 +11,14 @@ sensors' frames on /tf_static, /clock, /tf, /robot_description, and it takes /cm
 (geometry_msgs/Twist; TwistStamped with sim_node's enable_stamped_cmd_vel). The room's map
 for Nav2's map_server is installed beside it: share/mb_sim/config/maps/nav_room.yaml
 (docs/node.md shows the nav2_bringup command). The arguments are explained in
-mb_sim/ros/launching.py.
+mb_sim/ros/launching/descriptions.py.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mb_sim.ros.launching import RobotLaunch
+from mb_sim.ros.launching.descriptions import RobotLaunch
 
 LAUNCH = RobotLaunch(urdf="urdf/nav_bot.urdf", params="config/nav.yaml",
                      default_world="nav_room")

@@ -5,7 +5,7 @@ The physics is a plain Python library: `load_urdf` compiles a robot, `aba`/`rnea
 
 Names are imported when first used (PEP 562), so `import mb_sim.ros...` costs nothing until
 the physics is needed: the ROS executables take over SIGINT and SIGTERM before the heavy
-imports (`mb_sim.ros.signals`).
+imports (`mb_sim.ros.process.signals`).
 """
 
 from __future__ import annotations

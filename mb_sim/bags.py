@@ -1,5 +1,5 @@
 """What a closed rosbag2 bag says of itself: the `custom_data` of its metadata.yaml, where
-sim_node keeps the URDF, the world file and the parameters it ran with (mb_sim.ros.recorder)."""
+sim_node keeps the URDF, the world file and the parameters it ran with (mb_sim.ros.recording.recorder)."""
 
 from __future__ import annotations
 

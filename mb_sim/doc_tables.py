@@ -1,6 +1,6 @@
 """Tables of the documentation made from the code's own declarations, so they cannot drift:
 the record tables of docs/architecture.md (`mb_sim.records`), the node's parameters in
-docs/node.md (`mb_sim.ros.params.SPECS`) and the keys and accepted values of world files in
+docs/node.md (`mb_sim.ros.setup.params.SPECS`) and the keys and accepted values of world files in
 docs/worlds.md (`mb_sim.model.world.schema`).
 
 Each table sits between two comment lines naming it. `python -m mb_sim.doc_tables` rewrites
@@ -54,13 +54,13 @@ def _records() -> str:
 
 
 def _parameters() -> str:
-    from mb_sim.ros import params
+    from mb_sim.ros.setup import params
 
     return params.markdown()
 
 
 def _robot_parameters() -> str:
-    from mb_sim.ros import params
+    from mb_sim.ros.setup import params
 
     return params.robots_markdown()
 

@@ -6,10 +6,10 @@
     result = replay_bag("my_run")              # ReplayResult: .ok, .divergence, counts
 
 The bag holds the robot, the world, the node's parameters and the state at the start of the
-recording (see `mb_sim.ros.recorder`). The replay rebuilds that simulation, feeds the recorded
-commands (efforts, position and velocity targets) at their recorded simulated times, exactly as the node applies them (before
+recording (see `mb_sim.ros.recording.recorder`). The replay rebuilds that simulation, feeds
+the recorded commands (efforts, position and velocity targets) at their recorded simulated times, exactly as the node applies them (before
 the step that starts at that time, in order, through the same checks, limits and watchdog:
-`mb_sim.ros.latch`), and compares every recorded joint_states message with the state it
+`mb_sim.ros.commands.latch`), and compares every recorded joint_states message with the state it
 computes: bit for bit by default, or within `--tolerance` (absolute). No ROS is involved: the
 messages are decoded by `rosbags` (CDR in pure Python), so `replay_bag` runs where rclpy is
 not installed, such as in the workers of a parallel sweep over many bags.
@@ -30,7 +30,7 @@ one diverges, 2 when one cannot be replayed (or none is found).
 
 from __future__ import annotations
 
-from mb_sim.ros.signals import exit_at_once, exit_quietly_until_started
+from mb_sim.ros.process.signals import exit_at_once, exit_quietly_until_started
 
 if __name__ == "__main__":
     exit_quietly_until_started()  # before the imports below: a signal exits quietly
@@ -51,9 +51,9 @@ import yaml
 import mb_sim
 from mb_sim.bags import custom_data
 from mb_sim.model.link_mass import node_option
-from mb_sim.ros.entities import apply_event
-from mb_sim.ros.latch import CommandError, CommandLatch
-from mb_sim.ros.params import ParamError, command_joint_list, folder_list
+from mb_sim.ros.commands.latch import CommandError, CommandLatch
+from mb_sim.ros.services.entities import apply_event
+from mb_sim.ros.setup.params import ParamError, command_joint_list, folder_list
 from mb_sim.state_codec import state_from_json
 
 OK, DIVERGES, UNREPLAYABLE = 0, 1, 2
@@ -294,7 +294,7 @@ class _Robot:
 
 
 def _robot(sim: Any, record: dict[str, Any], latch_state: dict[str, Any] | None) -> _Robot:
-    """A robot of the bag (`services.robot_record`, or a spawn event)."""
+    """A robot of the bag (`mb_sim.ros.services.node_services.robot_record`, or a spawn event)."""
     view = sim.robot(record["name"])
     latch = CommandLatch(view.joint_names, view.model.effort_limit, record["command_joints"],
                          interfaces=record["interfaces"], robot=record["name"])
@@ -523,7 +523,7 @@ def _replay_many(args: Any) -> int:
 def main(argv: list[str] | None = None) -> int:
     # The console script imports this module before main. Nothing needs closing in a replay
     # (it only reads the bag): a signal ends it at once, status 0, also while the step
-    # compiles (`mb_sim.ros.signals.exit_at_once`).
+    # compiles (`mb_sim.ros.process.signals.exit_at_once`).
     exit_at_once()
     parser = argparse.ArgumentParser(prog="python -m mb_sim.replay",
                                      description=__doc__.split("\n\n")[0])

@@ -21,7 +21,7 @@ and no traceback.
 from __future__ import annotations
 
 if __name__ == "__main__":  # before the imports below: a signal ends the process quietly
-    from mb_sim.ros.signals import exit_at_once
+    from mb_sim.ros.process.signals import exit_at_once
 
     exit_at_once(zero=False)
 
@@ -252,7 +252,7 @@ def ensure_compiled(say: Callable[[str], None] = print) -> None:
 def main() -> int:
     """`python -m mb_sim.warmup`: 0 when the kernels are ready; after SIGINT or SIGTERM 130 or
     143 (so that `make kernels` stops), at once and without a traceback."""
-    from mb_sim.ros.signals import exit_at_once
+    from mb_sim.ros.process.signals import exit_at_once
 
     exit_at_once(zero=False)
     ensure_compiled(lambda text: print(text, flush=True))

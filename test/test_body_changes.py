@@ -150,10 +150,10 @@ def test_set_body_state_moves_one_body_and_drops_only_its_warm_start() -> None:
 
 def test_entities_report_and_take_the_pose_of_the_resource_frame() -> None:
     """A one-link URDF whose collision sits off the link origin, spawned at a pose through
-    mb_sim.ros.entities (what the node's services use, no rclpy): the entity reports that pose
+    mb_sim.ros.services.entities (what the node's services use, no rclpy): the entity reports that pose
     (the link frame's, not the centre of mass's), takes a new one the same way, and its bounds
     are in the link frame; a fixed-base robot and the robot's deletion are refused."""
-    from mb_sim.ros.entities import Entities, EntityError
+    from mb_sim.ros.services.entities import Entities, EntityError
 
     sim = _sim()
     entities = Entities(sim, sim.body_names)

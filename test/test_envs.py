@@ -26,7 +26,7 @@ from gymnasium.utils.passive_env_checker import env_render_passive_checker
 
 import mb_sim
 import mb_sim.envs
-from mb_sim.ros.paths import data_file
+from mb_sim.ros.process.paths import data_file
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCHMARKS = ("Pendulum", "Acrobot", "ThreeLinkArm", "CartPole", "CartDoublePole",

@@ -18,6 +18,7 @@ from mb_sim.dynamics.impulse import (
     point_impulse,
     unit_response,
 )
+from mb_sim.dynamics.joint_space import factor_tree, tree_column
 from mb_sim.dynamics.kinematics import body_poses, point_jacobian_row
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
 from mb_sim.model.forest import compile_forest, new_tree
@@ -160,6 +161,7 @@ def _columns_both_ways(m: object, d: object, wanted: np.ndarray, together: np.nd
     and each from `joint_impulse_response` (its own call) into `alone`."""
     tree, w = m.tree, d.tree
     w.response_ready[:] = False
+    w.factored[:] = False
     for i in range(wanted.shape[0]):
         w.response_wanted[i] = wanted[i]
     joint_columns(tree, w)
@@ -219,3 +221,58 @@ def test_factorised_columns_of_a_branched_tree_equal_one_sweep_each(urdf: str) -
     np.testing.assert_allclose(together, alone, rtol=1e-9, atol=1e-12 * scale)
     np.testing.assert_allclose(together, np.linalg.inv(mb_sim.crba(model, q)), rtol=1e-7,
                                atol=1e-10 * scale)
+
+
+@njit
+def _factorised_and_swept(m: object, d: object, k: int, factorised: np.ndarray,
+                          swept: np.ndarray) -> None:
+    """Every column of tree k's H^-1 from its factors (`factor_tree`, `tree_column`) and from
+    impulse sweeps (`unit_response` with no factors), local to the tree."""
+    tree, w = m.tree, d.tree
+    w.response_ready[:] = False
+    w.factored[:] = False
+    nv = tree.tree_v[k + 1] - tree.tree_v[k]
+    for c in range(nv):
+        unit_response(tree, w, k, c)
+        swept[c] = w.response[tree.tree_v[k] + c, :nv]
+    factor_tree(tree, w, k)
+    for c in range(nv):
+        tree_column(tree, w, k, c, factorised[c])
+
+
+def _humanoid() -> str:
+    pybullet_data = pytest.importorskip("pybullet_data")
+    return f"{pybullet_data.getDataPath()}/humanoid/humanoid.urdf"
+
+
+@pytest.mark.parametrize("source", ["quadruped", "humanoid", "arm"])
+def test_factorised_columns_of_a_floating_tree_equal_its_sweeps_and_crba(source: str) -> None:
+    """A floating base's six coordinates factorised above the root joints: for the
+    quadruped, PyBullet's humanoid (ball joints: three coordinates under one quaternion) and
+    a floating arm, each the second tree of a forest behind a fixed arm (its rows of the
+    factors after the first tree's), at a moving state: every column of H^-1 from the
+    factors equals the impulse sweep's and inv(crba) of the robot alone."""
+    rng = np.random.default_rng(11)
+    path = {"quadruped": Path(__file__).resolve().parents[1] / "urdf" / "quadruped.urdf",
+            "humanoid": None, "arm": ARM}[source] or _humanoid()
+    world = mb_sim.load_world({"ground": None, "robots": [
+        {"name": "fixed", "urdf": str(ARM), "inertia_from_geometry": 500.0},
+        {"name": "free", "urdf": str(path), "floating": True, "xyz": [2.0, 0.0, 1.0],
+         "inertia_from_geometry": 500.0}]})
+    sim = mb_sim.Simulation(world=world)
+    for name in ("fixed", "free"):
+        robot = sim.robot(name)
+        robot.set_effort(rng.uniform(-1.0, 1.0, robot.n_joints))
+    sim.step(29)  # a moving, turned state
+    arrays, model = sim.scene.arrays.tree, sim.robot("free").model
+    k, nv = 1, model.nv
+    segment = sim.state.q[arrays.tree_q[k]:arrays.tree_q[k + 1]].copy()
+    sim.step()  # its ABA leaves the transforms and inertias of that state
+    factorised, swept = np.zeros((nv, nv)), np.zeros((nv, nv))
+    _factorised_and_swept(sim._m, sim._d, k, factorised, swept)
+    scale = np.abs(swept).max()
+    np.testing.assert_allclose(factorised, swept, rtol=1e-9, atol=1e-12 * scale)
+    order = np.r_[nv - 3:nv, nv - 6:nv - 3, 0:nv - 6]  # the model's base first, v then w
+    H = np.empty((nv, nv))
+    H[np.ix_(order, order)] = mb_sim.crba(model, np.concatenate([segment[-7:], segment[:-7]]))
+    np.testing.assert_allclose(factorised, np.linalg.inv(H), rtol=1e-7, atol=1e-10 * scale)

@@ -220,10 +220,11 @@ def _tree_pairs(static: np.ndarray, walks: np.ndarray, allowed: np.ndarray, lo: 
     return count
 
 
-SMALL_SCENE = 24
+SMALL_SCENE = 48
 """Scenes of at most this many geometries test every pair's boxes instead of walking the
-scene tree: for a few dozen boxes that is cheaper than refitting and walking it (the pairs
-are the same, and sorted the same: `_sort_pairs`)."""
+scene tree (the pairs are the same, and sorted the same: `_sort_pairs`). A pair's test costs
+about 2.5 ns, so 48 geometries (1,128 pairs) take about 3 us; the default arm on the table
+(34 geometries) takes 1.9 us so against 3.3 us refitting and walking the tree."""
 
 
 @inline

@@ -20,7 +20,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline, njit
 from mb_sim.dynamics.floating import cholesky_solve6, slot_tree
-from mb_sim.dynamics.joint_space import BATCH, fixed_tree_columns
+from mb_sim.dynamics.joint_space import BATCH, tree_column, tree_columns
 
 
 @inline
@@ -71,7 +71,9 @@ def unit_response(tree: Any, w: Any, k: int, c: int) -> None:
     if w.response_ready[v]:
         return
     b0, b1 = tree.tree_body[k], tree.tree_body[k + 1]
-    if c < b1 - b0:
+    if w.factored[k]:  # the tree's H is factorised this step: two sparse solves
+        tree_column(tree, w, k, c, w.response[v])
+    elif c < b1 - b0:
         joint_impulse_response(tree, w, b0 + c, w.response[v])
     else:  # a base twist component: the unit spatial impulse on the base, base axes
         unit = w.vec6b
@@ -119,20 +121,19 @@ def joint_columns(tree: Any, w: Any) -> None:
     much again as its arithmetic. A joint impulse's way up touches only the joint's path to
     the root, so one running 6-vector c = Y^A of the link reached carries it (eq. 3.45:
     Y^A_p = X_i^T (Y^A_i + U_i u_i / D_i), u_p = -S_p^T Y^A_p); the way down is `_down`.
-    A fixed-base tree with many columns wanted (`mb_sim.dynamics.joint_space.BATCH`) gets
-    them from its factorised H instead."""
+    A tree with many columns wanted (`mb_sim.dynamics.joint_space.BATCH`), or whose H is
+    factorised already this step, gets them from its factors instead."""
     up, vadr, body_tree = tree.up, tree.vadr, tree.body_tree
     X, S, U, D, u, dv, c, t = w.X, w.S, w.U, w.D, w.u_impulse, w.dv, w.vec6, w.vec6b
     wanted, ready, response = w.response_wanted, w.response_ready, w.response
     n = up.shape[0]
     for k in range(tree.floating.shape[0]):
-        if tree.floating[k]:
-            continue
         due = 0
         for v in range(tree.tree_v[k], tree.tree_v[k + 1]):
             due += wanted[v] and not ready[v]
-        if due >= BATCH and 3 * due >= tree.tree_v[k + 1] - tree.tree_v[k]:
-            fixed_tree_columns(tree, w, k)
+        if due > 0 and (w.factored[k] or (due >= BATCH and
+                                          3 * due >= tree.tree_v[k + 1] - tree.tree_v[k])):
+            tree_columns(tree, w, k)
     for joint in range(n):
         v = vadr[joint]
         if not wanted[v]:

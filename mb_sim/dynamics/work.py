@@ -64,8 +64,11 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("path", INDEX, ("w",), "the tree's velocities (local) a point's Jacobian has"),
     "many columns of H^-1 at once (mb_sim.dynamics.joint_space)",
     Field("IC", REAL, ("n+t", 6, 6), "composite inertia I^c_i of body i's subtree, body axes"),
-    Field("joint_space", REAL, ("w", "w"), "one fixed-base tree's H + diag(armature), then its "
-          "L^T D L factors"),
+    Field("joint_space", REAL, ("nv", "w"), "each tree's H + diag(armature) in its rows "
+          "(columns local to the tree), then its L^T D L factors"),
+    Field("factored", FLAG, ("t",), "joint_space holds tree k's factors of the current q's"),
+    Field("coordinate_parent", INDEX, ("nv",), "the coordinate above each in its tree's "
+          "factors (local; -1 at the top)"),
     "RK4 (Holck 2005 eq. 2.33; a floating base on SE(3))",
     Field("rk4_qd", REAL, (4, "nv"), "stage velocities"),
     Field("rk4_qdd", REAL, (4, "nv"), "stage accelerations"),

@@ -33,7 +33,7 @@ import mb_sim
 from mb_sim._jit import njit
 from mb_sim.dynamics.kinematics import tree_poses
 from mb_sim.model.forest import compile_forest, new_tree
-from mb_sim.ros.paths import data_file
+from mb_sim.ros.process.paths import data_file
 from mb_sim.rotations import quat_from_matrix, quat_to_matrix
 from mb_sim.sim.state import State
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -241,3 +242,30 @@ def inertia_defect(inertia: np.ndarray) -> tuple[float, str | None]:
 
 def _moments(eig: np.ndarray) -> str:
     return "[" + ", ".join(f"{v:.6g}" for v in eig) + "]"
+
+
+def inertia_matrix(inertia: Any) -> np.ndarray:
+    """The 3x3 matrix of a parsed URDF `<inertia>` (zeros for none; a missing entry is 0)."""
+    if inertia is None:
+        return np.zeros((3, 3))
+    v = {k: float(getattr(inertia, k) or 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
+    return np.array(
+        [
+            [v["ixx"], v["ixy"], v["ixz"]],
+            [v["ixy"], v["iyy"], v["iyz"]],
+            [v["ixz"], v["iyz"], v["izz"]],
+        ]
+    )
+
+
+def format_inertia_matrix(m: np.ndarray) -> str:
+    """An inertia matrix as URDF's six entries, for messages."""
+    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    values = (m[0, 0], m[0, 1], m[0, 2], m[1, 1], m[1, 2], m[2, 2])
+    return "{" + ", ".join(f"{k}={v:.6g}" for k, v in zip(keys, values)) + "}"
+
+
+def format_inertia(inertia: Any) -> str:
+    """A parsed URDF `<inertia>`'s six entries as written, for messages."""
+    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    return "{" + ", ".join(f"{k}={getattr(inertia, k)}" for k in keys) + "}"

@@ -28,7 +28,15 @@ from mb_sim.errors import ModelError
 from mb_sim.inertia import lump, spatial_inertia
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.link_mass import LinkMass, link_mass
-from mb_sim.model.mass import inertia_defect, mass_properties, nearest_valid_inertia
+from mb_sim.model.mass import (
+    format_inertia,
+    format_inertia_matrix,
+    inertia_defect,
+    inertia_matrix,
+    mass_properties,
+    nearest_valid_inertia,
+)
+from mb_sim.model.materials import named_colors, with_color
 from mb_sim.model.model import (
     BALL_X,
     BALL_Y,
@@ -217,7 +225,7 @@ class _Loader:
                     continue
             if inertial is None:
                 continue
-            out[link.name] = (mass, _pose(inertial.origin), _inertia_matrix(inertial.inertia))
+            out[link.name] = (mass, _pose(inertial.origin), inertia_matrix(inertial.inertia))
         return out
 
     def geometry_inertial(self, link: Any) -> tuple[float, np.ndarray, np.ndarray] | None:
@@ -264,23 +272,23 @@ class _Loader:
         repaired = nearest_valid_inertia(inertia)
         name = links[0]
         if np.linalg.norm(repaired - inertia) <= INERTIA_NOISE:
-            text = (f"{self.source}: link {name!r}: inertia {_fmt_matrix(inertia)} rounded to "
-                    f"{_fmt_matrix(repaired)}")
+            text = (f"{self.source}: link {name!r}: inertia {format_inertia_matrix(inertia)} rounded to "
+                    f"{format_inertia_matrix(repaired)}")
             self.notes.append((logging.DEBUG, text))
             return repaired
         if len(links) == 1 and given.get(name) is not None:
-            what = f"link {name!r}: inertia {_fmt_inertia(given[name])}"
+            what = f"link {name!r}: inertia {format_inertia(given[name])}"
         else:
             what = (f"link {name!r} with the links fixed to it ({', '.join(map(repr, links[1:]))}): "
-                    f"combined inertia about the COM {_fmt_matrix(inertia)}")
+                    f"combined inertia about the COM {format_inertia_matrix(inertia)}")
         if defect > REPAIR_LIMIT:
             raise self.fail(f"{what} {why}; off by {defect:.3g} of its largest moment, more "
                             f"than the {REPAIR_LIMIT:g} that is repaired")
         if self.strict:
             raise self.fail(f"{what} {why} (off by {defect:.3g} of its largest moment; without "
-                            f"strict it would be repaired to {_fmt_matrix(repaired)})")
+                            f"strict it would be repaired to {format_inertia_matrix(repaired)})")
         text = f"{self.source}: {what} {why}; repaired to the nearest valid inertia " \
-            f"{_fmt_matrix(repaired)}"
+            f"{format_inertia_matrix(repaired)}"
         self.notes.append((logging.WARNING, text))
         return repaired
 
@@ -377,7 +385,7 @@ class _Loader:
             fixed_links=tuple(name for name in order[1:] if child_joint[name].type == "fixed"),
             collision_geometries=self.link_geometries(links, order, "collision"),
             visual_geometries=self.link_geometries(links, order, "visual",
-                                                   _named_colors(robot)),
+                                                   named_colors(robot)),
             urdf_xml=self.text,
             floating_base=self.floating,
             base_mass=base_mass,
@@ -590,7 +598,7 @@ class _Loader:
                         ) -> dict[str, tuple[Geometry, ...]]:
         """Each link's collision or visual geometries (role), in tree order; a visual keeps
         its material's colour (`named`: the robot's top-level materials' colours)."""
-        return {name: tuple(_with_color(g, e, named or {})
+        return {name: tuple(with_color(g, e, named or {})
                             for e in (getattr(links[name], f"{role}s") or [])
                             if (g := self.geometry(name, e, role)))
                 for name in order}
@@ -703,64 +711,6 @@ def _planar_parts(joint: Any) -> tuple[SimpleNamespace, ...]:
     return (SimpleNamespace(name=f"{joint.name}_x", type="prismatic", axis=u, **common),
             SimpleNamespace(name=f"{joint.name}_y", type="prismatic", axis=v, **common),
             SimpleNamespace(name=f"{joint.name}_yaw", type="continuous", axis=a, **common))
-
-
-def _rgba(color: Any) -> tuple[float, float, float, float] | None:
-    """The rgba of a parsed `<color>` (the URDF filter checked its four numbers), or None;
-    a value outside 0..1 leaves the colour out with a warning."""
-    rgba = getattr(color, "rgba", None)
-    if rgba is None or len(rgba) != 4:
-        return None
-    values = tuple(float(v) for v in rgba)
-    if not all(0.0 <= v <= 1.0 for v in values):
-        log.warning("<color rgba=%r>: values must lie in 0..1; the colour is ignored (it is "
-                    "only drawn)", " ".join(f"{v:g}" for v in values))
-        return None
-    return values[0], values[1], values[2], values[3]
-
-
-def _named_colors(robot: Any) -> dict[str, tuple[float, float, float, float]]:
-    """The colours of the robot's top-level `<material>`s, by name."""
-    out = {}
-    for material in getattr(robot, "materials", None) or ():
-        rgba = _rgba(getattr(material, "color", None))
-        if material.name and rgba is not None:
-            out[material.name] = rgba
-    return out
-
-
-def _with_color(geometry: Geometry, element: Any, named: Mapping[str, Any]) -> Geometry:
-    """A visual's geometry with its `<material>`'s colour: inline, else the robot's material
-    of that name."""
-    material = getattr(element, "material", None)
-    if material is None:
-        return geometry
-    rgba = _rgba(getattr(material, "color", None)) or named.get(material.name or "")
-    return geometry if rgba is None else replace(geometry, color=rgba)
-
-
-def _inertia_matrix(inertia: Any) -> np.ndarray:
-    if inertia is None:
-        return np.zeros((3, 3))
-    v = {k: float(getattr(inertia, k) or 0.0) for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}
-    return np.array(
-        [
-            [v["ixx"], v["ixy"], v["ixz"]],
-            [v["ixy"], v["iyy"], v["iyz"]],
-            [v["ixz"], v["iyz"], v["izz"]],
-        ]
-    )
-
-
-def _fmt_matrix(m: np.ndarray) -> str:
-    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-    values = (m[0, 0], m[0, 1], m[0, 2], m[1, 1], m[1, 2], m[2, 2])
-    return "{" + ", ".join(f"{k}={v:.6g}" for k, v in zip(keys, values)) + "}"
-
-
-def _fmt_inertia(inertia: Any) -> str:
-    keys = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-    return "{" + ", ".join(f"{k}={getattr(inertia, k)}" for k in keys) + "}"
 
 
 def _read_text(path: Path, what: str) -> str:

@@ -1,27 +1,30 @@
 """`sim_node`: runs an `mb_sim.Simulation` in a physics thread and connects it to ROS 2.
 
-The node is wiring; each part is a module of `mb_sim.ros` with one concern:
-- `inputs`: parameters (`params.SPECS`) -> the world file and the robots (a URDF/xacro, or a
-  `robots:` list) -> the Simulation; `robot_setup`: each robot's parameters, command
-  interfaces, initial positions, servos, sensors, namespace and TF mode; any bad input stops
-  the start with one FATAL line (`StartupError`);
-- `robot_ports`: each robot's part of the node, composed of its command subscriptions and
-  latch (`commands`, `latch`: what each joint gets, shared with `mb_sim.replay`), its topics
-  (`robot_outputs`) and its frames (`frames`: the TF tree of REP 105); `Robots`: all of them
-  and the URDF objects;
-- `physics_loop`: the physics thread (pacing to real_time_factor, actions between steps,
-  step requests); no rclpy; `cycle`: what one step is (commands, efforts, step, outputs);
-- `publishers`: /clock, ~/contacts, ~/world (`world_description`), ~/robots and the TF
-  channels (`tf_channels`: /tf and each namespaced robot's tf), and when each robot's topics
-  are due; each message built once (`messages`) and recorded (`recorder`);
-- `services`: ~/reset, ~/pause, ~/step, ~/stats, ~/record/start, ~/record/stop and runtime
-  parameter changes, their work run on the physics thread between two steps;
-- `sim_interfaces`: the simulation_interfaces services and action (`entities`: the robots,
-  URDF objects and bodies as entities; `robot_spawn`: robots spawned and deleted at runtime
-  with their topics and TF, between two steps);
-- `signals`: SIGINT and SIGTERM end the node once, quietly, exit status 0.
+The node is wiring; each part is a module of a room of `mb_sim.ros` with one concern:
+- `setup.inputs`: parameters (`setup.params.SPECS`) -> the world file and the robots (a
+  URDF/xacro, or a `robots:` list) -> the Simulation; `setup.robot_setup`: each robot's
+  parameters, command interfaces, initial positions, servos, sensors, namespace and TF mode;
+  any bad input stops the start with one FATAL line (`StartupError`);
+- `topics.robot_ports`: each robot's part of the node, composed of its command subscriptions
+  and latch (`commands.intake`, `commands.latch`: what each joint gets, shared with
+  `mb_sim.replay`), its topics (`topics.robot_outputs`) and its frames (`topics.frames`: the
+  TF tree of REP 105); `Robots`: all of them and the URDF objects;
+- `loop.physics_loop`: the physics thread (pacing to real_time_factor, actions between steps,
+  step requests); no rclpy; `loop.cycle`: what one step is (commands, efforts, step, outputs);
+- `topics.publishers`: /clock, ~/contacts, ~/world (`topics.world_description`), ~/robots and
+  the TF channels (`topics.tf_channels`: /tf and each namespaced robot's tf), and when each
+  robot's topics are due; each message built once (`wire.messages`) and recorded
+  (`recording.recorder`);
+- `services.node_services`: ~/reset, ~/pause, ~/step, ~/stats, ~/record/start,
+  ~/record/stop and runtime parameter changes, their work run on the physics thread between
+  two steps;
+- `services.sim_interfaces`: the simulation_interfaces services and action
+  (`services.entities`: the robots, URDF objects and bodies as entities;
+  `services.robot_spawn`: robots spawned and deleted at runtime with their topics and TF,
+  between two steps);
+- `process.signals`: SIGINT and SIGTERM end the node once, quietly, exit status 0.
 New sensors are publishers (the physics of a sensor in the library); new services (such as
-simulation_interfaces) go in `services` or a module beside it, using `Services.in_physics`.
+simulation_interfaces) go in `services/`, beside `node_services`, using `Services.in_physics`.
 
 Threads: the physics thread owns the simulation. Before every physics step it takes the
 commands that arrived from their subscriptions, in order of arrival, so no message waits
@@ -34,7 +37,7 @@ Messages carry simulated time stamps; /clock follows the simulation for use_sim_
 
 from __future__ import annotations
 
-from mb_sim.ros.signals import exit_quietly_until_started
+from mb_sim.ros.process.signals import exit_quietly_until_started
 
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 
@@ -52,20 +55,20 @@ from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
-from mb_sim.ros.commands import CommandStats
-from mb_sim.ros.cycle import NodeCycle
-from mb_sim.ros.drive_topics import node_drives
-from mb_sim.ros.frames import object_frames
-from mb_sim.ros.inputs import StartupError, load_inputs
-from mb_sim.ros.logs import ForwardToRos, Throttle, error_text
-from mb_sim.ros.physics_loop import PhysicsLoop
-from mb_sim.ros.publishers import Publishers
-from mb_sim.ros.recorder import Recording
-from mb_sim.ros.robot_ports import PortsMaker, Robots
-from mb_sim.ros.sensor_topics import NodeSensors, robot_places, sensor_qos
-from mb_sim.ros.services import Services
-from mb_sim.ros.signals import Signals
-from mb_sim.ros.sim_interfaces import SimulationInterfaces
+from mb_sim.ros.commands.intake import CommandStats
+from mb_sim.ros.loop.cycle import NodeCycle
+from mb_sim.ros.loop.physics_loop import PhysicsLoop
+from mb_sim.ros.process.logs import ForwardToRos, Throttle, error_text
+from mb_sim.ros.process.signals import Signals
+from mb_sim.ros.recording.recorder import Recording
+from mb_sim.ros.services.node_services import Services
+from mb_sim.ros.services.sim_interfaces import SimulationInterfaces
+from mb_sim.ros.setup.inputs import StartupError, load_inputs
+from mb_sim.ros.topics.drive_topics import node_drives
+from mb_sim.ros.topics.frames import object_frames
+from mb_sim.ros.topics.publishers import Publishers
+from mb_sim.ros.topics.robot_ports import PortsMaker, Robots
+from mb_sim.ros.topics.sensor_topics import NodeSensors, robot_places, sensor_qos
 
 SWITCH_INTERVAL = 0.0005
 """Python's thread switch interval in the node, s (the default is 0.005)."""

@@ -301,6 +301,50 @@ def _cluster_hidden(scene: Any, frame: Any, visual: int, cl: int, culled: bool, 
 
 
 @inline
+def _image_bounds(tri: np.ndarray, k: int, cv: np.ndarray, pr: np.ndarray, f: float, cx: float,
+                  cy: float, px: np.ndarray, py: np.ndarray) -> tuple[float, float, float, float]:
+    """The image box (lo x, hi x, lo y, hi y) of triangle k: its corners' projections when all
+    lie in front of z = Z_CLIP; else the corners in front projected and the edges crossing
+    z = Z_CLIP clipped there (px, py: room for the up to 6 points)."""
+    i0, i1, i2 = tri[k, 0], tri[k, 1], tri[k, 2]
+    if cv[i0, 2] > Z_CLIP and cv[i1, 2] > Z_CLIP and cv[i2, 2] > Z_CLIP:
+        return (min(pr[i0, 0], pr[i1, 0], pr[i2, 0]), max(pr[i0, 0], pr[i1, 0], pr[i2, 0]),
+                min(pr[i0, 1], pr[i1, 1], pr[i2, 1]), max(pr[i0, 1], pr[i1, 1], pr[i2, 1]))
+    m = 0
+    for e in range(3):
+        j0 = tri[k, e]
+        j1 = tri[k, (e + 1) % 3]
+        z0, z1 = cv[j0, 2], cv[j1, 2]
+        if z0 > Z_CLIP:
+            px[m] = pr[j0, 0]
+            py[m] = pr[j0, 1]
+            m += 1
+        if (z0 > Z_CLIP) != (z1 > Z_CLIP):
+            h = (Z_CLIP - z0) / (z1 - z0)
+            px[m] = f * (cv[j0, 0] + h * (cv[j1, 0] - cv[j0, 0])) / Z_CLIP + cx
+            py[m] = f * (cv[j0, 1] + h * (cv[j1, 1] - cv[j0, 1])) / Z_CLIP + cy
+            m += 1
+    lo_x, hi_x, lo_y, hi_y = px[0], px[0], py[0], py[0]
+    for q in range(1, m):
+        lo_x, hi_x = min(lo_x, px[q]), max(hi_x, px[q])
+        lo_y, hi_y = min(lo_y, py[q]), max(hi_y, py[q])
+    return lo_x, hi_x, lo_y, hi_y
+
+
+@inline
+def _shade(out: np.ndarray, unlit: np.ndarray, lit_rgb: np.ndarray, det: float, nx: float,
+           ny: float, nz: float, light: np.ndarray) -> None:
+    """A triangle's flat colour into `out` (uint8 RGB): unlit + lit max(0, n . l), with n its
+    normal (nx, ny, nz) turned to the camera (against the sign of det) and l towards the
+    light, in camera axes."""
+    turn = 1.0 if det < 0.0 else -1.0
+    lit = max(0.0, turn * (nx * light[0] + ny * light[1] + nz * light[2]) /
+              math.sqrt(nx * nx + ny * ny + nz * nz))
+    for c in range(3):
+        out[c] = np.uint8(min(255.0, 255.0 * (unlit[c] + lit_rgb[c] * lit)) + 0.5)
+
+
+@inline
 def _setup_run(scene: Any, frame: Any, begin: int, end: int, culled: bool, slot: int,
                width: int, height: int, want_rgb: bool, px: np.ndarray, py: np.ndarray
                ) -> int:
@@ -308,7 +352,6 @@ def _setup_run(scene: Any, frame: Any, begin: int, end: int, culled: bool, slot:
     returns the next free slot."""
     f, cx, cy, far = frame.intrinsics[0], frame.intrinsics[1], frame.intrinsics[2], \
         frame.intrinsics[4]
-    lx, ly, lz = frame.light[0], frame.light[1], frame.light[2]
     cv, pr = frame.cam_vert, frame.proj
     tri = scene.tri
     drawn, boxes, edges, inv_depth = frame.drawn, frame.box, frame.edge, frame.inv_depth
@@ -331,30 +374,7 @@ def _setup_run(scene: Any, frame: Any, begin: int, end: int, culled: bool, slot:
         det = ax * nx + ay * ny + az * nz
         if det == 0.0 or (det > 0.0 and culled):
             continue
-        if az > Z_CLIP and bz > Z_CLIP and qz > Z_CLIP:  # the corners' projections
-            lo_x = min(pr[i0, 0], pr[i1, 0], pr[i2, 0])
-            hi_x = max(pr[i0, 0], pr[i1, 0], pr[i2, 0])
-            lo_y = min(pr[i0, 1], pr[i1, 1], pr[i2, 1])
-            hi_y = max(pr[i0, 1], pr[i1, 1], pr[i2, 1])
-        else:  # corners in front projected, edges crossing z = Z_CLIP clipped
-            m = 0
-            for e in range(3):
-                j0 = tri[k, e]
-                j1 = tri[k, (e + 1) % 3]
-                z0, z1 = cv[j0, 2], cv[j1, 2]
-                if z0 > Z_CLIP:
-                    px[m] = pr[j0, 0]
-                    py[m] = pr[j0, 1]
-                    m += 1
-                if (z0 > Z_CLIP) != (z1 > Z_CLIP):
-                    h = (Z_CLIP - z0) / (z1 - z0)
-                    px[m] = f * (cv[j0, 0] + h * (cv[j1, 0] - cv[j0, 0])) / Z_CLIP + cx
-                    py[m] = f * (cv[j0, 1] + h * (cv[j1, 1] - cv[j0, 1])) / Z_CLIP + cy
-                    m += 1
-            lo_x, hi_x, lo_y, hi_y = px[0], px[0], py[0], py[0]
-            for q in range(1, m):
-                lo_x, hi_x = min(lo_x, px[q]), max(hi_x, px[q])
-                lo_y, hi_y = min(lo_y, py[q]), max(hi_y, py[q])
+        lo_x, hi_x, lo_y, hi_y = _image_bounds(tri, k, cv, pr, f, cx, cy, px, py)
         # pixel x may be covered when x + 1/2 lies in [lo, hi] (BOX_SLACK for rounding)
         x0 = max(0.0, min(float(width), math.ceil(lo_x - 0.5 - BOX_SLACK)))
         x1 = max(0.0, min(float(width), math.floor(hi_x - 0.5 + BOX_SLACK) + 1.0))
@@ -379,14 +399,9 @@ def _setup_run(scene: Any, frame: Any, begin: int, end: int, culled: bool, slot:
         inv_depth[slot, 0] = nx / (f * det)
         inv_depth[slot, 1] = ny / (f * det)
         inv_depth[slot, 2] = (nz - (nx * cx + ny * cy) / f) / det
-        if want_rgb:  # flat shade: the normal turned to the camera against the light
-            turn = 1.0 if det < 0.0 else -1.0
-            lit = max(0.0, turn * (nx * lx + ny * ly + nz * lz) /
-                      math.sqrt(nx * nx + ny * ny + nz * nz))
-            row = 1 + planes + slot
-            for c in range(3):
-                palette[row, c] = np.uint8(min(255.0, 255.0 * (
-                    unlit[k, c] + lit_rgb[k, c] * lit)) + 0.5)
+        if want_rgb:
+            _shade(palette[1 + planes + slot], unlit[k], lit_rgb[k], det, nx, ny, nz,
+                   frame.light)
         slot += 1
     return slot
 
@@ -551,104 +566,126 @@ def raster_tiles(frame: Any, first: int, step: int, depth: np.ndarray, rgb: np.n
     then the binned triangles in order, kept per pixel by 1/depth (starting at 1/far:
     nothing farther is drawn); then written out: when `want_depth`, the depth (m, float32;
     +inf: nothing nearer than far, -inf: nearer than near), when `want_rgb`, the colour
-    (uint8; the sky where nothing is seen). A triangle's box of more than SMALL_BOX pixels in a tile is first
-    met by each edge as a whole (`_classify`): outside one, it is skipped; the edges that
-    cross the box give each row's covered span (`_span`), the others are not tested."""
-    near, far = frame.intrinsics[3], frame.intrinsics[4]
+    (uint8; the sky where nothing is seen)."""
     width, height = frame.count[WIDTH], frame.count[HEIGHT]
     tx = frame.count[TILES_X]
     tiles = tx * frame.count[TILES_Y]
     zbuf = np.empty((TILE, TILE))
     who = np.empty((TILE, TILE), dtype=np.int64)
-    edge, inv, box = frame.edge, frame.inv_depth, frame.box
-    planes, starts, binned, palette = frame.plane, frame.tile_start, frame.tile_tri, \
-        frame.palette
-    first_tri = 1 + planes.shape[0]
-    floor = 1.0 / far
+    box, starts, binned = frame.box, frame.tile_start, frame.tile_tri
+    first_tri = 1 + frame.plane.shape[0]
     for tile in range(first, tiles, step):
         x0, y0 = (tile % tx) * TILE, (tile // tx) * TILE
         x1, y1 = min(x0 + TILE, width), min(y0 + TILE, height)
-        tw, th = x1 - x0, y1 - y0
-        for ty in range(th):
-            for i in range(tw):
-                zbuf[ty, i] = floor
-                who[ty, i] = 0
-        for q in range(planes.shape[0]):
-            pa, pb, pc = planes[q, 0], planes[q, 1], planes[q, 2]
-            for ty in range(th):
-                row = pb * (y0 + ty + 0.5) + pc
-                for i in range(tw):
-                    w = pa * (x0 + i + 0.5) + row
-                    if w > zbuf[ty, i]:
-                        zbuf[ty, i] = w
-                        who[ty, i] = 1 + q
+        _draw_planes(frame, zbuf, who, x0, y0, x1 - x0, y1 - y0)
         for entry in range(starts[tile], starts[tile + 1]):
             k = binned[entry]
-            drawn_k = first_tri + k
             bx0, by0 = max(box[k, 0], x0), max(box[k, 1], y0)
             bx1, by1 = min(box[k, 2], x1), min(box[k, 3], y1)
-            if bx0 >= bx1 or by0 >= by1:
+            if bx0 < bx1 and by0 < by1:
+                _draw_triangle(frame, k, first_tri + k, bx0, by0, bx1, by1, x0, y0, zbuf, who)
+        _write_tile(frame, zbuf, who, x0, y0, x1, y1, depth, rgb, want_depth, want_rgb)
+
+
+@inline
+def _draw_planes(frame: Any, zbuf: np.ndarray, who: np.ndarray, x0: int, y0: int, tw: int,
+                 th: int) -> None:
+    """A tile's buffers cleared to 1/far, then each plane kept where it is nearer (its
+    1/depth is a x + b y + c over the image: `frame.plane`)."""
+    planes, floor = frame.plane, 1.0 / frame.intrinsics[4]
+    for ty in range(th):
+        for i in range(tw):
+            zbuf[ty, i] = floor
+            who[ty, i] = 0
+    for q in range(planes.shape[0]):
+        pa, pb, pc = planes[q, 0], planes[q, 1], planes[q, 2]
+        for ty in range(th):
+            row = pb * (y0 + ty + 0.5) + pc
+            for i in range(tw):
+                w = pa * (x0 + i + 0.5) + row
+                if w > zbuf[ty, i]:
+                    zbuf[ty, i] = w
+                    who[ty, i] = 1 + q
+
+
+@inline
+def _draw_triangle(frame: Any, k: int, drawn_k: int, bx0: int, by0: int, bx1: int, by1: int,
+                   x0: int, y0: int, zbuf: np.ndarray, who: np.ndarray) -> None:
+    """Set-up triangle k over its box clipped to the tile (bx0, by0)-(bx1, by1), kept where
+    nearer as palette row `drawn_k`. A box of more than SMALL_BOX pixels is first met by each
+    edge as a whole (`_classify`): outside one, nothing is drawn; the edges that cross the box
+    give each row's covered span (`_span`), the others are not tested. A smaller box tests
+    each pixel against the three edges (a pixel exactly on an edge is the edge's owner's)."""
+    edge, inv = frame.edge, frame.inv_depth
+    width, height = frame.count[WIDTH], frame.count[HEIGHT]
+    a0, b0, c0, o0 = edge[k, 0, 0], edge[k, 0, 1], edge[k, 0, 2], edge[k, 0, 3] != 0.0
+    a1, b1, c1, o1 = edge[k, 1, 0], edge[k, 1, 1], edge[k, 1, 2], edge[k, 1, 3] != 0.0
+    a2, b2, c2, o2 = edge[k, 2, 0], edge[k, 2, 1], edge[k, 2, 2], edge[k, 2, 3] != 0.0
+    ia, ib, ic = inv[k, 0], inv[k, 1], inv[k, 2]
+    if (bx1 - bx0) * (by1 - by0) > SMALL_BOX:
+        m0 = _classify(a0, b0, c0, bx0, by0, bx1, by1, width, height)
+        m1 = _classify(a1, b1, c1, bx0, by0, bx1, by1, width, height)
+        m2 = _classify(a2, b2, c2, bx0, by0, bx1, by1, width, height)
+        if m0 == OUTSIDE or m1 == OUTSIDE or m2 == OUTSIDE:
+            return
+        d0 = -1.0 / a0 if a0 != 0.0 else 0.0
+        d1 = -1.0 / a1 if a1 != 0.0 else 0.0
+        d2 = -1.0 / a2 if a2 != 0.0 else 0.0
+        for y in range(by0, by1):  # each row's covered span, then no edge test
+            yc = y + 0.5
+            lo, hi = bx0, bx1
+            if m0 == CROSSED:
+                lo, hi = _span(a0, b0 * yc + c0, o0, lo, hi, d0)
+            if m1 == CROSSED:
+                lo, hi = _span(a1, b1 * yc + c1, o1, lo, hi, d1)
+            if m2 == CROSSED:
+                lo, hi = _span(a2, b2 * yc + c2, o2, lo, hi, d2)
+            _fill(zbuf[y - y0], who[y - y0], lo - x0, hi - x0, x0, ia, ib * yc + ic, drawn_k)
+        return
+    for y in range(by0, by1):
+        yc = y + 0.5
+        row = ib * yc + ic
+        ty = y - y0
+        r0, r1, r2 = b0 * yc + c0, b1 * yc + c1, b2 * yc + c2
+        for x in range(bx0, bx1):
+            xc = x + 0.5
+            e0 = a0 * xc + r0
+            if e0 < 0.0 or (e0 == 0.0 and not o0):
                 continue
-            a0, b0, c0, o0 = edge[k, 0, 0], edge[k, 0, 1], edge[k, 0, 2], edge[k, 0, 3] != 0.0
-            a1, b1, c1, o1 = edge[k, 1, 0], edge[k, 1, 1], edge[k, 1, 2], edge[k, 1, 3] != 0.0
-            a2, b2, c2, o2 = edge[k, 2, 0], edge[k, 2, 1], edge[k, 2, 2], edge[k, 2, 3] != 0.0
-            ia, ib, ic = inv[k, 0], inv[k, 1], inv[k, 2]
-            if (bx1 - bx0) * (by1 - by0) > SMALL_BOX:
-                m0 = _classify(a0, b0, c0, bx0, by0, bx1, by1, width, height)
-                m1 = _classify(a1, b1, c1, bx0, by0, bx1, by1, width, height)
-                m2 = _classify(a2, b2, c2, bx0, by0, bx1, by1, width, height)
-                if m0 == OUTSIDE or m1 == OUTSIDE or m2 == OUTSIDE:
-                    continue
-                d0 = -1.0 / a0 if a0 != 0.0 else 0.0
-                d1 = -1.0 / a1 if a1 != 0.0 else 0.0
-                d2 = -1.0 / a2 if a2 != 0.0 else 0.0
-                for y in range(by0, by1):  # each row's covered span, then no edge test
-                    yc = y + 0.5
-                    row = ib * yc + ic
-                    ty = y - y0
-                    lo, hi = bx0, bx1
-                    if m0 == CROSSED:
-                        lo, hi = _span(a0, b0 * yc + c0, o0, lo, hi, d0)
-                    if m1 == CROSSED:
-                        lo, hi = _span(a1, b1 * yc + c1, o1, lo, hi, d1)
-                    if m2 == CROSSED:
-                        lo, hi = _span(a2, b2 * yc + c2, o2, lo, hi, d2)
-                    _fill(zbuf[ty], who[ty], lo - x0, hi - x0, x0, ia, row, drawn_k)
+            e1 = a1 * xc + r1
+            if e1 < 0.0 or (e1 == 0.0 and not o1):
                 continue
-            for y in range(by0, by1):
-                yc = y + 0.5
-                row = ib * yc + ic
-                ty = y - y0
-                r0, r1, r2 = b0 * yc + c0, b1 * yc + c1, b2 * yc + c2
-                for x in range(bx0, bx1):
-                    xc = x + 0.5
-                    e0 = a0 * xc + r0
-                    if e0 < 0.0 or (e0 == 0.0 and not o0):
-                        continue
-                    e1 = a1 * xc + r1
-                    if e1 < 0.0 or (e1 == 0.0 and not o1):
-                        continue
-                    e2 = a2 * xc + r2
-                    if e2 < 0.0 or (e2 == 0.0 and not o2):
-                        continue
-                    w = ia * xc + row
-                    if w > zbuf[ty, x - x0]:
-                        zbuf[ty, x - x0] = w
-                        who[ty, x - x0] = drawn_k
-        if want_depth:
-            for ty in range(th):
-                out = depth[y0 + ty, x0:x1]
-                for i in range(tw):
-                    z = 1.0 / zbuf[ty, i]
-                    out[i] = math.inf if who[ty, i] == 0 else (-math.inf if z < near else z)
-        if want_rgb:
-            for ty in range(th):
-                colour = rgb[y0 + ty, x0:x1]
-                for i in range(tw):
-                    k = who[ty, i]
-                    colour[i, 0] = palette[k, 0]
-                    colour[i, 1] = palette[k, 1]
-                    colour[i, 2] = palette[k, 2]
+            e2 = a2 * xc + r2
+            if e2 < 0.0 or (e2 == 0.0 and not o2):
+                continue
+            w = ia * xc + row
+            if w > zbuf[ty, x - x0]:
+                zbuf[ty, x - x0] = w
+                who[ty, x - x0] = drawn_k
+
+
+@inline
+def _write_tile(frame: Any, zbuf: np.ndarray, who: np.ndarray, x0: int, y0: int, x1: int,
+                y1: int, depth: np.ndarray, rgb: np.ndarray, want_depth: bool,
+                want_rgb: bool) -> None:
+    """A drawn tile into the images: depth 1 / (1/depth) (+inf where nothing was drawn, -inf
+    nearer than near), colour from the palette row of what was drawn (0: the sky)."""
+    near, palette = frame.intrinsics[3], frame.palette
+    tw = x1 - x0
+    if want_depth:
+        for ty in range(y1 - y0):
+            out = depth[y0 + ty, x0:x1]
+            for i in range(tw):
+                z = 1.0 / zbuf[ty, i]
+                out[i] = math.inf if who[ty, i] == 0 else (-math.inf if z < near else z)
+    if want_rgb:
+        for ty in range(y1 - y0):
+            colour = rgb[y0 + ty, x0:x1]
+            for i in range(tw):
+                k = who[ty, i]
+                colour[i, 0] = palette[k, 0]
+                colour[i, 1] = palette[k, 1]
+                colour[i, 2] = palette[k, 2]
 
 
 class Rasteriser:

@@ -17,25 +17,47 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from mb_sim._jit import ANY_VECTOR, entry_point, njit
 from mb_sim.dynamics.floating import to_pinocchio
+from mb_sim.model.compile import CompiledScene, Placed
 from mb_sim.model.model import Model
 from mb_sim.rotations import quat_rotation_vector
 from mb_sim.sim.arguments import EFFORT, StateArguments
+from mb_sim.sim.data import Data
 from mb_sim.sim.queries import Pose, Queries
-from mb_sim.sim.sensor_set import Wrench
+from mb_sim.sim.sensor_set import SensorSet, Wrench
 from mb_sim.sim.servo import INTERFACES, POSITION, VELOCITY
 from mb_sim.sim.servo_arguments import ServoArguments
 from mb_sim.sim.state import State
 
-if TYPE_CHECKING:
-    from mb_sim.sim.simulation import Simulation
-
 log = logging.getLogger("mb_sim")
+
+
+class TreeHost(Protocol):
+    """What a `Robot` view reads and calls of the simulation that holds its tree
+    (`mb_sim.sim.simulation.Simulation`): declared here, so that this module never imports
+    the simulation and the two depend one way (the simulation makes the views)."""
+
+    scene: CompiledScene
+    state: State
+    _initial: State
+    _stepped: bool
+    _data: Data
+    _sensors: SensorSet
+    _placed: tuple[Placed, ...]
+
+    @property
+    def dt(self) -> float: ...
+
+    def reset(self) -> None: ...
+
+    def _state_changed(self) -> None: ...
+
+    def _bind_sim(self) -> None: ...
 
 
 @njit
@@ -118,7 +140,7 @@ class Robot:
     """A tree of a simulation: `name`, `model` (None: the simulation has no robot) and its
     index `tree` in the forest. See the module docstring."""
 
-    def __init__(self, sim: Simulation, tree: int, name: str, model: Model | None,
+    def __init__(self, sim: TreeHost, tree: int, name: str, model: Model | None,
                  queries: Queries, placement: object = None) -> None:
         self._sim = sim
         self.tree = tree

@@ -255,6 +255,7 @@ def make_rows(m: Any, d: Any, s: Any) -> None:
     drop_receding_contacts(m, d)
     d.rows.count[0] = 0
     d.tree.response_ready[:] = False
+    d.tree.factored[:] = False
     if s.qd.shape[0] > 0:
         joint_row_responses(m, d, s)
     contact_rows(m, d, s)

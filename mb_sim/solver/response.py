@@ -1,9 +1,9 @@
 """How a unit impulse on a point changes the system velocity: one row's J and W = M^-1 J^T.
 
 - Robot link (Holck 2005, ch. 3, Table 3.4): J is the point Jacobian row along the direction, W
-  the articulated impulse response of a unit impulse at the point (O(n), no mass matrix), or
-  the same summed from the responses to unit joint impulses (columns of H^-1, kept for the
-  step) when those are at hand.
+  summed from the responses to unit joint impulses (columns of H^-1, kept for the step), each
+  from an impulse sweep or, for a tree with many columns wanted, from its factorised H
+  (`mb_sim.dynamics.joint_space`).
 - Free rigid body (Holck 2005 eq. 2.16): J = [d, r x d], W = [d / m, I_w^-1 (r x d)] for
   u = [v; w] with r from the centre of mass to the point.
 The row of a contact between A and B is J_A - J_B: the impulse acts +d on A and -d on B.
@@ -18,6 +18,7 @@ import numpy as np
 from mb_sim._jit import helper, inline
 from mb_sim.dynamics.floating import slot_tree
 from mb_sim.dynamics.impulse import impulse_response, point_impulse, unit_response
+from mb_sim.dynamics.joint_space import factor_tree
 from mb_sim.dynamics.kinematics import point_jacobian, point_jacobian_row
 
 
@@ -68,7 +69,10 @@ def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r:
     directions[k]: one walk up the tree for the point's Jacobian block J_p (3 x nv, world
     axes: `kinematics.point_jacobian`), each row's J = d_k . J_p, and W = sum_j J_j H^-1 e_j
     with each column of H^-1 read once for the n_dirs rows. When more than n_dirs of the
-    columns are still to be computed, each row's own impulse sweep is cheaper (W directly)."""
+    columns are still to be computed by impulse sweeps (as many sweeps as this point's own
+    rows would take), the tree's H is factorised instead (`joint_space.factor_tree`, once a
+    step): its columns then cost two sparse triangular solves each, for this point and every
+    other point and joint row of the tree."""
     Jp, path = w.point_jacobian, w.path
     count = point_jacobian(tree, w.rot, w.pos, body, point, Jp, path)
     k = slot_tree(tree, body)
@@ -84,14 +88,8 @@ def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r:
         for p in range(count):
             j = path[p]
             J_t[r + a, slot, j] += sign * (d0 * Jp[0, j] + d1 * Jp[1, j] + d2 * Jp[2, j])
-    if missing > n_dirs:
-        scratch = w.row
-        for a in range(n_dirs):
-            point_impulse(w.rot[body], w.pos[body], point, directions[a], w.vec6b)
-            impulse_response(tree, w, body, w.vec6b, scratch)
-            for c in range(nv):
-                W_t[r + a, slot, c] += sign * scratch[c]
-        return
+    if missing > n_dirs and not w.factored[k]:
+        factor_tree(tree, w, k)  # then every column is two sparse solves
     response = w.response
     for p in range(count):
         j = path[p]

@@ -154,7 +154,7 @@ class _Checker:
         if not path.is_absolute():
             path = self.folder / path
         if not path.is_file():
-            from mb_sim.ros.paths import share_dir
+            from mb_sim.ros.process.paths import share_dir
 
             shared = share_dir() / value
             if not shared.is_file():

@@ -10,14 +10,14 @@ why.
 
 from __future__ import annotations
 
-from mb_sim.ros.signals import exit_quietly_until_started
+from mb_sim.ros.process.signals import exit_quietly_until_started
 
 exit_quietly_until_started()  # before the imports below: a signal exits quietly
 
 import argparse
 import sys
 
-from mb_sim.ros.signals import Signals
+from mb_sim.ros.process.signals import Signals
 from mb_sim.viewer import INSTALL_HINT, ViewerUnavailable, require_viser
 
 

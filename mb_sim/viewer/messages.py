@@ -2,7 +2,7 @@
 
 The functions read fields only, so they take rclpy's messages and those `rosbags` decodes from
 a bag without importing either: TFMessage -> transforms, MarkerArray (`~/contacts`) -> contact
-arrows, MarkerArray (`~/world`, see `mb_sim.ros.world_description`) -> the bodies' shapes and
+arrows, MarkerArray (`~/world`, see `mb_sim.ros.topics.world_description`) -> the bodies' shapes and
 the ground, JointState -> joint positions. `FrameTree` chains TF transforms into world poses.
 """
 

@@ -20,6 +20,7 @@ from mb_sim.collision import (
     aabbs,
     build_scene,
 )
+from mb_sim.collision.broadphase import SMALL_SCENE
 
 
 def _random_scene(rng: np.random.Generator, n: int):
@@ -63,13 +64,15 @@ def _random_owner_poses(rng, n_owners):
     return pos, rot
 
 
-def test_sap_equals_brute_force_over_moving_steps() -> None:
+@pytest.mark.parametrize("n", [SMALL_SCENE - 8, SMALL_SCENE + 32])
+def test_sap_equals_brute_force_over_moving_steps(n: int) -> None:
+    """A small scene (every pair tested) and a larger one (the scene tree walked)."""
     from mb_sim.collision import geometry_poses
 
     rng = np.random.default_rng(5)
     total = 0
     for trial in range(4):
-        scene, excluded, static = _random_scene(rng, 40)
+        scene, excluded, static = _random_scene(rng, n)
         bp = BroadPhase(scene)
         pos, rot = _random_owner_poses(rng, scene.n_owners)
         vel = rng.normal(0, 0.02, pos.shape)

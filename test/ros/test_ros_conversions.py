@@ -10,9 +10,10 @@ from sensor_msgs.msg import JointState
 from transforms3d.quaternions import axangle2quat, qmult
 from visualization_msgs.msg import Marker
 
-from mb_sim.ros import conversions as conv
-from mb_sim.ros.markers import MIN_ARROW, contact_markers
-from mb_sim.ros.pacing import Pacer, RateMeter
+from mb_sim.ros.commands import latch
+from mb_sim.ros.loop.pacing import Pacer, RateMeter
+from mb_sim.ros.wire import conversions as conv
+from mb_sim.ros.wire.markers import MIN_ARROW, contact_markers
 
 JOINTS = ("a", "b", "c")
 INDEX = {n: i for i, n in enumerate(JOINTS)}
@@ -126,7 +127,7 @@ def test_odometry_message() -> None:
 
 
 def test_array_command_accepts_configured_order() -> None:
-    idx, values = conv.efforts_from_array("/cmd", [1.0, 2.0], ["c", "a"], INDEX)
+    idx, values = latch.efforts_from_array("/cmd", [1.0, 2.0], ["c", "a"], INDEX)
     assert idx.tolist() == [2, 0] and values.tolist() == [1.0, 2.0]
 
 
@@ -139,15 +140,15 @@ def test_array_command_accepts_configured_order() -> None:
     ],
 )
 def test_array_command_rejections(data: list[float], kind: str, words: str) -> None:
-    with pytest.raises(conv.CommandError) as err:
-        conv.efforts_from_array("/effort_controller/commands", data, JOINTS, INDEX)
+    with pytest.raises(latch.CommandError) as err:
+        latch.efforts_from_array("/effort_controller/commands", data, JOINTS, INDEX)
     assert err.value.kind == kind
     assert words in str(err.value) and "/effort_controller/commands" in str(err.value)
 
 
 def test_joint_state_command_partial_set() -> None:
     msg = JointState(name=["b"], effort=[3.0])
-    idx, values = conv.efforts_from_joint_state("/joint_commands", msg, INDEX)
+    idx, values = latch.efforts_from_joint_state("/joint_commands", msg, INDEX)
     assert idx.tolist() == [1] and values.tolist() == [3.0]
 
 
@@ -164,15 +165,15 @@ def test_joint_state_command_partial_set() -> None:
 def test_joint_state_command_rejections(
     names: list[str], effort: list[float], kind: str, words: str
 ) -> None:
-    with pytest.raises(conv.CommandError) as err:
-        conv.efforts_from_joint_state("/joint_commands", JointState(name=names, effort=effort),
+    with pytest.raises(latch.CommandError) as err:
+        latch.efforts_from_joint_state("/joint_commands", JointState(name=names, effort=effort),
                                       INDEX)
     assert err.value.kind == kind
     assert words in str(err.value)
 
 
 def test_clamp_efforts_only_where_limited() -> None:
-    out, hit = conv.clamp_efforts(np.array([5.0, -5.0, 5.0, 5.0]),
+    out, hit = latch.clamp_efforts(np.array([5.0, -5.0, 5.0, 5.0]),
                                   np.array([2.0, 2.0, np.inf, 10.0]))
     assert out.tolist() == [2.0, -2.0, 5.0, 5.0]
     assert hit.tolist() == [True, True, False, False]

@@ -17,7 +17,7 @@ def test_run_demo_touches_the_box(warm_jit: None, tmp_path: Path) -> None:
     log = tmp_path / "run_demo.log"
     with log.open("w") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "mb_sim.ros.run_demo"], stdout=sink, stderr=subprocess.STDOUT,
+            [sys.executable, "-m", "mb_sim.ros.launching.run_demo"], stdout=sink, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, env={k: v for k, v in os.environ.items() if k != "DURATION"},
         )
         try:

@@ -27,7 +27,7 @@ from transforms3d.euler import euler2quat
 from transforms3d.quaternions import qmult, quat2mat
 
 import mb_sim
-from mb_sim.ros.conversions import GROUND_TRUTH_VARIANCE, time_to_seconds
+from mb_sim.ros.wire.conversions import GROUND_TRUTH_VARIANCE, time_to_seconds
 from mb_sim.testing import replay_bag
 
 pytestmark = pytest.mark.usefixtures("ros_context")

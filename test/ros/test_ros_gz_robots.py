@@ -29,7 +29,7 @@ from ros_helpers import REPO, STARTUP_TIMEOUT, reach, wait_until
 from sensor_msgs.msg import CameraInfo, Image, Imu, JointState, LaserScan, PointCloud2
 from tf2_msgs.msg import TFMessage
 
-from mb_sim.ros.conversions import time_to_seconds
+from mb_sim.ros.wire.conversions import time_to_seconds
 
 pytestmark = pytest.mark.usefixtures("ros_context")
 

@@ -1,4 +1,4 @@
-"""The node's messages built once and refilled in place (`mb_sim.ros.messages`, `mb_sim.ros.cdr`)
+"""The node's messages built once and refilled in place (`mb_sim.ros.wire.messages`, `mb_sim.ros.wire.cdr`)
 read back as exactly the messages the conversion functions build field by field (compared
 deserialized: the serializer leaves its alignment padding uninitialised)."""
 
@@ -12,10 +12,10 @@ from sensor_msgs.msg import Imu, JointState
 from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
-from mb_sim.ros import conversions as conv
-from mb_sim.ros import messages
-from mb_sim.ros.cdr import Template
-from mb_sim.ros.markers import contact_markers
+from mb_sim.ros.wire import conversions as conv
+from mb_sim.ros.wire import messages
+from mb_sim.ros.wire.cdr import Template
+from mb_sim.ros.wire.markers import contact_markers
 
 RNG = np.random.default_rng(7)
 TIMES = (0.0, 0.001, 1.5, 123.456789012, 4000.0000000005)
@@ -101,7 +101,7 @@ def test_serialized_messages_end_where_their_data_ends() -> None:
     `cdr.serialized` cuts it, and a strict reader (rosbags) decodes every field."""
     from rosbags.typesys import Stores, get_typestore
 
-    from mb_sim.ros.cdr import serialized
+    from mb_sim.ros.wire.cdr import serialized
 
     typestore = get_typestore(Stores.ROS2_JAZZY)
     msg = JointState(name=["joint1", "joint2"], effort=[1.5, -2.0])
@@ -125,7 +125,7 @@ def test_an_image_is_drawn_into_its_message_and_reads_back(kind: str) -> None:
 
     import mb_sim
     from mb_sim.model.sensors import SensorSpec
-    from mb_sim.ros.sensor_messages import ImageMessage
+    from mb_sim.ros.wire.sensor_messages import ImageMessage
 
     root = Path(__file__).resolve().parents[2]
     sim = mb_sim.Simulation(world=mb_sim.load_world(root / "config" / "worlds" / "table.sdf"))

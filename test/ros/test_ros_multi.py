@@ -476,7 +476,7 @@ def test_multi_launch_description(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from test_ros_package import _evaluate, _fake_launch_modules
 
-    from mb_sim.ros import launching
+    from mb_sim.ros.launching import descriptions as launching
 
     monkeypatch.setenv("AMENT_PREFIX_PATH", os.pathsep.join(
         [sys.prefix, os.environ.get("AMENT_PREFIX_PATH", "")]))

@@ -24,7 +24,7 @@ from sensor_msgs.msg import CameraInfo, Image, Imu, LaserScan, PointCloud2
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
-from mb_sim.ros.conversions import time_to_seconds
+from mb_sim.ros.wire.conversions import time_to_seconds
 
 pytestmark = pytest.mark.usefixtures("ros_context")
 

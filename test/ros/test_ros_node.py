@@ -38,7 +38,7 @@ from tf2_msgs.msg import TFMessage
 from visualization_msgs.msg import Marker, MarkerArray
 
 import mb_sim
-from mb_sim.ros.conversions import time_to_seconds
+from mb_sim.ros.wire.conversions import time_to_seconds
 
 pytestmark = pytest.mark.usefixtures("ros_context")
 
@@ -603,7 +603,7 @@ def test_long_step_leaves_services_and_parameters_responsive(start_sim: Any, pro
 
 
 def test_step_count_is_capped(start_sim: Any, probe: Any) -> None:
-    from mb_sim.ros.params import MAX_STEP_COUNT
+    from mb_sim.ros.setup.params import MAX_STEP_COUNT
 
     sim = start_sim(arm_params())
     js = probe.collect(JointState, "joint_states")

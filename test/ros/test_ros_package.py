@@ -23,7 +23,7 @@ import yaml
 from launch_helpers import children, seconds_to_end
 from ros_helpers import REPO, STARTUP_TIMEOUT, STOP_LIMIT, wait_until
 
-from mb_sim.ros import launching
+from mb_sim.ros.launching import descriptions as launching
 
 PACKAGE_FILES = ("package.xml", "setup.py", "setup.cfg", "resource", "mb_sim", "launch", "urdf",
                  "config")

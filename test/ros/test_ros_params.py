@@ -7,7 +7,7 @@ import yaml
 from rcl_interfaces.msg import ParameterType
 from ros_helpers import REPO
 
-from mb_sim.ros.params import (
+from mb_sim.ros.setup.params import (
     BY_NAME,
     INITIAL_POSITIONS,
     MAX_STEP_COUNT,

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from mb_sim.ros.latch import CommandError, CommandLatch
-from mb_sim.ros.physics_loop import STEP_SLICE, PhysicsLoop
+from mb_sim.ros.commands.latch import CommandError, CommandLatch
+from mb_sim.ros.loop.physics_loop import STEP_SLICE, PhysicsLoop
 
 DT = 0.001
 
@@ -83,7 +83,7 @@ def wait_for(pred: Any, timeout: float = 5.0) -> bool:
 
 
 def test_importing_the_physics_loop_and_latch_needs_no_ros() -> None:
-    code = ("import sys, mb_sim.ros.physics_loop, mb_sim.ros.latch, mb_sim.replay; "
+    code = ("import sys, mb_sim.ros.loop.physics_loop, mb_sim.ros.commands.latch, mb_sim.replay; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in "
             "('rclpy', 'sensor_msgs', 'std_msgs', 'rcl_interfaces')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -201,7 +201,7 @@ def test_recording_closed_by_another_thread_while_written(tmp_path: Any) -> None
     closes between two writes, later writes are dropped, and it opens with what was written."""
     from rosbags.rosbag2 import Reader
 
-    from mb_sim.ros.recorder import Recording
+    from mb_sim.ros.recording.recorder import Recording
 
     log = Log()
     recording = Recording(log)

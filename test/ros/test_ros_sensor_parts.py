@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from mb_sim.model.sensors import Noise, SensorSpec
-from mb_sim.ros import sensor_messages as sm
-from mb_sim.ros.drive_topics import DriveFrames
-from mb_sim.ros.sensor_topics import RobotPlace, mounting, topic_names
+from mb_sim.ros.topics.drive_topics import DriveFrames
+from mb_sim.ros.topics.sensor_topics import RobotPlace, mounting, topic_names
+from mb_sim.ros.wire import sensor_messages as sm
 from mb_sim.rotations import matrix_from_quat
 
 ROBOTS = {

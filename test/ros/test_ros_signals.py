@@ -1,4 +1,4 @@
-"""SIGINT and SIGTERM in the executables' phases (`mb_sim.ros.signals`), in processes of their
+"""SIGINT and SIGTERM in the executables' phases (`mb_sim.ros.process.signals`), in processes of their
 own: while loading and compiling a signal ends the process at once even when its main thread
 is inside C code for seconds (where a Python handler would wait for it to return); running,
 it asks for a stop once; finishing, it is ignored, and the deadline ends the process whatever
@@ -26,7 +26,7 @@ BUSY = "hashlib.pbkdf2_hmac('sha256', b'x', b'y', 100_000_000)"
 
 LOADING = f"""
 import hashlib
-from mb_sim.ros.signals import exit_at_once
+from mb_sim.ros.process.signals import exit_at_once
 exit_at_once(zero={{zero}})
 print("busy", flush=True)
 {BUSY}
@@ -35,7 +35,7 @@ print("finished", flush=True)
 
 RUNNING = f"""
 import hashlib, time
-from mb_sim.ros.signals import Signals
+from mb_sim.ros.process.signals import Signals
 signals = Signals()
 signals.running()
 print("running", flush=True)
@@ -102,7 +102,7 @@ def test_running_one_stop_request_then_signals_are_ignored() -> None:
 
 BUSY_CALLBACK = """
 import hashlib
-from mb_sim.ros.signals import Signals
+from mb_sim.ros.process.signals import Signals
 signals = Signals()
 signals.running(deadline=0.5)
 print("in a long callback", flush=True)
@@ -205,7 +205,7 @@ EXECUTABLES: dict[str, tuple[list[str], str]] = {
     "diff_drive_controller": ([str(BIN / "diff_drive_controller")],
                               "waiting for robot_description"),
     "viewer": ([str(BIN / "viewer"), "--port", "{port}"], "serving the view of"),
-    "run_demo": ([sys.executable, "-m", "mb_sim.ros.run_demo"], "simulating"),
+    "run_demo": ([sys.executable, "-m", "mb_sim.ros.launching.run_demo"], "simulating"),
 }
 """Each executable and the line it prints once it runs."""
 

@@ -40,7 +40,7 @@ def test_the_world_message_describes_every_body_as_the_world_file_does() -> None
     pytest.importorskip("visualization_msgs", reason="ROS message packages (make env)")
     from builtin_interfaces.msg import Time
 
-    from mb_sim.ros.world_description import world_markers
+    from mb_sim.ros.topics.world_description import world_markers
 
     world = mb_sim.load_world({
         "ground": {"height": -0.1},
@@ -83,7 +83,7 @@ def test_heightfields_and_static_meshes_are_drawn() -> None:
     from builtin_interfaces.msg import Time
 
     from mb_sim.model.triangles import grid
-    from mb_sim.ros.world_description import world_markers
+    from mb_sim.ros.topics.world_description import world_markers
 
     heights = [[0.0, 0.5, 1.0], [0.2, 0.4, 0.0]]
     world = mb_sim.load_world({"bodies": [
@@ -106,7 +106,7 @@ def test_contact_arrows_follow_the_rule_of_the_node_markers() -> None:
     pytest.importorskip("visualization_msgs", reason="ROS message packages (make env)")
     from builtin_interfaces.msg import Time
 
-    from mb_sim.ros.markers import contact_markers
+    from mb_sim.ros.wire.markers import contact_markers
 
     rng = np.random.default_rng(3)
     points = rng.normal(size=(5, 3))
