@@ -28,13 +28,13 @@ if JIT:
     from numba.core import sigutils as _sigutils
     from numba.core.registry import CPUDispatcher as _CPUDispatcher
 
-    from mb_sim import compile_speed, kernel_linking, parallel_compile
+    from mb_sim.compiling import compile_speed, kernel_linking, parallel_compile
     from mb_sim.kernel_cache import KernelCache
 
     compile_speed.install()  # a tenth off numba's typing, same results
     LINKING = kernel_linking.install()
     """Whether kernels compiled for compiled callers are linked IR only
-    (`mb_sim.kernel_linking`; False with a numba whose internals it does not know)."""
+    (`mb_sim.compiling.kernel_linking`; False with a numba whose internals it does not know)."""
 
     class Kernel(_CPUDispatcher):
         """numba's dispatcher, but:
@@ -43,7 +43,7 @@ if JIT:
           is called with (`row(a, 0)`, `row(a, 1)`, ...), which makes the first compile of
           the kernels about a tenth longer for the same code;
         - a kernel compiled for a compiled caller is linked IR, made into machine code only
-          inside the kernels Python calls (`mb_sim.kernel_linking`); called from Python
+          inside the kernels Python calls (`mb_sim.compiling.kernel_linking`); called from Python
           later, it is compiled again as an entry;
         - its disk cache is a `KernelCache` (by content)."""
 
@@ -88,7 +88,7 @@ if JIT:
 
     class Helper(Kernel):
         """A kernel for compiled callers only: numba makes no Python entry for it, its
-        library is linked IR (`mb_sim.kernel_linking`), and a call from Python is refused."""
+        library is linked IR (`mb_sim.compiling.kernel_linking`), and a call from Python is refused."""
 
         def _for_compiled_callers(self) -> bool:
             return True
@@ -210,6 +210,6 @@ def structref_classes(name: str, fields: Sequence[str], module: str) -> tuple[ty
 
 
 if JIT:
-    from mb_sim import compile_log
+    from mb_sim.compiling import compile_log
 
     compile_log.watch_numba(kernel_name, kernels_to_compile)

@@ -18,7 +18,7 @@ and numpy versions. So:
   stamps are removed once they are `PRUNE_AGE` old (`prune`).
 
 A kernel compiled for compiled callers only is cached as its LLVM IR, which the kernels Python
-calls link when they are compiled (`mb_sim.kernel_linking`); loaded for Python, such an entry
+calls link when they are compiled (`mb_sim.compiling.kernel_linking`); loaded for Python, such an entry
 is a miss, and the kernel is compiled again as an entry, which replaces it.
 
 The cache survives processes killed while they compile: numba writes each index (`.nbi`)
@@ -49,7 +49,7 @@ import numpy as np
 from numba.core.caching import CompileResultCacheImpl, FunctionCache, _CacheLocator
 from numba.core.dispatcher import Dispatcher
 
-from mb_sim.kernel_linking import is_linked, wanted_linked
+from mb_sim.compiling.kernel_linking import is_linked, wanted_linked
 
 log = logging.getLogger("mb_sim")
 
@@ -82,12 +82,12 @@ def cache_folder() -> str:
 def _salt() -> bytes:
     """What every kernel's machine code depends on besides its own code: the versions of the
     compiler stack and the compile options (the sources of `mb_sim._jit`, this module and
-    `mb_sim.kernel_linking`)."""
+    `mb_sim.compiling.kernel_linking`)."""
     digest = hashlib.sha256()
     digest.update(repr((sys.version, numba.__version__, llvmlite.__version__,
                         np.__version__)).encode())
     here = os.path.dirname(os.path.abspath(__file__))
-    for name in ("_jit.py", "kernel_cache.py", "kernel_linking.py"):
+    for name in ("_jit.py", "kernel_cache.py", os.path.join("compiling", "kernel_linking.py")):
         with open(os.path.join(here, name), "rb") as f:
             digest.update(f.read())
     return digest.digest()

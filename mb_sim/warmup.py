@@ -8,7 +8,7 @@ kernel (a robot with revolute, prismatic and mimic joints touching free bodies o
 a ball joint, both integrators), so later processes start at once; a stamp in the cache folder
 says the kernels of this content (`code_version`) are ready, and a second run returns at once.
 With more than one core, worker processes compile the step's stages, the queries, the public
-dynamics and the step side by side (`mb_sim.parallel_compile`), one per core.
+dynamics and the step side by side (`mb_sim.compiling.parallel_compile`), one per core.
 
 Interrupted (Ctrl-C, SIGTERM, or killed outright), it leaves a cache that the next run
 completes: no stamp is written, every kernel compiled so far is kept (numba writes each file
@@ -102,14 +102,13 @@ WORLD = {
 def warm_up(parallel: bool = True, say: Callable[[str], None] | None = None) -> float:
     """Compile what the warm-up scene reaches and step it with both integrators; returns the
     seconds it took. The step's stages (for the types the record declarations give,
-    `mb_sim.sim.step_plan`), the queries, the public dynamics and, once the stages are
+    `mb_sim.compiling.step_plan`), the queries, the public dynamics and, once the stages are
     done, the steps (the step's compile, which finds its stages in the kernel cache) are
-    jobs that worker processes take as they finish one (`mb_sim.parallel_compile`: one per
+    jobs that worker processes take as they finish one (`mb_sim.compiling.parallel_compile`: one per
     core besides this one, with `parallel`), this one too. Progress goes to `say` (else the
     library's log) every 10 s."""
-    from mb_sim import compile_log
-    from mb_sim.parallel_compile import Batch, Job
-    from mb_sim.sim import step_plan
+    from mb_sim.compiling import compile_log, step_plan
+    from mb_sim.compiling.parallel_compile import Batch, Job
 
     start = time.perf_counter()
     log = logging.getLogger("mb_sim")

@@ -1,4 +1,4 @@
-"""A compile longer than `mb_sim.compile_log.QUIET_FOR` says what it compiles and about how long
+"""A compile longer than `mb_sim.compiling.compile_log.QUIET_FOR` says what it compiles and about how long
 it takes, then how far it is every `EVERY` s, then how long it took: on stderr in a script
 without logging, in the library's logger when something handles it; a compile loaded from the
 cache says nothing; Ctrl-C during a compile still ends the script at once.
@@ -43,7 +43,7 @@ def whole(x):
 RUN = '''
 import logging, sys, time
 sys.path.insert(0, sys.argv[1])
-from mb_sim import compile_log
+from mb_sim.compiling import compile_log
 compile_log.QUIET_FOR, compile_log.EVERY = 0.2, 0.5
 if sys.argv[2] == "logging":
     logging.basicConfig(stream=sys.stdout, level=logging.INFO, format="LOG %(message)s")

@@ -1,4 +1,4 @@
-"""numba's compile flags hashed and compared through `mb_sim.compile_speed`'s fast path: the
+"""numba's compile flags hashed and compared through `mb_sim.compiling.compile_speed`'s fast path: the
 same values and the same hashes as numba's own formulas, whatever options are set, so that
 numba's typing cache finds exactly the entries it found before."""
 
@@ -20,7 +20,7 @@ def test_values_and_hashes_are_numba_s() -> None:
     from numba.core.compiler import Flags
     from numba.core.cpu import CPUTargetOptions  # noqa: F401 - registers the CPU options
 
-    from mb_sim import compile_speed
+    from mb_sim.compiling import compile_speed
 
     assert compile_speed.installed
     plain, set_, other = Flags(), Flags(), Flags()

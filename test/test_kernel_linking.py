@@ -1,4 +1,4 @@
-"""Linked kernels (`mb_sim.kernel_linking`): a kernel compiled for compiled callers is LLVM IR
+"""Linked kernels (`mb_sim.compiling.kernel_linking`): a kernel compiled for compiled callers is LLVM IR
 only, made into machine code inside the kernels Python calls; its cache entry is that IR.
 
 Small kernels of the test's own, in processes of their own (each with a cache of its own),
@@ -58,7 +58,7 @@ import sys
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 import kernels
-from mb_sim import kernel_linking
+from mb_sim.compiling import kernel_linking
 
 x = np.arange(4.0)
 for name in sys.argv[2].split(","):

@@ -1,5 +1,5 @@
-"""Kernels compiled in worker processes (`mb_sim.parallel_compile`) and the step's plan
-(`mb_sim.sim.step_plan`).
+"""Kernels compiled in worker processes (`mb_sim.compiling.parallel_compile`) and the step's plan
+(`mb_sim.compiling.step_plan`).
 
 The workers' part uses small kernels of the test's own (compiled in a second or two): jobs
 done by workers land in the cache, where the process that started them loads them; a job
@@ -90,7 +90,7 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 from numba.core import types
 import kernels
-from mb_sim.parallel_compile import Batch, Job
+from mb_sim.compiling.parallel_compile import Batch, Job
 
 jobs = [Job("kernels:" + name, (types.float64,)) for name in sys.argv[2].split(",") if name]
 jobs += [Job("kernels:" + name, name=name, after=("first",) if name == "second" else ())
@@ -233,7 +233,7 @@ def test_the_declared_step_types_are_those_of_real_scenes() -> None:
     world joints, mimic joints, every shape)."""
     from numba import typeof
 
-    from mb_sim.sim.step_plan import signature
+    from mb_sim.compiling.step_plan import signature
     from mb_sim.warmup import ROBOT, WORLD
 
     root = Path(__file__).resolve().parents[1]
@@ -253,9 +253,9 @@ def test_the_declared_step_types_are_those_of_real_scenes() -> None:
 
 
 def test_every_job_is_a_kernel_the_step_reaches() -> None:
+    from mb_sim.compiling.step_plan import signature, stage_jobs
     from mb_sim.kernel_cache import reached
     from mb_sim.sim import step as step_module
-    from mb_sim.sim.step_plan import signature, stage_jobs
 
     reaches = set(reached(step_module.step.py_func))
     for job in stage_jobs(signature()):

@@ -33,10 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim import compile_log
 from mb_sim._jit import ANY_INT, JIT, entry_point
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.overlaps import overlapping_pairs
+from mb_sim.compiling import compile_log, step_plan
 from mb_sim.dynamics.work import allocate_tree_work
 from mb_sim.errors import SimulationError, WorldError
 from mb_sim.model.collision_filter import reference_state
@@ -51,7 +51,6 @@ from mb_sim.model.world import (
 )
 from mb_sim.rotations import quat_from_matrix, quat_to_matrix
 from mb_sim.sensing.suite import Sensing
-from mb_sim.sim import step_plan
 from mb_sim.sim.arguments import (
     LIMIT_TOLERANCE,
     RESTORED,
@@ -186,7 +185,7 @@ class Simulation(OneRobot, SceneChanges):
             self.gravity = check_gravity(gravity)
         self.world = world
         # The step's stages compile in other processes while this one loads the scene, when
-        # the kernel cache lacks them (a first start: `mb_sim.sim.step_plan`); what this one
+        # the kernel cache lacks them (a first start: `mb_sim.compiling.step_plan`); what this one
         # compiles meanwhile is reported as one compile.
         step_plan.start()
         with compile_log.compiling("the physics kernels of this scene", lazy=True,

@@ -93,11 +93,8 @@ def install() -> bool:
     if installed:
         return True
     try:
-        import llvmlite.binding as ll
         from numba import _dynfunc
         from numba.core import codegen, cpu
-        from numba.core.compiler_lock import require_global_compiler_lock
-        from numba.core.environment import lookup_environment
     except ImportError:
         return False
     library_class = getattr(codegen, "JITCodeLibrary", None)
@@ -110,6 +107,53 @@ def install() -> bool:
     if any(owner is None or not all(hasattr(owner, n) for n in names)
            for owner, names in needs.items()):
         return False
+
+    try:
+        _Linked, _Entry = _library_classes(library_class)
+    except ImportError:
+        return False
+
+    original_set_env = codegen_class.set_env
+
+    def create_library(self: Any, name: str, **kwargs: Any) -> Any:
+        return (_Linked if wanted_linked() else _Entry)(self, name, **kwargs)
+
+    def unserialize_library(self: Any, serialized: Any) -> Any:
+        return _Entry._unserialize(self, serialized)
+
+    def set_env(self: Any, env_name: str, env: Any) -> None:
+        # A linked function's environment global exists only in the entries that hold its
+        # code, which set it themselves (`_Entry.finalize`); elsewhere there is nothing to set.
+        if self._engine.get_global_value_address(env_name) != 0:
+            original_set_env(self, env_name, env)
+
+    original_get_executable = cpu.CPUContext.get_executable
+
+    def get_executable(self: Any, library: Any, fndesc: Any, env: Any) -> Any:
+        if not isinstance(library, _Linked):
+            return original_get_executable(self, library, fndesc, env)
+        # numba keys a compiled function by the object returned here, and links `library`
+        # into whatever calls it; no code of its own is made (`mb_sim._jit.Kernel` never
+        # offers this one to Python).
+        return _dynfunc.make_function(fndesc.lookup_module(), fndesc.qualname.split(".")[-1],
+                                      f"linked {fndesc.qualname!r} (no machine code)", 0, env,
+                                      (library,))
+
+    codegen_class.create_library = create_library
+    codegen_class.unserialize_library = unserialize_library
+    codegen_class.set_env = set_env
+    cpu.CPUContext.get_executable = get_executable
+    LinkedLibrary, EntryLibrary = _Linked, _Entry
+    installed = True
+    return True
+
+
+def _library_classes(library_class: Any) -> tuple[Any, Any]:
+    """The linked and the entry library: numba's `library_class` made into each (module
+    docstring)."""
+    import llvmlite.binding as ll
+    from numba.core.compiler_lock import require_global_compiler_lock
+    from numba.core.environment import lookup_environment
 
     class _Linked(library_class):  # type: ignore[misc,valid-type]
         """A kernel's IR with its callees' linked in: linked into the entries that call it,
@@ -169,36 +213,4 @@ def install() -> bool:
             with compiling(False):  # numba's own builds the library with create_library
                 return library_class._unserialize.__func__(cls, codegen_, state)
 
-    original_set_env = codegen_class.set_env
-
-    def create_library(self: Any, name: str, **kwargs: Any) -> Any:
-        return (_Linked if wanted_linked() else _Entry)(self, name, **kwargs)
-
-    def unserialize_library(self: Any, serialized: Any) -> Any:
-        return _Entry._unserialize(self, serialized)
-
-    def set_env(self: Any, env_name: str, env: Any) -> None:
-        # A linked function's environment global exists only in the entries that hold its
-        # code, which set it themselves (`_Entry.finalize`); elsewhere there is nothing to set.
-        if self._engine.get_global_value_address(env_name) != 0:
-            original_set_env(self, env_name, env)
-
-    original_get_executable = cpu.CPUContext.get_executable
-
-    def get_executable(self: Any, library: Any, fndesc: Any, env: Any) -> Any:
-        if not isinstance(library, _Linked):
-            return original_get_executable(self, library, fndesc, env)
-        # numba keys a compiled function by the object returned here, and links `library`
-        # into whatever calls it; no code of its own is made (`mb_sim._jit.Kernel` never
-        # offers this one to Python).
-        return _dynfunc.make_function(fndesc.lookup_module(), fndesc.qualname.split(".")[-1],
-                                      f"linked {fndesc.qualname!r} (no machine code)", 0, env,
-                                      (library,))
-
-    codegen_class.create_library = create_library
-    codegen_class.unserialize_library = unserialize_library
-    codegen_class.set_env = set_env
-    cpu.CPUContext.get_executable = get_executable
-    LinkedLibrary, EntryLibrary = _Linked, _Entry
-    installed = True
-    return True
+    return _Linked, _Entry

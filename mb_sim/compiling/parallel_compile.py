@@ -6,7 +6,7 @@ the rest meanwhile: a `Batch` starts worker processes (`WORKER_START`, then `wor
 hands each the next job as it finishes one, and the kernels they compile land in the kernel
 cache (`mb_sim.kernel_cache`), where the process that wanted them loads them in milliseconds.
 A job is a kernel and the numba types of its arguments (`Job`), compiled for compiled callers
-(linked IR, `mb_sim.kernel_linking`) or for Python, or a function to call (the warm-up's
+(linked IR, `mb_sim.compiling.kernel_linking`) or for Python, or a function to call (the warm-up's
 scenes). The process that started the batch takes jobs too (`Batch.work`), so no core waits,
 and when it needs the results (`Batch.wait`) it compiles what no worker has begun and waits
 only for the jobs under way.
@@ -63,7 +63,7 @@ class Job:
             obj()
             return
         if self.linked:  # for compiled callers: the IR the kernels calling it link
-            from mb_sim import kernel_linking
+            from mb_sim.compiling import kernel_linking
 
             with kernel_linking.compiling(True):
                 obj.compile(self.signature)
@@ -326,7 +326,7 @@ except (OSError, AttributeError):
 if os.getppid() != int(sys.argv[1]):
     os._exit(1)
 import runpy
-runpy.run_module("mb_sim.parallel_compile", run_name="__main__", alter_sys=True)
+runpy.run_module("mb_sim.compiling.parallel_compile", run_name="__main__", alter_sys=True)
 """
 """How a worker starts, before it imports anything of mb_sim (which takes seconds on a busy
 machine): SIGINT and SIGTERM end it at once and quietly (a terminal's Ctrl-C reaches it too),
@@ -341,7 +341,7 @@ def worker_main() -> int:
     stdout."""
     import logging
 
-    from mb_sim import compile_log
+    from mb_sim.compiling import compile_log
 
     compile_log.quiet()  # the process that started the batch reports
     logging.getLogger("mb_sim").setLevel(logging.ERROR)  # about the jobs' own scenes

@@ -1,8 +1,8 @@
 """The step's compile, planned: its argument types from the record declarations, and its
-stages as jobs that other processes compile meanwhile (`mb_sim.parallel_compile`).
+stages as jobs that other processes compile meanwhile (`mb_sim.compiling.parallel_compile`).
 
 `step` is one kernel for Python whose stages (`mb_sim.sim.step`) are compiled for it
-(linked IR, `mb_sim.kernel_linking`); each stage is a large part of the first compile, and
+(linked IR, `mb_sim.compiling.kernel_linking`); each stage is a large part of the first compile, and
 they are independent. Their argument types are the records' (model, workspace, state,
 sensors), which are the same for every scene: C-contiguous arrays, the model's
 write-protected. `signature` builds them from the declarations (`mb_sim.records.numba_type`),
@@ -16,10 +16,10 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from mb_sim import compile_log
 from mb_sim._jit import JIT, kernels_to_compile
+from mb_sim.compiling import compile_log
+from mb_sim.compiling.parallel_compile import Batch, Job
 from mb_sim.model.compile import SceneModel
-from mb_sim.parallel_compile import Batch, Job
 from mb_sim.records import numba_type
 from mb_sim.sim import step as step_module
 from mb_sim.sim.data import Data
@@ -60,7 +60,7 @@ def stage_jobs(t: StepTypes) -> list[Job]:
     """The step's stages as jobs, for compiled callers (the step links them). First the pair
     colliders, most of the collision stage and what loading a scene needs first (the model's
     pair filter runs the narrow phase): the process loading it waits for them, doing other
-    jobs meanwhile (`mb_sim.parallel_compile.Batch.claim`); the collision stage last, once
+    jobs meanwhile (`mb_sim.compiling.parallel_compile.Batch.claim`); the collision stage last, once
     its parts are compiled."""
     from numba.core import types
 
@@ -114,7 +114,7 @@ def progress() -> str:
 
 @contextlib.contextmanager
 def finishing() -> Iterator[None]:
-    """The scope of the step's compile, reported as one compile (`mb_sim.compile_log`): with
+    """The scope of the step's compile, reported as one compile (`mb_sim.compiling.compile_log`): with
     workers compiling its stages, this process does the stages nobody has begun, waits for
     the others and then compiles the step itself."""
     if not _running:
