@@ -184,11 +184,7 @@ class Running:
         self.proc.send_signal(sig)
         try:
             status = self.proc.wait(timeout=20)
-            while time.monotonic() - start < 20:
-                try:
-                    os.killpg(self.proc.pid, 0)
-                except ProcessLookupError:
-                    break
+            while time.monotonic() - start < 20 and _alive_in_group(self.proc.pid):
                 time.sleep(0.005)
             return status, time.monotonic() - start
         finally:
@@ -197,6 +193,20 @@ class Running:
             except ProcessLookupError:
                 pass
             self._reader.join(5)
+
+
+def _alive_in_group(group: int) -> bool:
+    """Whether a process of the group still runs: zombies are dead, waiting for init to reap
+    them (a compile worker killed with its parent is reparented to init, which in a
+    container may reap it a second or two later)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":  # state, ppid, pgrp
+            return True
+    return False
 
 
 EXECUTABLES: dict[str, tuple[list[str], str]] = {
