@@ -133,6 +133,28 @@ def test_efforts_beyond_the_limit_are_clamped_with_one_warning(sim, model, caplo
     assert caplog.text.count("exceeds its limit") == 1
 
 
+def test_an_array_of_efforts_is_clamped_with_one_warning_per_joint(sim, model, caplog) -> None:
+    """The compiled path of a float64 array: clamped as the other paths, each joint warned
+    about once, a NaN or an infinity refused with nothing changed."""
+    limit = model.effort_limit[:model.n_joints]
+    tau = np.zeros(model.n_joints)
+    tau[0], tau[2] = 2.0 * limit[0], -3.0 * limit[2]
+    with caplog.at_level(logging.WARNING, logger="mb_sim"):
+        for _ in range(3):
+            sim.set_effort(tau)
+        tau[4] = 10.0 * limit[4]
+        sim.set_effort(tau)
+    expected = np.clip(tau, -limit, limit)
+    assert sim.effort.tobytes() == expected.tobytes()
+    assert caplog.text.count("exceeds its limit") == 3
+    assert "'joint1'" in caplog.text and "'joint3'" in caplog.text and "'joint5'" in caplog.text
+    for bad, word in ((math.nan, "nan"), (math.inf, "inf")):
+        wrong = np.zeros(model.n_joints)
+        wrong[1] = bad
+        refused(sim, lambda s, w=wrong: s.set_effort(w), ValueError,
+                rf"effort for joint 'joint2' is {word}")
+
+
 def test_restore_state_refuses_nan_and_changes_nothing(sim) -> None:
     saved = sim.save_state()
     sim.step(5)

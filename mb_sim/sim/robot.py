@@ -61,19 +61,26 @@ class TreeHost(Protocol):
 
 
 @njit
-def take_within(values: np.ndarray, bound: np.ndarray, out: np.ndarray) -> bool:
-    """out = values when every |values[i]| <= bound[i] (NaN is not), and True; else False and
-    out unchanged: the fast path of `Robot.set_effort`, one compiled call."""
+def take_clamped(values: np.ndarray, bound: np.ndarray, warned: np.ndarray,
+                 out: np.ndarray) -> int:
+    """out = values clamped to [-bound, bound], the fast path of `Robot.set_effort`, one
+    compiled call. -1 when a value is not finite (out unchanged: the caller refuses it), 1 when
+    a value beyond its bound is clamped on a joint not yet warned about (warned[i] == 0: the
+    caller warns), else 0."""
+    new_warning = 0
     for i in range(values.shape[0]):
-        if not abs(values[i]) <= bound[i]:
-            return False
+        v = values[i]
+        if not abs(v) < np.inf:
+            return -1
+        if abs(v) > bound[i] and warned[i] == 0.0:
+            new_warning = 1
     for i in range(values.shape[0]):
-        out[i] = values[i]
-    return True
+        out[i] = min(max(values[i], -bound[i]), bound[i])
+    return new_warning
 
 
 _FLOAT = np.dtype(np.float64)
-_take_within = entry_point(take_within, ANY_VECTOR, ANY_VECTOR, ANY_VECTOR)
+_take_clamped = entry_point(take_clamped, ANY_VECTOR, ANY_VECTOR, ANY_VECTOR, ANY_VECTOR)
 
 
 def dof_positions(model: Model, q: np.ndarray) -> np.ndarray:
@@ -166,7 +173,8 @@ class Robot:
         self._servos = ServoArguments(model, sim.dt, self._args, self._reference_q)
         self._effort_cap = (np.minimum(model.effort_limit, EFFORT) if model is not None
                             else np.zeros(0))
-        self._effort_warned: set[int] = set()
+        self._effort_warned = np.zeros(self._effort_cap.shape[0])
+        """1.0 for each joint whose clamped effort was warned about (once per joint)."""
         self._state = RobotState.of(sim.state, self._q, self._v, self._joints)
         self.arrays = RobotArrays(self._state, self.n_joints, self._nc, self.floating_base)
         """This robot's state as arrays to read and write in a loop (`RobotArrays`)."""
@@ -279,20 +287,27 @@ class Robot:
         beyond the URDF effort limit (EFFORT = 1e6 for a joint without one) are clamped,
         with one warning per joint. On error nothing is changed. (In a loop, writing
         `arrays.effort` in place costs less: the step checks it.)"""
-        if (type(effort) is np.ndarray and effort.shape == self._shape
-                and effort.dtype is _FLOAT and _take_within(effort, self._effort_cap,
-                                                            self._state.effort)):
-            return
         state = self.state
+        if (type(effort) is np.ndarray and effort.shape == self._shape
+                and effort.dtype is _FLOAT):
+            taken = _take_clamped(effort, self._effort_cap, self._effort_warned, state.effort)
+            if taken == 0:
+                return
+            if taken == 1:
+                self._warn_clamped(effort)
+                return
         tau, _ = self._args.joint_vector(effort, "effort", state.effort)
+        self._warn_clamped(tau)
         limit = self._effort_cap
-        over = np.abs(tau) > limit
-        for i in np.flatnonzero(over):
-            if i not in self._effort_warned:
-                self._effort_warned.add(int(i))
-                log.warning("effort %.6g for joint %r of %r exceeds its limit %.6g; clamped",
-                            tau[i], self.joint_names[i], self.name, limit[i])
         state.effort[:] = np.clip(tau, -limit, limit)
+
+    def _warn_clamped(self, tau: np.ndarray) -> None:
+        """One warning per joint whose effort is beyond its limit, the first time it is."""
+        limit = self._effort_cap
+        for i in np.flatnonzero((np.abs(tau) > limit) & (self._effort_warned == 0.0)):
+            self._effort_warned[i] = 1.0
+            log.warning("effort %.6g for joint %r of %r exceeds its limit %.6g; clamped",
+                        tau[i], self.joint_names[i], self.name, limit[i])
 
     # --- command interfaces and servos (mb_sim.sim.servo) ------------------------------------
     @property
