@@ -62,7 +62,7 @@ def core_radius(kind: np.ndarray, size: np.ndarray, i: int) -> float:
     return 0.0
 
 
-@helper
+@inline
 def support(sh: Any, i: int, d: Vec) -> Vec:
     """World point of the core of geometry i farthest along d."""
     k = sh.kind[i]
