@@ -116,6 +116,7 @@ class View:
         """A line under the status (e.g. that the node is not heard)."""
         self.record_history = True
         """Whether `show` appends the snapshots' joints to `history` (a bag fills it whole)."""
+        self.server.on_client_connect(self._frame_new_page)
         gui = self.server.gui
         self._status = gui.add_markdown("waiting for the simulation ...")
         self._controls = controls or Controls()
@@ -268,6 +269,19 @@ class View:
             add.add_mesh_simple(name, v.points[:3 * count].astype(np.float32),
                                 np.arange(3 * count, dtype=np.uint32).reshape(-1, 3),
                                 color=color, opacity=opacity, flat_shading=False, **pose)
+
+    def _frame_new_page(self, client: Any) -> None:
+        """A page that connects once the view is framed starts on the framing camera, set on
+        the page itself (the server's initial camera alone can reach a page before its camera
+        is ready, which then keeps viser's default). Pages already open keep their own."""
+        camera = self.camera
+        if camera is None:
+            return
+        cam = client.camera
+        cam.up_direction = (0.0, 0.0, 1.0)
+        cam.fov = camera.fov
+        cam.position = camera.position  # moves the point looked at along with it
+        cam.look_at = camera.look_at
 
     def show(self, snap: Snapshot) -> None:
         """Move the frames to the snapshot's poses, draw its contacts, update the panel."""
