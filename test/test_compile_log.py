@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kernel_sources import compiling_env, kernel_folder
 
 from mb_sim._jit import JIT
 
@@ -58,21 +59,13 @@ time.sleep(0.3)  # a late line from the watcher would come now
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "kernels.py").write_text(KERNELS)
-    return src
-
-
-def _env(cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
-    env["NUMBA_CACHE_DIR"] = str(cache)
-    return env
+    return kernel_folder(tmp_path, KERNELS)
 
 
 def _run(folder: Path, cache: Path, mode: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-c", RUN, str(folder), mode, "1"], env=_env(cache),
-                          capture_output=True, text=True, timeout=300, check=False)
+    proc = subprocess.run([sys.executable, "-c", RUN, str(folder), mode, "1"],
+                          env=compiling_env(cache), capture_output=True, text=True, timeout=300,
+                          check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
 
@@ -105,7 +98,7 @@ def test_ctrl_c_during_a_compile_ends_the_script_at_once(folder: Path, tmp_path:
     first said it compiles ends it within 2 s (KeyboardInterrupt, as without the log: its
     watcher thread holds nothing up)."""
     proc = subprocess.Popen([sys.executable, "-c", RUN, str(folder), "plain", "5"],
-                            env=_env(tmp_path / "cache"), stdout=subprocess.PIPE,
+                            env=compiling_env(tmp_path / "cache"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert proc.stderr is not None

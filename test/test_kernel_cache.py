@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kernel_sources import compiling_env, kernel_folder
 
 from mb_sim._jit import JIT
 from mb_sim.kernel_cache import STALE_TEMPORARY, remove_stale_temporaries
@@ -68,22 +69,13 @@ kernel.total(np.arange(4.0))
 '''
 
 
-def _env(cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
-    env["NUMBA_CACHE_DIR"] = str(cache)
-    return env
-
-
 @pytest.fixture
 def kernel_dir(tmp_path: Path) -> Path:
-    folder = tmp_path / "src"
-    folder.mkdir()
-    (folder / "kernel.py").write_text(KERNEL)
-    return folder
+    return kernel_folder(tmp_path, KERNEL, "kernel.py")
 
 
 def _run(script: str, kernel_dir: Path, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", script, str(kernel_dir)], env=_env(cache),
+    return subprocess.run([sys.executable, "-c", script, str(kernel_dir)], env=compiling_env(cache),
                           capture_output=True, text=True, timeout=300, check=False)
 
 
@@ -223,7 +215,7 @@ def test_interrupted_warm_up(tmp_path: Path, sig: int) -> None:
     sent to the first process only), and nothing is stamped ready: the next start compiles
     what is missing."""
     cache = tmp_path / "cache"
-    proc = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup"], env=_env(cache),
+    proc = subprocess.Popen([sys.executable, "-m", "mb_sim.warmup"], env=compiling_env(cache),
                             cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     try:
@@ -248,8 +240,8 @@ def test_interrupted_warm_up(tmp_path: Path, sig: int) -> None:
     assert "Traceback" not in out, out
     assert not _files(cache, "ready-*")
     ready = "from mb_sim.warmup import kernels_ready; print(kernels_ready())"
-    check = subprocess.run([sys.executable, "-c", ready], env=_env(cache), capture_output=True,
-                           text=True, timeout=60, check=False)
+    check = subprocess.run([sys.executable, "-c", ready], env=compiling_env(cache),
+                           capture_output=True, text=True, timeout=60, check=False)
     assert check.stdout.strip() == "False", check.stdout + check.stderr
 
 
@@ -257,7 +249,7 @@ def test_interpreted_runs_leave_the_cache_alone(tmp_path: Path) -> None:
     """With NUMBA_DISABLE_JIT=1 (a node started interpreted) there is nothing to compile: no
     warm-up runs and no stamp says kernels are ready that were never compiled."""
     cache = tmp_path / "cache"
-    env = {**_env(cache), "NUMBA_DISABLE_JIT": "1"}
+    env = {**compiling_env(cache), "NUMBA_DISABLE_JIT": "1"}
     script = ("from mb_sim.warmup import ensure_compiled, kernels_ready; "
               "ensure_compiled(); print(kernels_ready())")
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,

@@ -10,13 +10,13 @@ their environment, and that a damaged or half-written linked entry is compiled a
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from kernel_sources import compiling_env, kernel_folder
 
 from mb_sim._jit import JIT
 
@@ -100,16 +100,12 @@ kernels.top(np.arange(4.0))
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "kernels.py").write_text(KERNELS)
-    return src
+    return kernel_folder(tmp_path, KERNELS)
 
 
 def _run(script: str, folder: Path, cache: Path, calls: str = ""
          ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
-    env["NUMBA_CACHE_DIR"] = str(cache)
+    env = compiling_env(cache)
     return subprocess.run([sys.executable, "-c", script, str(folder), calls], env=env,
                           capture_output=True, text=True, timeout=300, check=False)
 

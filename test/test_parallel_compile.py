@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from kernel_sources import compiling_env, kernel_folder
 
 import mb_sim
 from mb_sim._jit import JIT
@@ -111,22 +112,13 @@ for name in ("twice", "thrice"):
 
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "kernels.py").write_text(KERNELS)
-    return src
-
-
-def _env(cache: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "NUMBA_DISABLE_JIT"}
-    env["NUMBA_CACHE_DIR"] = str(cache)
-    return env
+    return kernel_folder(tmp_path, KERNELS)
 
 
 def _run(folder: Path, cache: Path, kernels: str, calls: str = "", workers: int = 2
          ) -> str:
     proc = subprocess.run([sys.executable, "-c", RUN, str(folder), kernels, calls,
-                           str(workers)], env=_env(cache), capture_output=True, text=True,
+                           str(workers)], env=compiling_env(cache), capture_output=True, text=True,
                           timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc.stdout + proc.stderr
@@ -202,7 +194,7 @@ def test_workers_end_with_the_process_that_started_them(folder: Path, tmp_path: 
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) or kill -9 of the
     starting process alone: its workers, busy in a job, end within a second."""
     proc = subprocess.Popen([sys.executable, "-c", RUN, str(folder), "", "slow,slow", "2"],
-                            env=_env(tmp_path / "cache"), stdout=subprocess.PIPE,
+                            env=compiling_env(tmp_path / "cache"), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         assert proc.stdout is not None
