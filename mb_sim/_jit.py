@@ -88,7 +88,8 @@ if JIT:
 
     class Helper(Kernel):
         """A kernel for compiled callers only: numba makes no Python entry for it, its
-        library is linked IR (`mb_sim.compiling.kernel_linking`), and a call from Python is refused."""
+        library is linked IR (`mb_sim.compiling.kernel_linking`), and a call from Python is
+        refused."""
 
         def _for_compiled_callers(self) -> bool:
             return True

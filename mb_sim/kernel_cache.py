@@ -18,8 +18,8 @@ and numpy versions. So:
   stamps are removed once they are `PRUNE_AGE` old (`prune`).
 
 A kernel compiled for compiled callers only is cached as its LLVM IR, which the kernels Python
-calls link when they are compiled (`mb_sim.compiling.kernel_linking`); loaded for Python, such an entry
-is a miss, and the kernel is compiled again as an entry, which replaces it.
+calls link when they are compiled (`mb_sim.compiling.kernel_linking`); loaded for Python,
+such an entry is a miss, and the kernel is compiled again as an entry, which replaces it.
 
 The cache survives processes killed while they compile: numba writes each index (`.nbi`)
 and data (`.nbc`) file under a temporary name and renames it, so a kill leaves at worst a

@@ -15,8 +15,9 @@ Workers end with the process that started them, however it ends (Linux's parent-
 sent when the thread that started them ends; SIGINT and SIGTERM, which a terminal sends to
 both, end them at once and quietly), and a job that fails in a worker, or is lost with a
 worker killed or never started, is done again by the process that needs it, which then
-reports the error where it belongs: a worker costs time at worst, never a result. MB_SIM_COMPILE_WORKERS sets how many workers a batch starts (default:
-one fewer than the cores; 0: everything compiles in the calling process).
+reports the error where it belongs: a worker costs time at worst, never a result.
+MB_SIM_COMPILE_WORKERS sets how many workers a batch starts (default: one fewer than the
+cores; 0: everything compiles in the calling process).
 """
 
 from __future__ import annotations

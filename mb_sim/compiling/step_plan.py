@@ -114,9 +114,9 @@ def progress() -> str:
 
 @contextlib.contextmanager
 def finishing() -> Iterator[None]:
-    """The scope of the step's compile, reported as one compile (`mb_sim.compiling.compile_log`): with
-    workers compiling its stages, this process does the stages nobody has begun, waits for
-    the others and then compiles the step itself."""
+    """The scope of the step's compile, reported as one compile
+    (`mb_sim.compiling.compile_log`): with workers compiling its stages, this process does the
+    stages nobody has begun, waits for the others and then compiles the step itself."""
     if not _running:
         with compile_log.compiling("the physics kernels of the step", lazy=True):
             yield

@@ -269,7 +269,8 @@ def _density(node: Node, p: SimParams, entry: Any) -> float | bool | None:
 def _make_simulation(node: Node, p: SimParams, model: Any, world: Any) -> Any:
     # The first start after an install or an upgrade compiles the kernels this scene needs
     # (colcon build and `python -m mb_sim.warmup` compile them all ahead); the library says
-    # so in the node's log (`mb_sim.compiling.compile_log`), the step's stages in parallel processes.
+    # so in the node's log (`mb_sim.compiling.compile_log`), the step's stages in parallel
+    # processes.
     # One robot: its sensors come from the parameters or the world file (robot_setup); a
     # robots: list: each entry's, set by the simulation and again by robot_setup.
     sensors = {"ft_sensors": [], "contact_sensors": []} if model is not None else {}
