@@ -218,7 +218,8 @@ def test_floating_robot_in_free_fall(start_sim: Any, probe: Any, params: dict[st
     # imu is best effort: step until a reading after the last step has come through
     while calls < 2 or stamped(imu, calls * steps_per_call * DT) is None:
         assert calls < 10, (len(imu), sim.output)
-        assert probe.call(Trigger, "/sim_node/step", Trigger.Request()).success
+        assert probe.call(Trigger, "/sim_node/step", Trigger.Request(),
+                          timeout=30.0).success  # a busy machine can hold an answer 10 s
         calls += 1
         wait_until(lambda c=calls: stamped(imu, c * steps_per_call * DT) is not None, 1.0)
     n = calls * steps_per_call
