@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -95,8 +94,10 @@ def test_with_logging_set_up_the_lines_go_to_the_library_logger(folder: Path,
 
 def test_ctrl_c_during_a_compile_ends_the_script_at_once(folder: Path, tmp_path: Path) -> None:
     """A script compiling five versions of a kernel one after the other: Ctrl-C once the
-    first said it compiles ends it within 2 s (KeyboardInterrupt, as without the log: its
-    watcher thread holds nothing up)."""
+    first said it compiles ends it with KeyboardInterrupt before a second compile is done (as
+    without the log: its watcher thread holds nothing up). Python takes the signal only
+    between LLVM's passes, so how soon depends on the machine's load; not waiting for the
+    other four is what counts."""
     proc = subprocess.Popen([sys.executable, "-c", RUN, str(folder), "plain", "5"],
                             env=compiling_env(tmp_path / "cache"), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
@@ -104,11 +105,11 @@ def test_ctrl_c_during_a_compile_ends_the_script_at_once(folder: Path, tmp_path:
         assert proc.stderr is not None
         line = proc.stderr.readline()
         assert line.startswith("mb_sim: compiling"), line
-        start = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)
-        proc.wait(timeout=10)
-        assert time.monotonic() - start < 2.0
+        _, err = proc.communicate(timeout=30)
         assert proc.returncode != 0
+        assert "KeyboardInterrupt" in err, err
+        assert err.count("mb_sim: compiled kernels.whole") <= 1, err
     finally:
         if proc.poll() is None:
             proc.kill()
