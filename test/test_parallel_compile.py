@@ -192,7 +192,8 @@ def _alive(pid: int) -> bool:
 def test_workers_end_with_the_process_that_started_them(folder: Path, tmp_path: Path,
                                                         sig: int) -> None:
     """Ctrl-C (SIGINT to the process group, as a terminal sends it) or kill -9 of the
-    starting process alone: its workers, busy in a job, end within a second."""
+    starting process alone: its workers, busy in a minute-long job, end with it (within
+    seconds of its end, however loaded the machine)."""
     proc = subprocess.Popen([sys.executable, "-c", RUN, str(folder), "", "slow,slow", "2"],
                             env=compiling_env(tmp_path / "cache"), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -202,16 +203,16 @@ def test_workers_end_with_the_process_that_started_them(folder: Path, tmp_path: 
         workers = _children(proc.pid)
         assert len(workers) == 2
         time.sleep(1.0)  # the workers are in their jobs
-        start = time.monotonic()
         if sig == signal.SIGINT:
             os.killpg(proc.pid, sig)
         else:
             os.kill(proc.pid, sig)
         proc.wait(timeout=10)
-        while any(_alive(p) for p in workers) and time.monotonic() - start < 10:
+        ended = time.monotonic()
+        while any(_alive(p) for p in workers) and time.monotonic() - ended < 10:
             time.sleep(0.01)
         assert not any(_alive(p) for p in workers)
-        assert time.monotonic() - start < 1.0
+        assert time.monotonic() - ended < 3.0
     finally:
         if proc.poll() is None:
             proc.kill()
