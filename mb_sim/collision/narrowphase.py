@@ -288,6 +288,7 @@ def narrow_phase_into(g: Any, w: Any, c: Any, npairs: int, env: float,
         return -2 - bad
     capacity = c.depth.shape[0]
     ng = kind.shape[0]
+    sh = shapes_of(g, w)
     k = 0
     for p in range(npairs):
         i = pairs[p, 0]
@@ -303,7 +304,7 @@ def narrow_phase_into(g: Any, w: Any, c: Any, npairs: int, env: float,
             if boxes_apart(g.box_center, g.box_half, w.geom_pos, w.geom_rot, ia, ib, env):
                 continue
             gap = core_radius(kind, g.size, ia) + core_radius(kind, g.size, ib) + env
-            if still_apart(shapes_of(g, w), w, key, ia, ib, gap):
+            if still_apart(sh, w, key, ia, ib, gap):
                 continue
             if code == POLYTOPES and g.vert_count[ia] * g.vert_count[ib] > SAT_MAX_VERTEX_PAIRS:
                 code = GJK_MANIFOLD

@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 
 from mb_sim._jit import inline
-from mb_sim.collision.gjk import support_from
+from mb_sim.collision.gjk import analytic_support, hull_point
+from mb_sim.model.shapes import CONVEX
 from mb_sim.vec3 import Vec, dot, put, rot_mul, rot_tmul, row, scale, sub
 
 SLOTS_MAX = 4096
@@ -74,8 +75,11 @@ def still_apart(sh: Any, w: Any, key: int, ia: int, ib: int, gap: float) -> bool
     if w.apart_key[s] != key:
         return False
     n = rot_mul(sh.rot, ia if w.apart_frame[s] == 0 else ib, row(w.apart_axis, s))
-    pa, ha = support_from(sh, ia, scale(n, -1.0), w.apart_hint[s, 0])
-    pb, hb = support_from(sh, ib, n, w.apart_hint[s, 1])
+    e = scale(n, -1.0)
+    pa, ha = (hull_point(sh, ia, e, w.apart_hint[s, 0]) if sh.kind[ia] == CONVEX
+              else (analytic_support(sh, ia, e), -1))
+    pb, hb = (hull_point(sh, ib, n, w.apart_hint[s, 1]) if sh.kind[ib] == CONVEX
+              else (analytic_support(sh, ib, n), -1))
     w.apart_hint[s, 0] = ha
     w.apart_hint[s, 1] = hb
     return dot(n, sub(pa, pb)) > gap + ROUNDING
