@@ -25,7 +25,10 @@ that numba caches it with the module):
 
     @njit
     def new_tree_work(values: TreeWork) -> Any:
-        return TreeWorkRecord(*values)
+        return TreeWorkRecord(*record_fields(values))
+
+(`mb_sim._jit.record_fields`: the arrays lent to the record, which compiled code then reads
+without counting references, and the values as its `lender`, which keeps them.)
 
 A view (`view`) is a namedtuple only: compiled code builds it from a record's arrays and passes
 it by value to its hot helpers, which then read its fields without reference counting.
@@ -138,10 +141,20 @@ def record(name: str, doc: str, entries: Sequence[Entry],
     arrays, decl = _declare(name, doc, entries, sizes, module, False)
     if not JIT:
         return arrays, arrays
-    type_class, proxy = structref_classes(name, [f.name for f in decl.fields], module)
+    names = [f.name for f in decl.fields]
+    if "lender" in names:
+        raise ValueError(f"record {name}: the field name 'lender' is taken by the record itself")
+    names += ["lender"] if _lends(decl) else []
+    type_class, proxy = structref_classes(name, names, module)
     sys.modules[module].__dict__[f"{name}Type"] = type_class
     sys.modules[module].__dict__[f"{name}Record"] = proxy
     return arrays, proxy
+
+
+def _lends(decl: Declaration) -> bool:
+    """Whether a record's arrays are lent (`mb_sim._jit.record_fields`): it has arrays, and
+    a `lender` field after its declared ones holds them."""
+    return any(f.is_array for f in decl.fields)
 
 
 def view(name: str, doc: str, entries: Sequence[Entry],
@@ -244,6 +257,11 @@ def numba_type(cls: type, read_only: bool = False) -> Any:
         else:
             t = typeof(f.dtype())
         fields.append((f.name, t))
+    if _lends(decl):  # the namedtuple the record was made from, typed as numba types it
+        kinds = [t for _, t in fields]
+        lender = (types.NamedUniTuple(kinds[0], len(kinds), cls) if len(set(kinds)) == 1
+                  else types.NamedTuple(kinds, cls))
+        fields.append(("lender", lender))
     return sys.modules[decl.module].__dict__[f"{decl.name}Type"](fields)
 
 

@@ -3,6 +3,7 @@ compiled model match their declarations, and docs/architecture.md shows the decl
 
 from __future__ import annotations
 
+import gc
 import math
 from dataclasses import fields
 from pathlib import Path
@@ -112,3 +113,42 @@ def test_shapes_and_fills() -> None:
         assert mismatches(s, n=2) == []
     finally:
         records.DECLARED.pop("Sample")
+
+
+# -- records lend their arrays (mb_sim._jit.record_fields) ------------------------------------
+
+if records.JIT:
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic
+
+    from mb_sim._jit import njit
+    from mb_sim.sim.state import new_state
+
+    @intrinsic
+    def _counted(typingctx, ary):  # type: ignore[no-untyped-def]
+        """Whether compiled code counts references to `ary` (it has a memory-info pointer)."""
+        def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+            meminfo = context.make_array(ary)(context, builder, value=args[0]).meminfo
+            return builder.icmp_unsigned("!=", meminfo, cgutils.get_null_value(meminfo.type))
+        return types.boolean(ary), codegen
+
+    @njit
+    def _q_of(state):  # type: ignore[no-untyped-def]
+        return state.q, _counted(state.q), _counted(state.lender.q)
+
+
+@pytest.mark.skipif(not records.JIT, reason="interpreted, a record is its namedtuple")
+def test_a_record_lends_its_arrays_and_keeps_them() -> None:
+    """Compiled code reads a record's arrays without counting references (no memory info);
+    the record's `lender` holds the same arrays, so they live as long as the record even when
+    Python lets go of them, and read back in Python each is the array it was made from."""
+    state = allocate(StateArrays, n=3, nq=3, nv=3, b=0, w=4)
+    q = state.q
+    q[:] = np.arange(q.shape[0]) + 0.5
+    rec = new_state(state)
+    del state
+    gc.collect()
+    back, lent_counted, lender_counted = _q_of(rec)
+    assert back is q
+    assert not lent_counted and lender_counted
+    assert np.array_equal(back, np.arange(q.shape[0]) + 0.5)

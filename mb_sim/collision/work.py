@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mb_sim._jit import njit
+from mb_sim._jit import njit, record_fields
 from mb_sim.bvh import STACK
 from mb_sim.collision.gjk import EPA_MAX_FACES, EPA_MAX_VERTS
 from mb_sim.collision.separating_axes import slot_count
@@ -153,12 +153,12 @@ found (the module docstring), with what the solver adds to each.""", (
 
 @njit
 def new_collision_work(values: CollisionWork) -> Any:
-    return CollisionWorkRecord(*values)
+    return CollisionWorkRecord(*record_fields(values))
 
 
 @njit
 def new_contact_list(values: ContactList) -> Any:
-    return ContactListRecord(*values)
+    return ContactListRecord(*record_fields(values))
 
 
 def allocate_scene_tree(g: int) -> Any:

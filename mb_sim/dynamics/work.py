@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import njit, record_fields
 from mb_sim.model.forest import Tree
 from mb_sim.records import FLAG, INDEX, REAL, Field, allocate, record
 
@@ -93,7 +93,7 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
 
 @njit
 def new_tree_work(values: TreeWork) -> Any:
-    return TreeWorkRecord(*values)
+    return TreeWorkRecord(*record_fields(values))
 
 
 def forest_sizes(tree: Tree) -> dict[str, int]:

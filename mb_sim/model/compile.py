@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import njit, record_fields
 from mb_sim.errors import ModelError, WorldError
 from mb_sim.model.collision_filter import (
     OverlapQuery,
@@ -206,22 +206,22 @@ the step reads and never changes.""", (
 
 @njit
 def new_bodies(values: Bodies) -> Any:
-    return BodiesRecord(*values)
+    return BodiesRecord(*record_fields(values))
 
 
 @njit
 def new_geoms(values: Geoms) -> Any:
-    return GeomsRecord(*values)
+    return GeomsRecord(*record_fields(values))
 
 
 @njit
 def new_world_joints(values: WorldJoints) -> Any:
-    return WorldJointsRecord(*values)
+    return WorldJointsRecord(*record_fields(values))
 
 
 @njit
 def new_options(values: Options) -> Any:
-    return OptionsRecord(*values)
+    return OptionsRecord(*record_fields(values))
 
 
 @njit

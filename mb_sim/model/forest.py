@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import njit, record_fields
 from mb_sim.model.model import Model
 from mb_sim.records import FLAG, INDEX, REAL, Field, frozen, record
 from mb_sim.rotations import matrix_from_quat
@@ -77,7 +77,7 @@ Tree, TreeRecord = record("Tree", """Every articulated tree of the scene, concat
 
 @njit
 def new_tree(values: Tree) -> Any:
-    return TreeRecord(*values)
+    return TreeRecord(*record_fields(values))
 
 
 def placed_base(robot: Model, xyz: Any, quat_xyzw: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import JIT, inline, njit, nogil
+from mb_sim._jit import JIT, inline, njit, nogil, record_fields
 from mb_sim.records import COLOR8, FLAG, INDEX, REAL, Field, allocate, record
 from mb_sim.sensing.visuals import new_visual_scene
 
@@ -104,7 +104,7 @@ binned to tiles (mb_sim.sensing.raster).""", (
 
 @njit
 def new_camera_frame(values: CameraFrame) -> Any:
-    return CameraFrameRecord(*values)
+    return CameraFrameRecord(*record_fields(values))
 
 
 def allocate_frame(vertices: int, triangles: int, visuals: int, planes: int, width: int,

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import njit, record_fields
 from mb_sim.model.geometry import Geometry
 from mb_sim.model.mesh import MeshError, load_mesh, mesh_face_colors
 from mb_sim.model.triangles import grid
@@ -95,7 +95,7 @@ triangles, each visual's owner, the ground as a plane, the light (mb_sim.sensing
 
 @njit
 def new_visual_scene(values: VisualScene) -> Any:
-    return VisualSceneRecord(*values)
+    return VisualSceneRecord(*record_fields(values))
 
 
 @dataclass(frozen=True)

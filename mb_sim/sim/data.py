@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mb_sim._jit import njit
+from mb_sim._jit import njit, record_fields
 from mb_sim.collision.work import (
     CollisionWork,
     ContactList,
@@ -120,17 +120,17 @@ EFFORT_CAP = 1e6
 
 @njit
 def new_body_frames(values: BodyFrames) -> Any:
-    return BodyFramesRecord(*values)
+    return BodyFramesRecord(*record_fields(values))
 
 
 @njit
 def new_joint_blocks(values: JointBlocks) -> Any:
-    return JointBlocksRecord(*values)
+    return JointBlocksRecord(*record_fields(values))
 
 
 @njit
 def new_step_work(values: StepWork) -> Any:
-    return StepWorkRecord(*values)
+    return StepWorkRecord(*record_fields(values))
 
 
 @njit

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper, inline, njit
+from mb_sim._jit import helper, inline, njit, record_fields
 from mb_sim.dynamics.rnea import inverse_dynamics
 from mb_sim.dynamics.spatial import mtv6_add
 from mb_sim.dynamics.work import TreeWork, forest_sizes, new_tree_work
@@ -66,13 +66,9 @@ links, what they summed since the last read, and the work arrays of the backward
 
 
 @njit
-def new_sensors(work: Any, ft_body: np.ndarray, ft_tree: np.ndarray, ft_sum: np.ndarray,
-                ft_time: np.ndarray, qdd: np.ndarray, tau: np.ndarray, external: np.ndarray,
-                geom_sensor: np.ndarray, contact_body: np.ndarray, contact_offset: np.ndarray,
-                contact_sum: np.ndarray, contact_time: np.ndarray, vec3: np.ndarray) -> Any:
-    return SensorsRecord(work, ft_body, ft_tree, ft_sum, ft_time, qdd, tau, external,
-                         geom_sensor, contact_body, contact_offset, contact_sum, contact_time,
-                         vec3)
+def new_sensors(values: Sensors) -> Any:
+    """The record of `values`, whose `work` is already a `TreeWork` record."""
+    return SensorsRecord(*record_fields(values))
 
 
 def allocate_sensors(tree: Any, n_geoms: int, ft: int = 0, contact: int = 0) -> Sensors:
@@ -95,7 +91,7 @@ def allocate_sensors(tree: Any, n_geoms: int, ft: int = 0, contact: int = 0) -> 
 
 def sensors_record(s: Sensors) -> Any:
     """The record compiled code takes, over the same arrays."""
-    return new_sensors(new_tree_work(s.work), *s[1:])
+    return new_sensors(s._replace(work=new_tree_work(s.work)))
 
 
 @helper

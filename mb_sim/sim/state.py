@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import njit
+from mb_sim._jit import njit, record_fields
 from mb_sim.records import INDEX, REAL, Field, allocate, record
 
 StateArrays, StateRecord = record("StateArrays", """Joint states of every tree, free-body state
@@ -46,7 +46,7 @@ one entry per joint (body) of every tree.""", (
 
 @njit
 def new_state(values: StateArrays) -> Any:
-    return StateRecord(*values)
+    return StateRecord(*record_fields(values))
 
 
 @dataclass(eq=False)

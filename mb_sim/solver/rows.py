@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import helper, inline, njit
+from mb_sim._jit import helper, inline, njit, record_fields
 from mb_sim.records import FLAG, INDEX, REAL, Field, allocate, record
 
 SCALAR = 0
@@ -96,7 +96,7 @@ docstring).""", (
 
 @njit
 def new_rows(values: Rows) -> Any:
-    return RowsRecord(*values)
+    return RowsRecord(*record_fields(values))
 
 
 def allocate_rows(capacity: int, widest: int, bodies: int, trees: int, velocities: int
