@@ -198,40 +198,50 @@ if JIT:
     from numba.core import cgutils as _cgutils
     from numba.extending import intrinsic as _intrinsic
 
+    LENDER_ITEM = _types.MemInfoPointer(_types.voidptr)
+    """What a record's `lender` holds per array: the array's memory info (numba counts it)."""
+
     @_intrinsic
     def record_fields(typingctx: Any, values: Any) -> Any:
         """The arguments of a record's constructor made from `values` (a tuple of its fields):
-        each field, an array lent (its memory-info pointer cleared), then `values` itself,
-        the record's `lender` field, which holds the arrays.
+        each field, an array lent (its memory-info pointer cleared), then the record's
+        `lender` field: a tuple of the arrays' memory infos, which keeps them.
 
         Compiled code counts references to every array it takes out of a record, with an
         atomic add and subtract (about 8 ns each here) that numba removes only where no call
         or loop lies between them: in the step that was half its time. A lent array has no
         count to change (numba's NRT_incref returns at once on a null pointer); it stays valid
-        while its record lives, because the lender holds the same arrays, and given back to
-        Python it is the array it came from (numba returns an array's parent object)."""
+        while its record lives, because the lender holds its memory, and given back to Python
+        it is the array it came from (numba returns an array's parent object)."""
         if not isinstance(values, _types.BaseTuple):
             return None
         members = list(values.types)
-        result = _types.Tuple([*members, values])
+        arrays = [k for k, ty in enumerate(members) if isinstance(ty, _types.Array)]
+        lender = _types.UniTuple(LENDER_ITEM, len(arrays))
+        result = _types.Tuple([*members, lender])
 
         def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
             [tup] = args
             out = _cgutils.get_null_value(context.get_value_type(result))
+            held = _cgutils.get_null_value(context.get_value_type(lender))
             for k, ty in enumerate(members):
                 item = builder.extract_value(tup, k)
                 if isinstance(ty, _types.Array):
                     ary = context.make_array(ty)(context, builder, value=item)
+                    meminfo = builder.bitcast(ary.meminfo, context.get_value_type(LENDER_ITEM))
+                    context.nrt.incref(builder, LENDER_ITEM, meminfo)
+                    held = builder.insert_value(held, meminfo, arrays.index(k))
                     ary.meminfo = _cgutils.get_null_value(ary.meminfo.type)
                     item = ary._getvalue()
                 else:
                     context.nrt.incref(builder, ty, item)
                 out = builder.insert_value(out, item, k)
-            context.nrt.incref(builder, values, tup)
-            return builder.insert_value(out, tup, len(members))
+            return builder.insert_value(out, held, len(members))
 
         return result(values), codegen
 else:
+    LENDER_ITEM = None
+
     def record_fields(values: Any) -> Any:
         """Interpreted, a record is the namedtuple of its fields: `values` itself."""
         return values

@@ -28,7 +28,7 @@ that numba caches it with the module):
         return TreeWorkRecord(*record_fields(values))
 
 (`mb_sim._jit.record_fields`: the arrays lent to the record, which compiled code then reads
-without counting references, and the values as its `lender`, which keeps them.)
+without counting references, and their memory infos as its `lender`, which keeps them.)
 
 A view (`view`) is a namedtuple only: compiled code builds it from a record's arrays and passes
 it by value to its hot helpers, which then read its fields without reference counting.
@@ -45,7 +45,7 @@ from typing import Any, Union
 
 import numpy as np
 
-from mb_sim._jit import JIT, structref_classes
+from mb_sim._jit import JIT, LENDER_ITEM, structref_classes
 
 REAL = np.float64
 INDEX = np.int64
@@ -257,11 +257,9 @@ def numba_type(cls: type, read_only: bool = False) -> Any:
         else:
             t = typeof(f.dtype())
         fields.append((f.name, t))
-    if _lends(decl):  # the namedtuple the record was made from, typed as numba types it
-        kinds = [t for _, t in fields]
-        lender = (types.NamedUniTuple(kinds[0], len(kinds), cls) if len(set(kinds)) == 1
-                  else types.NamedTuple(kinds, cls))
-        fields.append(("lender", lender))
+    if _lends(decl):  # the arrays' memory infos (`mb_sim._jit.record_fields`)
+        arrays = sum(f.is_array for f in decl.fields)
+        fields.append(("lender", types.UniTuple(LENDER_ITEM, arrays)))
     return sys.modules[decl.module].__dict__[f"{decl.name}Type"](fields)
 
 
