@@ -65,16 +65,18 @@ def test_topic_hz(cli: dict[str, str], launched: Launched, tmp_path: Path) -> No
 
 
 def test_parameters(cli: dict[str, str], launched: Launched) -> None:
-    names = run(cli, "param_list")
+    # ros2 param list and set give up at once on a node the CLI's graph has not seen yet
+    names = run_until(cli, "param_list", ["real_time_factor"])
     for name in ("physics_rate", "real_time_factor", "step_count", "use_sim_time"):
         assert name in names, names
-    assert "Set parameter successful" in run(cli, "param_set")  # an integer for a double
-    assert "1.0" in run(cli, "param_get")
+    # an integer for a double
+    assert "Set parameter successful" in run_until(cli, "param_set", ["successful"])
+    assert "1.0" in run_until(cli, "param_get", ["value"])
 
 
 def test_services_pause_step_reset(cli: dict[str, str], launched: Launched) -> None:
     assert "success=True" in run(cli, "pause")
-    assert "Set parameter successful" in run(cli, "step_count")
+    assert "Set parameter successful" in run_until(cli, "step_count", ["successful"])
     before = re.search(r"t = ([0-9.]+) s", run(cli, "step"))
     after = re.search(r"t = ([0-9.]+) s", run(cli, "step"))
     assert before and after
