@@ -196,28 +196,50 @@ ANY_INT: Any = _types.int64 if JIT else None
 
 if JIT:
     from numba.core import cgutils as _cgutils
+    from numba.core.datamodel import default_manager as _models
+    from numba.core.datamodel import models as _model_kinds
+    from numba.extending import NativeValue as _NativeValue
+    from numba.extending import box as _box
     from numba.extending import intrinsic as _intrinsic
+    from numba.extending import overload as _overload
+    from numba.extending import unbox as _unbox
 
     LENDER_ITEM = _types.MemInfoPointer(_types.voidptr)
-    """What a record's `lender` holds per array: the array's memory info (numba counts it)."""
+    """What a record's `lender` holds per array or record: its memory info (numba counts it)."""
+
+    class _RecordModel(_model_kinds.StructModel):
+        """A record as compiled code holds it: a pointer to its memory info, which numba does
+        not count (numba's own StructRef holds a counted one). The memory info's data is the
+        record's fields, read and written as a StructRef's (numba's getattr and setattr)."""
+
+        def __init__(self, dmm: Any, fe_type: Any) -> None:
+            super().__init__(dmm, fe_type, [("meminfo", _types.voidptr)])
+
+    def _meminfo(context: Any, builder: Any, typ: Any, value: Any) -> Any:
+        """A record's memory info as a counted pointer (`LENDER_ITEM`)."""
+        pointer = _cgutils.create_struct_proxy(typ)(context, builder, value=value).meminfo
+        return builder.bitcast(pointer, context.get_value_type(LENDER_ITEM))
 
     @_intrinsic
     def record_fields(typingctx: Any, values: Any) -> Any:
         """The arguments of a record's constructor made from `values` (a tuple of its fields):
         each field, an array lent (its memory-info pointer cleared), then the record's
-        `lender` field: a tuple of the arrays' memory infos, which keeps them.
+        `lender` field: a tuple of the memory infos of its arrays and of the records inside it,
+        which keeps them.
 
         Compiled code counts references to every array it takes out of a record, with an
         atomic add and subtract (about 8 ns each here) that numba removes only where no call
         or loop lies between them: in the step that was half its time. A lent array has no
         count to change (numba's NRT_incref returns at once on a null pointer); it stays valid
         while its record lives, because the lender holds its memory, and given back to Python
-        it is the array it came from (numba returns an array's parent object)."""
+        it is the array it came from (numba returns an array's parent object). A record inside
+        a record is never counted (`_RecordModel`): the lender holds it."""
         if not isinstance(values, _types.BaseTuple):
             return None
         members = list(values.types)
-        arrays = [k for k, ty in enumerate(members) if isinstance(ty, _types.Array)]
-        lender = _types.UniTuple(LENDER_ITEM, len(arrays))
+        lent = [k for k, ty in enumerate(members)
+                if isinstance(ty, (_types.Array, _types.StructRef))]
+        lender = _types.UniTuple(LENDER_ITEM, len(lent))
         result = _types.Tuple([*members, lender])
 
         def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
@@ -229,16 +251,74 @@ if JIT:
                 if isinstance(ty, _types.Array):
                     ary = context.make_array(ty)(context, builder, value=item)
                     meminfo = builder.bitcast(ary.meminfo, context.get_value_type(LENDER_ITEM))
-                    context.nrt.incref(builder, LENDER_ITEM, meminfo)
-                    held = builder.insert_value(held, meminfo, arrays.index(k))
                     ary.meminfo = _cgutils.get_null_value(ary.meminfo.type)
                     item = ary._getvalue()
+                elif isinstance(ty, _types.StructRef):
+                    meminfo = _meminfo(context, builder, ty, item)
                 else:
                     context.nrt.incref(builder, ty, item)
+                    out = builder.insert_value(out, item, k)
+                    continue
+                context.nrt.incref(builder, LENDER_ITEM, meminfo)
+                held = builder.insert_value(held, meminfo, lent.index(k))
                 out = builder.insert_value(out, item, k)
             return builder.insert_value(out, held, len(members))
 
         return result(values), codegen
+
+    @_intrinsic
+    def _handed_over(typingctx: Any, rec: Any) -> Any:
+        """A record just made, its memory info's count set from 1 to 0: the reference its
+        allocation counted is the one Python's proxy takes when the record is returned
+        (boxing counts one, as for any record compiled code hands to Python)."""
+        def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+            pointer = _cgutils.create_struct_proxy(rec)(context, builder, value=args[0]).meminfo
+            count = builder.bitcast(pointer, context.get_value_type(_types.intp).as_pointer())
+            builder.store(context.get_constant(_types.intp, 0), count)
+            return args[0]
+
+        return rec(rec), codegen
+
+    def _define_constructor(proxy: type, type_class: type, fields: Sequence[str]) -> None:
+        """`proxy(*fields)` in compiled code: a new record of these fields."""
+        params = ", ".join(fields)
+        assign = "\n        ".join(f"rec.{f} = {f}" for f in fields)
+        source = (f"def construct({params}):\n"
+                  f"    record_type = type_class(list(zip({list(fields)!r}, [{params}])))\n"
+                  f"    def make({params}):\n"
+                  f"        rec = new(record_type)\n"
+                  f"        {assign}\n"
+                  f"        return handed_over(rec)\n"
+                  f"    return make\n")
+        scope = {"type_class": type_class, "new": _structref.new, "handed_over": _handed_over}
+        exec(source, scope)  # noqa: S102 (a constructor of these field names)
+        _overload(proxy)(scope["construct"])
+
+    def _define_boxing(type_class: type, proxy: type) -> None:
+        """A record to Python: a proxy holding one more count of its memory info; from Python:
+        the pointer, not counted (the caller's proxy holds the record through the call)."""
+        @_box(type_class)
+        def box_record(typ: Any, val: Any, c: Any) -> Any:
+            meminfo = _meminfo(c.context, c.builder, typ, val)
+            c.context.nrt.incref(c.builder, LENDER_ITEM, meminfo)
+            boxed = c.box(LENDER_ITEM, meminfo)
+            make = c.pyapi.unserialize(c.pyapi.serialize_object(proxy._numba_box_))
+            record_type = c.pyapi.unserialize(c.pyapi.serialize_object(typ))
+            out = c.pyapi.call_function_objargs(make, [record_type, boxed])
+            for obj in (make, record_type, boxed):
+                c.pyapi.decref(obj)
+            return out
+
+        @_unbox(type_class)
+        def unbox_record(typ: Any, obj: Any, c: Any) -> Any:
+            held = c.pyapi.object_getattr_string(obj, "_meminfo")
+            meminfo = c.unbox(LENDER_ITEM, held).value  # numba counts one: given back
+            c.context.nrt.decref(c.builder, LENDER_ITEM, meminfo)
+            rec = _cgutils.create_struct_proxy(typ)(c.context, c.builder)
+            rec.meminfo = c.builder.bitcast(meminfo, rec.meminfo.type)
+            c.pyapi.decref(held)
+            return _NativeValue(rec._getvalue())
+
 else:
     LENDER_ITEM = None
 
@@ -252,14 +332,17 @@ def _unliteral_fields(self: Any, fields: Any) -> tuple:
 
 
 def structref_classes(name: str, fields: Sequence[str], module: str) -> tuple[type, type]:
-    """(numba type class, proxy class) of a StructRef record with these fields, both made
-    members of `module` (`<name>Type`, `<name>Record`) so that pickled types resolve."""
+    """(numba type class, proxy class) of a record with these fields, both made members of
+    `module` (`<name>Type`, `<name>Record`) so that pickled types resolve. The type is a numba
+    StructRef whose compiled form is not counted (`_RecordModel`)."""
     type_class = type(f"{name}Type", (_types.StructRef,),
                       {"preprocess_fields": _unliteral_fields, "__module__": module})
-    type_class = _structref.register(type_class)
+    _models.register(type_class, _RecordModel)
+    _structref.define_attributes(type_class)
     proxy = type(f"{name}Record", (_structref.StructRefProxy,),
                  {"__slots__": (), "__module__": module})
-    _structref.define_proxy(proxy, type_class, list(fields))
+    _define_constructor(proxy, type_class, list(fields))
+    _define_boxing(type_class, proxy)
     return type_class, proxy
 
 

@@ -28,7 +28,8 @@ that numba caches it with the module):
         return TreeWorkRecord(*record_fields(values))
 
 (`mb_sim._jit.record_fields`: the arrays lent to the record, which compiled code then reads
-without counting references, and their memory infos as its `lender`, which keeps them.)
+without counting references, and their memory infos and those of the records inside it as its
+`lender`, which keeps them; compiled code never counts references to a record.)
 
 A view (`view`) is a namedtuple only: compiled code builds it from a record's arrays and passes
 it by value to its hot helpers, which then read its fields without reference counting.
@@ -144,17 +145,17 @@ def record(name: str, doc: str, entries: Sequence[Entry],
     names = [f.name for f in decl.fields]
     if "lender" in names:
         raise ValueError(f"record {name}: the field name 'lender' is taken by the record itself")
-    names += ["lender"] if _lends(decl) else []
+    names += ["lender"] if _lent(decl) else []
     type_class, proxy = structref_classes(name, names, module)
     sys.modules[module].__dict__[f"{name}Type"] = type_class
     sys.modules[module].__dict__[f"{name}Record"] = proxy
     return arrays, proxy
 
 
-def _lends(decl: Declaration) -> bool:
-    """Whether a record's arrays are lent (`mb_sim._jit.record_fields`): it has arrays, and
-    a `lender` field after its declared ones holds them."""
-    return any(f.is_array for f in decl.fields)
+def _lent(decl: Declaration) -> int:
+    """How many of a record's fields are lent (`mb_sim._jit.record_fields`): its arrays and
+    records, which a `lender` field after its declared ones holds (when there are any)."""
+    return sum(f.is_array or f.is_record for f in decl.fields)
 
 
 def view(name: str, doc: str, entries: Sequence[Entry],
@@ -238,28 +239,30 @@ def mismatches(values: Any, **sizes: int) -> list[str]:
     return out
 
 
-def numba_type(cls: type, read_only: bool = False) -> Any:
+def numba_type(cls: type, read_only: bool = False, given: Mapping[str, Any] | None = None) -> Any:
     """The numba type of a record (its namedtuple class `cls`) as compiled code receives it,
     from the declaration alone: arrays C-contiguous (`read_only`: write-protected, as a
     model's are), numbers int64, float64 or bool, records inside it of the same kind. With it
     a kernel is compiled for a record before any record exists (`mb_sim.sim.step.signature`),
-    e.g. in another process; a test checks it against the type numba gives real ones."""
+    e.g. in another process; a test checks it against the type numba gives real ones.
+    `given`: the types of some fields, by name (a read-only model inside a record)."""
     from numba import from_dtype, typeof
     from numba.core import types
 
     decl = declaration(cls)
     fields = []
     for f in decl.fields:
-        if f.is_record:
+        if given and f.name in given:
+            t = given[f.name]
+        elif f.is_record:
             t = numba_type(f.dtype, read_only)
         elif f.is_array:
             t = types.Array(from_dtype(np.dtype(f.dtype)), len(f.shape), "C", readonly=read_only)
         else:
             t = typeof(f.dtype())
         fields.append((f.name, t))
-    if _lends(decl):  # the arrays' memory infos (`mb_sim._jit.record_fields`)
-        arrays = sum(f.is_array for f in decl.fields)
-        fields.append(("lender", types.UniTuple(LENDER_ITEM, arrays)))
+    if _lent(decl):  # the memory infos of its arrays and records (`mb_sim._jit.record_fields`)
+        fields.append(("lender", types.UniTuple(LENDER_ITEM, _lent(decl))))
     return sys.modules[decl.module].__dict__[f"{decl.name}Type"](fields)
 
 

@@ -121,7 +121,7 @@ if records.JIT:
     from numba.core import cgutils, types
     from numba.extending import intrinsic
 
-    from mb_sim._jit import njit
+    from mb_sim._jit import njit, record_fields
     from mb_sim.sim.state import new_state
 
     @intrinsic
@@ -145,6 +145,61 @@ if records.JIT:
         for item in state.lender:
             held += _held(item)
         return state.q, _counted(state.q), held, len(state.lender)
+
+
+    Holder, HolderRecord = record("Holder", "A state record inside a record.", (
+        Field("inner", StateArrays, (), "a state"),
+        Field("tag", REAL, (1,), "an array beside it"),
+    ))
+
+    @njit
+    def _new_holder(values):  # type: ignore[no-untyped-def]
+        return HolderRecord(*record_fields(values))
+
+    @intrinsic
+    def _count(typingctx, rec):  # type: ignore[no-untyped-def]
+        """The reference count of a record's memory info."""
+        def codegen(context, builder, sig, args):  # type: ignore[no-untyped-def]
+            pointer = cgutils.create_struct_proxy(rec)(context, builder, value=args[0]).meminfo
+            return builder.load(builder.bitcast(pointer, cgutils.intp_t.as_pointer()))
+        return types.intp(rec), codegen
+
+    @njit
+    def _inner_q(holder):  # type: ignore[no-untyped-def]
+        total = 0.0
+        for _ in range(1000):  # loops and calls: no count is taken for the inner record
+            total += holder.inner.q.sum()
+        return total / 1000, _count(holder.inner)
+
+    @njit
+    def _inner(holder):  # type: ignore[no-untyped-def]
+        return holder.inner
+
+    @njit
+    def _count_of(rec):  # type: ignore[no-untyped-def]
+        return _count(rec)
+
+
+@pytest.mark.skipif(not records.JIT, reason="interpreted, a record is its namedtuple")
+def test_a_record_inside_a_record_is_held_by_it_and_never_counted() -> None:
+    """A record made with records inside it holds each in its lender (one count); compiled
+    code reads it without counting, in loops and calls; handed to Python it gets a count of
+    its own, so it outlives the record it came from."""
+    state = allocate(StateArrays, n=3, nq=3, nv=3, b=0, w=4)
+    state.q[:] = [1.0, 2.0, 3.0]
+    inner = new_state(state)
+    assert _count_of(inner) == 1  # Python's proxy
+    holder = _new_holder(Holder(inner, np.zeros(1)))
+    assert _count_of(inner) == 2  # and the holder's lender
+    del inner, state
+    gc.collect()
+    assert _inner_q(holder) == (6.0, 1)
+    back = _inner(holder)
+    assert _count_of(back) == 2
+    del holder
+    gc.collect()
+    assert _count_of(back) == 1
+    assert _inner_q(_new_holder(Holder(back, np.zeros(1))))[0] == 6.0
 
 
 @pytest.mark.skipif(not records.JIT, reason="interpreted, a record is its namedtuple")

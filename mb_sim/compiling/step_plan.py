@@ -44,8 +44,7 @@ def signature() -> StepTypes:
 
     model = numba_type(SceneModel, read_only=True)
     data, state, sensors = numba_type(Data), numba_type(StateArrays), numba_type(Sensors)
-    sim = step_module.SimType([("model", model), ("data", data), ("state", state),
-                               ("sensors", sensors)])
+    sim = numba_type(step_module.Sim, given={"model": model})
     assert isinstance(sim, types.StructRef)
     return StepTypes(sim, model, data, state, sensors)
 

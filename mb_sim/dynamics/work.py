@@ -119,4 +119,4 @@ public `aba`, `rnea`, `crba` and `hybrid` pass in one argument.""", (
 
 @njit
 def new_dynamics(tree: Any, work: Any) -> Any:
-    return DynamicsRecord(tree, work)
+    return DynamicsRecord(*record_fields((tree, work)))

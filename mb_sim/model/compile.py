@@ -226,7 +226,7 @@ def new_options(values: Options) -> Any:
 
 @njit
 def new_scene_model(tree: Any, bodies: Any, geoms: Any, joints: Any, options: Any) -> Any:
-    return SceneModelRecord(tree, bodies, geoms, joints, options)
+    return SceneModelRecord(*record_fields((tree, bodies, geoms, joints, options)))
 
 
 def scene_record(scene: SceneModel) -> Any:

@@ -136,7 +136,8 @@ def new_step_work(values: StepWork) -> Any:
 @njit
 def new_data(tree: Any, frames: Any, collision: Any, contacts: Any, rows: Any, push: Any,
              joints: Any, work: Any, before: Any) -> Any:
-    return DataRecord(tree, frames, collision, contacts, rows, push, joints, work, before)
+    return DataRecord(*record_fields((tree, frames, collision, contacts, rows, push, joints,
+                                      work, before)))
 
 
 def data_record(d: Data) -> Any:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from mb_sim._jit import inline, njit
+from mb_sim._jit import inline, njit, record_fields
 from mb_sim.collision.narrowphase import detect_into
 from mb_sim.dynamics.aba import articulated_accelerations
 from mb_sim.dynamics.ball import advance_ball, ball_chart_rates
@@ -88,7 +88,7 @@ state and the sensors.""", (
 
 @njit
 def new_sim(model: Any, data: Any, state: Any, sensors: Any) -> Any:
-    return SimRecord(model, data, state, sensors)
+    return SimRecord(*record_fields((model, data, state, sensors)))
 
 
 @inline
