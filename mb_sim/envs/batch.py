@@ -117,11 +117,14 @@ class SimBatch:
         self._bind()
 
     def _bind(self) -> None:
-        """The records compiled code takes, over the current arrays."""
+        """The records compiled code takes, over the current arrays. numba's list holds
+        pointers to them, not counts (`mb_sim._jit._RecordModel`): Python holds the records."""
+        self._records = [new_sim(self._model, data_record(self._data[i]),
+                                 new_state(row(self.state, i).arrays()), self._sensors)
+                         for i in range(self.n)]
         sims = List()
-        for i in range(self.n):
-            sims.append(new_sim(self._model, data_record(self._data[i]),
-                                new_state(row(self.state, i).arrays()), self._sensors))
+        for sim in self._records:
+            sims.append(sim)
         self._sims = sims
 
     def state_of(self, i: int) -> State:
