@@ -119,7 +119,8 @@ def _rows_together(m: object, d: object, body: int, point: np.ndarray, direction
     if columns:
         for v in range(tree.tree_v[1]):
             unit_response(tree, w, 0, v)
-    add_robot_point_rows(tree, w, J_rows, W_rows, 0, 3, 0, body, -1.0, point, directions)
+    add_robot_point_rows(tree, w, J_rows, W_rows, 0, 3, 0, body, -1.0, point, directions, -1,
+                         True)
     w.response_ready[:] = False
     if columns:
         for v in range(tree.tree_v[1]):

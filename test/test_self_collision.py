@@ -201,3 +201,73 @@ def test_empty_urdf_string_says_so() -> None:
     for empty in ("", "  \n"):
         with pytest.raises(ModelError, match="empty"):
             mb_sim.load_urdf(empty)
+
+
+WAIST_ARM = ARM.replace('<robot name="folding_arm">\n  <link name="plate">', """<robot name="waist_arm">
+  <link name="stand">
+    <inertial><mass value="2"/><inertia ixx="0.02" iyy="0.02" izz="0.02" ixy="0" ixz="0" iyz="0"/>
+    </inertial>
+  </link>
+  <joint name="waist" type="revolute">
+    <parent link="stand"/><child link="plate"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="200" velocity="10"/>
+  </joint>
+  <link name="plate">
+    <inertial><origin xyz="0 0 0.05"/><mass value="3"/>
+      <inertia ixx="0.1" iyy="0.1" izz="0.2" ixy="0" ixz="0" iyz="0"/></inertial>""")
+
+
+@pytest.mark.parametrize("floating", [False, True])
+def test_rows_of_two_links_of_one_tree_are_those_of_their_whole_paths(floating: bool) -> None:
+    """A contact between two links of one tree (the lower link folded onto the plate, both
+    below the waist; floating: the stand is a free base): each row's J equals d . (J_a - J_b)
+    of the points' whole paths to the root and the base (the columns they share cancel, so
+    the rows are built without them), and its W equals H^-1 J^T from the mass matrix."""
+    from mb_sim.dynamics.kinematics import point_jacobian
+
+    model = mb_sim.load_urdf(WAIST_ARM, floating_base=floating)
+    world = mb_sim.load_world({"ground": None, "gravity": [0, 0, 0], "robot": {}})
+    sim = mb_sim.Simulation(model, world)
+    names = sim.scene.geom_names
+    lower, plate = names.index("lower"), names.index("plate")
+    con, rows, work = sim._data.contacts, sim._data.rows, sim._data.tree
+    nv = sim.qd.shape[0]
+    q_at, qd_at = (slice(7, 10), slice(6, 9)) if floating else (slice(0, 3), slice(0, 3))
+    target = np.array([0.3, 0.0, FOLDED])  # waist turned, elbow folding
+    for _ in range(400):
+        effort = 400.0 * (target - sim.q[q_at]) - 40.0 * sim.qd[qd_at]
+        sim.set_effort(effort)
+        start = sim.q.copy()
+        sim.step(1)
+        pairs = [c for c in range(con.count[0]) if {con.geom_a[c], con.geom_b[c]} == {lower, plate}]
+        if pairs:
+            break
+    assert pairs, "the lower link never reached the plate"
+    tree = sim.scene.arrays.tree
+    H = mb_sim.crba(model, start)  # the rows are made at the step's start
+    nj = model.n_joints
+    if floating:  # the rows' velocities: the joints', then the base's [angular; linear]
+        order = np.r_[6:6 + nj, 3:6, 0:3]  # where each is in crba's (base [linear; angular])
+        H = H[np.ix_(order, order)]
+    checked = 0
+    for c in pairs:
+        r0 = con.normal_row[c]
+        jacobians = []
+        for geom in (con.geom_a[c], con.geom_b[c]):
+            body = int(sim.scene.arrays.geoms.index[geom])
+            J, path = np.zeros((3, nv)), np.zeros(nv, dtype=np.int64)
+            point_jacobian(tree, work.rot, work.pos, body, con.point[c], J, path, -1, True)
+            jacobians.append(J)
+        assert np.abs(jacobians[0][:, 0]).max() > 1e-3  # the waist moves each side's point
+        whole = jacobians[0] - jacobians[1]
+        directions = [con.normal[c], con.tangent1[c], con.tangent2[c]]
+        for k, d in enumerate(directions):
+            r = r0 + k
+            assert rows.tree[r, 0] == 0 and rows.tree[r, 1] == -1
+            first, count = rows.span[r, 0]
+            assert (first, count) == (0, nv)
+            want = d @ whole
+            np.testing.assert_allclose(rows.J_t[r, 0, :nv], want, atol=1e-12)
+            np.testing.assert_allclose(rows.W_t[r, 0, :nv], np.linalg.solve(H, want), atol=1e-9)
+            checked += 1
+    assert checked >= 3

@@ -23,7 +23,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline
 from mb_sim.dynamics.floating import slot_tree
-from mb_sim.dynamics.kinematics import point_jacobian_row
+from mb_sim.dynamics.kinematics import point_jacobian_row, shared_ancestor
 from mb_sim.model.compile import BODY, ROBOT
 from mb_sim.solver.response import add_robot_point_rows, body_point
 from mb_sim.solver.rows import (
@@ -102,9 +102,17 @@ def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.nda
     """Add J and W of contact c's point on the sides that are tree links (or a floating
     base) to rows r .. r + n_dirs - 1 (the articulated response, Holck 2005 ch. 3): each
     side's tree gets a slot of the rows, two links of one tree share it; the point's rows are
-    built together (`response.add_robot_point_rows`)."""
+    built together (`response.add_robot_point_rows`). Two links of one tree: each side's walk
+    ends at their shared ancestor and leaves the floating base out, whose columns of
+    J_a - J_b are zero (`kinematics.point_jacobian`)."""
     rows, con, g, tree, w = d.rows, d.contacts, m.geoms, m.tree, d.tree
     tree_v = tree.tree_v
+    ga, gb = con.geom_a[c], con.geom_b[c]
+    stop, base = -1, True
+    if g.what[ga] == ROBOT and g.what[gb] == ROBOT:
+        a, b = g.index[ga], g.index[gb]
+        if slot_tree(tree, a) == slot_tree(tree, b):
+            stop, base = shared_ancestor(tree.parent, a, b), False
     for side in range(2):
         geom = con.geom_a[c] if side == 0 else con.geom_b[c]
         if g.what[geom] == ROBOT:
@@ -114,7 +122,8 @@ def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.nda
             for k in range(n_dirs):
                 slot = tree_slot(rows, r + k, t, tree_v[t], tree_v[t + 1] - tree_v[t])
             add_robot_point_rows(tree, w, rows.J_t, rows.W_t, r, n_dirs, slot, body,
-                                 1.0 if side == 0 else -1.0, con.point[c], directions)
+                                 1.0 if side == 0 else -1.0, con.point[c], directions, stop,
+                                 base)
 
 
 @inline

@@ -64,7 +64,7 @@ def add_robot_point(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r: int,
 @helper
 def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r: int,
                          n_dirs: int, slot: int, body: int, sign: float, point: np.ndarray,
-                         directions: np.ndarray) -> None:
+                         directions: np.ndarray, stop: int, base: bool) -> None:
     """`add_robot_point` for rows r .. r + n_dirs - 1 of one point at once, row k along
     directions[k]: one walk up the tree for the point's Jacobian block J_p (3 x nv, world
     axes: `kinematics.point_jacobian`), each row's J = d_k . J_p, and W = sum_j J_j H^-1 e_j
@@ -72,9 +72,10 @@ def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r:
     columns are still to be computed by impulse sweeps (as many sweeps as this point's own
     rows would take), the tree's H is factorised instead (`joint_space.factor_tree`, once a
     step): its columns then cost two sparse triangular solves each, for this point and every
-    other point and joint row of the tree."""
+    other point and joint row of the tree. `stop`, `base`: the part of the path the point's
+    other side shares (`kinematics.point_jacobian`)."""
     Jp, path = w.point_jacobian, w.path
-    count = point_jacobian(tree, w.rot, w.pos, body, point, Jp, path)
+    count = point_jacobian(tree, w.rot, w.pos, body, point, Jp, path, stop, base)
     k = slot_tree(tree, body)
     v0 = tree.tree_v[k]
     nv = tree.tree_v[k + 1] - v0
