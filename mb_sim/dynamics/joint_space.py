@@ -153,16 +153,24 @@ def factor_tree(tree: Any, w: Any, k: int) -> None:
 @helper
 def tree_column(tree: Any, w: Any, k: int, c: int, x: Any) -> None:
     """x[:nv] = H^-1 e_c for local coordinate c of tree k from its factors (RBDA Table
-    6.4; `factor_tree` first). L^-T e_c is nonzero only on c and the coordinates above it,
-    so the first solve walks that path alone."""
+    6.4; `factor_tree` first)."""
+    for a in range(tree.tree_v[k + 1] - tree.tree_v[k]):
+        x[a] = 0.0
+    x[c] = 1.0
+    tree_solve(tree, w, k, c, x)
+
+
+@helper
+def tree_solve(tree: Any, w: Any, k: int, c: int, x: Any) -> None:
+    """x[:nv] <- H^-1 x for tree k from its factors (RBDA Table 6.4; `factor_tree` first),
+    where x is nonzero only on local coordinate c and the coordinates above it (a column
+    e_c, or a point's Jacobian row along its path): L^-T x is nonzero only there too, so
+    the first solve walks that path alone."""
     H, v0, above = w.joint_space, tree.tree_v[k], w.coordinate_parent
     m = tree.tree_body[k + 1] - tree.tree_body[k]
     nv = tree.tree_v[k + 1] - v0
-    for a in range(nv):
-        x[a] = 0.0
-    x[c] = 1.0
     i = c
-    while i >= 0:  # L^T y = e_c, up the path
+    while i >= 0:  # L^T y = x, up the path
         j = above[v0 + i]
         while j >= 0:
             x[j] -= H[v0 + i, j] * x[i]

@@ -18,7 +18,7 @@ import numpy as np
 from mb_sim._jit import helper, inline
 from mb_sim.dynamics.floating import slot_tree
 from mb_sim.dynamics.impulse import impulse_response, point_impulse, unit_response
-from mb_sim.dynamics.joint_space import factor_tree
+from mb_sim.dynamics.joint_space import factor_tree, tree_solve
 from mb_sim.dynamics.kinematics import point_jacobian, point_jacobian_row
 
 
@@ -69,10 +69,11 @@ def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r:
     directions[k]: one walk up the tree for the point's Jacobian block J_p (3 x nv, world
     axes: `kinematics.point_jacobian`), each row's J = d_k . J_p, and W = sum_j J_j H^-1 e_j
     with each column of H^-1 read once for the n_dirs rows. When more than n_dirs of the
-    columns are still to be computed by impulse sweeps (as many sweeps as this point's own
-    rows would take), the tree's H is factorised instead (`joint_space.factor_tree`, once a
-    step): its columns then cost two sparse triangular solves each, for this point and every
-    other point and joint row of the tree. `stop`, `base`: the part of the path the point's
+    columns are still to be computed (as many as this point's own rows), the tree's H is
+    factorised instead (`joint_space.factor_tree`, once a step) and each row's W = H^-1 J^T
+    is two sparse triangular solves of its own (`joint_space.tree_solve`; on a legged robot a
+    foot's three rows, against the nine columns of its leg and base); the tree's other
+    points and joint rows then get their columns from the factors too. `stop`, `base`: the part of the path the point's
     other side shares (`kinematics.point_jacobian`)."""
     Jp, path = w.point_jacobian, w.path
     count = point_jacobian(tree, w.rot, w.pos, body, point, Jp, path, stop, base)
@@ -89,8 +90,23 @@ def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r:
         for p in range(count):
             j = path[p]
             J_t[r + a, slot, j] += sign * (d0 * Jp[0, j] + d1 * Jp[1, j] + d2 * Jp[2, j])
-    if missing > n_dirs and not w.factored[k]:
-        factor_tree(tree, w, k)  # then every column is two sparse solves
+    if missing > n_dirs:  # each row's H^-1 J^T by the factors: fewer solves than columns
+        if not w.factored[k]:
+            factor_tree(tree, w, k)
+        m = tree.tree_body[k + 1] - tree.tree_body[k]
+        deepest = path[0] if path[0] < m else nv - 1  # a base's own point: its last twist
+        x = w.row
+        for a in range(n_dirs):
+            d0, d1, d2 = directions[a, 0], directions[a, 1], directions[a, 2]
+            for c in range(nv):
+                x[c] = 0.0
+            for p in range(count):
+                j = path[p]
+                x[j] = sign * (d0 * Jp[0, j] + d1 * Jp[1, j] + d2 * Jp[2, j])
+            tree_solve(tree, w, k, deepest, x)
+            for c in range(nv):
+                W_t[r + a, slot, c] += x[c]
+        return
     response = w.response
     for p in range(count):
         j = path[p]
