@@ -115,16 +115,16 @@ def shared_ancestor(parent: np.ndarray, a: int, b: int) -> int:
 
 @njit
 def point_jacobian(tree: Any, rot: np.ndarray, pos: np.ndarray, body: int, point: np.ndarray,
-                   J: np.ndarray, path: np.ndarray, stop: int, base: bool) -> int:
+                   J: np.ndarray, path: np.ndarray, stop: int, with_base: bool) -> int:
     """J[:, c] = the velocity of the world point fixed to `body` (a body or the base slot
     n + k) per unit of velocity c of its tree k (local, as `point_jacobian_row`), for the
     velocities on its path only: the joints from body up to `stop` (a body, excluded; -1: to
-    the root), then a floating base's twist when `base`; their local indices into
+    the root), then a floating base's twist when `with_base`; their local indices into
     path[:count]. Returns count (J's other columns are not written). A point's rows along
     several directions d are then d . J[:, path] (the three directions of a contact from one
     walk up the tree). A point between two links of one tree moves both alike through the
     joints from their shared ancestor up and through the base: those columns of J_a - J_b
-    are zero, and the walks stop there (`stop`, `base` False)."""
+    are zero, and the walks stop there (`stop`, `with_base` False)."""
     parent, joint_type, axis = tree.parent, tree.joint_type, tree.axis
     n = parent.shape[0]
     k = slot_tree(tree, body)
@@ -146,7 +146,7 @@ def point_jacobian(tree: Any, rot: np.ndarray, pos: np.ndarray, body: int, point
         path[count] = c
         count += 1
         i = parent[i]
-    if base and tree.floating[k]:  # R (v + omega x r): [R e_c x x'] for omega_c, R e_c for v_c
+    if with_base and tree.floating[k]:  # R (v + omega x r): [R e_c x x'] for omega_c, R e_c for v_c
         base, f = n + k, tree.tree_v[k + 1] - tree.tree_v[k] - 6
         R = rot[base]
         x0, x1, x2 = point[0] - pos[base, 0], point[1] - pos[base, 1], point[2] - pos[base, 2]

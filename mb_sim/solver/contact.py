@@ -108,11 +108,11 @@ def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.nda
     rows, con, g, tree, w = d.rows, d.contacts, m.geoms, m.tree, d.tree
     tree_v = tree.tree_v
     ga, gb = con.geom_a[c], con.geom_b[c]
-    stop, base = -1, True
+    stop, with_base = -1, True
     if g.what[ga] == ROBOT and g.what[gb] == ROBOT:
         a, b = g.index[ga], g.index[gb]
         if slot_tree(tree, a) == slot_tree(tree, b):
-            stop, base = shared_ancestor(tree.parent, a, b), False
+            stop, with_base = shared_ancestor(tree.parent, a, b), False
     for side in range(2):
         geom = con.geom_a[c] if side == 0 else con.geom_b[c]
         if g.what[geom] == ROBOT:
@@ -123,7 +123,7 @@ def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.nda
                 slot = tree_slot(rows, r + k, t, tree_v[t], tree_v[t + 1] - tree_v[t])
             add_robot_point_rows(tree, w, rows.J_t, rows.W_t, r, n_dirs, slot, body,
                                  1.0 if side == 0 else -1.0, con.point[c], directions, stop,
-                                 base)
+                                 with_base)
 
 
 @inline

@@ -64,7 +64,7 @@ def add_robot_point(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r: int,
 @helper
 def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r: int,
                          n_dirs: int, slot: int, body: int, sign: float, point: np.ndarray,
-                         directions: np.ndarray, stop: int, base: bool) -> None:
+                         directions: np.ndarray, stop: int, with_base: bool) -> None:
     """`add_robot_point` for rows r .. r + n_dirs - 1 of one point at once, row k along
     directions[k]: one walk up the tree for the point's Jacobian block J_p (3 x nv, world
     axes: `kinematics.point_jacobian`), each row's J = d_k . J_p, and W = sum_j J_j H^-1 e_j
@@ -73,10 +73,10 @@ def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r:
     factorised instead (`joint_space.factor_tree`, once a step) and each row's W = H^-1 J^T
     is two sparse triangular solves of its own (`joint_space.tree_solve`; on a legged robot a
     foot's three rows, against the nine columns of its leg and base); the tree's other
-    points and joint rows then get their columns from the factors too. `stop`, `base`: the part of the path the point's
-    other side shares (`kinematics.point_jacobian`)."""
+    points and joint rows then get their columns from the factors too. `stop`, `with_base`:
+    the part of the path the point's other side shares (`kinematics.point_jacobian`)."""
     Jp, path = w.point_jacobian, w.path
-    count = point_jacobian(tree, w.rot, w.pos, body, point, Jp, path, stop, base)
+    count = point_jacobian(tree, w.rot, w.pos, body, point, Jp, path, stop, with_base)
     k = slot_tree(tree, body)
     v0 = tree.tree_v[k]
     nv = tree.tree_v[k + 1] - v0
