@@ -10,8 +10,11 @@ script) in fresh processes with caches of their own, in a temporary folder:
 
 1. cold: a fresh machine, every cache empty (numba's kernel cache, Python's bytecode):
    `import mb_sim`, `load_urdf` of the default arm, `load_world` of the table,
-   `Simulation(...)`, `step(1)`; the seconds from before the import to after the step, and the
-   CPU seconds of the process and its workers;
+   `Simulation(...)`, `step(1)`; the seconds from before the import to after the step (an
+   interpreted step while a background process compiles: `mb_sim.compiling.interpreted`),
+   then steps until the kernels run compiled: the seconds to that, and the CPU seconds of the
+   process and its workers; and the same with interpreted starts off
+   (`MB_SIM_INTERPRETED_START=0`, as the node: the first step waits for the compile);
 2. second install: the same package copied to another path, the cache of 1 kept (another
    install of the same version on the same machine): the same, again;
 3. colcon build + launch (skipped without colcon, launch_ros and the ros2 command line, or
@@ -54,7 +57,17 @@ model = mb_sim.load_urdf("urdf/arm.urdf")
 world = mb_sim.load_world("config/worlds/table.yaml")
 sim = mb_sim.Simulation(model, world=world, dt=0.001)
 sim.step(1)
-print(json.dumps({"first_step": time.perf_counter() - t0}))
+first = time.perf_counter() - t0
+try:
+    from mb_sim.compiling import interpreted
+except ImportError:  # a checkout from before interpreted starts
+    interpreted = None
+steps = 0
+while interpreted is not None and interpreted.ACTIVE:  # until the kernels run compiled
+    sim.step(1)
+    steps += 1
+print(json.dumps({"first_step": first, "compiled": time.perf_counter() - t0,
+                  "interpreted_steps": steps}))
 '''
 
 PER_KERNEL = '''
@@ -171,7 +184,7 @@ def colcon(source: Path, home: Path, workers: int | None) -> dict[str, float] | 
 
 
 def per_kernel(package: Path, home: Path) -> list[tuple[int, str, float]]:
-    env = {**clean_env(home, 0), "PYTHONPATH": str(package)}
+    env = {**clean_env(home, 0), "PYTHONPATH": str(package), "MB_SIM_INTERPRETED_START": "0"}
     _, _, out = run_timed([sys.executable, "-c", PER_KERNEL], package, env)
     return [tuple(c) for c in json.loads(out.strip().splitlines()[-1])]  # type: ignore[misc]
 
@@ -193,12 +206,19 @@ def main() -> None:
         env = clean_env(home, args.workers)
         cold = first_step(copy_package(source, home / "first"), env)
         second = first_step(copy_package(source, home / "second"), env)
-        print("\n| start | target | import -> first step, s | process wall, s | CPU, s |")
-        print("| --- | --- | --- | --- | --- |")
-        print(f"| cold (every cache empty) | 30 s | {cold['first_step']:.1f} | "
-              f"{cold['wall']:.1f} | {cold['cpu']:.1f} |")
-        print(f"| second install | 3 s | {second['first_step']:.1f} | {second['wall']:.1f} | "
-              f"{second['cpu']:.1f} |", flush=True)
+        waiting = first_step(copy_package(source, home / "off" / "first"),
+                             {**clean_env(home / "off", args.workers),
+                              "MB_SIM_INTERPRETED_START": "0"})
+        print("\n| start | target | import -> first step, s | -> compiled step, s | "
+              "interpreted steps | process wall, s | CPU, s |")
+        print("| --- | --- | --- | --- | --- | --- | --- |")
+        for label, target, run in (("cold (every cache empty)", "30 s", cold),
+                                   ("second install", "3 s", second),
+                                   ("cold, interpreted start off (as the node)", "", waiting)):
+            print(f"| {label} | {target} | {run['first_step']:.1f} | "
+                  f"{run.get('compiled', run['first_step']):.1f} | "
+                  f"{run.get('interpreted_steps', 0)} | {run['wall']:.1f} | {run['cpu']:.1f} |",
+                  flush=True)
         if not args.no_colcon:
             built = colcon(source, home / "colcon", args.workers)
             if built is None:

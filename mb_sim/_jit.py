@@ -175,14 +175,22 @@ def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
     return _kernel(fn, inline="always")
 
 
+DEFERRED: Callable[[Any, tuple[Any, ...]], Any] | None = None
+"""What `entry_point` hands out while kernels run interpreted
+(`mb_sim.compiling.interpreted.Deferred`, set while a background compile runs)."""
+
+
 def entry_point(kernel: Callable[..., Any], *args: Any) -> Callable[..., Any]:
     """The compiled code of an `njit` kernel for these argument types (a numba type, or a
     value whose type is meant), called from Python without numba's typing of each call
     (about a microsecond for a record argument). The caller must pass arguments of exactly
     these types: numba checks only that an array is one and its item size, so an array of
-    another rank or dtype is misread. Interpreted: the kernel itself."""
+    another rank or dtype is misread. Interpreted: the kernel itself; while a background
+    compile runs, its twin until it ends (`mb_sim.compiling.interpreted.Deferred`)."""
     if not JIT:
         return kernel
+    if DEFERRED is not None:  # a background compile runs: the kernel's twin until it ends
+        return DEFERRED(kernel, args)
     sig = tuple(a if isinstance(a, _types.Type) else _numba.typeof(a) for a in args)
     return kernel.compile(sig)  # type: ignore[attr-defined,no-any-return]
 

@@ -149,7 +149,13 @@ def record(name: str, doc: str, entries: Sequence[Entry],
     type_class, proxy = structref_classes(name, names, module)
     sys.modules[module].__dict__[f"{name}Type"] = type_class
     sys.modules[module].__dict__[f"{name}Record"] = proxy
+    RECORD_CLASSES[proxy] = arrays
     return arrays, proxy
+
+
+RECORD_CLASSES: dict[type, type] = {}
+"""The namedtuple class of each compiled record class: what the record is interpreted
+(`mb_sim.compiling.interpreted`)."""
 
 
 def _lent(decl: Declaration) -> int:

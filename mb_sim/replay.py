@@ -50,6 +50,7 @@ import yaml
 
 import mb_sim
 from mb_sim.bags import custom_data
+from mb_sim.compiling import interpreted
 from mb_sim.model.link_mass import node_option
 from mb_sim.ros.commands.latch import CommandError, CommandLatch
 from mb_sim.ros.services.entities import apply_event
@@ -525,6 +526,7 @@ def main(argv: list[str] | None = None) -> int:
     # (it only reads the bag): a signal ends it at once, status 0, also while the step
     # compiles (`mb_sim.ros.process.signals.exit_at_once`).
     exit_at_once()
+    interpreted.disable()  # bits are compared: the step runs compiled from the first
     parser = argparse.ArgumentParser(prog="python -m mb_sim.replay",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("bag", nargs="+",

@@ -99,17 +99,21 @@ WORLD = {
 }
 
 
-def warm_up(parallel: bool = True, say: Callable[[str], None] | None = None) -> float:
+def warm_up(parallel: bool = True, say: Callable[[str], None] | None = None,
+            step_only: bool = False) -> float:
     """Compile what the warm-up scene reaches and step it with both integrators; returns the
     seconds it took. The step's stages (for the types the record declarations give,
     `mb_sim.compiling.step_plan`), the queries, the public dynamics and, once the stages are
     done, the steps (the step's compile, which finds its stages in the kernel cache) are
     jobs that worker processes take as they finish one (`mb_sim.compiling.parallel_compile`: one per
     core besides this one, with `parallel`), this one too. Progress goes to `say` (else the
-    library's log) every 10 s."""
+    library's log) every 10 s. `step_only`: neither the queries nor the public dynamics
+    (what a simulation running interpreted meanwhile waits for:
+    `mb_sim.compiling.interpreted`)."""
     from mb_sim.compiling import compile_log, step_plan
-    from mb_sim.compiling.parallel_compile import Batch, Job
+    from mb_sim.compiling.parallel_compile import INTERPRETED_VARIABLE, Batch, Job
 
+    os.environ[INTERPRETED_VARIABLE] = "0"  # its scenes are the compile: they wait for it
     start = time.perf_counter()
     log = logging.getLogger("mb_sim")
     level = log.level
@@ -117,8 +121,10 @@ def warm_up(parallel: bool = True, say: Callable[[str], None] | None = None) -> 
     stages = step_plan.stage_jobs(step_plan.signature())
     # the queries load scenes, whose pair filter runs the narrow phase: after its colliders;
     # the steps once the stages they link are compiled (the queries may still be under way)
-    jobs = [*stages[:2], Job("mb_sim.warmup:_queries", name="queries", after=("collide_pair",)),
-            Job("mb_sim.warmup:_dynamics", name="dynamics"), *stages[2:],
+    extra = [] if step_only else [
+        Job("mb_sim.warmup:_queries", name="queries", after=("collide_pair",)),
+        Job("mb_sim.warmup:_dynamics", name="dynamics")]
+    jobs = [*stages[:2], *extra, *stages[2:],
             Job("mb_sim.warmup:_steps", name="steps", after=tuple(j.label() for j in stages))]
     batch = Batch(jobs, None if parallel and JIT else 0)
     processes = batch.workers + 1
@@ -250,11 +256,18 @@ def ensure_compiled(say: Callable[[str], None] = print) -> None:
 
 def main() -> int:
     """`python -m mb_sim.warmup`: 0 when the kernels are ready; after SIGINT or SIGTERM 130 or
-    143 (so that `make kernels` stops), at once and without a traceback."""
+    143 (so that `make kernels` stops), at once and without a traceback. `--step`: only the
+    kernels of the step (`warm_up`'s `step_only`), and no stamp: the background compile of
+    an interpreted start (`mb_sim.compiling.interpreted`)."""
     from mb_sim.ros.process.signals import exit_at_once
 
     exit_at_once(zero=False)
-    ensure_compiled(lambda text: print(text, flush=True))
+    say = lambda text: print(text, flush=True)
+    if sys.argv[1:] == ["--step"]:  # a background compile (`mb_sim.compiling.interpreted`)
+        seconds = warm_up(say=say, step_only=True)
+        say(f"mb_sim: the step's kernels compiled in {seconds:.1f} s")
+        return 0
+    ensure_compiled(say)
     return 0
 
 

@@ -23,6 +23,7 @@ cores; 0: everything compiles in the calling process).
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import pickle
@@ -35,6 +36,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 WORKERS_VARIABLE = "MB_SIM_COMPILE_WORKERS"
+INTERPRETED_VARIABLE = "MB_SIM_INTERPRETED_START"
+"""`0` turns interpreted starts off (`mb_sim.compiling.interpreted`) in a process and those it
+starts: compile workers and the warm-up, which are the compile."""
 
 log = logging.getLogger("mb_sim")
 
@@ -259,13 +263,11 @@ class Batch:
     # -- workers
 
     def _start_worker(self) -> None:
-        # the same mb_sim and the same modules as here, wherever they were found
-        here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        path = [here, *(os.path.abspath(p) for p in sys.path if p)]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(path))}
+        env = child_env()
         env[WORKERS_VARIABLE] = "0"  # a job's own scenes start no workers of their own
+        env[INTERPRETED_VARIABLE] = "0"  # nor a background compile: they are the compile
         proc = subprocess.Popen(
-            [sys.executable, "-c", WORKER_START, str(os.getpid())],
+            [sys.executable, "-c", WORKER_START, str(os.getpid()), __name__],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
         self.processes.append(proc)
         assert proc.stdin is not None
@@ -306,6 +308,19 @@ class Batch:
 RUNNING: list[Batch] = []
 """The batches of this process whose workers are at work (`claim` looks there)."""
 
+PATH_VARIABLE = "MB_SIM_SYS_PATH"
+
+
+def child_env() -> dict[str, str]:
+    """The environment of a process that imports the same mb_sim and the same modules as
+    this one, wherever they were found: this process's `sys.path` (made absolute, mb_sim's
+    folder first), which the child takes once its interpreter has started (`WORKER_START`),
+    so that a file of a script's folder named as a module of Python's own (`types.py`)
+    shadows nothing the interpreter imports as it starts, as in this process."""
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = [here, *(os.path.abspath(p) for p in sys.path if p)]
+    return {**os.environ, PATH_VARIABLE: json.dumps(list(dict.fromkeys(path)))}
+
 
 def claim(target: str, signature: tuple[Any, ...]) -> Callable[[bool], None] | None:
     """`Batch.claim` of the batch running that job, if any (the kernel compile hook)."""
@@ -326,14 +341,19 @@ except (OSError, AttributeError):
     pass
 if os.getppid() != int(sys.argv[1]):
     os._exit(1)
+import json
+sys.path[:] = json.loads(os.environ.pop("MB_SIM_SYS_PATH", "null")) or sys.path
 import runpy
-runpy.run_module("mb_sim.compiling.parallel_compile", run_name="__main__", alter_sys=True)
+sys.argv = sys.argv[2:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 """
 """How a worker starts, before it imports anything of mb_sim (which takes seconds on a busy
 machine): SIGINT and SIGTERM end it at once and quietly (a terminal's Ctrl-C reaches it too),
 and Linux's parent-death signal (prctl(2) PR_SET_PDEATHSIG, 1) kills it when the thread that
 started it ends, however that ended; a parent already gone ends it here. Elsewhere than Linux
-the closed pipe ends it at its next job. Then it runs `worker_main`."""
+the closed pipe ends it at its next job. Then it takes its parent's `sys.path` (`child_env`)
+and runs the module its second argument names, with the arguments after it: this one
+(`worker_main`), or the warm-up for a background compile (`mb_sim.compiling.interpreted`)."""
 
 
 def worker_main() -> int:

@@ -33,6 +33,7 @@ import numpy as np
 
 import mb_sim
 from mb_sim._jit import JIT, njit, parallel
+from mb_sim.compiling import interpreted
 from mb_sim.errors import SimulationError
 from mb_sim.model.compile import scene_record
 from mb_sim.sim.data import (
@@ -107,6 +108,7 @@ class SimBatch:
         if n < 1:
             raise ValueError(f"a batch needs at least 1 simulation, got num_envs = {n}")
         self.n = n
+        interpreted.settle()  # numba's list takes compiled records only
         self._scene = template.scene.arrays
         self._model = scene_record(self._scene)
         self.state = stack_state(template.save_state(), n)

@@ -55,6 +55,7 @@ from rclpy.logging import get_logger
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
+from mb_sim.compiling import interpreted
 from mb_sim.ros.commands.intake import CommandStats
 from mb_sim.ros.loop.cycle import NodeCycle
 from mb_sim.ros.loop.physics_loop import PhysicsLoop
@@ -225,6 +226,7 @@ def _new_bag(record: str) -> Path:
 def main(args: list[str] | None = None) -> int:
     """Console script `sim_node`: 0 after Ctrl-C / SIGTERM, 1 when it cannot start."""
     signals = Signals()
+    interpreted.disable()  # a node keeps real time from its first step: it waits for the compile
     # The physics thread holds the GIL through each step; a short switch interval lets the
     # executor thread take arriving messages within about a step instead of 5 ms.
     sys.setswitchinterval(SWITCH_INTERVAL)

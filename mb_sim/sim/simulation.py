@@ -36,7 +36,7 @@ import numpy as np
 from mb_sim._jit import ANY_INT, JIT, entry_point
 from mb_sim.collision.contacts import Contacts
 from mb_sim.collision.overlaps import overlapping_pairs
-from mb_sim.compiling import compile_log, step_plan
+from mb_sim.compiling import compile_log, interpreted, step_plan
 from mb_sim.dynamics.work import allocate_tree_work
 from mb_sim.errors import SimulationError, WorldError
 from mb_sim.model.collision_filter import reference_state
@@ -184,10 +184,13 @@ class Simulation(OneRobot, SceneChanges):
         else:
             self.gravity = check_gravity(gravity)
         self.world = world
-        # The step's stages compile in other processes while this one loads the scene, when
-        # the kernel cache lacks them (a first start: `mb_sim.compiling.step_plan`); what this one
-        # compiles meanwhile is reported as one compile.
-        step_plan.start()
+        # A first start (the kernel cache lacks the step): a background process compiles the
+        # kernels and this simulation runs interpreted until they are ready
+        # (`mb_sim.compiling.interpreted`); turned off, the step's stages compile in other
+        # processes while this one loads the scene (`mb_sim.compiling.step_plan`), and what
+        # this one compiles meanwhile is reported as one compile.
+        if not interpreted.start():
+            step_plan.start()
         with compile_log.compiling("the physics kernels of this scene", lazy=True,
                                    progress=step_plan.progress):
             self._build(model, world, dt, integrator, ft_sensors, contact_sensors)
@@ -295,13 +298,19 @@ class Simulation(OneRobot, SceneChanges):
     def load_step(self) -> None:
         """Load the compiled step for this scene from the kernel cache (or compile it) now
         instead of at the first `step`, which otherwise takes about half a second longer: a
-        node does this before its clock starts."""
+        node does this before its clock starts. While a background compile runs
+        (`mb_sim.compiling.interpreted`), this waits for it."""
+        interpreted.settle()
         self._compiled_step()
 
     def _compiled_step(self) -> Any:
         """The compiled step for the record's type, called without numba typing the record on
-        every call (compiled, or loaded from the cache, at the first step)."""
+        every call (compiled, or loaded from the cache, at the first step); the step's
+        interpreted twin while a background compile runs (its end, when this finds it, makes
+        the records compiled: `mb_sim.compiling.interpreted.poll`)."""
         if self._step is None:
+            if interpreted.poll():
+                return interpreted.twin(step.py_func)
             with step_plan.finishing():
                 self._step = entry_point(step, self._sim, ANY_INT)
         return self._step
