@@ -62,6 +62,7 @@ class _Tier:
         returned a record, in order."""
         self.deferred: list[Deferred] = []
         self.twins: dict[Callable[..., Any], Callable[..., Any]] = {}
+        self.paced: dict[Callable[..., Any], Callable[..., Any]] = {}
         self.modules: dict[str, types.ModuleType] = {}
         self.compiled: dict[int, tuple[Any, Any]] = {}
         """id of a namedtuple handed out meanwhile -> (it, its compiled record), kept after the
@@ -273,6 +274,29 @@ def _call(kernel: Any, *args: Any, **kws: Any) -> Any:
     if type(result) in RECORD_CLASSES.values() and not kws:
         _tier.made.append((kernel, args, result))
     return result
+
+
+YIELD = 3.0
+"""An interpreted step then sleeps this many times as long as it took (`paced`): the background
+compile needs every core, and on two a busy interpreted loop made it take half as long again
+(182 s against 120 s for a start that waits)."""
+
+
+def paced(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The twin of `fn` (the step), which then sleeps `YIELD` times as long as it took."""
+    made = _tier.paced.get(fn)
+    if made is None:
+        step = twin(fn)
+
+        def made(*args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return step(*args)
+            finally:
+                time.sleep(YIELD * (time.perf_counter() - start))
+
+        _tier.paced[fn] = made
+    return made
 
 
 class Deferred:

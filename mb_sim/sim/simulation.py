@@ -306,11 +306,11 @@ class Simulation(OneRobot, SceneChanges):
     def _compiled_step(self) -> Any:
         """The compiled step for the record's type, called without numba typing the record on
         every call (compiled, or loaded from the cache, at the first step); the step's
-        interpreted twin while a background compile runs (its end, when this finds it, makes
+        interpreted twin, paced, while a background compile runs (its end, when this finds it, makes
         the records compiled: `mb_sim.compiling.interpreted.poll`)."""
         if self._step is None:
             if interpreted.poll():
-                return interpreted.twin(step.py_func)
+                return interpreted.paced(step.py_func)
             with step_plan.finishing():
                 self._step = entry_point(step, self._sim, ANY_INT)
         return self._step
