@@ -133,6 +133,25 @@ def test_a_simulation_made_interpreted_goes_on_compiled(background: StandIn) -> 
     np.testing.assert_allclose(dynamics.aba(q_then, qd, tau), qdd_then, atol=1e-9)
 
 
+def test_a_lidar_read_meanwhile_waits_for_the_compile(background: StandIn) -> None:
+    """Drawn interpreted, an image would take minutes: a camera's or lidar's reading waits
+    for the background compile (`settle`), then reads compiled; an IMU reads at once."""
+    from mb_sim.model.sensors import SensorSpec
+
+    model, world = _scene()
+    sim = mb_sim.Simulation(model, world=world, dt=0.002)
+    sim.add_sensor(SensorSpec("down", "lidar", xyz=(0.3, 0.0, 1.5), rpy=(0.0, 1.5708, 0.0),
+                              samples=5, max_range=5.0))
+    sim.add_sensor(SensorSpec("imu", "imu", link=model.link_names[-1]))
+    sim.step(2)
+    sim.read_sensor("imu")
+    assert interpreted.ACTIVE  # an IMU reads interpreted
+    ranges = sim.read_sensor("down")
+    assert not interpreted.ACTIVE and background.poll() == 0
+    # rays from -pi to pi about the lidar's z, pitched down: the middle one hits the floor
+    assert ranges.shape == (5,) and ranges[2] == pytest.approx(1.5, abs=1e-9)
+
+
 def test_a_first_start_steps_before_the_compile_and_leaves_nothing_behind(
         tmp_path: Path) -> None:
     """An empty kernel cache: the first step is taken interpreted while the background

@@ -306,8 +306,8 @@ class Simulation(OneRobot, SceneChanges):
     def _compiled_step(self) -> Any:
         """The compiled step for the record's type, called without numba typing the record on
         every call (compiled, or loaded from the cache, at the first step); the step's
-        interpreted twin, paced, while a background compile runs (its end, when this finds it, makes
-        the records compiled: `mb_sim.compiling.interpreted.poll`)."""
+        interpreted twin, paced, while a background compile runs (its end, when this finds
+        it, makes the records compiled: `mb_sim.compiling.interpreted.poll`)."""
         if self._step is None:
             if interpreted.poll():
                 return interpreted.paced(step.py_func)
@@ -494,7 +494,10 @@ class Simulation(OneRobot, SceneChanges):
         """A reading of sensor `name` at the current state (docs/sensors.md): a lidar's ranges
         (m, float64; rows for a 3-D lidar), a depth camera's (h, w) float32 image (m along the
         optical axis), a camera's (h, w, 3) uint8 RGB image, or an IMU's `ImuReading`; +inf
-        beyond range, -inf below it (REP 117, 118); noise drawn for the reading's tick."""
+        beyond range, -inf below it (REP 117, 118); noise drawn for the reading's tick. While
+        a background compile runs (`mb_sim.compiling.interpreted`), a camera or lidar reading
+        waits for it (drawn interpreted, an image would take minutes)."""
+        self._settle_for(name)
         return self._sensing.read(name)
 
     def prepare_sensors(self) -> None:
@@ -508,8 +511,13 @@ class Simulation(OneRobot, SceneChanges):
         makes the reading when called (a camera's image is drawn then, releasing the GIL, from
         any thread, while this simulation steps on; into `out` when it is given an array of
         the reading's shape and dtype: a message's bytes). One capture of a camera at a
-        time."""
+        time. It waits for a background compile as `read_sensor` does."""
+        self._settle_for(name)
         return self._sensing.capture(name)
+
+    def _settle_for(self, name: str) -> None:
+        if interpreted.ACTIVE and self._sensing.spec(name).type != "imu":
+            interpreted.settle()
 
     def sensor_pose(self, name: str) -> Pose:
         """World pose of a sensor's frame now: (xyz, quaternion x, y, z, w)."""
