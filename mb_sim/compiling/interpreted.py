@@ -15,7 +15,7 @@ call from Python returned is made again by the same kernel, compiled (from the c
 same arguments; every dict, list and slot that held the namedtuple holds the record instead
 (`gc.get_referrers`); and the entry points handed out meanwhile (`Deferred`) become compiled
 ones. The state lives in the arrays, which both forms share: a simulation goes on from the
-step it reached. Interpreted steps are hundreds of times slower, and their floating-point
+step it reached. Interpreted steps are about a thousand times slower (paced), and their floating-point
 results may differ from compiled ones in the last bits (numpy's sums and numba's loops add in
 other orders).
 
@@ -103,7 +103,7 @@ def start() -> bool:
         return False
     _log.warning("mb_sim: the kernels of this version are not compiled yet: a background "
                  "process compiles them (its progress follows), and the simulation runs "
-                 "interpreted, hundreds of times slower, until they are ready")
+                 "interpreted, a thousand times slower, until they are ready")
     begin(background)
     return True
 
