@@ -195,12 +195,17 @@ def test_live_view_follows_the_node_and_its_buttons_drive_it(browser, probe, tmp
         assert sims[0].stop() == 0
         assert wait_until(lambda: "not running" in browser.text(), 15), browser.text()
         assert viewer.proc.poll() is None
-        sims.append(SimProcess(arm_params(), tmp_path))
+        # it starts paused at time zero (t_before earlier): a node that ran would pass t_before
+        # in a few seconds, sooner than a loaded machine's DDS may bring its /clock to the viewer
+        sims.append(SimProcess(arm_params(start_paused=True), tmp_path))
         assert wait_until(lambda: "not running" not in browser.text()
-                          and (_sim_time(browser.text()) or 99.0) < t_before, 60), \
+                          and "paused" in browser.text()
+                          and _sim_time(browser.text()) == 0.0, 60), \
             browser.text()
         t_new = _sim_time(browser.text())
-        assert wait_until(lambda: (_sim_time(browser.text()) or 0.0) > (t_new or 0.0), 20)
+        browser.click_button("Resume")
+        assert wait_until(lambda: (_sim_time(browser.text()) or 0.0) > (t_new or 0.0), 20), \
+            browser.text()
     finally:
         for s in sims:
             s.stop()
