@@ -72,6 +72,8 @@ class NodeView(Node):
         self._scene = Scene()
         self.view = View(host, port, title=f"mb_sim: {self.sim_node}",
                          controls=Controls(self._pause, self._step, self._reset))
+        self.view.page_opened = lambda camera: self.get_logger().info(
+            f"a page opened on the {camera}")
         self.url = self.view.url
         sub = self.create_subscription
         sub(String, "robot_description", self._on_description, QOS_LATCHED)
@@ -288,7 +290,7 @@ class NodeView(Node):
     def run(self, stop: threading.Event) -> None:
         """Draw at most FPS frames a second until `stop` is set."""
         period = 1.0 / FPS
-        logged = False
+        logged = None
         next_look = 0.0
         while not stop.wait(period):
             now = time.monotonic()
@@ -303,9 +305,10 @@ class NodeView(Node):
                     self.view.note = (f"{self.sim_node} is not running (last heard "
                                       f"{silent:.0f} s ago)")
             self.view.show(self.snapshot())
-            if self.view.camera is not None and not logged:
-                logged = True
-                self.get_logger().info(str(self.view.camera))
+            camera = self.view.camera
+            if camera is not None and camera is not logged:  # framed anew with each scene
+                logged = camera
+                self.get_logger().info(f"framed: {camera}")
 
     def close(self) -> None:
         self.view.close()

@@ -106,6 +106,7 @@ class View:
         self._scanned = False
         self._frustums: dict[str, Any] = {}
         self.camera: Camera | None = None
+        self._unframed_pages: list[Any] = []
         self.history = JointHistory()
         self._plotted: list[str] = []
         self._plot: Any = None
@@ -116,7 +117,10 @@ class View:
         """A line under the status (e.g. that the node is not heard)."""
         self.record_history = True
         """Whether `show` appends the snapshots' joints to `history` (a bag fills it whole)."""
+        self.page_opened: Callable[[Camera], None] | None = None
+        """Told the camera a page that connects starts on (the node logs it)."""
         self.server.on_client_connect(self._frame_new_page)
+        self.server.on_client_disconnect(self._forget_page)
         gui = self.server.gui
         self._status = gui.add_markdown("waiting for the simulation ...")
         self._controls = controls or Controls()
@@ -271,17 +275,29 @@ class View:
                                 color=color, opacity=opacity, flat_shading=False, **pose)
 
     def _frame_new_page(self, client: Any) -> None:
-        """A page that connects once the view is framed starts on the framing camera, set on
-        the page itself (the server's initial camera alone can reach a page before its camera
-        is ready, which then keeps viser's default). Pages already open keep their own."""
-        camera = self.camera
-        if camera is None:
-            return
+        """A page that connects starts on the framing camera, set on the page itself (the
+        server's initial camera alone can reach a page before its camera is ready, which then
+        keeps viser's default); one that connects before the view is framed, once it is.
+        Pages already open keep their own."""
+        with self._lock:
+            if self.camera is None:
+                self._unframed_pages.append(client)
+            else:
+                self._frame_page(client, self.camera)
+
+    def _forget_page(self, client: Any) -> None:
+        with self._lock:
+            if client in self._unframed_pages:
+                self._unframed_pages.remove(client)
+
+    def _frame_page(self, client: Any, camera: Camera) -> None:
         cam = client.camera
         cam.up_direction = (0.0, 0.0, 1.0)
         cam.fov = camera.fov
         cam.position = camera.position  # moves the point looked at along with it
         cam.look_at = camera.look_at
+        if self.page_opened is not None:
+            self.page_opened(camera)
 
     def show(self, snap: Snapshot) -> None:
         """Move the frames to the snapshot's poses, draw its contacts, update the panel."""
@@ -297,6 +313,9 @@ class View:
                 cam.look_at = self.camera.look_at
                 cam.position = self.camera.position
                 cam.up = (0.0, 0.0, 1.0)
+                for client in self._unframed_pages:
+                    self._frame_page(client, self.camera)
+                self._unframed_pages = []
             if self.record_history:
                 self.history.add(snap.time, snap.joints)
             with self.server.atomic():

@@ -33,6 +33,7 @@ from viewer_helpers import (
     arm_params,
     free_port,
     logged_camera,
+    page_camera,
 )
 
 import mb_sim
@@ -58,8 +59,15 @@ class ViewerProcess:
         return self.log.read_text(errors="replace")
 
     def camera(self, timeout: float = 60.0) -> Camera:
+        """The camera the view framed first."""
         assert wait_until(lambda: logged_camera(self.output) is not None, timeout), self.output
         return logged_camera(self.output)  # type: ignore[return-value]
+
+    def page_camera(self, timeout: float = 30.0) -> Camera:
+        """The camera the page that opened last started on (the scene is framed anew when
+        the world arrives after the robots)."""
+        assert wait_until(lambda: page_camera(self.output) is not None, timeout), self.output
+        return page_camera(self.output)  # type: ignore[return-value]
 
     def stop(self) -> int:
         if self.proc.poll() is None:
@@ -130,8 +138,9 @@ def test_live_view_follows_the_node_and_its_buttons_drive_it(browser, probe, tmp
         joint_states = probe.collect(JointState, "/joint_states", 100)
         # the page opens once the view has framed its camera: a page already open keeps its
         # own (viser moves only new pages' cameras)
-        camera = viewer.camera()
+        viewer.camera()
         browser.open(viewer.url)
+        camera = viewer.page_camera()
         # The arm falls onto the table (no command: no effort) and rests there, pressing on it.
         assert wait_until(lambda: (_sim_time(browser.text()) or 0.0) > 1.5, 60), browser.text()
         # The viewer sees the node before this test's subscriptions may: wait for their messages.

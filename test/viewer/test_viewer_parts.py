@@ -1,6 +1,7 @@
 """The viewer's parts without a browser: the robot's visuals and colours from its URDF, the
 world description message and back, contact arrows as the node's markers draw them, TF
-chains, the joint history, a recording that ended early, and the command without viser."""
+chains, the joint history, a recording that ended early, the camera a page starts on, and
+the command without viser."""
 
 from __future__ import annotations
 
@@ -177,3 +178,35 @@ def test_mb_sim_without_the_viewer_never_imports_viser() -> None:
                   "import mb_sim.viewer, mb_sim.viewer.scene, mb_sim.viewer.bag\n"
                   "assert 'viser' not in sys.modules, 'viser imported'\n")
     assert result.returncode == 0, result.stderr
+
+
+def test_a_page_that_opens_before_the_view_is_framed_gets_the_framing_camera() -> None:
+    pytest.importorskip("viser", reason="the browser view's extra (make env)")
+    from types import SimpleNamespace
+
+    from viewer_helpers import free_port
+
+    from mb_sim.viewer.scene import Scene, Snapshot
+    from mb_sim.viewer.view import View
+
+    visuals, frames = robot_visuals(ARM_URDF.read_text())
+    view = View("127.0.0.1", free_port())
+    told = []
+    view.page_opened = told.append
+    try:
+        early = SimpleNamespace(camera=SimpleNamespace())
+        view._frame_new_page(early)  # a page connects before the scene is drawn
+        assert told == [] and not hasattr(early.camera, "position")
+        view.set_scene(Scene(visuals, frames))
+        poses = {f: ((0.0, 0.0, 0.1 * i), (0.0, 0.0, 0.0, 1.0)) for i, f in enumerate(frames)}
+        view.show(Snapshot(0.0, dict(list(poses.items())[:-1])))  # not every frame posed yet
+        assert view.camera is None and told == []
+        view.show(Snapshot(0.0, poses))
+        assert view.camera is not None and told == [view.camera]
+        assert early.camera.position == view.camera.position
+        assert early.camera.look_at == view.camera.look_at
+        later = SimpleNamespace(camera=SimpleNamespace())
+        view._frame_new_page(later)  # one that connects now starts on it at once
+        assert later.camera.position == view.camera.position and len(told) == 2
+    finally:
+        view.close()

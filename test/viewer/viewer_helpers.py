@@ -56,9 +56,22 @@ def arm_params(**overrides: Any) -> dict[str, Any]:
 
 
 def logged_camera(text: str) -> Camera | None:
-    """The view's camera as the viewer logs it (`str(Camera)`), None when not logged yet."""
+    """The view's camera as the viewer logs it (`str(Camera)`) first, None when not logged
+    yet."""
     m = _CAMERA.search(text)
     if m is None:
         return None
+    return _camera(m)
+
+
+def page_camera(text: str) -> Camera | None:
+    """The camera the last page that opened started on, as the node's viewer logs it ("a page
+    opened on the camera at ..."), None when no page opened yet."""
+    found = [_CAMERA.search(line) for line in text.splitlines() if "a page opened on" in line]
+    found = [m for m in found if m is not None]
+    return _camera(found[-1]) if found else None
+
+
+def _camera(m: re.Match[str]) -> Camera:
     position, look_at = (tuple(float(v) for v in g.split(",")) for g in m.groups()[:2])
     return Camera(position, look_at, float(m.group(3)))  # type: ignore[arg-type]
