@@ -207,7 +207,11 @@ def test_workers_end_with_the_process_that_started_them(folder: Path, tmp_path: 
             os.killpg(proc.pid, sig)
         else:
             os.kill(proc.pid, sig)
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=30)  # a loaded machine's CI took more than 10 s once
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise AssertionError(f"the process did not end: {proc.communicate()[0]}") from None
         ended = time.monotonic()
         while any(_alive(p) for p in workers) and time.monotonic() - ended < 10:
             time.sleep(0.01)
