@@ -223,21 +223,21 @@ def inertia_defect(inertia: np.ndarray) -> tuple[float, str | None]:
     """How far a symmetric 3x3 matrix is from a rigid-body inertia, relative to its size.
 
     Returns (distance to `nearest_valid_inertia` / largest |principal moment|, why invalid)
-    with why None for a valid inertia; a zero matrix (a point mass) is valid.
+    for an invalid one, (0.0, None) for a valid one (within 1e-12 of its largest moment); a
+    zero matrix (a point mass) is valid.
     """
     m = 0.5 * (np.asarray(inertia, dtype=float) + np.asarray(inertia, dtype=float).T)
     eig = np.linalg.eigvalsh(m)
     scale = float(np.max(np.abs(eig)))
     if scale == 0.0:
         return 0.0, None
-    distance = float(np.linalg.norm(nearest_valid_inertia(m) - m)) / scale
     if eig[0] < 0.0 and eig[0] < -1e-12 * scale:
         why = f"is not positive semi-definite (principal moments {_moments(eig)})"
     elif eig[2] > eig[0] + eig[1] + 1e-12 * scale:
         why = f"violates the triangle inequality I3 <= I1 + I2 (principal moments {_moments(eig)})"
     else:
-        return distance, None
-    return distance, why
+        return 0.0, None  # no least-squares solve (nor scipy.optimize's import) for most links
+    return float(np.linalg.norm(nearest_valid_inertia(m) - m)) / scale, why
 
 
 def _moments(eig: np.ndarray) -> str:
