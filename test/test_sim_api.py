@@ -155,6 +155,32 @@ def test_an_array_of_efforts_is_clamped_with_one_warning_per_joint(sim, model, c
                 rf"effort for joint 'joint2' is {word}")
 
 
+def test_efforts_written_into_the_arrays_are_clamped_at_every_step_with_one_warning(
+        sim, model, caplog) -> None:
+    """Efforts written straight into `Robot.arrays` are checked by the step: clamped at every
+    step they exceed their limit, each joint warned about once however many steps clamp it
+    (the step reports a joint's first clamp only, so a loop that clamps at every step pays
+    for no report after the first), a joint clamped later warned about then."""
+    limit = model.effort_limit[:model.n_joints]
+    effort = sim.robot(sim.robot_names[0]).arrays.effort
+    reports = []
+    report = sim._report_clamps
+    sim._report_clamps = lambda: (reports.append(sim.time), report())
+    with caplog.at_level(logging.WARNING, logger="mb_sim"):
+        for _ in range(5):
+            effort[0] = 2.0 * limit[0]
+            sim.step()
+            assert effort[0] == limit[0]
+        assert len(reports) == 1
+        assert caplog.text.count("was beyond its bound") == 1 and "'joint1'" in caplog.text
+        effort[2] = -3.0 * limit[2]
+        effort[0] = 2.0 * limit[0]
+        sim.step(3)
+        assert effort[2] == -limit[2] and effort[0] == limit[0]
+    assert len(reports) == 2
+    assert caplog.text.count("was beyond its bound") == 2 and "'joint3'" in caplog.text
+
+
 def test_restore_state_refuses_nan_and_changes_nothing(sim) -> None:
     saved = sim.save_state()
     sim.step(5)

@@ -57,8 +57,9 @@ the row bookkeeping of warm starting and what the step reports.""", (
           "commanded, plus a servo's explicit part (mb_sim.sim.servo)"),
     Field("servo_flag", INDEX, ("n",), "servo of the step: FREE, SATURATED (effort at its "
           "limit) or SPEED_LIMITED (mb_sim.sim.servo)"),
-    Field("clamped", INDEX, ("n",), "commands the step clamped into their bounds, since "
-          "`Simulation` last looked: CLAMPED_EFFORT | CLAMPED_POSITION | CLAMPED_VELOCITY"),
+    Field("clamped", INDEX, ("n",), "kinds of command the step has clamped into their "
+          "bounds (since this workspace was made): CLAMPED_EFFORT | CLAMPED_POSITION | "
+          "CLAMPED_VELOCITY"),
     Field("qd_free", REAL, ("nv",), "robot velocities after the free motion"),
     Field("dq_free", REAL, ("nv",), "RK4: the position increment of the free motion"),
     Field("qd_new", REAL, ("nv",), "robot velocities after the solve"),
@@ -99,8 +100,8 @@ records.""", (
 # StepWork.info: what the last call of `step` reports
 STATUS, STEPS_DONE, BAD_KIND, BAD_INDEX, SWEEPS, ROW_START, ROW_END, CLAMPS = range(8)
 """ROW_START, ROW_END: the tree joint rows of the last step; BAD_INDEX: a joint (body) of
-the forest, n + k for tree k's floating base, or a free body; CLAMPS: commands clamped in the
-last call (StepWork.clamped says which)."""
+the forest, n + k for tree k's floating base, or a free body; CLAMPS: joints and kinds of
+command clamped for the first time in the last call (StepWork.clamped says which)."""
 OK = 0
 NEED_CAPACITY = 1
 NOT_FINITE = 2

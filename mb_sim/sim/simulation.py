@@ -607,7 +607,9 @@ class Simulation(OneRobot, SceneChanges):
             self._raise_not_finite(int(info[BAD_KIND]), int(info[BAD_INDEX]))
 
     def _report_clamps(self) -> None:
-        """One warning per joint and kind of command the step clamped (`take_commands`)."""
+        """One warning per joint and kind of command the step clamped (`take_commands`: it
+        flags each only the first time, and a rebuilt scene's workspace starts without flags;
+        `_clamp_warned` keeps the warnings once across rebuilds)."""
         clamped = self._data.work.clamped
         for i in np.flatnonzero(clamped):
             for flag, what in ((CLAMPED_EFFORT, "effort"), (CLAMPED_POSITION, "position target"),
@@ -617,7 +619,6 @@ class Simulation(OneRobot, SceneChanges):
                     log.warning("the %s of %s was beyond its bound (effort limit, joint "
                                 "limits or velocity limit); clamped", what,
                                 self._joint_or_base(int(i)))
-        clamped[:] = 0
         self._info[CLAMPS] = 0
 
     def _joint_or_base(self, index: int) -> str:

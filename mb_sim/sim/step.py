@@ -120,8 +120,9 @@ def take_commands(m: Any, d: Any, s: Any) -> bool:
     changes (d.work.info names the joint: BAD_EFFORT, BAD_POSITION_TARGET,
     BAD_VELOCITY_TARGET); an effort beyond the joint's effort limit (EFFORT_CAP without one),
     a position target beyond its joint limits and a velocity target beyond its velocity limit
-    are clamped in place and flagged in d.work.clamped, which `Simulation` reports once per
-    joint."""
+    are clamped in place and flagged in d.work.clamped; info[CLAMPS] counts the flags new to
+    it (a joint's first clamp of each kind), which `Simulation` reports, so that a command
+    clamped at every step costs no report after its first."""
     tree, work, info = m.tree, d.work, d.work.info
     effort, target, mode, clamped = s.effort, s.target, s.mode, work.clamped
     limit, lower, upper, vmax = (tree.effort_limit, tree.lower, tree.upper,
@@ -133,8 +134,7 @@ def take_commands(m: Any, d: Any, s: Any) -> bool:
         cap = min(limit[i], EFFORT_CAP)
         if abs(e) > cap:
             effort[i] = cap if e > 0.0 else -cap
-            clamped[i] |= CLAMPED_EFFORT
-            info[CLAMPS] += 1
+            info[CLAMPS] += _flag(clamped, i, CLAMPED_EFFORT)
         if mode[i] == EFFORT:
             continue
         p, v = target[i, 0], target[i, 1]
@@ -143,15 +143,22 @@ def take_commands(m: Any, d: Any, s: Any) -> bool:
                 return _refuse(info, BAD_POSITION_TARGET, i)
             if p < lower[i] or p > upper[i]:
                 target[i, 0] = min(max(p, lower[i]), upper[i])
-                clamped[i] |= CLAMPED_POSITION
-                info[CLAMPS] += 1
+                info[CLAMPS] += _flag(clamped, i, CLAMPED_POSITION)
         if not np.isfinite(v):
             return _refuse(info, BAD_VELOCITY_TARGET, i)
         if abs(v) > vmax[i]:
             target[i, 1] = vmax[i] if v > 0.0 else -vmax[i]
-            clamped[i] |= CLAMPED_VELOCITY
-            info[CLAMPS] += 1
+            info[CLAMPS] += _flag(clamped, i, CLAMPED_VELOCITY)
     return True
+
+
+@inline
+def _flag(clamped: np.ndarray, i: int, flag: int) -> int:
+    """Set `flag` in clamped[i]: 1 when it was not set yet, else 0."""
+    if clamped[i] & flag:
+        return 0
+    clamped[i] |= flag
+    return 1
 
 
 @inline
