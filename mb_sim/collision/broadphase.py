@@ -9,16 +9,19 @@ of it) is built once, then refitted bottom-up every step, and built again when r
 loosened it: when its inner nodes' surface area has grown past REBUILD times what it was
 after the last build.
 
-Candidate pairs: every leaf holding a geometry that walks (`walkers`: it moves and may collide
-with some other bounded geometry) walks the tree with its box, and the items of each leaf it
-meets are paired with its own when their boxes overlap (closed intervals: touching boxes
-overlap), each pair once; a plane is tested against every other geometry. When no geometry
-walks (a robot alone without self-collision, over the ground or not), the tree is neither
-refitted nor walked: queries between steps fit it themselves (`fit_scene_tree`). Pairs are
-filtered by `Geoms.pair_allowed` (Holck 2005, sec. 3.7: same owner, excluded owners such as
-robot parent/child links, static-static) and sorted, (i, j) with i < j in lexicographic
-order, so they never depend on the tree's history: the same boxes give the same pairs in the
-same order.
+Candidate pairs: the pairs that may collide are filtered by `Geoms.pair_allowed` (Holck
+2005, sec. 3.7: same owner, excluded owners such as robot parent/child links, static-static)
+and come out sorted, (i, j) with i < j in lexicographic order, so they never depend on the
+tree's history: the same boxes give the same pairs in the same order.
+- A scene of at most `LISTED_PAIRS` geometries lists them once, when it is compiled
+  (`Geoms.listed_pairs`, in that order), and each step tests their boxes.
+- A larger one walks its tree: every leaf holding a geometry that walks (`walkers`: it moves
+  and may collide with some other bounded geometry) walks the tree with its box, and the
+  items of each leaf it meets are paired with its own when their boxes overlap (closed
+  intervals: touching boxes overlap), each pair once; a plane is tested against every other
+  geometry. When no geometry walks (a robot alone without self-collision, over the ground or
+  not), the tree is neither refitted nor walked: queries between steps fit it themselves
+  (`fit_scene_tree`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import numpy as np
 from mb_sim._jit import helper, inline, njit
 from mb_sim.bvh import BVH, build, refit, surface_area
 from mb_sim.collision.work import SceneTree, allocate_scene_tree
-from mb_sim.model.collision_filter import walkers
+from mb_sim.model.collision_filter import LISTED_PAIRS, listed_pairs, walkers
 from mb_sim.model.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, CollisionScene
 
 REBUILD = 2.0
@@ -220,47 +223,36 @@ def _tree_pairs(static: np.ndarray, walks: np.ndarray, allowed: np.ndarray, lo: 
     return count
 
 
-SMALL_SCENE = 48
-"""Scenes of at most this many geometries test every pair's boxes instead of walking the
-scene tree (the pairs are the same, and sorted the same: `_sort_pairs`). A pair's test costs
-about 2.5 ns, so 48 geometries (1,128 pairs) take about 3 us; the default arm on the table
-(34 geometries) takes 1.9 us so against 3.3 us refitting and walking the tree."""
-
-
 @inline
-def _all_pairs(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray, lo: np.ndarray,
-               hi: np.ndarray, out: np.ndarray) -> int:
-    """Every allowed pair of bounded geometries, not both static, whose boxes overlap."""
+def _listed_pairs(listed: np.ndarray, lo: np.ndarray, hi: np.ndarray, out: np.ndarray) -> int:
+    """The listed pairs (`Geoms.listed_pairs`, already in order) whose boxes overlap."""
     count = 0
-    ng = kind.shape[0]
-    for i in range(ng):
-        if kind[i] == PLANE:
-            continue
-        for j in range(i + 1, ng):
-            if kind[j] == PLANE or (static[i] and static[j]) or not allowed[i, j]:
-                continue
-            if _overlap(lo, hi, i, j):
-                count = _add(out, count, i, j)
+    for p in range(listed.shape[0]):
+        i, j = listed[p, 0], listed[p, 1]
+        if _overlap(lo, hi, i, j):
+            out[count, 0] = i
+            out[count, 1] = j
+            count += 1
     return count
 
 
 @inline
 def scene_pairs(kind: np.ndarray, static: np.ndarray, walks: np.ndarray, allowed: np.ndarray,
-                lo: np.ndarray, hi: np.ndarray, tree: Any, out: np.ndarray) -> int:
+                listed: np.ndarray, lo: np.ndarray, hi: np.ndarray, tree: Any,
+                out: np.ndarray) -> int:
     """The candidate pairs of the geometries whose world boxes are lo, hi into out (the
     module docstring), with the scene tree `tree` (a `SceneTree`) refitted or built when a
-    geometry walks (every pair tested instead in a scene of at most SMALL_SCENE); returns
-    their number."""
-    count = 0
+    geometry walks; in a scene of at most LISTED_PAIRS geometries, the `listed` pairs
+    (`Geoms.listed_pairs`) whose boxes overlap instead. Returns their number."""
     ng = kind.shape[0]
+    if ng <= LISTED_PAIRS:
+        return _listed_pairs(listed, lo, hi, out)
+    count = 0
     if walks.any():
-        if ng <= SMALL_SCENE:
-            count = _all_pairs(kind, static, allowed, lo, hi, out)
-        else:
-            t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
-            _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
-            count = _tree_pairs(static, walks, allowed, lo, hi, t, tree.items,
-                                tree.size[NODES], tree.stack, out)
+        t = BVH(tree.lo, tree.hi, tree.right, tree.first, tree.count)
+        _update(kind, lo, hi, t, tree.items, tree.size, tree.area)
+        count = _tree_pairs(static, walks, allowed, lo, hi, t, tree.items,
+                            tree.size[NODES], tree.stack, out)
     for i in range(ng):
         if kind[i] != PLANE:
             continue
@@ -297,8 +289,8 @@ def broad_phase(g: Any, w: Any, margin: float) -> int:
     `CollisionWork`); returns their number."""
     world_boxes(g.kind, g.size, w.geom_pos, w.geom_rot, g.box_center, g.box_half, margin,
                 w.aabb_lo, w.aabb_hi)
-    return scene_pairs(g.kind, g.static, g.walks, g.pair_allowed, w.aabb_lo, w.aabb_hi,
-                       scene_tree(w), w.pairs)
+    return scene_pairs(g.kind, g.static, g.walks, g.pair_allowed, g.listed_pairs, w.aabb_lo,
+                       w.aabb_hi, scene_tree(w), w.pairs)
 
 
 def aabbs(
@@ -318,12 +310,13 @@ def aabbs(
 @njit
 def _pairs_kernel(kind: np.ndarray, size: np.ndarray, gp: np.ndarray, gr: np.ndarray,
                   center: np.ndarray, half: np.ndarray, margin: float, static: np.ndarray,
-                  walks: np.ndarray, allowed: np.ndarray, tree: Any, out: np.ndarray) -> int:
+                  walks: np.ndarray, allowed: np.ndarray, listed: np.ndarray, tree: Any,
+                  out: np.ndarray) -> int:
     g = kind.shape[0]
     lo = np.empty((g, 3))
     hi = np.empty((g, 3))
     world_boxes(kind, size, gp, gr, center, half, margin, lo, hi)
-    return scene_pairs(kind, static, walks, allowed, lo, hi, tree, out)
+    return scene_pairs(kind, static, walks, allowed, listed, lo, hi, tree, out)
 
 
 class BroadPhase:
@@ -335,6 +328,7 @@ class BroadPhase:
     def __init__(self, scene: CollisionScene) -> None:
         self.scene = scene
         self.walks = walkers(scene.kind, scene.static, scene.pair_allowed)
+        self.listed = listed_pairs(scene.kind, scene.static, scene.pair_allowed)
         self.reset()
 
     def reset(self) -> None:
@@ -352,5 +346,5 @@ class BroadPhase:
         n = _pairs_kernel(sc.kind, sc.size, np.ascontiguousarray(geom_pos, dtype=np.float64),
                           np.ascontiguousarray(geom_rot, dtype=np.float64), sc.box_center,
                           sc.box_half, float(margin), sc.static, self.walks, sc.pair_allowed,
-                          self.tree, out)
+                          self.listed, self.tree, out)
         return out[:n]

@@ -33,6 +33,7 @@ from mb_sim.errors import ModelError, WorldError
 from mb_sim.model.collision_filter import (
     OverlapQuery,
     excluded_robot_pairs,
+    listed_pairs,
     walkers,
     without_overlaps,
 )
@@ -152,6 +153,9 @@ with its owner and surface.""", (
           "owner, not parent and child links, not both static)"),
     Field("walks", FLAG, ("g",), "moves, bounded, and may collide with another bounded "
           "geometry: only these walk the scene tree for pairs (mb_sim.collision.broadphase)"),
+    Field("listed_pairs", INDEX, ("c", 2), "the pairs that may collide, i < j in "
+          "lexicographic order, in a scene of at most LISTED_PAIRS geometries (else none): "
+          "the broad phase tests their boxes (mb_sim.model.collision_filter.listed_pairs)"),
     Field("max_face_verts", int, (), "most vertices of one face"),
     Field("max_verts", int, (), "most vertices of one polyhedron"),
     Field("max_faces", int, (), "most faces of one polyhedron"),
@@ -162,7 +166,8 @@ with its owner and surface.""", (
     Field("restitution", REAL, ("g",), "surface restitution coefficient"),
 ), {"g": "geometries", "v": "polyhedron vertices", "h": "polyhedron faces",
     "k": "face vertex indices", "e": "polyhedron edges", "t": "mesh triangles",
-    "nd": "mesh BVH nodes", "a": "polyhedron vertex neighbours"})
+    "nd": "mesh BVH nodes", "a": "polyhedron vertex neighbours",
+    "c": "listed geometry pairs"})
 WorldJoints, WorldJointsRecord = record("WorldJoints", """The joints between free bodies in
 maximal coordinates (Bender et al. n.d., Mikhailyuk & Strashnov 2016).""", (
     Field("jtype", INDEX, ("j",), "BALL_JOINT, REVOLUTE_JOINT, PRISMATIC_JOINT or FIXED_JOINT"),
@@ -519,6 +524,7 @@ def geoms_of(cs: CollisionScene) -> Geoms:
               if isinstance(getattr(cs, name, None), np.ndarray)}  # the scene's arrays
     return Geoms(
         **shared, walks=frozen(walkers(cs.kind, cs.static, cs.pair_allowed), np.bool_),
+        listed_pairs=frozen(listed_pairs(cs.kind, cs.static, cs.pair_allowed), np.int64),
         max_face_verts=int(cs.max_face_verts), max_verts=int(cs.max_verts),
         max_faces=int(cs.face_count.max()) if n else 0,
         what=frozen(np.full(n, STATIC), np.int64), index=frozen(np.full(n, -1), np.int64),

@@ -20,7 +20,7 @@ from mb_sim.collision import (
     aabbs,
     build_scene,
 )
-from mb_sim.collision.broadphase import SMALL_SCENE
+from mb_sim.model.collision_filter import LISTED_PAIRS
 
 
 def _random_scene(rng: np.random.Generator, n: int):
@@ -64,7 +64,7 @@ def _random_owner_poses(rng, n_owners):
     return pos, rot
 
 
-@pytest.mark.parametrize("n", [SMALL_SCENE - 8, SMALL_SCENE + 32])
+@pytest.mark.parametrize("n", [LISTED_PAIRS - 8, LISTED_PAIRS + 32])
 def test_sap_equals_brute_force_over_moving_steps(n: int) -> None:
     """A small scene (every pair tested) and a larger one (the scene tree walked)."""
     from mb_sim.collision import geometry_poses
