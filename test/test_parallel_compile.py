@@ -53,7 +53,8 @@ def broken():
 
 
 def slow():
-    time.sleep(60)
+    for _ in range(600):  # Python at work, as a compile is: a Ctrl-C that another thread
+        time.sleep(0.1)   # took interrupts it within 0.1 s (one long sleep would finish)
 
 
 def first():

@@ -126,7 +126,9 @@ def test_running_the_signal_arms_the_deadline(signals: int) -> None:
         proc.send_signal(signal.SIGINT)
     status, seconds, out = _stopped(proc, timeout=10.0)
     assert status == 0 and "finished" not in out and "Traceback" not in out, out
-    assert 0.3 < seconds < 1.5, seconds
+    # the deadline, not the loop's end (a hundred hashes of about 0.3 s each); a loaded
+    # machine ended it 1.6 s after the signal once
+    assert 0.3 < seconds < 5.0, seconds
 
 
 def test_finishing_the_deadline_ends_the_process() -> None:
