@@ -290,17 +290,18 @@ def _keep_subset(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray,
     return (vx, vy, vz), m
 
 
-@helper
-def _closest_on_simplex(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray,
-                        n: int) -> tuple[Vec, int]:
-    """Point of the simplex W[:n] closest to the origin; reduce the simplex to the vertices whose
-    barycentric weights are positive (in place, weights in lam). Subsets are enumerated; the
-    valid one (all weights > 0) with the smallest |v| wins (Johnson's criterion)."""
+@inline
+def _best_subset(W: np.ndarray, n: int,
+                 must: int) -> tuple[float, int, float, float, float, float]:
+    """The valid subset (all weights > 0) of the simplex W[:n] closest to the origin among
+    those holding the vertices of the mask `must`: (|v|^2, its mask, its weights)."""
     best_vv = np.inf
     best_mask = 1
     bl0 = 1.0
     bl1 = bl2 = bl3 = 0.0
     for mask in range(1, 1 << n):
+        if mask & must != must:
+            continue
         m, i0, i1, i2, i3 = _subset(mask, n)
         l1 = l2 = l3 = 0.0
         if m == 1:
@@ -319,6 +320,22 @@ def _closest_on_simplex(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.n
             best_vv = vv
             best_mask = mask
             bl0, bl1, bl2, bl3 = l0, l1, l2, l3
+    return best_vv, best_mask, bl0, bl1, bl2, bl3
+
+
+@helper
+def _closest_on_simplex(W: np.ndarray, SA: np.ndarray, SB: np.ndarray, lam: np.ndarray,
+                        n: int, vv_before: float) -> tuple[Vec, int]:
+    """Point of the simplex W[:n] closest to the origin; reduce the simplex to the vertices whose
+    barycentric weights are positive (in place, weights in lam). The valid subset (all weights
+    > 0) with the smallest |v| wins (Johnson's criterion). The newest vertex W[n - 1] was
+    found along -v, with v the closest point of the others (|v|^2 = vv_before) and p . v <
+    v . v, so the closest point now lies on a subset holding it (Gilbert, Johnson and Keerthi
+    1988): those are enumerated, half of all; every subset only when rounding found none of
+    them closer than before."""
+    best_vv, best_mask, bl0, bl1, bl2, bl3 = _best_subset(W, n, 1 << (n - 1))
+    if best_vv >= vv_before:
+        best_vv, best_mask, bl0, bl1, bl2, bl3 = _best_subset(W, n, 0)
     return _keep_subset(W, SA, SB, lam, n, best_mask, bl0, bl1, bl2, bl3)
 
 
@@ -358,7 +375,7 @@ def _gjk_loop(sh: Any, w: Any, ia: int, ib: int, v: Vec,
         put(SA, n, pa)
         put(SB, n, pb)
         n += 1
-        v_new, n = _closest_on_simplex(W, SA, SB, lam, n)
+        v_new, n = _closest_on_simplex(W, SA, SB, lam, n, vv)
         vv_new = dot(v_new, v_new)
         if n == 4:
             return v_new, n, True, -1.0
