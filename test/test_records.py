@@ -54,7 +54,8 @@ def test_arrays_match_their_declarations(floating: bool) -> None:
     geom_sizes = {"g": ng, "v": g.verts.shape[0], "h": g.face_normal.shape[0],
                   "k": g.face_verts.shape[0], "e": g.edge_verts.shape[0],
                   "t": g.tri_flags.shape[0], "nd": g.bvh_count.shape[0],
-                  "a": g.adjacent.shape[0], "c": g.listed_pairs.shape[0]}
+                  "a": g.adjacent.shape[0], "c": g.listed_pairs.shape[0],
+                  "fa": g.face_adjacent.shape[0]}
     assert g.verts.shape[0] > 0 and g.edge_verts.shape[0] > 0
     polygon = 2 * max(g.max_face_verts, CAP_POINTS) + 4
     work_sizes = {"o": n + nb + 1, "g": ng, "p": ng * (ng - 1) // 2, "pv": EPA_MAX_VERTS,

@@ -50,20 +50,50 @@ POINT = 0
 
 
 @inline
-def _polyhedron_face(g: Any, w: Any, i: int, d: Vec, out: np.ndarray, ids: np.ndarray,
-                     flat_cos: float) -> tuple[int, int, Vec, float]:
-    """The face of polyhedron i most along d, when its normal's cosine with d is at least
-    flat_cos (`facing_feature`): the normals are compared in the polyhedron's frame, and only
-    that face's vertices are posed."""
-    face_start, face_normal, gr = g.face_start[i], g.face_normal, w.geom_rot
-    dl = rot_tmul(gr, i, d)
+def _face_along(g: Any, i: int, dl: Vec) -> tuple[int, float]:
+    """The face of polyhedron i whose normal lies farthest along dl (its frame), and that
+    cosine: its few faces scanned, or (`Geoms.seed_faces` >= 0) a climb over the hull of its
+    face normals from the best of six seeds, to a neighbour farther along dl while there is
+    one (`mb_sim.model.polytope._normal_graph`: where none is, the face is the farthest)."""
+    face_start, face_normal = g.face_start[i], g.face_normal
     best = -2.0
     bf = 0
-    for f in range(g.face_count[i]):
+    if g.seed_faces[i, 0] < 0:
+        for f in range(g.face_count[i]):
+            t = dot(row(face_normal, face_start + f), dl)
+            if t > best:
+                best = t
+                bf = f
+        return bf, best
+    for k in range(6):
+        f = g.seed_faces[i, k]
         t = dot(row(face_normal, face_start + f), dl)
         if t > best:
             best = t
             bf = f
+    adjacent, adjacent_start, adjacent_count = g.face_adjacent, g.face_adjacent_start, \
+        g.face_adjacent_count
+    while True:
+        at = bf
+        a0 = adjacent_start[face_start + at]
+        for a in range(a0, a0 + adjacent_count[face_start + at]):
+            f = adjacent[a]
+            t = dot(row(face_normal, face_start + f), dl)
+            if t > best:
+                best = t
+                bf = f
+        if bf == at:
+            return bf, best
+
+
+@inline
+def _polyhedron_face(g: Any, w: Any, i: int, d: Vec, out: np.ndarray, ids: np.ndarray,
+                     flat_cos: float) -> tuple[int, int, Vec, float]:
+    """The face of polyhedron i most along d (`_face_along`), when its normal's cosine with d
+    is at least flat_cos (`facing_feature`): the normals are compared in the polyhedron's
+    frame, and only that face's vertices are posed."""
+    face_start, face_normal, gr = g.face_start[i], g.face_normal, w.geom_rot
+    bf, best = _face_along(g, i, rot_tmul(gr, i, d))
     if best < flat_cos:
         return POINT, 0, (0.0, 0.0, 0.0), 0.0
     h = face_start + bf

@@ -127,6 +127,12 @@ with its owner and surface.""", (
     Field("adjacent_count", INDEX, ("v",), "its neighbours on the hull's triangulated surface"),
     Field("adjacent", INDEX, ("a",), "neighbouring vertices (of the geometry)"),
     Field("seed_verts", INDEX, ("g", 6), "the vertices farthest along +x, -x, +y, -y, +z, -z"),
+    Field("face_adjacent_start", INDEX, ("h",), "the face's first neighbour in face_adjacent"),
+    Field("face_adjacent_count", INDEX, ("h",), "its neighbours on the convex hull of the face "
+          "normals (mb_sim.model.polytope._normal_graph)"),
+    Field("face_adjacent", INDEX, ("fa",), "neighbouring faces (of the geometry)"),
+    Field("seed_faces", INDEX, ("g", 6), "the faces most along +x, -x, +y, -y, +z, -z, where "
+          "the search for the face most along a direction climbs from (-1: faces scanned)"),
     "triangle meshes (MESH: static meshes, heightfields; mb_sim.model.triangles)",
     Field("tri_start", INDEX, ("g",), "first triangle in tri_corner, tri_normal, tri_flags"),
     Field("tri_count", INDEX, ("g",), "number of triangles"),
@@ -167,7 +173,7 @@ with its owner and surface.""", (
 ), {"g": "geometries", "v": "polyhedron vertices", "h": "polyhedron faces",
     "k": "face vertex indices", "e": "polyhedron edges", "t": "mesh triangles",
     "nd": "mesh BVH nodes", "a": "polyhedron vertex neighbours",
-    "c": "listed geometry pairs"})
+    "c": "listed geometry pairs", "fa": "face neighbours"})
 WorldJoints, WorldJointsRecord = record("WorldJoints", """The joints between free bodies in
 maximal coordinates (Bender et al. n.d., Mikhailyuk & Strashnov 2016).""", (
     Field("jtype", INDEX, ("j",), "BALL_JOINT, REVOLUTE_JOINT, PRISMATIC_JOINT or FIXED_JOINT"),

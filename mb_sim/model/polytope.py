@@ -2,7 +2,9 @@
 (coplanar hull triangles merged: Holck 2005, fig. 2.4, Observation 2: polyhedra must use
 maximal polygons), edges with their two faces (what SAT and face clipping need), the vertex
 graph of the triangulated surface with six axis-extreme seeds (where a climbing support map
-walks), and all of them as flat tables (`polytope_tables`, part of `build_scene`).
+walks), the graph of the face normals with their six seeds (where the search for the face most
+along a direction climbs), and all of them as flat tables (`polytope_tables`, part of
+`build_scene`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ class Polytope:
     adjacent_start: np.ndarray  # (n + 1,) each vertex's neighbours in `adjacent`
     adjacent: np.ndarray  # the neighbours along the hull's triangulated surface
     seeds: np.ndarray  # (6,) the vertices farthest along +x, -x, +y, -y, +z, -z
+    normal_adjacent_start: np.ndarray  # (f + 1,) each face's neighbours in `normal_adjacent`
+    normal_adjacent: np.ndarray  # the neighbours on the hull of the face normals (_normal_graph)
+    normal_seeds: np.ndarray  # (6,) the faces most along +x, ..., -z; -1s: the faces are scanned
 
+
+SCAN_FACES = 32
+"""Polyhedra of at most this many faces are scanned for the face most along a direction;
+larger ones climb the graph of their face normals (`_normal_graph`)."""
 
 COPLANAR = 1e-9
 """Hull facets whose unit normals differ by less than this in their dot product (about
@@ -137,16 +146,56 @@ def _edges(sizes: np.ndarray, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]
             np.stack([face[0::2], face[1::2]], axis=1))
 
 
+def _graph(ends: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(start (n + 1,), neighbours) of the undirected graph of the edges `ends` (k, 2) over n
+    nodes: node v's neighbours are `neighbours[start[v]:start[v + 1]]`, in increasing order."""
+    both = np.unique(np.concatenate([ends, ends[:, ::-1]]), axis=0)  # sorted by node
+    start = np.searchsorted(both[:, 0], np.arange(n + 1))
+    return start.astype(np.int64), both[:, 1].astype(np.int64)
+
+
+def _triangle_edges(tris: np.ndarray) -> np.ndarray:
+    return np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
+
+
 def _surface_graph(tris: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """(start (n + 1,), neighbours): the vertex graph of the hull's triangulated surface, each
     vertex's neighbours `neighbours[start[v]:start[v + 1]]`. It holds every hull vertex, also
     those inside a merged flat face, which is what a hill-climbing support map needs: at a
     vertex no neighbour of which lies farther along d, the hull's tangent cone (spanned by
     those edges) lies behind the vertex, so the vertex is farthest along d overall."""
-    ends = np.concatenate([tris[:, [0, 1]], tris[:, [1, 2]], tris[:, [2, 0]]])
-    both = np.unique(np.concatenate([ends, ends[:, ::-1]]), axis=0)  # sorted by vertex
-    start = np.searchsorted(both[:, 0], np.arange(n + 1))
-    return start.astype(np.int64), both[:, 1].astype(np.int64)
+    return _graph(_triangle_edges(tris), n)
+
+
+def _normal_graph(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start (f + 1,), neighbours, seeds (6,)): the graph of the faces along the edges of the
+    convex hull of their unit normals, and the faces most along +x, -x, ..., -z. The face most
+    along d has the normal n farthest along d, a vertex of that hull, so a climb over its
+    edges from any face to a neighbour farther along d ends there (as the support map's climb
+    over a polyhedron's vertices: `_surface_graph`). A normal Qhull leaves off the hull (within
+    its rounding of a facet) is joined to the facet's corners. No graph and seeds -1 for at
+    most SCAN_FACES faces (they are scanned), or when the normals span no hull."""
+    f = normals.shape[0]
+    unit = normals / np.linalg.norm(normals, axis=1)[:, None]
+    seeds = np.stack([unit.argmax(axis=0), unit.argmin(axis=0)], axis=1).reshape(-1)
+    if f > SCAN_FACES:
+        try:
+            hull = ConvexHull(unit)
+        except QhullError:
+            hull = None
+        if hull is not None:
+            ends = [_triangle_edges(hull.simplices)]
+            on_hull = np.zeros(f, dtype=bool)
+            on_hull[hull.vertices] = True
+            for point, facet in hull.coplanar[:, :2]:
+                ends.append(np.stack([np.full(3, point), hull.simplices[facet]], axis=1))
+                on_hull[point] = True
+            for point in np.flatnonzero(~on_hull):  # inside within rounding: its nearest face
+                nearest = hull.vertices[np.argmax(unit[hull.vertices] @ unit[point])]
+                ends.append(np.array([[point, nearest]]))
+            start, neighbours = _graph(np.concatenate(ends).astype(np.int64), f)
+            return start, neighbours, seeds.astype(np.int64)
+    return np.zeros(f + 1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.full(6, -1)
 
 
 def _drop_collinear(points: np.ndarray, sizes: np.ndarray, flat: np.ndarray, scale: float
@@ -204,10 +253,13 @@ def _polytope(data: bytes) -> Polytope:
             raise ValueError("convex hull faces do not close into a polyhedron")
     adjacent_start, adjacent = _surface_graph(remap[hull.simplices], keep.size)
     seeds = np.stack([verts.argmax(axis=0), verts.argmin(axis=0)], axis=1).reshape(-1)
+    normal_start, normal_adjacent, normal_seeds = _normal_graph(normals)
     poly = Polytope(verts=verts, normals=normals, offsets=offsets,
                      face_sizes=sizes.astype(np.int64), face_verts=flat, edges=edges[0],
                      edge_faces=edges[1], centroid=verts.mean(axis=0),
-                     adjacent_start=adjacent_start, adjacent=adjacent, seeds=seeds)
+                     adjacent_start=adjacent_start, adjacent=adjacent, seeds=seeds,
+                     normal_adjacent_start=normal_start, normal_adjacent=normal_adjacent,
+                     normal_seeds=normal_seeds)
     for a in dataclasses.astuple(poly):
         a.setflags(write=False)
     return poly
@@ -229,13 +281,19 @@ def polytope_tables(polys: Sequence[Polytope | None]) -> dict[str, np.ndarray | 
     nv = nf = ne = nfv = na = 0
     fvstart: list[np.ndarray] = []
     adj_start: list[np.ndarray] = []
+    normal_start: list[np.ndarray] = []
+    nn = 0
     seeds = np.zeros((n, 6), dtype=np.int64)
+    face_seeds = np.full((n, 6), -1, dtype=np.int64)
     for i, poly in enumerate(polys):
         if poly is None:
             continue
         adj_start.append(na + poly.adjacent_start[:-1])
         na += poly.adjacent.size
         seeds[i] = poly.seeds
+        normal_start.append(nn + poly.normal_adjacent_start[:-1])
+        nn += poly.normal_adjacent.size
+        face_seeds[i] = poly.normal_seeds
         starts["vert"][i], counts["vert"][i] = nv, poly.verts.shape[0]
         starts["face"][i], counts["face"][i] = nf, len(poly.face_sizes)
         starts["edge"][i], counts["edge"][i] = ne, poly.edges.shape[0]
@@ -266,6 +324,10 @@ def polytope_tables(polys: Sequence[Polytope | None]) -> dict[str, np.ndarray | 
         "adjacent_count": _joined([np.diff(p.adjacent_start) for p in present]),
         "adjacent": _joined([p.adjacent for p in present]),
         "seed_verts": seeds,
+        "face_adjacent_start": _joined(normal_start),
+        "face_adjacent_count": _joined([np.diff(p.normal_adjacent_start) for p in present]),
+        "face_adjacent": _joined([p.normal_adjacent for p in present]),
+        "seed_faces": face_seeds,
         "max_face_verts": max((int(p.face_sizes.max()) for p in present), default=0),
         "max_verts": max((p.verts.shape[0] for p in present), default=0),
     }

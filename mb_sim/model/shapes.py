@@ -71,7 +71,10 @@ class CollisionScene:
     `edge_verts` and `edge_faces` (local indices of the two end vertices and the two faces);
     each vertex's neighbours on the hull's triangulated surface `adjacent_start/adjacent_count`
     into `adjacent` (local indices), and `seed_verts` the vertices farthest along the six axis
-    directions, where a support map starts its climb.
+    directions, where a support map starts its climb; each face's neighbours on the hull of
+    the face normals `face_adjacent_start/face_adjacent_count` into `face_adjacent` (local
+    indices), and `seed_faces` the faces most along the six axis directions, where the search
+    for the face most along a direction starts its climb (-1: its faces are scanned).
     MESH geometries (counts 0 for the others) have triangles `tri_start/tri_count` into
     `tri_corner`, `tri_normal`, `tri_flags` and a BVH from node `bvh_start` in `bvh_*`
     (`mb_sim.model.triangles`). Every geometry has a bounding box in its own frame,
@@ -102,6 +105,10 @@ class CollisionScene:
     adjacent_count: np.ndarray
     adjacent: np.ndarray
     seed_verts: np.ndarray
+    face_adjacent_start: np.ndarray
+    face_adjacent_count: np.ndarray
+    face_adjacent: np.ndarray
+    seed_faces: np.ndarray
     tri_start: np.ndarray
     tri_count: np.ndarray
     tri_corner: np.ndarray

@@ -122,6 +122,42 @@ def test_box_box_epa_matches_sat_depth() -> None:
     assert seen > 100
 
 
+def _cloud(rng: np.random.Generator, cloud: str) -> np.ndarray:
+    p = rng.normal(size=(600, 3))
+    p /= np.linalg.norm(p, axis=1)[:, None]
+    if cloud == "cylinder":  # flat caps and a round side: many coplanar facets
+        ang = rng.uniform(0.0, 2.0 * np.pi, 300)
+        p = np.c_[np.cos(ang), np.sin(ang), rng.choice([-0.5, 0.5], 300)]
+    elif cloud == "flattened":
+        p *= (1.0, 0.3, 0.02)
+    return p
+
+
+@pytest.mark.parametrize("cloud", ["ball", "cylinder", "flattened"])
+def test_climbing_face_search_finds_the_face_most_along_d(cloud: str) -> None:
+    """The face of a large hull most along d, climbed over the hull of its face normals, is
+    one whose normal lies as far along d as the farthest, for random directions, the axes and
+    the face normals themselves (the manifold's facing face: `facing_feature`)."""
+    from mb_sim.collision.features import _face_along
+    from mb_sim.model.compile import geoms_of
+    from mb_sim.model.polytope import SCAN_FACES
+    from mb_sim.model.shapes import CONVEX, build_scene
+
+    rng = np.random.default_rng(7)
+    scene = build_scene([spec(CONVEX, verts=_cloud(rng, cloud))])
+    faces = scene.face_count[0]
+    assert faces > SCAN_FACES and scene.seed_faces[0, 0] >= 0
+    g = geoms_of(scene)
+    normals = scene.face_normal[:faces]
+    d = np.vstack([rng.normal(size=(500, 3)), np.eye(3), -np.eye(3), normals])
+    climb = getattr(_face_along, "py_func", _face_along)
+    for di in d:
+        di = di / np.linalg.norm(di)
+        f, best = climb(g, 0, (di[0], di[1], di[2]))
+        assert best == pytest.approx(normals[f] @ di, abs=1e-15)
+        assert best >= np.max(normals @ di) - 1e-12
+
+
 @pytest.mark.parametrize("cloud", ["ball", "cylinder", "flattened"])
 def test_climbing_support_finds_the_farthest_vertex(cloud: str) -> None:
     """The hill-climbing support map of a large hull returns a vertex as far along d as the
@@ -132,14 +168,7 @@ def test_climbing_support_finds_the_farthest_vertex(cloud: str) -> None:
     from mb_sim.model.shapes import CONVEX, build_scene
 
     rng = np.random.default_rng(5)
-    p = rng.normal(size=(600, 3))
-    p /= np.linalg.norm(p, axis=1)[:, None]
-    if cloud == "cylinder":  # flat caps and a round side: many coplanar facets
-        ang = rng.uniform(0.0, 2.0 * np.pi, 300)
-        p = np.c_[np.cos(ang), np.sin(ang), rng.choice([-0.5, 0.5], 300)]
-    elif cloud == "flattened":
-        p *= (1.0, 0.3, 0.02)
-    scene = build_scene([spec(CONVEX, verts=p)])
+    scene = build_scene([spec(CONVEX, verts=_cloud(rng, cloud))])
     assert scene.vert_count[0] > SCAN_VERTS
     sh = Shapes(scene.kind, scene.size, scene.vert_start, scene.vert_count, scene.verts,
                 scene.adjacent_start, scene.adjacent_count, scene.adjacent, scene.seed_verts,
