@@ -13,9 +13,9 @@ Candidate pairs: the pairs that may collide are filtered by `Geoms.pair_allowed`
 2005, sec. 3.7: same owner, excluded owners such as robot parent/child links, static-static)
 and come out sorted, (i, j) with i < j in lexicographic order, so they never depend on the
 tree's history: the same boxes give the same pairs in the same order.
-- A scene of at most `LISTED_PAIRS` geometries lists them once, when it is compiled
+- A scene with at most `LISTED_PAIRS` of them lists them once, when it is compiled
   (`Geoms.listed_pairs`, in that order), and each step tests their boxes.
-- A larger one walks its tree: every leaf holding a geometry that walks (`walkers`: it moves
+- One with more walks its tree: every leaf holding a geometry that walks (`walkers`: it moves
   and may collide with some other bounded geometry) walks the tree with its box, and the
   items of each leaf it meets are paired with its own when their boxes overlap (closed
   intervals: touching boxes overlap), each pair once; a plane is tested against every other
@@ -34,7 +34,7 @@ import numpy as np
 from mb_sim._jit import helper, inline, njit
 from mb_sim.bvh import BVH, build, refit, surface_area
 from mb_sim.collision.work import SceneTree, allocate_scene_tree
-from mb_sim.model.collision_filter import LISTED_PAIRS, listed_pairs, walkers
+from mb_sim.model.collision_filter import listed_pairs, walkers
 from mb_sim.model.shapes import BOX, CAPSULE, CYLINDER, PLANE, SPHERE, CollisionScene
 
 REBUILD = 2.0
@@ -242,10 +242,10 @@ def scene_pairs(kind: np.ndarray, static: np.ndarray, walks: np.ndarray, allowed
                 out: np.ndarray) -> int:
     """The candidate pairs of the geometries whose world boxes are lo, hi into out (the
     module docstring), with the scene tree `tree` (a `SceneTree`) refitted or built when a
-    geometry walks; in a scene of at most LISTED_PAIRS geometries, the `listed` pairs
-    (`Geoms.listed_pairs`) whose boxes overlap instead. Returns their number."""
+    geometry walks; when the pairs that may collide are `listed` (`Geoms.listed_pairs`: at
+    most LISTED_PAIRS), those whose boxes overlap instead. Returns their number."""
     ng = kind.shape[0]
-    if ng <= LISTED_PAIRS:
+    if listed.shape[0] > 0:
         return _listed_pairs(listed, lo, hi, out)
     count = 0
     if walks.any():

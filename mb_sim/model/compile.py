@@ -160,8 +160,8 @@ with its owner and surface.""", (
     Field("walks", FLAG, ("g",), "moves, bounded, and may collide with another bounded "
           "geometry: only these walk the scene tree for pairs (mb_sim.collision.broadphase)"),
     Field("listed_pairs", INDEX, ("c", 2), "the pairs that may collide, i < j in "
-          "lexicographic order, in a scene of at most LISTED_PAIRS geometries (else none): "
-          "the broad phase tests their boxes (mb_sim.model.collision_filter.listed_pairs)"),
+          "lexicographic order, when they are at most LISTED_PAIRS (else none): the broad "
+          "phase tests their boxes (mb_sim.model.collision_filter.listed_pairs)"),
     Field("max_face_verts", int, (), "most vertices of one face"),
     Field("max_verts", int, (), "most vertices of one polyhedron"),
     Field("max_faces", int, (), "most faces of one polyhedron"),
