@@ -6,7 +6,8 @@ urdf/quadruped.urdf with a floating base starts in its standing pose with its fe
 ground of config/worlds/flat.yaml's ground (friction as there) and is held there by the
 quadruped demo's joint PD (`mb_sim.control.pd_effort`, the gains of quadruped_controller),
 dt = 1 ms. Both simulators get the same efforts law each step, computed from their own state;
-only the step call is timed. Printed: us per step and the ratio, the contacts of a step, the
+only the step call is timed, in windows of WINDOW steps taken in turn by the two, so that a
+busy moment of the machine slows both alike. Printed: us per step and the ratio, the contacts of a step, the
 trunk height at the end and its range over the last second, the largest foot slip. MuJoCo
 gets the MJCF of `mujoco_scene.mjcf` (the same lumped bodies, a free joint for the base,
 Newton solver, elliptic cones). Prints numbers, asserts nothing.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,9 @@ DT = 0.001
 KP, KD = 80.0, 1.0  # quadruped_controller's gains
 FEET = ("fl_foot", "fr_foot", "rl_foot", "rr_foot")
 WARMUP = 200
+WINDOW = 100
+Run = Generator[None, None, dict[str, Any] | None]
+"""A simulator's run: it stops after each window of timed steps; its value is its results."""
 
 
 def setup() -> tuple[mb_sim.Model, Any, np.ndarray, float]:
@@ -49,7 +54,7 @@ def setup() -> tuple[mb_sim.Model, Any, np.ndarray, float]:
     return model, world, stand, radius - foot_z
 
 
-def run_mb_sim(model: Any, world: Any, stand: np.ndarray, steps: int) -> dict[str, Any]:
+def run_mb_sim(model: Any, world: Any, stand: np.ndarray, steps: int) -> Run:
     sim = mb_sim.Simulation(model, world, dt=DT)
     sim.set_state(q=dict(zip(model.joint_names, stand)))
     limit = model.effort_limit
@@ -66,12 +71,14 @@ def run_mb_sim(model: Any, world: Any, stand: np.ndarray, steps: int) -> dict[st
             heights.append(sim.q[2])
         if k == WARMUP:
             feet0 = np.array([sim.link_pose(f)[0][:2] for f in FEET])
+        if k >= WARMUP and (k - WARMUP + 1) % WINDOW == 0:
+            yield
     feet = np.array([sim.link_pose(f)[0][:2] for f in FEET])
     return {"us": 1e6 * wall / steps, "contacts": contacts / steps, "heights": heights,
             "slip": float(np.linalg.norm(feet - feet0, axis=1).max())}
 
 
-def run_mujoco(model: Any, world: Any, stand: np.ndarray, steps: int) -> dict[str, Any] | None:
+def run_mujoco(model: Any, world: Any, stand: np.ndarray, steps: int) -> Run:
     try:
         import mujoco
     except ImportError:
@@ -96,9 +103,25 @@ def run_mujoco(model: Any, world: Any, stand: np.ndarray, steps: int) -> dict[st
             heights.append(d.qpos[2])
         if k == WARMUP:
             feet0 = d.xpos[feet_ids, :2].copy()
+        if k >= WARMUP and (k - WARMUP + 1) % WINDOW == 0:
+            yield
     slip = float(np.linalg.norm(d.xpos[feet_ids, :2] - feet0, axis=1).max())
     return {"us": 1e6 * wall / steps, "contacts": contacts / steps, "heights": heights,
             "slip": slip, "version": mujoco.__version__}
+
+
+def in_turn(runs: list[Run]) -> list[dict[str, Any] | None]:
+    """The runs' results, their windows taken in turn."""
+    results: list[dict[str, Any] | None] = [None] * len(runs)
+    live = list(range(len(runs)))
+    while live:
+        for i in list(live):
+            try:
+                next(runs[i])
+            except StopIteration as end:
+                results[i] = end.value
+                live.remove(i)
+    return results
 
 
 def _foot_body(model: mb_sim.Model, foot: str) -> str:
@@ -115,9 +138,13 @@ def main() -> None:
     args = parser.parse_args()
     steps = round(args.seconds / DT)
     model, world, stand, z0 = setup()
-    results = {"mb_sim": run_mb_sim(model, world, stand, steps)}
+    runs = [run_mb_sim(model, world, stand, steps)]
     if not args.no_mujoco:
-        mj = run_mujoco(model, world, stand, steps)
+        runs.append(run_mujoco(model, world, stand, steps))
+    mine, *theirs = in_turn(runs)
+    assert mine is not None
+    results = {"mb_sim": mine}
+    for mj in theirs:
         if mj is not None:
             results[f"MuJoCo {mj['version']}"] = mj
     print(f"quadruped standing, {model.n_joints} joints + floating base, {steps} steps of "
