@@ -8,7 +8,8 @@ ground, on a grid 1 m apart, held by the quadruped demo's joint PD as in bench_l
 (dt = 1 ms). One mb_sim world (`robots:`, one entry per copy) and one MuJoCo model (the same
 lumped bodies, a free joint each, Newton solver) per count; both get the same effort law from
 their own state each step, through each one's array interface (mb_sim: each robot's view,
-MuJoCo: d.ctrl). Only the step calls are timed. Printed per count: us per step, us per robot
+MuJoCo: d.ctrl). Only the step calls are timed, in windows of 100 steps taken in turn by the
+two (`bench_legged.in_turn`), so that a busy moment of the machine slows both alike. Printed per count: us per step, us per robot
 and step, the ratio mb_sim / MuJoCo, and the ratio of each against its own one-robot time
 (N robots should cost N times one). Numbers only, no pass/fail.
 """
@@ -27,7 +28,7 @@ import mb_sim
 from mb_sim.control import pd_effort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_legged import DT, KD, KP, WARMUP, setup
+from bench_legged import DT, KD, KP, WARMUP, WINDOW, Run, in_turn, setup
 from mujoco_scene import mjcf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +49,7 @@ def world_of(count: int, height: float, friction: float) -> Any:
                    for i, (x, y) in enumerate(grid(count))]})
 
 
-def run_mb_sim(world: Any, stand: np.ndarray, steps: int) -> dict[str, Any]:
+def run_mb_sim(world: Any, stand: np.ndarray, steps: int) -> Run:
     sim = mb_sim.Simulation(world=world, dt=DT)
     robots = [sim.robot(name) for name in sim.robot_names]
     for r in robots:
@@ -64,11 +65,13 @@ def run_mb_sim(world: Any, stand: np.ndarray, steps: int) -> dict[str, Any]:
         sim.step()
         if k >= WARMUP:
             wall += time.perf_counter() - t0
+            if (k - WARMUP + 1) % WINDOW == 0:
+                yield
     heights = [float(r.q[2]) for r in robots]
     return {"us": 1e6 * wall / steps, "z": (min(heights), max(heights))}
 
 
-def run_mujoco(world: Any, model: Any, stand: np.ndarray, steps: int) -> dict[str, Any] | None:
+def run_mujoco(world: Any, model: Any, stand: np.ndarray, steps: int) -> Run:
     try:
         import mujoco
     except ImportError:
@@ -95,6 +98,8 @@ def run_mujoco(world: Any, model: Any, stand: np.ndarray, steps: int) -> dict[st
         mujoco.mj_step(m, d)
         if k >= WARMUP:
             wall += time.perf_counter() - t0
+            if (k - WARMUP + 1) % WINDOW == 0:
+                yield
     heights = [float(d.qpos[m.jnt_qposadr[m.joint(f"{e.name}/{model.joint_names[0]}").id] - 7
                               + 2]) for e in world.robots]
     return {"us": 1e6 * wall / steps, "z": (min(heights), max(heights)),
@@ -115,8 +120,12 @@ def main() -> None:
     one: dict[str, float] = {}
     for count in args.counts:
         world = world_of(count, height, flat.ground.friction)
-        mine = run_mb_sim(world, stand, steps)
-        theirs = None if args.no_mujoco else run_mujoco(world, model, stand, steps)
+        runs = [run_mb_sim(world, stand, steps)]
+        if not args.no_mujoco:
+            runs.append(run_mujoco(world, model, stand, steps))
+        results = in_turn(runs)
+        mine, theirs = results[0], results[1] if len(results) > 1 else None
+        assert mine is not None
         one.setdefault("mb", mine["us"])
         line = (f"{count:>6} {mine['us']:>10.1f} {mine['us'] / count:>8.1f} ")
         if theirs is not None:
