@@ -182,7 +182,8 @@ def without_overlaps(cs: CollisionScene, robots: Sequence[Any], tree: Any,
 LISTED_PAIRS = 2048
 """A scene whose pairs that may collide are at most this many lists them (`listed_pairs`):
 the broad phase tests each listed pair's boxes, about 2 ns a pair, instead of refitting and
-walking the scene tree (talos alone, 52 geometries and 1,046 pairs: 9.0 us walking the tree)."""
+walking the scene tree (talos alone, 52 geometries and 1,046 pairs, world boxes included:
+3.5-4.7 us listed, 5.2-7.8 us walking the tree)."""
 
 
 def listed_pairs(kind: np.ndarray, static: np.ndarray, allowed: np.ndarray) -> np.ndarray:
