@@ -364,7 +364,12 @@ def _ctrl_c(proc: subprocess.Popen[str], log: Path) -> tuple[float, str]:
     out = log.read_text()
     assert len(nodes) == 1, out
     assert proc.returncode == 0, out
-    assert "Traceback" not in out and "process has finished cleanly" in out, out
+    # A node that ended before launch passed the Ctrl-C on to it (at once, mid-compile) can
+    # lose its status in launch: Python's Popen.send_signal polls first and so reaps it, and
+    # asyncio's child watcher, finding it gone, reports 255 ("process has died"). Its own
+    # status is unknown then, not wrong; what it printed is still checked.
+    lost = f"Unknown child process pid {nodes[0]}, will report returncode 255" in out
+    assert "Traceback" not in out and ("process has finished cleanly" in out or lost), out
     return seconds, out
 
 
