@@ -561,7 +561,10 @@ def test_stats_service_reports_speed_and_commands(start_sim: Any, probe: Any) ->
     assert (c["received"], c["applied"], c["rejected"], c["lost"]) == (sent + 1, sent, 1, 0), \
         stats
     lat = c["latency_ms"]
-    assert lat["n"] == sent and 0.0 < lat["median"] <= lat["p99"] <= lat["max"] < 1000.0
+    # milliseconds, in order; the bound only catches a wrong unit (a loaded machine held one
+    # command 1.03 s once: its node was not scheduled for that long)
+    assert lat["n"] == sent and 0.0 < lat["median"] <= lat["p99"] <= lat["max"] < 5000.0
+    assert lat["median"] < 1000.0, lat
 
 
 # --- services under load -------------------------------------------------------------------------
