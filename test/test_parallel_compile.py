@@ -88,7 +88,10 @@ def dies_b():
 '''
 
 RUN = '''
-import sys, time
+import signal, sys, time
+# Ctrl-C raises KeyboardInterrupt, as in a terminal: a shell that runs the tests in the
+# background (`make test &`) gives its children SIGINT ignored, and Python keeps it so
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, sys.argv[1])
 from numba.core import types
 import kernels
