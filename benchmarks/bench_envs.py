@@ -7,8 +7,8 @@ SyncVectorEnv of the same environment and to MuJoCo's InvertedDoublePendulum-v5.
 For 1, 16 and 256 environments, each column steps random actions (drawn before timing) for
 about --seconds of wall time after a warm-up, autoresetting as episodes end, and prints
 environment steps per second (steps x environments / wall time):
-- mb_sim make_vec: `mb_sim.envs.make_vec` (one compiled call steps every simulation, numba
-  prange over the machine's cores);
+- mb_sim make_vec: `mb_sim.envs.make_vec` (the simulations split into one share per core,
+  each share stepped by one compiled call on its own thread: `mb_sim.envs.batch`);
 - mb_sim SyncVectorEnv: `gymnasium.make_vec(..., vectorization_mode="sync")`, a Python loop of
   single environments, each `Simulation.step`;
 - MuJoCo SyncVectorEnv: InvertedDoublePendulum-v5, a cart with a double pendulum stepped 5 x
@@ -96,9 +96,10 @@ def main() -> None:
     import mujoco
     import numba
 
-    print(f"\n{os.cpu_count()} cores; numba {numba.__version__}, {numba.get_num_threads()} "
-          f"threads, threading layer {numba.threading_layer()}; gymnasium {gym.__version__}; "
-          f"MuJoCo {mujoco.__version__}")
+    from mb_sim.envs.batch import thread_count
+
+    print(f"\n{os.cpu_count()} cores; numba {numba.__version__}, make_vec on {thread_count()} "
+          f"threads; gymnasium {gym.__version__}; MuJoCo {mujoco.__version__}")
 
 
 if __name__ == "__main__":

@@ -267,3 +267,41 @@ def test_batch_equals_simulations_across_a_workspace_growth():
             assert np.array_equal(batch.state.q[i], sims[i].state.q)
             assert np.array_equal(batch.state.body_pos[i], sims[i].state.body_pos)
     assert len(sims[0].contacts) > 0
+
+
+def test_share_threads_run_side_by_side_raise_and_end():
+    """The batch's threads: each call runs the caller's share and every thread's at the same
+    time (each waits for all the others to begin), an error in a thread's share is raised
+    by the caller once every share is done, and `close` ends the threads."""
+    import threading
+
+    from mb_sim.envs.batch import ShareThreads
+
+    before = set(threading.enumerate())
+    threads = ShareThreads(2)
+    started = [t for t in threading.enumerate() if t not in before]
+    assert len(started) == 2
+    met = threading.Barrier(3, timeout=10)
+    ran: list[str] = []
+
+    def share(name: str):
+        def job() -> None:
+            met.wait()  # all three shares under way at once, or it times out
+            ran.append(name)
+        return job
+
+    for _ in range(3):
+        threads.run(share("mine"), [share("a"), share("b")])
+    assert sorted(ran) == sorted(["mine", "a", "b"] * 3)
+
+    def bad() -> None:
+        raise ValueError("share a failed")
+
+    ran.clear()
+    with pytest.raises(ValueError, match="share a failed"):
+        threads.run(lambda: ran.append("mine"), [bad, lambda: ran.append("b")])
+    assert sorted(ran) == ["b", "mine"]  # the other shares still ran to their end
+    threads.close()
+    for t in started:
+        t.join(timeout=10)
+    assert not any(t.is_alive() for t in started)
