@@ -162,13 +162,6 @@ def helper(fn: Callable[..., Any]) -> Callable[..., Any]:
     return _kernel(fn, Helper if JIT else None, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 
 
-def parallel(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """`njit` with numba's parallel loops (`prange`), cached by content as every kernel: a
-    kernel that calls the step must be compiled again when the step's code changes (numba's
-    own cache would only look at this function's file)."""
-    return _kernel(fn, parallel=True)
-
-
 def inline(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`njit` for small helpers, inlined where they are called: array views passed to them
     then cost no reference counting."""
