@@ -20,7 +20,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline, njit
 from mb_sim.dynamics.floating import cholesky_solve6, slot_tree
-from mb_sim.dynamics.joint_space import BATCH, tree_column, tree_columns
+from mb_sim.dynamics.joint_space import BATCH, factor_tree, tree_column, tree_columns
 
 
 @inline
@@ -121,18 +121,27 @@ def joint_columns(tree: Any, w: Any) -> None:
     much again as its arithmetic. A joint impulse's way up touches only the joint's path to
     the root, so one running 6-vector c = Y^A of the link reached carries it (eq. 3.45:
     Y^A_p = X_i^T (Y^A_i + U_i u_i / D_i), u_p = -S_p^T Y^A_p); the way down is `_down`.
-    A tree with many columns wanted (`mb_sim.dynamics.joint_space.BATCH`), or whose H is
-    factorised already this step, gets them from its factors instead."""
+    A tree whose rows reach many columns this step (`mb_sim.dynamics.joint_space.BATCH`: the
+    wanted ones and those of its contact rows, w.column_due, whose flags are cleared) is
+    factorised first, and every column of it then comes from its factors, the contact rows'
+    included (`unit_response`); so do those of a tree factorised already this step."""
     up, vadr, body_tree = tree.up, tree.vadr, tree.body_tree
     X, S, U, D, u, dv, c, t = w.X, w.S, w.U, w.D, w.u_impulse, w.dv, w.vec6, w.vec6b
-    wanted, ready, response = w.response_wanted, w.response_ready, w.response
+    wanted, ready, response, reached = (w.response_wanted, w.response_ready, w.response,
+                                        w.column_due)
     n = up.shape[0]
     for k in range(tree.floating.shape[0]):
         due = 0
+        reach = 0
         for v in range(tree.tree_v[k], tree.tree_v[k + 1]):
-            due += wanted[v] and not ready[v]
-        if due > 0 and (w.factored[k] or (due >= BATCH and
-                                          3 * due >= tree.tree_v[k + 1] - tree.tree_v[k])):
+            if not ready[v]:
+                due += wanted[v]
+                reach += wanted[v] or reached[v]
+            reached[v] = False
+        if (not w.factored[k] and reach >= BATCH
+                and 3 * reach >= tree.tree_v[k + 1] - tree.tree_v[k]):
+            factor_tree(tree, w, k)
+        if due > 0 and w.factored[k]:
             tree_columns(tree, w, k)
     for joint in range(n):
         v = vadr[joint]

@@ -50,6 +50,8 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("response_ready", FLAG, ("nv",), "response[i] holds the current q's"),
     Field("response_wanted", FLAG, ("nv",), "the joints' columns `joint_columns` is to "
           "compute"),
+    Field("column_due", FLAG, ("nv",), "the columns this step's contact rows reach, which "
+          "`joint_columns` counts when it chooses to factorise a tree"),
     Field("base_cholesky", REAL, ("t", 6, 6), "lower Cholesky factor of tree k's floating "
           "base's I^A_0"),
     Field("base_a0", REAL, ("t", 6), "tree k's a_0 = [0; -R^T g], base axes (ABA: tree.a0 "

@@ -72,7 +72,7 @@ from mb_sim.sim.sensors import Sensors, measure
 from mb_sim.sim.servo import EFFORT, POSITION, drive, make_explicit, servo_update
 from mb_sim.sim.state import StateArrays
 from mb_sim.solver import pgs, warm
-from mb_sim.solver.contact import contact_rows, drop_receding_contacts
+from mb_sim.solver.contact import contact_rows, drop_receding_contacts, mark_contact_columns
 from mb_sim.solver.robot_joints import joint_row_responses, robot_joint_rows
 from mb_sim.solver.rows import NORMAL, SCALAR
 from mb_sim.solver.world_joints import blocks, frames, keep_world_joints, world_joint_rows
@@ -258,12 +258,15 @@ def make_rows(m: Any, d: Any, s: Any) -> None:
     apart and not closing dropped first: `mb_sim.solver.contact.drop_receding_contacts`), the
     robot's joints and the world joints. The robot rows share the columns of H^-1
     (d.tree.response) at this step's articulated inertias: the joint rows' come first, all
-    at once (`joint_row_responses`), so that the contact rows find them."""
+    at once (`joint_row_responses`), so that the contact rows find them; a tree whose rows
+    (the contacts' included: `mark_contact_columns`) reach many columns is factorised
+    first, and they all come from its factors."""
     drop_receding_contacts(m, d)
     d.rows.count[0] = 0
     d.tree.response_ready[:] = False
     d.tree.factored[:] = False
     if s.qd.shape[0] > 0:
+        mark_contact_columns(m, d)
         joint_row_responses(m, d, s)
     contact_rows(m, d, s)
     d.work.info[ROW_START] = d.rows.count[0]

@@ -213,6 +213,41 @@ def _approach_speed(m: Any, d: Any, c: int) -> float:
 
 
 @helper
+def mark_contact_columns(m: Any, d: Any) -> None:
+    """Flag in d.tree.column_due the columns of H^-1 that this step's contact rows reach: on
+    each side that is a robot link, the joints of its path as `_robot_sides` walks it (up to
+    the two links' shared ancestor when both are of one tree, else to the root, then a
+    floating base's six). A tree whose rows reach many columns is factorised before any is
+    computed (`mb_sim.dynamics.impulse.joint_columns`): a hand's fingers touching each other
+    reach a few columns each, which one by one would each cost a sweep over the whole
+    tree."""
+    con, g, tree, due = d.contacts, m.geoms, m.tree, d.tree.column_due
+    what, index, parent = g.what, g.index, tree.parent
+    n = parent.shape[0]
+    for c in range(con.count[0]):
+        ga, gb = con.geom_a[c], con.geom_b[c]
+        stop, with_base = -1, True
+        if what[ga] == ROBOT and what[gb] == ROBOT:
+            a, b = index[ga], index[gb]
+            if slot_tree(tree, a) == slot_tree(tree, b):
+                stop, with_base = shared_ancestor(parent, a, b), False
+        for side in range(2):
+            geom = ga if side == 0 else gb
+            if what[geom] != ROBOT:
+                continue
+            body = index[geom]
+            k = slot_tree(tree, body)
+            v0 = tree.tree_v[k] - tree.tree_body[k]  # joint i's column: v0 + i
+            i = body if body < n else -1
+            while i >= 0 and i != stop:
+                due[v0 + i] = True
+                i = parent[i]
+            if with_base and tree.floating[k]:
+                for x in range(tree.tree_v[k + 1] - 6, tree.tree_v[k + 1]):
+                    due[x] = True
+
+
+@helper
 def drop_receding_contacts(m: Any, d: Any) -> None:
     """Remove from d.contacts (keeping their order) the contacts between links of one tree
     that are still apart and close less than 1 / SPECULATIVE_REACH of their gap in this step,
