@@ -6,7 +6,7 @@ edit of a helper in another file goes unseen. Here each kernel's files carry a c
 (`stamp`): a hash of the bytecode of the kernel and of every function it reaches (the kernels
 and inlined helpers it calls, transitively, through module globals and closures), of the
 values of the globals they read (numbers, tuples, arrays), of the record and view classes they
-build, and of the compile options (`mb_sim._jit`, this module) and the Python, numba, llvmlite
+build (with the fields of the records inside them, at any depth), and of the compile options (`mb_sim._jit`, this module) and the Python, numba, llvmlite
 and numpy versions. So:
 
 - every install of the same sources (the source tree, a colcon install space, a pip install)
@@ -152,9 +152,25 @@ class _Digest:
         elif isinstance(value, type):
             fields = getattr(value, "_fields", None) or sorted(
                 k for k, v in vars(value).items() if isinstance(v, property))
-            self.add("class", value.__module__, value.__qualname__, fields)
+            self.add("class", value.__module__, value.__qualname__, fields, _layout(value))
         else:  # numba types, and objects numba types by their class
             self.add("object", type(value).__module__, type(value).__qualname__, str(value))
+
+
+def _layout(cls: type) -> list[Any] | None:
+    """A declared record's fields and those of the records inside it, at any depth (names,
+    element types, ranks); None for another class. A kernel that builds a record is compiled
+    for the arrays it is given, whose numba types name neither the fields of the records
+    inside it nor their order: without this, a record renamed or reordered inside another
+    would find the old constructor in the cache."""
+    from mb_sim.records import RECORD_CLASSES
+
+    arrays = RECORD_CLASSES.get(cls, cls)
+    decl = getattr(arrays, "declaration", None)
+    if decl is None:
+        return None
+    return [(f.name, _layout(f.dtype) if f.is_record else getattr(f.dtype, "__name__", ""),
+             len(f.shape)) for f in decl.fields]
 
 
 def _own(fn: Callable[..., Any]) -> tuple[bytes, tuple[Callable[..., Any], ...]]:

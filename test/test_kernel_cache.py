@@ -257,3 +257,50 @@ def test_interpreted_runs_leave_the_cache_alone(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False", proc.stdout
     assert not cache.exists() or not any(cache.iterdir())
+
+
+NESTED = '''
+import numpy as np
+from mb_sim._jit import njit, record_fields
+from mb_sim.records import Field, record
+
+Inner, InnerRecord = record("StampInner", "A record inside another.", (
+    Field("{first}", np.float64, ("n",), "one array"),
+    Field("{second}", np.float64, ("n",), "another"),
+), sizes={{"n": "its length"}})
+Outer, OuterRecord = record("StampOuter", "A record holding one.", (
+    Field("inner", Inner, (), "the record inside"),
+    Field("x", np.float64, ("n",), "an array of its own"),
+), sizes={{"n": "its length"}})
+
+
+@njit
+def make_outer(values):
+    return OuterRecord(*record_fields(values))
+'''
+
+STAMP = '''
+import sys
+sys.path.insert(0, sys.argv[1])
+import nested
+from mb_sim.kernel_cache import stamp
+print(stamp(nested.make_outer.py_func))
+'''
+
+
+def test_a_record_changed_inside_another_changes_its_builders_stamp(tmp_path: Path) -> None:
+    """A kernel that builds a record is stamped with the fields of the records inside it: two
+    fields of the inner record swapped (the arrays' types, and so the kernel's signature,
+    unchanged) must not find the old constructor in the cache, which would put each array in
+    the other's place."""
+    stamps = []
+    for first, second in (("a", "b"), ("b", "a"), ("a", "b")):
+        folder = tmp_path / f"{first}{second}{len(stamps)}"
+        folder.mkdir()
+        (folder / "nested.py").write_text(NESTED.format(first=first, second=second))
+        out = subprocess.run([sys.executable, "-c", STAMP, str(folder)],
+                             env=compiling_env(tmp_path / "cache"), capture_output=True,
+                             text=True, timeout=300, check=True)
+        stamps.append(out.stdout.split()[-1])
+    assert stamps[0] == stamps[2]  # the same code, another folder: the same stamp
+    assert stamps[0] != stamps[1]
