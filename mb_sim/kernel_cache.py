@@ -6,8 +6,8 @@ edit of a helper in another file goes unseen. Here each kernel's files carry a c
 (`stamp`): a hash of the bytecode of the kernel and of every function it reaches (the kernels
 and inlined helpers it calls, transitively, through module globals and closures), of the
 values of the globals they read (numbers, tuples, arrays), of the record and view classes they
-build (with the fields of the records inside them, at any depth), and of the compile options (`mb_sim._jit`, this module) and the Python, numba, llvmlite
-and numpy versions. So:
+build (with the fields of the records inside them, at any depth), and of the compile options
+(`mb_sim._jit`, this module) and the Python, numba, llvmlite and numpy versions. So:
 
 - every install of the same sources (the source tree, a colcon install space, a pip install)
   finds the same files in the user's cache (`cache_root`: NUMBA_CACHE_DIR when set, else
