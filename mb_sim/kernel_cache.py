@@ -162,11 +162,9 @@ def _layout(cls: type) -> list[Any] | None:
     element types, ranks); None for another class. A kernel that builds a record is compiled
     for the arrays it is given, whose numba types name neither the fields of the records
     inside it nor their order: without this, a record renamed or reordered inside another
-    would find the old constructor in the cache."""
-    from mb_sim.records import RECORD_CLASSES
-
-    arrays = RECORD_CLASSES.get(cls, cls)
-    decl = getattr(arrays, "declaration", None)
+    would find the old constructor in the cache. A record's namedtuple class and its compiled
+    class both carry its declaration (`mb_sim.records.record`)."""
+    decl = getattr(cls, "declaration", None)
     if decl is None:
         return None
     return [(f.name, _layout(f.dtype) if f.is_record else getattr(f.dtype, "__name__", ""),

@@ -150,6 +150,7 @@ def record(name: str, doc: str, entries: Sequence[Entry],
     sys.modules[module].__dict__[f"{name}Type"] = type_class
     sys.modules[module].__dict__[f"{name}Record"] = proxy
     RECORD_CLASSES[proxy] = arrays
+    proxy.declaration = decl  # type: ignore[attr-defined]  # as the namedtuple class has it
     return arrays, proxy
 
 
