@@ -97,6 +97,19 @@ def _body_sides(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int,
                        Iw, i)
 
 
+@inline
+def _walk_ends(what: np.ndarray, index: np.ndarray, tree: Any, ga: int, gb: int
+               ) -> tuple[int, bool]:
+    """Where the walks up the tree of a contact's robot sides end (`kinematics.point_jacobian`'s
+    `stop` and `with_base`): at the two links' shared ancestor, the floating base left out,
+    when both are links of one tree; else at the root, the base included."""
+    if what[ga] == ROBOT and what[gb] == ROBOT:
+        a, b = index[ga], index[gb]
+        if slot_tree(tree, a) == slot_tree(tree, b):
+            return shared_ancestor(tree.parent, a, b), False
+    return -1, True
+
+
 @helper
 def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.ndarray) -> None:
     """Add J and W of contact c's point on the sides that are tree links (or a floating
@@ -108,11 +121,7 @@ def _robot_sides(m: Any, d: Any, c: int, r: int, n_dirs: int, directions: np.nda
     rows, con, g, tree, w = d.rows, d.contacts, m.geoms, m.tree, d.tree
     tree_v = tree.tree_v
     ga, gb = con.geom_a[c], con.geom_b[c]
-    stop, with_base = -1, True
-    if g.what[ga] == ROBOT and g.what[gb] == ROBOT:
-        a, b = g.index[ga], g.index[gb]
-        if slot_tree(tree, a) == slot_tree(tree, b):
-            stop, with_base = shared_ancestor(tree.parent, a, b), False
+    stop, with_base = _walk_ends(g.what, g.index, tree, ga, gb)
     for side in range(2):
         geom = con.geom_a[c] if side == 0 else con.geom_b[c]
         if g.what[geom] == ROBOT:
@@ -226,11 +235,7 @@ def mark_contact_columns(m: Any, d: Any) -> None:
     n = parent.shape[0]
     for c in range(con.count[0]):
         ga, gb = con.geom_a[c], con.geom_b[c]
-        stop, with_base = -1, True
-        if what[ga] == ROBOT and what[gb] == ROBOT:
-            a, b = index[ga], index[gb]
-            if slot_tree(tree, a) == slot_tree(tree, b):
-                stop, with_base = shared_ancestor(parent, a, b), False
+        stop, with_base = _walk_ends(what, index, tree, ga, gb)
         for side in range(2):
             geom = ga if side == 0 else gb
             if what[geom] != ROBOT:
