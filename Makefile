@@ -17,14 +17,20 @@ ROS2_CLI_INSTALL ?= ../shared/ros2/install.sh
 
 export ROS_AUTOMATIC_DISCOVERY_RANGE := LOCALHOST
 
-.PHONY: env kernels ros2-cli browser test lint pytest run clean-env
+.PHONY: env bytecode kernels ros2-cli browser test lint pytest run clean-env
 
 env:
 	@bash tools/setup_env.sh $(VENV)
 
+# The package's Python bytecode, written even where PYTHONDONTWRITEBYTECODE is set: without it
+# every process that imports mb_sim (each node, launch and script the tests start) compiles its
+# modules from source first, about 0.4 s of CPU each. Only changed modules are compiled again.
+bytecode: env
+	@$(PY) -m compileall -q -j 0 mb_sim
+
 # Compile the physics kernels once per source version (a minute or two), so that tests and the
 # node start at once; they are cached by content in ~/.cache/mb_sim/kernels (mb_sim.kernel_cache).
-kernels: env
+kernels: env bytecode
 	@$(PY) -m mb_sim.warmup
 
 lint: env
