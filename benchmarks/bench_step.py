@@ -368,7 +368,7 @@ def _stages() -> tuple[list[tuple[str, Callable[[Any, Any, Any], Any]]], list[An
 
     sim_vb: list[Any] = [None]
     return [("0 remember", lambda m, d, s: st.remember(d, s)),
-            ("1 free motion", st.free_motion), ("2 collide", st.collide),
+            ("1 collide", st.collide), ("2 free motion", st.free_motion),
             ("3 make rows", st.make_rows), ("4 solve", st.solve),
             ("5 keep world joints", keep), ("6 correct positions", st.correct_positions),
             ("7 integrate", st.integrate), ("8 check", st.check)], sim_vb

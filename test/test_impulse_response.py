@@ -18,7 +18,7 @@ from mb_sim.dynamics.impulse import (
     point_impulse,
     unit_response,
 )
-from mb_sim.dynamics.joint_space import factor_tree, tree_column
+from mb_sim.dynamics.joint_space import factor_tree, factored_accelerations, tree_column
 from mb_sim.dynamics.kinematics import body_poses, point_jacobian_row
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
 from mb_sim.model.forest import compile_forest, new_tree
@@ -212,8 +212,9 @@ def test_factorised_columns_of_a_branched_tree_equal_one_sweep_each(urdf: str) -
     sim = mb_sim.Simulation(model, world=mb_sim.load_world({"ground": None, "robot": {
         "self_collision": False,
         "initial_positions": dict(zip(model.joint_names, hold_pose(model).tolist()))}}))
+    sim.step()
     q = sim.q.copy()
-    sim.step()  # the step's ABA leaves the transforms and inertias of q in the workspace
+    _articulated(sim._m, sim._d, sim._s)  # the transforms and inertias of q in the workspace
     nv = model.nv
     wanted = np.ones(nv, dtype=np.bool_)
     together, alone = np.zeros((nv, nv)), np.zeros((nv, nv))
@@ -222,6 +223,63 @@ def test_factorised_columns_of_a_branched_tree_equal_one_sweep_each(urdf: str) -
     np.testing.assert_allclose(together, alone, rtol=1e-9, atol=1e-12 * scale)
     np.testing.assert_allclose(together, np.linalg.inv(mb_sim.crba(model, q)), rtol=1e-7,
                                atol=1e-10 * scale)
+
+
+@njit
+def _articulated(m: object, d: object, s: object) -> None:
+    """ABA over every tree at the state, which leaves its transforms and articulated
+    inertias in the workspace (a step may have taken its free motion from the factors)."""
+    for k in range(m.tree.tree_body.shape[0] - 1):
+        articulated_accelerations(m.tree, d.tree, k, s.q, s.qd, d.work.tau, d.tree.qdd)
+
+
+@njit
+def _both_forward_dynamics(m: object, d: object, s: object, k: int, armature: np.ndarray,
+                           by_aba: np.ndarray, by_factors: np.ndarray) -> bool:
+    """Tree k's qdd at the state with this armature, by ABA and from H factorised; whether
+    the second left the factors marked."""
+    tree, w = m.tree, d.tree
+    for i in range(armature.shape[0]):
+        w.armature[i] = armature[i]
+    articulated_accelerations(tree, w, k, s.q, s.qd, d.work.tau, by_aba)
+    factored_accelerations(tree, w, k, s.q, s.qd, d.work.tau, by_factors)
+    return w.factored[k]
+
+
+@pytest.mark.parametrize("source", ["arm", "pr2", "quadruped", "humanoid"])
+def test_free_motion_from_the_factors_equals_aba(source: str) -> None:
+    """`factored_accelerations` (RNEA's bias, then H + diag(armature) factorised and solved)
+    gives ABA's qdd at a moving state: a fixed arm with joint damping, pr2 (a prismatic
+    torso, branches), the quadruped floating, PyBullet's humanoid floating (ball joints),
+    each the second tree of a forest, with efforts and some joints' armature (a servo's
+    implicit part)."""
+    from robot_walk import package_dirs, robots_dir
+
+    rng = np.random.default_rng(21)
+    path, floating = {
+        "arm": (ARM, False),
+        "pr2": (robots_dir() / "pr2_description/urdf/pr2.urdf", False),
+        "quadruped": (Path(__file__).resolve().parents[1] / "urdf" / "quadruped.urdf", True),
+        "humanoid": (None, True)}[source]
+    world = mb_sim.load_world({"robots": [
+        {"name": "first", "urdf": str(ARM), "inertia_from_geometry": 500.0},
+        {"name": "second", "urdf": str(path or _humanoid()), "floating": floating,
+         "xyz": [2.0, 0.0, 1.0], "inertia_from_geometry": 500.0}]},
+        package_dirs=package_dirs())
+    sim = mb_sim.Simulation(world=world)
+    robot = sim.robot("second")
+    for _ in range(3):
+        robot.set_effort(rng.uniform(-2.0, 2.0, robot.n_joints))
+        sim.step(10)  # a moving, turned state, and efforts in the step's workspace
+    n = sim._data.tree.armature.shape[0]
+    armature = np.where(rng.random(n) < 0.5, rng.uniform(0.01, 0.5, n), 0.0)
+    nv = sim.state.qd.shape[0]
+    by_aba, by_factors = np.zeros(nv), np.zeros(nv)
+    assert _both_forward_dynamics(sim._m, sim._d, sim._s, 1, armature, by_aba, by_factors)
+    v0, v1 = sim.scene.arrays.tree.tree_v[1:3]
+    assert np.abs(by_aba[v0:v1]).max() > 0.1
+    np.testing.assert_allclose(by_factors[v0:v1], by_aba[v0:v1], rtol=1e-9,
+                               atol=1e-10 * np.abs(by_aba[v0:v1]).max())
 
 
 @njit
@@ -268,7 +326,7 @@ def test_factorised_columns_of_a_floating_tree_equal_its_sweeps_and_crba(source:
     arrays, model = sim.scene.arrays.tree, sim.robot("free").model
     k, nv = 1, model.nv
     segment = sim.state.q[arrays.tree_q[k]:arrays.tree_q[k + 1]].copy()
-    sim.step()  # its ABA leaves the transforms and inertias of that state
+    _articulated(sim._m, sim._d, sim._s)  # the transforms and inertias of that state
     factorised, swept = np.zeros((nv, nv)), np.zeros((nv, nv))
     _factorised_and_swept(sim._m, sim._d, k, factorised, swept)
     scale = np.abs(swept).max()

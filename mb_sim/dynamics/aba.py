@@ -165,7 +165,10 @@ def articulated_accelerations(tree: Any, w: Any, k: int, q: np.ndarray, qd: np.n
     A floating base is the body in slot n + k: v_0 = its twist, I^A_0 = I_0 plus the
     articulated inertias of its subtrees; after pass 2, a'_0 = -I^A_0^-1 p^A_0 is its
     acceleration relative to free fall (all of pass 3 runs relative to free fall, as the
-    fixed base's a_0 = [0; -g] does), and its qdd = a'_0 - a_0 with a_0 = [0; -R^T g]."""
+    fixed base's a_0 = [0; -g] does), and its qdd = a'_0 - a_0 with a_0 = [0; -R^T g].
+    Tree k's factors of H (`mb_sim.dynamics.joint_space`) are then no longer those of its X
+    (w.factored[k])."""
     _outward(tree, w, k, q, qd)
     _inward(tree, w, k, qd, tau)
     _accelerations(tree, w, k, q, qdd)
+    w.factored[k] = False

@@ -20,7 +20,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline, njit
 from mb_sim.dynamics.floating import cholesky_solve6, slot_tree
-from mb_sim.dynamics.joint_space import BATCH, factor_tree, tree_column, tree_columns
+from mb_sim.dynamics.joint_space import factor_tree, many_columns, tree_column, tree_columns
 
 
 @inline
@@ -121,8 +121,8 @@ def joint_columns(tree: Any, w: Any) -> None:
     much again as its arithmetic. A joint impulse's way up touches only the joint's path to
     the root, so one running 6-vector c = Y^A of the link reached carries it (eq. 3.45:
     Y^A_p = X_i^T (Y^A_i + U_i u_i / D_i), u_p = -S_p^T Y^A_p); the way down is `_down`.
-    A tree whose rows reach many columns this step (`mb_sim.dynamics.joint_space.BATCH`: the
-    wanted ones and those of its contact rows, w.column_due, whose flags are cleared) is
+    A tree whose rows reach many columns this step (`joint_space.many_columns`: the wanted
+    ones and those of its contact rows, w.column_due, whose flags are cleared) is
     factorised first, and every column of it then comes from its factors, the contact rows'
     included (`unit_response`); so do those of a tree factorised already this step."""
     up, vadr, body_tree = tree.up, tree.vadr, tree.body_tree
@@ -138,8 +138,7 @@ def joint_columns(tree: Any, w: Any) -> None:
                 due += wanted[v]
                 reach += wanted[v] or reached[v]
             reached[v] = False
-        if (not w.factored[k] and reach >= BATCH
-                and 3 * reach >= tree.tree_v[k + 1] - tree.tree_v[k]):
+        if not w.factored[k] and many_columns(tree.tree_v[k + 1] - tree.tree_v[k], reach):
             factor_tree(tree, w, k)
         if due > 0 and w.factored[k]:
             tree_columns(tree, w, k)

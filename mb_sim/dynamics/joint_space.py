@@ -32,7 +32,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from mb_sim._jit import helper, inline
+from mb_sim.dynamics.rnea import inverse_dynamics
 from mb_sim.dynamics.spatial import congruence_add, subspace_half
 
 BATCH = 8
@@ -41,6 +44,23 @@ gets them here; fewer, each from its own impulse sweep (a sweep costs about 80 n
 joint of the tree; the composite inertias and H about 450 + 40 d, the factors d^2 more, for
 a tree of depth d). A tree whose contact rows want more columns than they have directions
 is factorised too (`mb_sim.solver.response`)."""
+
+
+@inline
+def many_columns(nv: int, reach: int) -> bool:
+    """Whether a tree of nv velocities whose rows reach `reach` columns of H^-1 is
+    factorised rather than swept column by column (`BATCH`)."""
+    return reach >= BATCH and 3 * reach >= nv
+
+
+@inline
+def contacts_reach_many(tree: Any, w: Any, k: int) -> bool:
+    """Whether this step's contacts reach many columns of tree k's H^-1 (w.column_due,
+    `many_columns`): its rows will have it factorised."""
+    reach = 0
+    for v in range(tree.tree_v[k], tree.tree_v[k + 1]):
+        reach += w.column_due[v]
+    return many_columns(tree.tree_v[k + 1] - tree.tree_v[k], reach)
 
 
 @inline
@@ -160,6 +180,31 @@ def tree_column(tree: Any, w: Any, k: int, c: int, x: Any) -> None:
     tree_solve(tree, w, k, c, x)
 
 
+@inline
+def _carry_up(H: Any, v0: int, above: Any, i: int, x: Any) -> None:
+    """Coordinate i's step of L^T y = x: its entry taken from its ancestors', then divided
+    by D_i."""
+    j = above[v0 + i]
+    while j >= 0:
+        x[j] -= H[v0 + i, j] * x[i]
+        j = above[v0 + j]
+    x[i] /= H[v0 + i, i]
+
+
+@inline
+def _solve_down(tree: Any, w: Any, k: int, x: Any) -> None:
+    """L x = y for tree k, ancestors first (the second solve of RBDA Table 6.4)."""
+    H, v0, above = w.joint_space, tree.tree_v[k], w.coordinate_parent
+    m = tree.tree_body[k + 1] - tree.tree_body[k]
+    nv = tree.tree_v[k + 1] - v0
+    for step in range(nv - 1, -1, -1):
+        i = _descending(m, nv, step)
+        j = above[v0 + i]
+        while j >= 0:
+            x[i] -= H[v0 + i, j] * x[j]
+            j = above[v0 + j]
+
+
 @helper
 def tree_solve(tree: Any, w: Any, k: int, c: int, x: Any) -> None:
     """x[:nv] <- H^-1 x for tree k from its factors (RBDA Table 6.4; `factor_tree` first),
@@ -167,22 +212,53 @@ def tree_solve(tree: Any, w: Any, k: int, c: int, x: Any) -> None:
     e_c, or a point's Jacobian row along its path): L^-T x is nonzero only there too, so
     the first solve walks that path alone."""
     H, v0, above = w.joint_space, tree.tree_v[k], w.coordinate_parent
-    m = tree.tree_body[k + 1] - tree.tree_body[k]
-    nv = tree.tree_v[k + 1] - v0
     i = c
     while i >= 0:  # L^T y = x, up the path
-        j = above[v0 + i]
-        while j >= 0:
-            x[j] -= H[v0 + i, j] * x[i]
-            j = above[v0 + j]
-        x[i] /= H[v0 + i, i]
+        _carry_up(H, v0, above, i, x)
         i = above[v0 + i]
-    for step in range(nv - 1, -1, -1):  # L x = y, ancestors first
-        i = _descending(m, nv, step)
-        j = above[v0 + i]
-        while j >= 0:
-            x[i] -= H[v0 + i, j] * x[j]
-            j = above[v0 + j]
+    _solve_down(tree, w, k, x)
+
+
+@helper
+def tree_solve_all(tree: Any, w: Any, k: int, x: Any) -> None:
+    """x[:nv] <- H^-1 x for tree k from its factors, x any local vector (RBDA Table 6.4:
+    L^T y = x from the tips, then L x = y from the root)."""
+    H, v0, above = w.joint_space, tree.tree_v[k], w.coordinate_parent
+    m = tree.tree_body[k + 1] - tree.tree_body[k]
+    nv = tree.tree_v[k + 1] - v0
+    for step in range(nv):  # descendants before their ancestors
+        _carry_up(H, v0, above, _descending(m, nv, step), x)
+    _solve_down(tree, w, k, x)
+
+
+@helper
+def factored_accelerations(tree: Any, w: Any, k: int, q: np.ndarray, qd: np.ndarray,
+                           tau: np.ndarray, qdd: np.ndarray) -> None:
+    """qdd of tree k as `aba.articulated_accelerations` gives it (the same numbers up to
+    rounding), from H factorised instead (RBDA sec. 6.1): the bias b = RNEA(q, qd, 0) with
+    gravity and joint damping (`rnea.inverse_dynamics`; a floating base's six entries the
+    wrench it would need), then (H + diag(armature)) qdd = tau - b, a floating base's tau
+    zero, by `factor_tree` and `tree_solve_all`. It leaves what the rows then need: X, S and
+    the factors of q (w.factored[k]), not ABA's articulated inertias, which only the
+    impulse sweeps of an unfactorised tree read. No external forces (w.f_ext, which the
+    step leaves zero). Worth it where the step factorises the tree anyway: the contact rows
+    of a legged robot's feet (`mb_sim.sim.servo.drive`)."""
+    b0, b1 = tree.tree_body[k], tree.tree_body[k + 1]
+    v0 = tree.tree_v[k]
+    nv = tree.tree_v[k + 1] - v0
+    for a in range(nv):
+        qdd[v0 + a] = 0.0
+    inverse_dynamics(tree, w, k, q, qd, qdd, qdd)  # qdd = b: RNEA reads all it needs first
+    x, vadr = w.row, tree.vadr
+    for i in range(b0, b1):
+        v = vadr[i]
+        x[v - v0] = tau[i] - qdd[v]
+    for a in range(b1 - b0, nv):
+        x[a] = -qdd[v0 + a]
+    factor_tree(tree, w, k)
+    tree_solve_all(tree, w, k, x)
+    for a in range(nv):
+        qdd[v0 + a] = x[a]
 
 
 @helper

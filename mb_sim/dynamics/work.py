@@ -4,7 +4,9 @@ After `articulated_accelerations` (mb_sim.dynamics.aba) the record holds, for th
 given, the joint transforms X_i, motion subspaces S_i, U_i = I^A_i S_i, D_i = S_i^T U_i and
 the articulated inertias I^A_i (Holck 2005, ch. 3), and for a floating base the Cholesky factor
 of its articulated inertia: the impulse response (Holck 2005, ch. 3) and the constraint rows read
-them. `rot`, `pos` are the world poses of the bodies (kinematics). Body arrays have a slot per
+them. A tree the step's free motion solved from its factorised H instead
+(`mb_sim.dynamics.joint_space.factored_accelerations`, `factored`) has X_i, S_i and the factors
+of its q, and the rows read those. `rot`, `pos` are the world poses of the bodies (kinematics). Body arrays have a slot per
 body of every tree and then one per tree for its base, n + k (mb_sim.model.forest).
 """
 
@@ -50,8 +52,9 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
     Field("response_ready", FLAG, ("nv",), "response[i] holds the current q's"),
     Field("response_wanted", FLAG, ("nv",), "the joints' columns `joint_columns` is to "
           "compute"),
-    Field("column_due", FLAG, ("nv",), "the columns this step's contact rows reach, which "
-          "`joint_columns` counts when it chooses to factorise a tree"),
+    Field("column_due", FLAG, ("nv",), "the columns this step's contacts' rows reach, "
+          "which the free motion and `joint_columns` count when they choose to factorise a "
+          "tree"),
     Field("base_cholesky", REAL, ("t", 6, 6), "lower Cholesky factor of tree k's floating "
           "base's I^A_0"),
     Field("base_a0", REAL, ("t", 6), "tree k's a_0 = [0; -R^T g], base axes (ABA: tree.a0 "

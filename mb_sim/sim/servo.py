@@ -52,6 +52,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline
 from mb_sim.dynamics.aba import articulated_accelerations
+from mb_sim.dynamics.joint_space import contacts_reach_many, factored_accelerations
 
 EFFORT, POSITION, VELOCITY = 0, 1, 2
 INTERFACES = ("effort", "position", "velocity")
@@ -168,15 +169,27 @@ def saturate(m: Any, d: Any, k: int, qdd: np.ndarray) -> bool:
 
 
 @inline
-def drive(m: Any, d: Any, s: Any, qdd: np.ndarray) -> bool:
-    """The free-motion accelerations qdd with the servos, tree by tree (ABA on H + diag(a),
-    again while a joint of the tree newly saturates); d.tree keeps the articulated inertias
-    with the armature. True when some joint has a servo."""
+def _accelerations(m: Any, d: Any, s: Any, k: int, qdd: np.ndarray, factors: bool) -> None:
+    if factors:
+        factored_accelerations(m.tree, d.tree, k, s.q, s.qd, d.work.tau, qdd)
+    else:
+        articulated_accelerations(m.tree, d.tree, k, s.q, s.qd, d.work.tau, qdd)
+
+
+@inline
+def drive(m: Any, d: Any, s: Any, qdd: np.ndarray, by_factors: bool) -> bool:
+    """The free-motion accelerations qdd with the servos, tree by tree (of H + diag(a),
+    again while a joint of the tree newly saturates): by ABA, which leaves d.tree the
+    articulated inertias with the armature; with `by_factors`, a tree whose contacts reach
+    many columns of H^-1 (`joint_space.contacts_reach_many`), which its rows would
+    factorise anyway, from that factorisation instead (`joint_space.factored_accelerations`,
+    the factors kept for the rows). True when some joint has a servo."""
     servo = servo_efforts(m, d, s)
     for k in range(m.tree.tree_body.shape[0] - 1):
-        articulated_accelerations(m.tree, d.tree, k, s.q, s.qd, d.work.tau, qdd)
+        factors = by_factors and contacts_reach_many(m.tree, d.tree, k)
+        _accelerations(m, d, s, k, qdd, factors)
         while servo and saturate(m, d, k, qdd):
-            articulated_accelerations(m.tree, d.tree, k, s.q, s.qd, d.work.tau, qdd)
+            _accelerations(m, d, s, k, qdd, factors)
     return servo
 
 

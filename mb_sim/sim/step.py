@@ -6,12 +6,14 @@ and, at the end, the state `s` (mb_sim.sim.state):
 
 0. take the commands: a non-finite effort or servo target refuses the step, one beyond its
    bounds is clamped (and reported);
-1. free motion: robot qdd by ABA with the commanded efforts and the position and velocity
-   servos, their stiffness and damping implicit (mb_sim.sim.servo; Holck 2005, ch. 3), free
-   bodies under gravity with implicit gyroscopic rotation; velocities advance by h
+1. collide: link and body poses, broad phase, narrow phase (Holck 2005, fig. 2.4), and the
+   columns of H^-1 the contacts reach;
+2. free motion: robot qdd by ABA with the commanded efforts and the position and velocity
+   servos, their stiffness and damping implicit (mb_sim.sim.servo; Holck 2005, ch. 3), or
+   from H factorised where the contacts' rows will factorise it anyway (RBDA sec. 6.1);
+   free bodies under gravity with implicit gyroscopic rotation; velocities advance by h
    (semi-implicit Euler, Mikhailyuk & Strashnov 2016, semi-implicit Euler) or by RK4 (Holck
    2005 eq. 2.33) for the robot;
-2. collide: link and body poses, broad phase, narrow phase (Holck 2005, fig. 2.4);
 3. make rows: contacts, robot joint limits / friction / mimic, world joints (mb_sim.solver);
 4. solve: warm start, collisions pair by pair (restitution pass), sequential impulses
    (Mikhailyuk & Strashnov 2016, sequential impulses);
@@ -182,11 +184,13 @@ def restore(d: Any, s: Any) -> None:
 
 @njit
 def free_motion(m: Any, d: Any, s: Any) -> None:
-    """Stage 1: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.body_vel,
-    the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q.
+    """Stage 2: d.work.qd_free (and for RK4 the position increment dq_free) and d.work.body_vel,
+    the velocities after h of the smooth forces; d.tree keeps the articulated inertias of q,
+    or, with semi-implicit Euler, for a tree whose contacts (d.tree.column_due, marked by
+    `collide`) reach many columns of H^-1, the factors of its H (`mb_sim.sim.servo.drive`).
     RK4 moves a floating base on SE(3) (Munthe-Kaas): stage positions are q (+) f k_pos, with
     k_pos the rate of the increment (`mb_sim.dynamics.floating.chart_rate`); dq_free is the
-    increment of the step. The trees are independent here: each its own ABA."""
+    increment of the step. The trees are independent here: each its own ABA (or factors)."""
     tree, opt, w, work = m.tree, m.options, d.tree, d.work
     h = opt.dt
     q, qd, tau = s.q, s.qd, work.tau
@@ -196,7 +200,7 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
         kv, ka, kp, qt = w.rk4_qd, w.rk4_qdd, w.rk4_dq, w.rk4_q
         kv[0] = qd
         kp[0] = qd
-        if drive(m, d, s, ka[0]):
+        if drive(m, d, s, ka[0], False):
             make_explicit(m, d, ka[0])
         for stage in range(1, 4):
             f = 0.5 * h if stage < 3 else h
@@ -221,7 +225,7 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
             articulated_accelerations(tree, w, k, q, qd, tau, w.qdd)
     elif nv > 0:
         qdd, qd_free = w.qdd, work.qd_free
-        drive(m, d, s, qdd)
+        drive(m, d, s, qdd, True)
         for i in range(nv):
             qd_free[i] = qd[i] + h * qdd[i]
     free_body_motion(s.body_vel, s.body_quat, m.bodies.inertia, m.bodies.dynamic,
@@ -230,8 +234,10 @@ def free_motion(m: Any, d: Any, s: Any) -> None:
 
 @njit
 def collide(m: Any, d: Any, s: Any) -> bool:
-    """Stage 2: link poses (d.tree.rot, pos; slot n + k: tree k's base), body frames
-    (d.frames), contacts (d.contacts). False when the contacts do not fit in d."""
+    """Stage 1: link poses (d.tree.rot, pos; slot n + k: tree k's base), body frames
+    (d.frames), contacts (d.contacts) and the columns of H^-1 their rows may reach
+    (d.tree.column_due: `mark_contact_columns`; receding ones are dropped later, by the
+    rows). False when the contacts do not fit in d."""
     tree, w, c = m.tree, d.tree, d.collision
     n = tree.parent.shape[0]
     body_poses(tree, s.q, w.rot, w.pos)
@@ -249,7 +255,10 @@ def collide(m: Any, d: Any, s: Any) -> bool:
         c.pair_count[0] = 0
         d.contacts.count[0] = 0
         return True
-    return detect_into(m.geoms, c, d.contacts, m.options.envelope)
+    if not detect_into(m.geoms, c, d.contacts, m.options.envelope):
+        return False
+    mark_contact_columns(m, d)
+    return True
 
 
 @njit
@@ -259,14 +268,13 @@ def make_rows(m: Any, d: Any, s: Any) -> None:
     robot's joints and the world joints. The robot rows share the columns of H^-1
     (d.tree.response) at this step's articulated inertias: the joint rows' come first, all
     at once (`joint_row_responses`), so that the contact rows find them; a tree whose rows
-    (the contacts' included: `mark_contact_columns`) reach many columns is factorised
-    first, and they all come from its factors."""
+    (the contacts' included, marked by `collide`) reach many columns is factorised first
+    (by the free motion already, with semi-implicit Euler), and they all come from its
+    factors."""
     drop_receding_contacts(m, d)
     d.rows.count[0] = 0
     d.tree.response_ready[:] = False
-    d.tree.factored[:] = False
     if s.qd.shape[0] > 0:
-        mark_contact_columns(m, d)
         joint_row_responses(m, d, s)
     contact_rows(m, d, s)
     d.work.info[ROW_START] = d.rows.count[0]
@@ -476,10 +484,10 @@ def step(sim: Any, n: int) -> None:
             info[STATUS] = NOT_FINITE
             return
         remember(d, s)
-        free_motion(m, d, s)
         if not collide(m, d, s):
             info[STATUS] = NEED_CAPACITY
             return
+        free_motion(m, d, s)
         make_rows(m, d, s)
         solve(m, d, s)
         keep_world_joints(m, d, d.work.body_vel)

@@ -223,16 +223,18 @@ def _approach_speed(m: Any, d: Any, c: int) -> float:
 
 @helper
 def mark_contact_columns(m: Any, d: Any) -> None:
-    """Flag in d.tree.column_due the columns of H^-1 that this step's contact rows reach: on
-    each side that is a robot link, the joints of its path as `_robot_sides` walks it (up to
-    the two links' shared ancestor when both are of one tree, else to the root, then a
-    floating base's six). A tree whose rows reach many columns is factorised before any is
-    computed (`mb_sim.dynamics.impulse.joint_columns`): a hand's fingers touching each other
+    """Flag in d.tree.column_due (and only those) the columns of H^-1 that this step's
+    contacts' rows reach: on each side that is a robot link, the joints of its path as
+    `_robot_sides` walks it (up to the two links' shared ancestor when both are of one tree,
+    else to the root, then a floating base's six). A tree whose rows reach many columns is
+    factorised before any is computed, by the free motion (`mb_sim.sim.servo.drive`) or the
+    rows (`mb_sim.dynamics.impulse.joint_columns`): a hand's fingers touching each other
     reach a few columns each, which one by one would each cost a sweep over the whole
     tree."""
     con, g, tree, due = d.contacts, m.geoms, m.tree, d.tree.column_due
     what, index, parent = g.what, g.index, tree.parent
     n = parent.shape[0]
+    due[:] = False
     for c in range(con.count[0]):
         ga, gb = con.geom_a[c], con.geom_b[c]
         stop, with_base = _walk_ends(what, index, tree, ga, gb)

@@ -18,7 +18,7 @@ import numpy as np
 from mb_sim._jit import helper, inline
 from mb_sim.dynamics.floating import slot_tree
 from mb_sim.dynamics.impulse import impulse_response, point_impulse, unit_response
-from mb_sim.dynamics.joint_space import factor_tree, tree_solve
+from mb_sim.dynamics.joint_space import factor_tree, tree_solve, tree_solve_all
 from mb_sim.dynamics.kinematics import point_jacobian, point_jacobian_row
 
 
@@ -45,8 +45,11 @@ def add_robot_point(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r: int,
     if missing > max_new:  # fewer sweeps for this row alone
         for c in range(nv):
             J_t[r, slot, c] += sign * scratch[c]
-        point_impulse(w.rot[body], w.pos[body], point, direction, w.vec6b)
-        impulse_response(tree, w, body, w.vec6b, scratch)
+        if w.factored[k]:  # the free motion factorised the tree (and left no sweeps' data)
+            tree_solve_all(tree, w, k, scratch)
+        else:
+            point_impulse(w.rot[body], w.pos[body], point, direction, w.vec6b)
+            impulse_response(tree, w, body, w.vec6b, scratch)
         for c in range(nv):
             W_t[r, slot, c] += sign * scratch[c]
         return
