@@ -68,6 +68,8 @@ scratch. Motion vectors [omega; v], force vectors [n; f], body coordinates (Holc
           "to a tree"),
     Field("path", INDEX, ("w",), "the tree's velocities (local) a point's Jacobian has"),
     "many columns of H^-1 at once (mb_sim.dynamics.joint_space)",
+    Field("point_rows", REAL, (3, "w"), "a contact point's three rows of J, then of H^-1 J^T "
+          "(`tree_solve_rows`), local to a tree"),
     Field("IC", REAL, ("n+t", 6, 6), "composite inertia I^c_i of body i's subtree, body axes"),
     Field("joint_space", REAL, ("nv", "w"), "each tree's H + diag(armature) in its rows "
           "(columns local to the tree), then its L^T D L factors"),

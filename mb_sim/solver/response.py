@@ -18,7 +18,7 @@ import numpy as np
 from mb_sim._jit import helper, inline
 from mb_sim.dynamics.floating import slot_tree
 from mb_sim.dynamics.impulse import impulse_response, point_impulse, unit_response
-from mb_sim.dynamics.joint_space import factor_tree, tree_solve, tree_solve_all
+from mb_sim.dynamics.joint_space import factor_tree, tree_solve_all, tree_solve_rows
 from mb_sim.dynamics.kinematics import point_jacobian, point_jacobian_row
 
 
@@ -73,9 +73,10 @@ def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r:
     axes: `kinematics.point_jacobian`), each row's J = d_k . J_p, and W = sum_j J_j H^-1 e_j
     with each column of H^-1 read once for the n_dirs rows. When more than n_dirs of the
     columns are still to be computed (as many as this point's own rows), the tree's H is
-    factorised instead (`joint_space.factor_tree`, once a step) and each row's W = H^-1 J^T
-    is two sparse triangular solves of its own (`joint_space.tree_solve`; on a legged robot a
-    foot's three rows, against the nine columns of its leg and base); the tree's other
+    factorised instead (`joint_space.factor_tree`, once a step) and the rows' W = H^-1 J^T
+    are two sparse triangular solves, the three rows in one walk over the factors
+    (`joint_space.tree_solve_rows`; on a legged robot a foot's three rows, against the nine
+    columns of its leg and base); the tree's other
     points and joint rows then get their columns from the factors too. `stop`, `with_base`:
     the part of the path the point's other side shares (`kinematics.point_jacobian`)."""
     Jp, path = w.point_jacobian, w.path
@@ -98,17 +99,19 @@ def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r:
             factor_tree(tree, w, k)
         m = tree.tree_body[k + 1] - tree.tree_body[k]
         deepest = path[0] if path[0] < m else nv - 1  # a base's own point: its last twist
-        x = w.row
+        X = w.point_rows  # the rows' J (three: a frictionless point's other two unused)
+        for a in range(3):
+            for c in range(nv):
+                X[a, c] = 0.0
         for a in range(n_dirs):
             d0, d1, d2 = directions[a, 0], directions[a, 1], directions[a, 2]
-            for c in range(nv):
-                x[c] = 0.0
             for p in range(count):
                 j = path[p]
-                x[j] = sign * (d0 * Jp[0, j] + d1 * Jp[1, j] + d2 * Jp[2, j])
-            tree_solve(tree, w, k, deepest, x)
+                X[a, j] = sign * (d0 * Jp[0, j] + d1 * Jp[1, j] + d2 * Jp[2, j])
+        tree_solve_rows(tree, w, k, deepest, X)
+        for a in range(n_dirs):
             for c in range(nv):
-                W_t[r + a, slot, c] += x[c]
+                W_t[r + a, slot, c] += X[a, c]
         return
     response = w.response
     for p in range(count):
