@@ -20,7 +20,9 @@ from mb_sim.dynamics.impulse import (
 )
 from mb_sim.dynamics.joint_space import factor_tree, factored_accelerations, tree_column
 from mb_sim.dynamics.kinematics import body_poses, point_jacobian_row
+from mb_sim.dynamics.spatial import congruence_add, rigid_congruence_add
 from mb_sim.dynamics.work import allocate_tree_work, new_tree_work
+from mb_sim.inertia import skew, spatial_inertia
 from mb_sim.model.forest import compile_forest, new_tree
 from mb_sim.solver.response import add_robot_point, add_robot_point_rows
 
@@ -223,6 +225,36 @@ def test_factorised_columns_of_a_branched_tree_equal_one_sweep_each(urdf: str) -
     np.testing.assert_allclose(together, alone, rtol=1e-9, atol=1e-12 * scale)
     np.testing.assert_allclose(together, np.linalg.inv(mb_sim.crba(model, q)), rtol=1e-7,
                                atol=1e-10 * scale)
+
+
+@njit
+def _both_congruences(X: np.ndarray, inertia: np.ndarray, out: np.ndarray) -> None:
+    """out[0] += X^T I X by the ten numbers of the rigid body, out[1] by the 6x6 blocks."""
+    rigid_congruence_add(X, 0, inertia, 0, out, 0)
+    congruence_add(X, 0, inertia[0], out, 1, np.zeros((6, 6)))
+
+
+def test_a_rigid_bodys_inertia_carries_to_its_parent_as_any_inertia_does() -> None:
+    """`rigid_congruence_add` (mass, first moment and inertia about the origin, carried by the
+    parallel-axis theorem) gives `congruence_add`'s X^T I X for rigid-body inertias of random
+    mass, centre and principal axes, through random joint transforms (rotation and
+    offset), added onto what the parent holds already."""
+    from scipy.spatial.transform import Rotation
+
+    rng = np.random.default_rng(17)
+    for _ in range(50):
+        mass = rng.uniform(0.1, 10.0)
+        axes = Rotation.random(random_state=rng).as_matrix()
+        inertia_com = axes @ np.diag(rng.uniform(0.01, 1.0, 3)) @ axes.T
+        inertia = spatial_inertia(mass, rng.normal(size=3) * 0.3, inertia_com)[None]
+        E = Rotation.random(random_state=rng).as_matrix()
+        X = np.zeros((1, 6, 6))
+        X[0, :3, :3] = X[0, 3:, 3:] = E
+        X[0, 3:, :3] = -E @ skew(rng.normal(size=3) * 0.5)
+        out = np.repeat(spatial_inertia(1.0, np.zeros(3), np.eye(3))[None], 2, axis=0)
+        _both_congruences(X, inertia, out)
+        np.testing.assert_allclose(out[0], out[1], rtol=1e-12, atol=1e-12 * np.abs(out).max())
+        np.testing.assert_allclose(out[0], out[0].T, atol=1e-12 * np.abs(out).max())
 
 
 @njit

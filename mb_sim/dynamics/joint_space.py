@@ -8,8 +8,8 @@ a 32-joint humanoid whose joints all have friction rows pays that every step, an
 contact of a legged robot wants the columns of its leg and of the base. Here instead:
 
 - composite inertias in body coordinates, tips to root: I^c_i = I_i + sum over children c of
-  X_c^T I^c_c X_c (X_c from the parent's frame to c's, as the articulated pass left it; the
-  congruence in 3x3 blocks, as the articulated pass's, `spatial.congruence_add`); a floating
+  X_c^T I^c_c X_c (X_c from the parent's frame to c's, as the articulated pass left it; each
+  a rigid-body inertia, carried by its ten numbers: `spatial.rigid_congruence_add`); a floating
   base's slot n + k starts from the base's own inertia and gathers its subtrees';
 - H_ii = S_i^T F with F = I^c_i S_i, then up the path, F <- X_j^T F and H_ij = S_j^T F for
   every ancestor j (RBDA Table 6.2); the servos' armature adds to H_ii, as it adds to D_i. A
@@ -36,7 +36,7 @@ import numpy as np
 
 from mb_sim._jit import helper, inline
 from mb_sim.dynamics.rnea import inverse_dynamics
-from mb_sim.dynamics.spatial import congruence_add, subspace_half
+from mb_sim.dynamics.spatial import rigid_congruence_add, subspace_half
 
 BATCH = 8
 """A fixed-base tree of m joints with at least this many columns wanted, and at least m / 3,
@@ -99,7 +99,7 @@ def _composite(tree: Any, w: Any, k: int, b0: int, b1: int) -> None:
                 IC[n + k, r, c] = tree.base_inertia[k, r, c]
     for i in range(b1 - 1, b0 - 1, -1):
         if up[i] >= 0:
-            congruence_add(X, i, IC[i], IC, up[i], w.mat6)
+            rigid_congruence_add(X, i, IC, i, IC, up[i])
 
 
 @helper

@@ -232,6 +232,78 @@ def congruence_add(X: np.ndarray, i: int, I: np.ndarray, out: np.ndarray, j: int
         out[j, r, 2] += tmp[r, 2] - tmp[3 + r, 5] - tmp[5, 3 + r] - z2
 
 
+@helper
+def rigid_congruence_add(X: np.ndarray, i: int, I: np.ndarray, b: int, out: np.ndarray,
+                         j: int) -> None:
+    """out[j] += X_i^T I[b] X_i for a rigid-body inertia I[b] = [[I_o, h~], [h~^T, m 1]]
+    (mass m, first moment h = m c, inertia I_o about the frame's origin; `congruence_add`
+    for any symmetric I) from its ten numbers (RBDA sec. 2.13): with X[i] = [[E, 0],
+    [-E r~, E]], the body's numbers in the parent's axes are m, h_R = E^T h and
+    I_R = E^T I_o E, and about the parent's origin
+
+        h' = h_R + m r,
+        I_o' = I_R - r h_R^T - h_R r^T - m r r^T + (2 h_R . r + m r . r) 1
+
+    (the parallel-axis theorem: I_o' = I_c + m c'~ c'~^T with c' = E^T c + r). A sum of
+    rigid-body inertias is one: the composite inertias of CRBA are."""
+    m = I[b, 3, 3]
+    h0, h1, h2 = I[b, 2, 4], I[b, 0, 5], I[b, 1, 3]
+    e00, e01, e02 = X[i, 0, 0], X[i, 0, 1], X[i, 0, 2]
+    e10, e11, e12 = X[i, 1, 0], X[i, 1, 1], X[i, 1, 2]
+    e20, e21, e22 = X[i, 2, 0], X[i, 2, 1], X[i, 2, 2]
+    # r from r~ = -E^T M, with M = X[i, 3:6, 0:3] = -E r~
+    r0 = -(e02 * X[i, 3, 1] + e12 * X[i, 4, 1] + e22 * X[i, 5, 1])
+    r1 = -(e00 * X[i, 3, 2] + e10 * X[i, 4, 2] + e20 * X[i, 5, 2])
+    r2 = -(e01 * X[i, 3, 0] + e11 * X[i, 4, 0] + e21 * X[i, 5, 0])
+    g0 = e00 * h0 + e10 * h1 + e20 * h2  # h_R = E^T h
+    g1 = e01 * h0 + e11 * h1 + e21 * h2
+    g2 = e02 * h0 + e12 * h1 + e22 * h2
+    # G = I_o E (columns), then I_R = E^T G, its upper triangle
+    a00, a01, a02 = I[b, 0, 0], I[b, 0, 1], I[b, 0, 2]
+    a11, a12, a22 = I[b, 1, 1], I[b, 1, 2], I[b, 2, 2]
+    p00 = a00 * e00 + a01 * e10 + a02 * e20
+    p10 = a01 * e00 + a11 * e10 + a12 * e20
+    p20 = a02 * e00 + a12 * e10 + a22 * e20
+    p01 = a00 * e01 + a01 * e11 + a02 * e21
+    p11 = a01 * e01 + a11 * e11 + a12 * e21
+    p21 = a02 * e01 + a12 * e11 + a22 * e21
+    p02 = a00 * e02 + a01 * e12 + a02 * e22
+    p12 = a01 * e02 + a11 * e12 + a12 * e22
+    p22 = a02 * e02 + a12 * e12 + a22 * e22
+    s = 2.0 * (g0 * r0 + g1 * r1 + g2 * r2) + m * (r0 * r0 + r1 * r1 + r2 * r2)
+    c00 = e00 * p00 + e10 * p10 + e20 * p20 - 2.0 * r0 * g0 - m * r0 * r0 + s
+    c11 = e01 * p01 + e11 * p11 + e21 * p21 - 2.0 * r1 * g1 - m * r1 * r1 + s
+    c22 = e02 * p02 + e12 * p12 + e22 * p22 - 2.0 * r2 * g2 - m * r2 * r2 + s
+    c01 = e00 * p01 + e10 * p11 + e20 * p21 - r0 * g1 - g0 * r1 - m * r0 * r1
+    c02 = e00 * p02 + e10 * p12 + e20 * p22 - r0 * g2 - g0 * r2 - m * r0 * r2
+    c12 = e01 * p02 + e11 * p12 + e21 * p22 - r1 * g2 - g1 * r2 - m * r1 * r2
+    k0, k1, k2 = g0 + m * r0, g1 + m * r1, g2 + m * r2  # h'
+    out[j, 0, 0] += c00
+    out[j, 1, 1] += c11
+    out[j, 2, 2] += c22
+    out[j, 0, 1] += c01
+    out[j, 1, 0] += c01
+    out[j, 0, 2] += c02
+    out[j, 2, 0] += c02
+    out[j, 1, 2] += c12
+    out[j, 2, 1] += c12
+    out[j, 0, 4] -= k2  # h'~ above, its transpose below
+    out[j, 0, 5] += k1
+    out[j, 1, 3] += k2
+    out[j, 1, 5] -= k0
+    out[j, 2, 3] -= k1
+    out[j, 2, 4] += k0
+    out[j, 4, 0] -= k2
+    out[j, 5, 0] += k1
+    out[j, 3, 1] += k2
+    out[j, 5, 1] -= k0
+    out[j, 3, 2] -= k1
+    out[j, 4, 2] += k0
+    out[j, 3, 3] += m
+    out[j, 4, 4] += m
+    out[j, 5, 5] += m
+
+
 @inline
 def cross_motion(v: np.ndarray, m: np.ndarray, out: np.ndarray) -> None:
     """out = v x m for motion vectors."""
