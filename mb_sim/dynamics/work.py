@@ -6,8 +6,9 @@ the articulated inertias I^A_i (Holck 2005, ch. 3), and for a floating base the 
 of its articulated inertia: the impulse response (Holck 2005, ch. 3) and the constraint rows read
 them. A tree the step's free motion solved from its factorised H instead
 (`mb_sim.dynamics.joint_space.factored_accelerations`, `factored`) has X_i, S_i and the factors
-of its q, and the rows read those. `rot`, `pos` are the world poses of the bodies (kinematics). Body arrays have a slot per
-body of every tree and then one per tree for its base, n + k (mb_sim.model.forest).
+of its q, and the rows read those. `rot`, `pos` are the world poses of the bodies
+(kinematics). Body arrays have a slot per body of every tree and then one per tree for its
+base, n + k (mb_sim.model.forest).
 """
 
 from __future__ import annotations

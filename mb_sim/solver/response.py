@@ -76,9 +76,9 @@ def add_robot_point_rows(tree: Any, w: Any, J_t: np.ndarray, W_t: np.ndarray, r:
     factorised instead (`joint_space.factor_tree`, once a step) and the rows' W = H^-1 J^T
     are two sparse triangular solves, the three rows in one walk over the factors
     (`joint_space.tree_solve_rows`; on a legged robot a foot's three rows, against the nine
-    columns of its leg and base); the tree's other
-    points and joint rows then get their columns from the factors too. `stop`, `with_base`:
-    the part of the path the point's other side shares (`kinematics.point_jacobian`)."""
+    columns of its leg and base); the tree's other points and joint rows then get their
+    columns from the factors too. `stop`, `with_base`: the part of the path the point's
+    other side shares (`kinematics.point_jacobian`)."""
     Jp, path = w.point_jacobian, w.path
     count = point_jacobian(tree, w.rot, w.pos, body, point, Jp, path, stop, with_base)
     k = slot_tree(tree, body)
