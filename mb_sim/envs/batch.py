@@ -12,10 +12,10 @@ the bits that a `Simulation` gives for the same state and efforts. The copies ar
 as many contiguous shares as there are threads (NUMBA_NUM_THREADS, else the cores; at most
 one per copy): the calling thread steps one share and threads of the batch's own the others
 (`ShareThreads`), each in one call of a compiled loop that releases the GIL (`step_range`),
-so the shares run on all cores at once; a batch of one, or one thread, makes one call. With NUMBA_DISABLE_JIT=1 the
-same loop runs serially in Python. The loop is compiled as an ordinary kernel: numba's parallel
-loops (`prange`) compiled it in 94 s on this project's machine, against 18 s for the same loop
-without them (both with the step's kernels in the cache).
+so the shares run on all cores at once; a batch of one, or one thread, makes one call. With
+NUMBA_DISABLE_JIT=1 the same loop runs serially in Python. The loop is compiled as an ordinary
+kernel: numba's parallel loops (`prange`) compiled it in 94 s on this project's machine,
+against 18 s for the same loop without them (both with the step's kernels in the cache).
 
 What this module takes from the simulator is its step function, the constructors of its
 records (scene, data, state, sim) and `Simulation`'s public API (the scene and the initial
