@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 from launch_helpers import COMMANDS, HOW, cli_env, ros2_executable
-from ros_helpers import ARM_URDF, TABLE_WORLD, Probe, SimProcess, keep_dds_on_this_machine
+from ros_helpers import (
+    ARM_URDF,
+    TABLE_WORLD,
+    Probe,
+    SimProcess,
+    keep_dds_on_this_machine,
+    start_ros_with_quick_acks,
+)
 
 keep_dds_on_this_machine()
 
@@ -61,7 +68,7 @@ def ros_context() -> Iterator[None]:
         pytest.fail("rclpy and tf2_msgs must be importable (run through `make test`)")
     import rclpy
 
-    rclpy.init()
+    start_ros_with_quick_acks()
     yield
     rclpy.try_shutdown()
 

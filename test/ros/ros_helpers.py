@@ -39,6 +39,31 @@ def keep_dds_on_this_machine() -> None:
     os.environ.setdefault("RCUTILS_COLORIZED_OUTPUT", "0")
 
 
+QUICK_ACKS = Path(__file__).resolve().parent / "data" / "quick_acks.xml"
+PROFILE_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE")
+
+
+def start_ros_with_quick_acks() -> None:
+    """rclpy for this process, its DDS writers sending a heartbeat every 20 ms instead of Fast
+    DDS's 3 s (data/quick_acks.xml): a reliable subscriber acknowledges a message when a
+    heartbeat asks, so `reach`'s wait for that took up to 3 s a message. The middleware
+    reads the profile once per process, when its first node starts; the variable is gone
+    again before any node or command of a test starts, so those run as users run them."""
+    import rclpy
+
+    saved = {name: os.environ.get(name) for name in PROFILE_VARIABLES}
+    os.environ.update({name: str(QUICK_ACKS) for name in PROFILE_VARIABLES})
+    try:
+        rclpy.init()
+        rclpy.create_node("load_dds_profile").destroy_node()
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def session_domain() -> int:
     """This session's ROS domain, in 1..50 (`launch_helpers.other_domain` adds 50): a random
     one (runs side by side rarely meet) unless MB_SIM_TEST_DOMAIN_ID picks it. Under
