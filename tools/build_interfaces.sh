@@ -61,8 +61,8 @@ done
 [[ ${#todo[@]} -eq 0 ]] && exit 0
 
 # with the uv of tools/setup_env.sh when it is there (the same versions, faster), else pip
-if ! { [[ -x "$venv/bin/uv" ]] && "$venv/bin/uv" pip install --quiet --python "$py" \
-        -r "$interfaces/requirements-build.txt"; }; then
+if ! { [[ -x "$venv/bin/uv" ]] && "$venv/bin/uv" pip install --quiet --compile-bytecode \
+        --python "$py" -r "$interfaces/requirements-build.txt"; }; then
     "$py" -m pip install --quiet -r "$interfaces/requirements-build.txt" 2>&1 \
         | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 fi
