@@ -67,11 +67,11 @@ def test_every_robot_is_drawn_where_the_simulation_has_it(node_view: Any) -> Non
               "right_arm:base_link": (0.0, 3.0), "right_arm:link7": (0.0, 3.0),
               "cart:pole": (3.0, 0.0), "plank/plank": (3.0, 3.0), "post": (-2.0, 0.0)}
 
-    def drawn() -> bool:
-        poses = view.snapshot().poses
-        return all(frame in poses for frame in wanted)
+    def drawn() -> bool:  # the poses (from /tf) and the joints (from joint_states) both came
+        snapshot = view.snapshot()
+        return all(frame in snapshot.poses for frame in wanted) and bool(snapshot.joints)
 
-    assert wait_until(drawn, 60.0), sorted(view.snapshot().poses)
+    assert wait_until(drawn, 60.0), (sorted(view.snapshot().poses), view.snapshot().joints)
     poses = view.snapshot().poses
     for frame, (x, y) in wanted.items():
         assert np.allclose(poses[frame][0][:2], (x, y), atol=0.2), (frame, poses[frame])
