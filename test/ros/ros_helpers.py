@@ -176,16 +176,66 @@ class Probe:
         key = (srv_type, name)
         client = self._clients.get(key)
         if client is None:
-            client = self._clients[key] = self.node.create_client(srv_type, name)
-        if not client.wait_for_service(timeout_sec=timeout):
+            client = self.node.create_client(srv_type, name)
+            if not client.wait_for_service(timeout_sec=timeout):
+                self.node.destroy_client(client)
+                raise TimeoutError(f"service {name} not available")
+            self._until_server_knows_us(name, timeout)
+            self._clients[key] = client
+        elif not client.wait_for_service(timeout_sec=timeout):
             raise TimeoutError(f"service {name} not available")
         future = client.call_async(request)
+        if not self._wait(future, timeout):
+            raise TimeoutError(f"service {name} did not answer within {timeout} s")
+        return future.result()
+
+    def _until_server_knows_us(self, name: str, timeout: float) -> None:
+        """Until the server of `name` has discovered this client's endpoints. The client sees
+        the server first (wait_for_service), and a server that answers before it has matched
+        the client's response reader drops the answer after 100 ms (Fast DDS's
+        max_blocking_time): a step request was lost so. The proof: the server's node answers
+        a client made after ours (its list_parameters; retried, it changes nothing), and a
+        participant learns another's endpoints in the order they were made."""
+        from rcl_interfaces.srv import ListParameters
+
+        owner = self._server_node(name)
+        if owner is None:
+            return
+        later = self.node.create_client(ListParameters, f"{owner}/list_parameters")
+        try:
+            end = time.monotonic() + timeout
+            while later.wait_for_service(timeout_sec=max(0.0, end - time.monotonic())):
+                if self._wait(later.call_async(ListParameters.Request(depth=1)), 1.0):
+                    return
+                if time.monotonic() > end:
+                    break
+            raise TimeoutError(f"{owner} did not answer list_parameters within {timeout} s")
+        finally:
+            self.node.destroy_client(later)
+
+    def _server_node(self, service: str) -> str | None:
+        """The full name of the node that serves `service` (None: no node lists it, or it
+        has no parameter services)."""
+        from rclpy._rclpy_pybind11 import NodeNameNonExistentError
+
+        for node, namespace in self.node.get_node_names_and_namespaces():
+            try:
+                offered = dict(self.node.get_service_names_and_types_by_node(node, namespace))
+            except NodeNameNonExistentError:  # it left the graph meanwhile
+                offered = {}
+            full = f"{namespace.rstrip('/')}/{node}"
+            if service in offered and f"{full}/list_parameters" in offered:
+                return full
+        return None
+
+    @staticmethod
+    def _wait(future: Any, timeout: float) -> bool:
         end = time.monotonic() + timeout
         while not future.done():
             if time.monotonic() > end:
-                raise TimeoutError(f"service {name} did not answer within {timeout} s")
+                return False
             time.sleep(0.002)
-        return future.result()
+        return True
 
     def publisher(self, msg_type: Any, topic: str, qos: Any = 10) -> Any:
         return self.node.create_publisher(msg_type, topic, qos)
