@@ -60,8 +60,12 @@ for entry in "${packages[@]}"; do
 done
 [[ ${#todo[@]} -eq 0 ]] && exit 0
 
-"$py" -m pip install --quiet -r "$interfaces/requirements-build.txt" 2>&1 \
-    | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+# with the uv of tools/setup_env.sh when it is there (the same versions, faster), else pip
+if ! { [[ -x "$venv/bin/uv" ]] && "$venv/bin/uv" pip install --quiet --compile-bytecode \
+        --python "$py" -r "$interfaces/requirements-build.txt"; }; then
+    "$py" -m pip install --quiet -r "$interfaces/requirements-build.txt" 2>&1 \
+        | { grep -v "is ignored: it is neither a file nor a directory" || true; }
+fi
 
 build="$(mktemp -d "${TMPDIR:-/tmp}/mb_sim_interfaces.XXXXXX")"
 trap 'rm -rf "$build"' EXIT

@@ -45,8 +45,26 @@ quiet_pip() {
     "${pip[@]}" "$@" 2>&1 | { grep -v "is ignored: it is neither a file nor a directory" || true; }
 }
 
+# uv installs the same versions as pip (PyPI's newest that fit), downloading, unpacking and
+# compiling the bytecode in parallel: about 40 s here where pip takes two minutes. (The
+# bytecode matters: where PYTHONDONTWRITEBYTECODE is set, every process would compile the
+# modules it imports from source, numpy's and rclpy's included.) Where uv cannot be had, or
+# fails (no PyPI but the mirror of a pip.conf, which uv does not read), pip does it all.
+install_requirements() {  # requirement files...
+    local args=()
+    for file in "$@"; do args+=(-r "$file"); done
+    if [[ -x "$venv/bin/uv" ]] || "${pip[@]}" uv > /dev/null 2>&1; then
+        if "$venv/bin/uv" pip install --quiet --compile-bytecode --python "$venv/bin/python" \
+                "${args[@]}"; then
+            return 0
+        fi
+        echo "env: uv could not install them; pip installs them instead"
+    fi
+    quiet_pip "${args[@]}"
+}
+
 echo "env: installing dependencies (requirements*.txt)"
-quiet_pip -r requirements-dev.txt -r requirements-ros.txt
+install_requirements requirements-dev.txt requirements-ros.txt
 
 echo "env: interface packages (tf2_msgs, simulation_interfaces)"
 bash tools/build_interfaces.sh "$venv"
