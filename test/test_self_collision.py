@@ -81,6 +81,28 @@ def test_the_lower_link_lands_on_the_plate_unless_self_collision_is_off() -> Non
     assert off.q[1] == pytest.approx(FOLDED, abs=0.05)
 
 
+HOVER = 2.36  # rad of the elbow: the lower link's lowest corner 2 mm above the plate
+
+
+def test_a_link_held_still_near_the_fixed_base_gets_no_rows() -> None:
+    """The lower link held 2 mm above the plate, inside the 5 mm envelope: the plate is the
+    fixed base's static shape, and a contact between it and a link of its own robot that is
+    apart and not closing is dropped, as between two links (`drop_receding_contacts`); the
+    fold test above shows the plate still stops the link when it comes down."""
+    model = mb_sim.load_urdf(ARM)
+    sim = mb_sim.Simulation(model, _world(initial_positions={"elbow": HOVER}))
+    target = np.array([0.0, HOVER])
+    seen = 0
+    for _ in range(300):
+        q, qd = sim.q, sim.qd
+        sim.set_effort(mb_sim.rnea(model, q, qd, 400.0 * (target - q) - 40.0 * qd))
+        sim.step(1)
+        c = sim.contacts
+        seen += sum({a, b} == {"plate", "lower"} for a, b in zip(c.body_a, c.body_b))
+    assert seen == 0
+    assert sim.q[1] == pytest.approx(HOVER, abs=1e-3)
+
+
 def test_pairs_overlapping_at_the_reference_pose_never_collide(
         caplog: pytest.LogCaptureFixture) -> None:
     model = mb_sim.load_urdf(ARM)

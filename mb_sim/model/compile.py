@@ -168,6 +168,8 @@ with its owner and surface.""", (
     Field("what", INDEX, ("g",), "what it moves with: ROBOT, BODY or STATIC"),
     Field("index", INDEX, ("g",), "what it moves with: a tree's work slot (a body, or n + k "
           "for tree k's floating base), a free body (-1: static)"),
+    Field("robot", INDEX, ("g",), "the tree k of the robot it is part of, its fixed base's "
+          "static shapes included (-1: a world body or the ground)"),
     Field("friction", REAL, ("g",), "surface friction coefficient"),
     Field("restitution", REAL, ("g",), "surface restitution coefficient"),
 ), {"g": "geometries", "v": "polyhedron vertices", "h": "polyhedron faces",
@@ -382,16 +384,18 @@ class _GeomRows:
     specs: list[GeomSpec] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
     what: list[tuple[int, int]] = field(default_factory=list)
+    robot: list[int] = field(default_factory=list)
     friction: list[float] = field(default_factory=list)
     restitution: list[float] = field(default_factory=list)
     entities: list[str] = field(default_factory=list)
     links: list[str] = field(default_factory=list)
 
     def add(self, spec: GeomSpec, name: str, what: tuple[int, int], mu: float, e: float,
-            entity: str, link: str) -> None:
+            entity: str, link: str, robot: int = -1) -> None:
         self.specs.append(spec)
         self.names.append(name)
         self.what.append(what)
+        self.robot.append(robot)
         self.friction.append(mu)
         self.restitution.append(e)
         self.entities.append(entity)
@@ -434,6 +438,7 @@ def compile_geoms(robots: Sequence[Placed], world: Any, tree: Tree, bodies: Bodi
     geoms = geoms_of(cs)._replace(
         what=frozen([w[0] for w in rows.what], np.int64).reshape(-1),
         index=frozen([w[1] for w in rows.what], np.int64).reshape(-1),
+        robot=frozen(rows.robot, np.int64).reshape(-1),
         friction=frozen(rows.friction).reshape(-1),
         restitution=frozen(rows.restitution).reshape(-1),
     )
@@ -473,7 +478,7 @@ def _robot_geoms(rows: _GeomRows, placed: Placed, tree: Tree, k: int, base_owner
                                     fixed_object and b < 0, f"{robot.source}: link {link!r}",
                                     ModelError, hull):
                 rows.add(_placed(spec, T), f"{placed.name}/{link}" if many else link, what,
-                         mu, e, placed.name, link)
+                         mu, e, placed.name, link, k)
 
 
 def _placed(spec: GeomSpec, T: np.ndarray) -> GeomSpec:
@@ -534,6 +539,7 @@ def geoms_of(cs: CollisionScene) -> Geoms:
         max_face_verts=int(cs.max_face_verts), max_verts=int(cs.max_verts),
         max_faces=int(cs.face_count.max()) if n else 0,
         what=frozen(np.full(n, STATIC), np.int64), index=frozen(np.full(n, -1), np.int64),
+        robot=frozen(np.full(n, -1), np.int64),
         friction=frozen(np.zeros(n)), restitution=frozen(np.zeros(n)),
     )
 

@@ -2,12 +2,12 @@
 
 Normal row: u+ >= 0 when touching (resting contact, inelastic); a contact still a gap g apart
 (inside the envelope) only asks for u+ >= -g / h: the bodies may close the gap this step but
-not pass it (speculative contact). Between two links of one robot such a contact gets rows
-only when, at the velocities after the free motion, its surfaces close at least
-1 / SPECULATIVE_REACH of the gap in this step, or another contact pushes the robot
-(`drop_receding_contacts`): a row that cannot bind costs as much as one that does, and a
-robot holding still among its own links' envelopes would otherwise pay for all of them.
-Bounces (Newton's law with a threshold, Holck 2005 eq. 2.18)
+not pass it (speculative contact). Between two parts of one robot (links, or a link and its
+fixed base) such a contact gets rows only when, at the velocities after the free motion, its
+surfaces close at least 1 / SPECULATIVE_REACH of the gap in this step, or another contact
+pushes the robot (`drop_receding_contacts`): a row that cannot bind costs as much as one
+that does, and a robot holding still among its own links' envelopes would otherwise pay for
+all of them. Bounces (Newton's law with a threshold, Holck 2005 eq. 2.18)
 are the restitution pass's (`mb_sim.solver.pgs.restitution_pass`): the row carries e, the gap
 and the smooth acceleration a = (u_f - u_0) / h of its normal velocity over the free motion.
 Friction pair: tangents t1, t2 with |lambda_t| <= mu lambda_n and target 0 (sticking when the
@@ -207,12 +207,16 @@ def _robot_contact(m: Any, d: Any, s: Any, c: int, r: int, n_dirs: int, e: float
 
 @inline
 def _approach_speed(m: Any, d: Any, c: int) -> float:
-    """-n . (v_a - v_b) at contact c's point, both sides links of one tree, after the free
-    motion (d.work.qd_free; link poses of this step in d.tree): how fast the surfaces close."""
+    """-n . (v_a - v_b) at contact c's point, both sides parts of one robot (a link, or its
+    fixed base's static shape: at rest), after the free motion (d.work.qd_free; link poses of
+    this step in d.tree): how fast the surfaces close."""
     con, g, tree, w, qd = d.contacts, m.geoms, m.tree, d.tree, d.work.qd_free
     u = 0.0
     for side in range(2):
-        body = g.index[con.geom_a[c] if side == 0 else con.geom_b[c]]
+        geom = con.geom_a[c] if side == 0 else con.geom_b[c]
+        if g.what[geom] != ROBOT:
+            continue
+        body = g.index[geom]
         nv = point_jacobian_row(tree, w.rot, w.pos, body, con.point[c], con.normal[c], w.row)
         v0 = tree.tree_v[slot_tree(tree, body)]
         sign = 1.0 if side == 0 else -1.0
@@ -256,13 +260,14 @@ def mark_contact_columns(m: Any, d: Any) -> None:
 
 @helper
 def drop_receding_contacts(m: Any, d: Any) -> None:
-    """Remove from d.contacts (keeping their order) the contacts between links of one tree
-    that are still apart and close less than 1 / SPECULATIVE_REACH of their gap in this step,
-    unless another contact of that tree keeps its rows: its impulse moves every link of the
-    tree and may drive them together within the step."""
+    """Remove from d.contacts (keeping their order) the contacts between parts of one robot
+    (its links, and its fixed base's shapes) that are still apart and close less than
+    1 / SPECULATIVE_REACH of their gap in this step, unless another contact of that tree
+    keeps its rows: its impulse moves every link of the tree and may drive them together
+    within the step."""
     con, g, tree, impelled, receding_tree = (d.contacts, m.geoms, m.tree, d.work.impelled,
                                              d.contacts.receding_tree)
-    what, index = g.what, g.index
+    what, index, robot = g.what, g.index, g.robot
     reach = SPECULATIVE_REACH * m.options.dt
     count = con.count[0]
     dropped = 0
@@ -270,11 +275,10 @@ def drop_receding_contacts(m: Any, d: Any) -> None:
         ga, gb = con.geom_a[c], con.geom_b[c]
         receding_tree[c] = -1
         gap = -con.depth[c]
-        if gap > 0.0 and what[ga] == ROBOT and what[gb] == ROBOT:
-            t = slot_tree(tree, index[ga])
-            if t == slot_tree(tree, index[gb]) and reach * _approach_speed(m, d, c) < gap:
-                receding_tree[c] = t
-                dropped += 1
+        t = robot[ga]
+        if gap > 0.0 and t >= 0 and robot[gb] == t and reach * _approach_speed(m, d, c) < gap:
+            receding_tree[c] = t
+            dropped += 1
     if dropped == 0:
         return
     impelled[:] = False
