@@ -11,11 +11,15 @@ mb_sim: the robot's `arrays` (views written in place, checked by the step), and 
 natural` (or `both`) the calls a user writes first, `sim.q`, `sim.qd`, `sim.set_effort(tau)`;
 MuJoCo 4: d.qpos, d.qvel, d.qfrc_applied, mj_step. No collision in either (MuJoCo's geoms get contype = conaffinity = 0;
 mb_sim's world `self_collision: false`, no ground). With --self-collision, mb_sim also runs
-with its default self-collision on (nothing touches at the hold pose: that is what it costs
-to look), and again with its hulls exact (`hull_tolerance: 0`, not simplified). Printed per
-robot: us per step of each loop (the PD included), the ratio mb_sim / MuJoCo, mb_sim with
-self-collision against without, the contacts, the same with exact hulls; and the median
-ratio. Numbers only, no pass/fail. A robot's loops run side by side: each is timed in
+with its default self-collision on, again with its hulls exact (`hull_tolerance: 0`, not
+simplified), and, for a robot whose SRDF example-robot-data publishes, with that SRDF's
+excluded pairs (`robot: {srdf: ...}`, as a MoveIt user runs it). Held at its pose a robot
+may lean on itself: baxter's upper shoulder and upper elbow cylinders, 1.7 mm apart at the
+pose, touch once the PD holds the arms against gravity, and talos's base and torso hulls
+lie 0.3 mm apart; their SRDFs exclude both pairs. Printed per robot: us per step of each
+loop (the PD included), the ratio mb_sim / MuJoCo, mb_sim with self-collision against
+without and its contacts a step, the same with exact hulls, and with the SRDF; and the
+median ratio. Numbers only, no pass/fail. A robot's loops run side by side: each is timed in
 WINDOWS windows of its steps, taken in turn with the robot's other loops, and its time is its
 fastest window's, so that a busy moment of the machine slows one window, not one loop.
 
@@ -65,17 +69,34 @@ ROBOTS = {
     "tiago_dual": "tiago_description/robots/tiago_dual.urdf",
     "talos": "talos_data/robots/talos_reduced.urdf",
 }
+SRDFS = {
+    "ur5": "ur_description/srdf/ur5.srdf",
+    "panda": "panda_description/srdf/panda.srdf",
+    "z1": "z1_description/srdf/z1.srdf",
+    "xarm7": "xarm_description/srdf/xarm7.srdf",
+    "kinova": "kinova_description/srdf/kinova.srdf",
+    "solo12": "solo_description/srdf/solo.srdf",
+    "go2": "go2_description/srdf/go2.srdf",
+    "pr2": "pr2_description/srdf/pr2.srdf",
+    "baxter": "baxter_description/srdf/baxter_manipulation.srdf",
+    "talos": "talos_data/srdf/talos.srdf",
+}
+"""The SRDF example-robot-data publishes beside a robot: the link pairs its authors excluded
+from collision checking (adjacent, always or never in contact, or by choice)."""
 
 
 def mb_sim_loop(rel: str, self_collision: bool, hull_tolerance: float = HULL_TOLERANCE,
-                api: str = "arrays") -> Loop:
+                api: str = "arrays", srdf: str | None = None) -> Loop:
     """The user loop in mb_sim (through the robot's `arrays`, or the natural calls `sim.q`,
-    `sim.qd`, `sim.set_effort`)."""
+    `sim.qd`, `sim.set_effort`), the pairs of `srdf` (relative to the robots' folder)
+    excluded from collision."""
     model = load_fixed(rel)
     q0 = hold_pose(model)
-    world = mb_sim.load_world({"ground": None, "robot": {
-        "self_collision": self_collision, "hull_tolerance": hull_tolerance,
-        "initial_positions": dict(zip(model.joint_names, q0.tolist()))}})
+    robot = {"self_collision": self_collision, "hull_tolerance": hull_tolerance,
+             "initial_positions": dict(zip(model.joint_names, q0.tolist()))}
+    if srdf is not None:
+        robot["srdf"] = str(robots_dir() / srdf)
+    world = mb_sim.load_world({"ground": None, "robot": robot})
     sim = mb_sim.Simulation(model, world, dt=DT)
     a = sim._robot().arrays
     H = np.diag(mb_sim.crba(model, sim.q))[-model.n_joints:]
@@ -199,7 +220,8 @@ def main() -> None:
     if args.api == "both":
         header += f"{'natural us':>12}{'ratio':>7}"
     if args.self_collision:
-        header += f"{'self-coll us':>14}{'vs off':>8}{'contacts':>10}{'exact hulls us':>16}"
+        header += (f"{'self-coll us':>14}{'vs off':>8}{'contacts':>10}{'exact hulls us':>16}"
+                   f"{'with srdf us':>14}{'vs off':>8}{'contacts':>10}")
     print(header)
     ratios, natural_ratios = [], []
     with quiet(), tempfile.TemporaryDirectory() as tmp:
@@ -215,6 +237,8 @@ def main() -> None:
             if args.self_collision:
                 loops["coll"] = mb_sim_loop(rel, True)
                 loops["exact"] = mb_sim_loop(rel, True, 0.0)
+                if name in SRDFS:
+                    loops["srdf"] = mb_sim_loop(rel, True, srdf=SRDFS[name])
             got = timed(loops, args.seconds)
             mine, theirs = got["mine"], got.get("mujoco")
             n = load_fixed(rel).n_joints
@@ -234,6 +258,10 @@ def main() -> None:
                 coll, exact = got["coll"], got["exact"]
                 line += (f"{coll['us']:>14.1f}{coll['us'] / mine['us']:>8.2f}"
                          f"{coll['contacts']:>10.1f}{exact['us']:>16.1f}")
+                if "srdf" in got:
+                    srdf = got["srdf"]
+                    line += (f"{srdf['us']:>14.1f}{srdf['us'] / mine['us']:>8.2f}"
+                             f"{srdf['contacts']:>10.1f}")
             print(line, flush=True)
     if ratios:
         print(f"median ratio mb_sim / MuJoCo ({first}): {statistics.median(ratios):.2f} "
