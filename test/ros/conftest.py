@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from launch_helpers import COMMANDS, HOW, cli_env, ros2_executable
+from launch_helpers import COMMANDS, HOW, cli_env, other_domain, ros2_executable
 from ros_helpers import (
     ARM_URDF,
     TABLE_WORLD,
@@ -93,9 +93,11 @@ def cli() -> Iterator[dict[str, str]]:
         pytest.fail(f"ros2 is installed but does not find mb_sim (run `make env`): "
                     f"{probe.stdout}{probe.stderr}")
     yield env
-    # The ros2 commands start a daemon per domain; leave none behind.
-    subprocess.run(["ros2", "daemon", "stop"], env=env, capture_output=True, timeout=30,
-                   check=False)
-    status = subprocess.run(["ros2", "daemon", "status"], env=env, capture_output=True,
-                            text=True, timeout=30, check=False)
-    assert "not running" in status.stdout, status.stdout
+    # The ros2 commands start a daemon per domain (tests that start a node of their own run
+    # theirs in `other_domain`); leave none behind.
+    for domain in (env, other_domain(env)):
+        subprocess.run(["ros2", "daemon", "stop"], env=domain, capture_output=True, timeout=30,
+                       check=False)
+        status = subprocess.run(["ros2", "daemon", "status"], env=domain, capture_output=True,
+                                text=True, timeout=30, check=False)
+        assert "not running" in status.stdout, status.stdout
