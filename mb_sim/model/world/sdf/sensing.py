@@ -22,7 +22,6 @@ import copy
 import dataclasses
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 from transforms3d.euler import euler2mat, mat2euler
@@ -38,7 +37,7 @@ from mb_sim.model.gazebo import (
 )
 from mb_sim.model.gz_names import drive_defaults, joint_state_topic, sensor_frame, sensor_topic
 from mb_sim.model.sensors import SensorSpec
-from mb_sim.model.world.sdf.elements import Node
+from mb_sim.model.world.sdf.elements import Node, quoteattr
 from mb_sim.model.world.sdf.report import Report
 
 SENSOR_TYPES = (*KIND, "rgbd_camera")

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from xml.sax.saxutils import quoteattr
 
 import numpy as np
 from transforms3d.euler import mat2euler
@@ -44,7 +43,7 @@ from mb_sim.model.gz_names import DEFAULT_WORLD
 from mb_sim.model.mass import mass_properties
 from mb_sim.model.mesh import MeshError
 from mb_sim.model.world.sdf.appearance import material_colours
-from mb_sim.model.world.sdf.elements import Node
+from mb_sim.model.world.sdf.elements import Node, quoteattr
 from mb_sim.model.world.sdf.geometry import DEFAULT_INERTIAL, Collision, Shape
 from mb_sim.model.world.sdf.model import UNLIMITED, WORLD, Joint, Link
 from mb_sim.model.world.sdf.sensing import NAMES_BLOCK, GzScope, plugin_xml, sensor_xml
