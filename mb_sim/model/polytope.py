@@ -14,9 +14,12 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.spatial import ConvexHull, QhullError, cKDTree
+
+if TYPE_CHECKING:
+    from scipy.spatial import ConvexHull
 
 
 @dataclass
@@ -64,6 +67,8 @@ def _face_loops(points: np.ndarray, hull: ConvexHull, scale: float) -> Faces:
     # |n_a - n_b|^2 = 2 - 2 n_a . n_b: the tolerances as one radius in (n, offset) space
     radius = math.sqrt(2.0 * COPLANAR)
     key = np.hstack([unit, (radius / (COPLANAR * scale)) * offset[:, None]])
+    from scipy.spatial import cKDTree
+
     near: dict[int, list[int]] = {}  # plane -> the matching planes listed before it
     for a, b in cKDTree(key).query_pairs(math.sqrt(2.0) * radius):
         a, b = (a, b) if first[a] < first[b] else (b, a)
@@ -179,6 +184,8 @@ def _normal_graph(normals: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     unit = normals / np.linalg.norm(normals, axis=1)[:, None]
     seeds = np.stack([unit.argmax(axis=0), unit.argmin(axis=0)], axis=1).reshape(-1)
     if f > SCAN_FACES:
+        from scipy.spatial import ConvexHull, QhullError
+
         try:
             hull = ConvexHull(unit)
         except QhullError:
@@ -210,6 +217,56 @@ def _drop_collinear(points: np.ndarray, sizes: np.ndarray, flat: np.ndarray, sca
     return np.bincount(face[keep], minlength=len(sizes)), flat[keep]
 
 
+def box_corners(half: Sequence[float]) -> np.ndarray:
+    """The eight corners of a box of half extents `half`, corner 4 ix + 2 iy + iz at
+    ((2 ix - 1) hx, (2 iy - 1) hy, (2 iz - 1) hz)."""
+    return np.array([[sx * half[0], sy * half[1], sz * half[2]]
+                     for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+
+
+def _frozen(values: object, dtype: type = np.int64) -> np.ndarray:
+    a = np.array(values, dtype=dtype)
+    a.setflags(write=False)
+    return a
+
+
+# A box's polytope as `polytope_from_points` makes it from `box_corners` (the same faces,
+# loops, edges and graphs for every box: test_box_polytope_is_the_hull_of_its_corners).
+BOX_NORMALS = _frozen([[-0.0, -0.0, -1.0], [0.0, -1.0, 0.0], [1.0, -0.0, -0.0],
+                       [-1.0, -0.0, -0.0], [0.0, 1.0, -0.0], [-0.0, -0.0, 1.0]], float)
+BOX_FACE_AXES = (2, 1, 0, 0, 1, 2)
+"""The axis of each face's normal: its offset is that half extent."""
+_BOX_GRAPHS = {
+    "face_sizes": _frozen([4] * 6),
+    "face_verts": _frozen([6, 4, 0, 2, 4, 5, 1, 0, 6, 7, 5, 4, 3, 2, 0, 1, 7, 6, 2, 3, 5, 7, 3,
+                           1]),
+    "edges": _frozen([[0, 1], [0, 2], [0, 4], [1, 3], [1, 5], [2, 3], [2, 6], [3, 7], [4, 5],
+                      [4, 6], [5, 7], [6, 7]]),
+    "edge_faces": _frozen([[1, 3], [0, 3], [0, 1], [3, 5], [1, 5], [3, 4], [0, 4], [4, 5],
+                           [1, 2], [0, 2], [2, 5], [2, 4]]),
+    "adjacent_start": _frozen([0, 6, 9, 12, 18, 21, 27, 33, 36]),
+    "adjacent": _frozen([1, 2, 3, 4, 5, 6, 0, 3, 5, 0, 3, 6, 0, 1, 2, 5, 6, 7, 0, 5, 6, 0, 1, 3,
+                         4, 6, 7, 0, 2, 3, 4, 5, 7, 3, 5, 6]),
+    "seeds": _frozen([4, 0, 2, 0, 1, 0]),
+    "normal_adjacent_start": _frozen([0] * 7),
+    "normal_adjacent": _frozen([]),
+    "normal_seeds": _frozen([-1] * 6),
+}
+
+
+def box_polytope(half: Sequence[float]) -> Polytope:
+    """The polytope of a box of positive half extents `half`, without computing the hull of
+    its corners (nor importing scipy's qhull for it: a scene of boxes and primitives needs
+    none)."""
+    verts = box_corners(half)
+    offsets = np.array([float(half[axis]) for axis in BOX_FACE_AXES])
+    centroid = verts.mean(axis=0)
+    for a in (verts, offsets, centroid):
+        a.setflags(write=False)
+    return Polytope(verts=verts, normals=BOX_NORMALS, offsets=offsets, centroid=centroid,
+                    **_BOX_GRAPHS)
+
+
 def polytope_from_points(points: np.ndarray, where: str) -> Polytope:
     """Convex hull of `points` with maximal faces and the edge-face adjacency (computed once
     per point set: robots repeat their meshes, and simulations are built again)."""
@@ -226,6 +283,8 @@ def polytope_from_points(points: np.ndarray, where: str) -> Polytope:
 
 @functools.lru_cache(maxsize=1024)
 def _polytope(data: bytes) -> Polytope:
+    from scipy.spatial import ConvexHull, QhullError  # a hull's first use pays its import
+
     pts = np.frombuffer(data).reshape(-1, 3)
     try:
         hull = ConvexHull(pts)

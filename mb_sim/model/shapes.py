@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mb_sim.model.polytope import Polytope, polytope_from_points, polytope_tables
+from mb_sim.model.polytope import Polytope, box_polytope, polytope_from_points, polytope_tables
 from mb_sim.rotations import rpy_matrix
 
 if TYPE_CHECKING:
@@ -174,12 +174,6 @@ def spec_from_geometry(geometry: Geometry, owner: int, verts: np.ndarray | None 
     raise ValueError(f"geometry of owner {owner}: unknown kind {kind!r}")
 
 
-def _box_points(h: Sequence[float]) -> np.ndarray:
-    return np.array(
-        [[sx * h[0], sy * h[1], sz * h[2]] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)]
-    )
-
-
 def _check_spec(i: int, g: GeomSpec) -> tuple[int, int, np.ndarray, np.ndarray, np.ndarray]:
     where = f"geometry {i} (owner {g.owner})"
     try:
@@ -266,7 +260,7 @@ def _geometry_polytope(i: int, g: GeomSpec, kind: int, size: np.ndarray,
         return None
     where = f"geometry {i} (owner {owner})"
     if kind == BOX:
-        return polytope_from_points(_box_points(size), where)
+        return box_polytope(size)
     if g.verts is None:
         raise ValueError(f"{where}: convex geometry needs verts, got None")
     return polytope_from_points(g.verts, where)
