@@ -59,6 +59,8 @@ def _face_loops(points: np.ndarray, hull: ConvexHull, scale: float) -> Faces:
     Qhull triangulates each of its facets into triangles that share the facet's plane
     exactly; those planes are then gathered within COPLANAR, each joining the first face it
     matches."""
+    from scipy.spatial import cKDTree
+
     planes, first, group = np.unique(hull.equations, axis=0, return_index=True,
                                      return_inverse=True)
     norms = np.linalg.norm(planes[:, :3], axis=1)
@@ -67,8 +69,6 @@ def _face_loops(points: np.ndarray, hull: ConvexHull, scale: float) -> Faces:
     # |n_a - n_b|^2 = 2 - 2 n_a . n_b: the tolerances as one radius in (n, offset) space
     radius = math.sqrt(2.0 * COPLANAR)
     key = np.hstack([unit, (radius / (COPLANAR * scale)) * offset[:, None]])
-    from scipy.spatial import cKDTree
-
     near: dict[int, list[int]] = {}  # plane -> the matching planes listed before it
     for a, b in cKDTree(key).query_pairs(math.sqrt(2.0) * radius):
         a, b = (a, b) if first[a] < first[b] else (b, a)
@@ -224,34 +224,29 @@ def box_corners(half: Sequence[float]) -> np.ndarray:
                      for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
 
 
-def _frozen(values: object, dtype: type = np.int64) -> np.ndarray:
-    a = np.array(values, dtype=dtype)
-    a.setflags(write=False)
-    return a
-
-
 # A box's polytope as `polytope_from_points` makes it from `box_corners` (the same faces,
 # loops, edges and graphs for every box: test_box_polytope_is_the_hull_of_its_corners).
-BOX_NORMALS = _frozen([[-0.0, -0.0, -1.0], [0.0, -1.0, 0.0], [1.0, -0.0, -0.0],
-                       [-1.0, -0.0, -0.0], [0.0, 1.0, -0.0], [-0.0, -0.0, 1.0]], float)
+BOX_NORMALS = np.array([[-0.0, -0.0, -1.0], [0.0, -1.0, 0.0], [1.0, -0.0, -0.0],
+                        [-1.0, -0.0, -0.0], [0.0, 1.0, -0.0], [-0.0, -0.0, 1.0]])
 BOX_FACE_AXES = (2, 1, 0, 0, 1, 2)
 """The axis of each face's normal: its offset is that half extent."""
-_BOX_GRAPHS = {
-    "face_sizes": _frozen([4] * 6),
-    "face_verts": _frozen([6, 4, 0, 2, 4, 5, 1, 0, 6, 7, 5, 4, 3, 2, 0, 1, 7, 6, 2, 3, 5, 7, 3,
-                           1]),
-    "edges": _frozen([[0, 1], [0, 2], [0, 4], [1, 3], [1, 5], [2, 3], [2, 6], [3, 7], [4, 5],
-                      [4, 6], [5, 7], [6, 7]]),
-    "edge_faces": _frozen([[1, 3], [0, 3], [0, 1], [3, 5], [1, 5], [3, 4], [0, 4], [4, 5],
-                           [1, 2], [0, 2], [2, 5], [2, 4]]),
-    "adjacent_start": _frozen([0, 6, 9, 12, 18, 21, 27, 33, 36]),
-    "adjacent": _frozen([1, 2, 3, 4, 5, 6, 0, 3, 5, 0, 3, 6, 0, 1, 2, 5, 6, 7, 0, 5, 6, 0, 1, 3,
-                         4, 6, 7, 0, 2, 3, 4, 5, 7, 3, 5, 6]),
-    "seeds": _frozen([4, 0, 2, 0, 1, 0]),
-    "normal_adjacent_start": _frozen([0] * 7),
-    "normal_adjacent": _frozen([]),
-    "normal_seeds": _frozen([-1] * 6),
-}
+_BOX_GRAPHS = {name: np.array(values, dtype=np.int64) for name, values in {
+    "face_sizes": [4] * 6,
+    "face_verts": [6, 4, 0, 2, 4, 5, 1, 0, 6, 7, 5, 4, 3, 2, 0, 1, 7, 6, 2, 3, 5, 7, 3, 1],
+    "edges": [[0, 1], [0, 2], [0, 4], [1, 3], [1, 5], [2, 3], [2, 6], [3, 7], [4, 5], [4, 6],
+              [5, 7], [6, 7]],
+    "edge_faces": [[1, 3], [0, 3], [0, 1], [3, 5], [1, 5], [3, 4], [0, 4], [4, 5], [1, 2],
+                   [0, 2], [2, 5], [2, 4]],
+    "adjacent_start": [0, 6, 9, 12, 18, 21, 27, 33, 36],
+    "adjacent": [1, 2, 3, 4, 5, 6, 0, 3, 5, 0, 3, 6, 0, 1, 2, 5, 6, 7, 0, 5, 6, 0, 1, 3, 4, 6,
+                 7, 0, 2, 3, 4, 5, 7, 3, 5, 6],
+    "seeds": [4, 0, 2, 0, 1, 0],
+    "normal_adjacent_start": [0] * 7,
+    "normal_adjacent": [],
+    "normal_seeds": [-1] * 6,
+}.items()}
+for _table in (BOX_NORMALS, *_BOX_GRAPHS.values()):
+    _table.setflags(write=False)
 
 
 def box_polytope(half: Sequence[float]) -> Polytope:
