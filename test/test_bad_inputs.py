@@ -4,8 +4,8 @@ Each file is loaded (`*.urdf`, `*.xacro`: load_urdf; `*.yaml`: load_world) in on
 process, one after the other. For each the worker reports the exception type and message, the
 time taken and the memory loading it added to the process: the peak resident memory while
 loading (VmHWM of /proc/self/status, reset to the resident memory of the moment through
-/proc/self/clear_refs) less the resident memory before. Where the kernel does not allow the
-reset the peak since the worker started counts whole, an upper bound. The added memory, not
+/proc/self/clear_refs) less the resident memory before (VmRSS). Where the kernel does not
+allow the reset the peak since the worker started counts instead, an upper bound. The added memory, not
 the total: the total counts the pages of the libraries' files the process has mapped, and
 how many those are depends on how the files were last written (the same venv installed anew
 by another installer mapped 30 MB more of numba's). ru_maxrss is not used: Linux carries it
@@ -43,12 +43,12 @@ import json, sys, time
 import mb_sim
 from mb_sim.model.world import load_world
 
-def peak_mb():
+def status_mb(key):
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc/self/status")
+    raise RuntimeError(f"no {key} in /proc/self/status")
 
 def reset_peak():
     try:
@@ -59,9 +59,10 @@ def reset_peak():
         return False
 
 resettable = reset_peak()
-print(json.dumps({"ready": peak_mb(), "resettable": resettable}), flush=True)
+print(json.dumps({"ready": status_mb("VmRSS"), "resettable": resettable}), flush=True)
 for path in sys.argv[1:]:
-    before = peak_mb() if reset_peak() else 0.0
+    reset_peak()
+    before = status_mb("VmRSS")
     start = time.perf_counter()
     kind, message = "no error", ""
     try:
@@ -73,7 +74,7 @@ for path in sys.argv[1:]:
         kind, message = type(exc).__name__, str(exc)
     print(json.dumps({"file": path, "type": kind, "message": message[:2000],
                       "seconds": time.perf_counter() - start,
-                      "added_mb": peak_mb() - before}),
+                      "added_mb": status_mb("VmHWM") - before}),
           flush=True)
 """
 
