@@ -21,6 +21,7 @@ from ros_helpers import (
     SimProcess,
     keep_dds_on_this_machine,
     start_ros_with_quick_acks,
+    wait_until,
 )
 
 keep_dds_on_this_machine()
@@ -96,8 +97,15 @@ def cli() -> Iterator[dict[str, str]]:
     # The ros2 commands start a daemon per domain (tests that start a node of their own run
     # theirs in `other_domain`); leave none behind.
     for domain in (env, other_domain(env)):
-        subprocess.run(["ros2", "daemon", "stop"], env=domain, capture_output=True, timeout=30,
-                       check=False)
-        status = subprocess.run(["ros2", "daemon", "status"], env=domain, capture_output=True,
-                                text=True, timeout=30, check=False)
-        assert "not running" in status.stdout, status.stdout
+        if daemon_pids(domain["ROS_DOMAIN_ID"]):
+            subprocess.run(["ros2", "daemon", "stop"], env=domain, capture_output=True,
+                           timeout=30, check=False)
+        assert wait_until(lambda d=domain: not daemon_pids(d["ROS_DOMAIN_ID"]), 10.0), (
+            f"a ros2 daemon of domain {domain['ROS_DOMAIN_ID']} is still running")
+
+
+def daemon_pids(domain: str) -> list[int]:
+    """The ros2 daemons of ROS domain `domain` on this machine."""
+    out = subprocess.run(["pgrep", "-f", f"ros2-daemon --ros-domain-id {domain} "],
+                         capture_output=True, text=True, check=False).stdout
+    return [int(pid) for pid in out.split()]
