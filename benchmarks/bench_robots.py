@@ -14,9 +14,9 @@ mb_sim's world `self_collision: false`, no ground). With --self-collision, mb_si
 with its default self-collision on, again with its hulls exact (`hull_tolerance: 0`, not
 simplified), and, for a robot whose SRDF example-robot-data publishes, with that SRDF's
 excluded pairs (`robot: {srdf: ...}`, as a MoveIt user runs it). Held at its pose a robot
-may lean on itself: baxter's upper shoulder and upper elbow cylinders, 1.7 mm apart at the
-pose, touch once the PD holds the arms against gravity, and talos's base and torso hulls
-lie 0.3 mm apart; their SRDFs exclude both pairs. Printed per robot: us per step of each
+may lean on itself: baxter's upper shoulder and upper elbow cylinders lie 1.7-2.1 mm apart,
+inside the 5 mm envelope, talos's base and torso hulls 0.3-0.5 mm, and pr2 makes 16
+contacts; their SRDFs exclude those pairs. Printed per robot: us per step of each
 loop (the PD included), the ratio mb_sim / MuJoCo, mb_sim with self-collision against
 without and its contacts a step, the same with exact hulls, and with the SRDF; and the
 median ratio. Numbers only, no pass/fail. A robot's loops run side by side: each is timed in
